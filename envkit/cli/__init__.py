@@ -1,0 +1,110 @@
+"""The ``envkit`` command: assembles one typer app from one module per command.
+
+Command modules import only typer/rich at module level; docker, huggingface_hub, jinja2,
+uvicorn and openenv are imported inside the commands that need them, so ``envkit --help``
+stays fast (tests/cli/test_help.py guards this).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import typer
+
+from envkit._version import __version__
+from envkit.cli import _output
+from envkit.errors import EnvkitError, ExitCode
+
+# Order is the order of `envkit --help`.
+COMMAND_MODULES = ("init", "templates", "validate", "rules", "run", "build", "stop", "push",
+                   "fork", "eval", "skills")
+
+app = typer.Typer(
+    name="envkit",
+    help="Build reinforcement-learning environments for LLM agents that speak the OpenEnv "
+    "contract: scaffold, validate, build, serve, deploy to Hugging Face Spaces, evaluate.",
+    epilog="Quickstart: envkit init my-env && cd my-env && envkit validate && envkit run",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def handled(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The one error handler: every command runs inside it.
+
+    ``EnvkitError`` -> message, details, next step, its exit code (no traceback unless
+    ``ENVKIT_DEBUG=1``). Ctrl-C -> exit 130. Anything else is a bug: a one-line report and
+    exit 2 (traceback with ``ENVKIT_DEBUG=1``).
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (typer.Exit, typer.Abort, typer.BadParameter):
+            raise
+        except EnvkitError as exc:
+            if _output.debug_enabled():
+                traceback.print_exc()
+            _output.error(exc.message, exc.hint, exc.details)
+            raise typer.Exit(int(exc.exit_code)) from None
+        except KeyboardInterrupt:
+            _output.err.print("Interrupted.")
+            raise typer.Exit(130) from None
+        except Exception as exc:  # noqa: BLE001 - the last line of defence
+            if _output.debug_enabled():
+                traceback.print_exc()
+            _output.error(f"Internal error: {type(exc).__name__}: {exc}",
+                          "This is a bug in envkit. Re-run with ENVKIT_DEBUG=1 for the "
+                          "traceback and report it.")
+            raise typer.Exit(int(ExitCode.ERROR)) from None
+
+    return wrapper
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        _output.out.print(f"envkit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version_callback, is_eager=True,
+        help="Show the version and exit."),
+) -> None:
+    """envkit: the toolkit for OpenEnv reinforcement-learning environments."""
+
+
+def _register_all() -> None:
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"envkit.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"envkit.cli.{name}":
+                continue  # command not built yet
+            raise
+        module.register(app, handled)
+
+
+_register_all()
+
+
+def _sigterm(signum: int, frame: Any) -> None:  # pragma: no cover - exercised via subprocess
+    raise KeyboardInterrupt
+
+
+def main() -> None:
+    """Console-script entry point."""
+    signal.signal(signal.SIGTERM, _sigterm)
+    sys.exit(app(prog_name="envkit"))

@@ -1,0 +1,83 @@
+"""``envkit init``: create a new environment from a template."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from envkit.cli import _output
+from envkit.cli._options import parse_key_values
+
+
+def init_cmd(
+    name: Annotated[str, typer.Argument(help="Environment name, e.g. my-env or my_env.")],
+    template: Annotated[str, typer.Option("--template", "-t",
+                                          help="Template (see `envkit templates`).")] = "echo",
+    output_dir: Annotated[Path, typer.Option("--output-dir", "-o",
+                                             help="Parent directory of the new environment.")]
+    = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Write into a non-empty directory "
+                                        "(template files are overwritten, others kept).")] = False,
+    no_lock: Annotated[bool, typer.Option("--no-lock", help="Skip `uv lock` (needs PyPI).")]
+    = False,
+    set_: Annotated[Optional[list[str]], typer.Option(
+        "--set", help="Template option KEY=VALUE (repeatable; see `envkit templates`).")] = None,
+) -> None:
+    """Create a new OpenEnv environment that passes `envkit validate` out of the box.
+
+    The directory keeps NAME as given; the Python package is snake_case, the Space name
+    kebab-case, classes PascalCase. Writes uv.lock with `uv lock` unless --no-lock.
+
+    Examples:
+      envkit init my-env
+      envkit init word-game --template guess --output-dir envs/
+      envkit init my-env --no-lock --force
+    """
+    from envkit.scaffold import init_project
+
+    options = parse_key_values(set_, "--set")
+    with _output.err.status(f"Creating {_output.esc(name)} from the {template} template…"):
+        result = init_project(name, template=template, output_dir=output_dir, force=force,
+                              lock=not no_lock, options=options)
+    _print_result(result)
+
+
+def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
+    from rich.tree import Tree
+
+    err = _output.err
+    tree = Tree(f"[bold]{_output.esc(result.path)}[/bold]")
+    nodes: dict[Path, Tree] = {Path("."): tree}
+    for rel in result.files:
+        for depth in range(1, len(rel.parts)):
+            parent = Path(*rel.parts[:depth])
+            if parent not in nodes:
+                nodes[parent] = nodes[parent.parent if depth > 1 else Path(".")].add(
+                    f"{_output.esc(parent.name)}/")
+        nodes[rel.parent if rel.parent != Path("") else Path(".")].add(_output.esc(rel.name))
+    if result.lock.status == "written":
+        tree.add("uv.lock")
+    err.print(tree)
+    _output.success(f"Created `{result.names.raw}` (package `{result.names.package}`, "
+                    f"Space `{result.names.space}`) from the {result.template} template.")
+    if result.lock.status in ("failed", "unavailable"):
+        _output.warn(result.lock.message, f"Retry with: {result.lock.command}")
+    rel = result.path
+    try:
+        rel = result.path.relative_to(Path.cwd())
+    except ValueError:
+        pass
+    err.print("\nNext:")
+    for cmd in (f"cd {rel}",
+                "uv venv && uv pip install -e . pytest   # install the environment",
+                "pytest -q                               # its own tests",
+                "envkit validate                         # static + runtime checks",
+                "envkit run                              # serve on http://127.0.0.1:8000"):
+        err.print(f"  {_output.esc(cmd)}")
+
+
+def register(app: typer.Typer, handled: Callable) -> None:
+    app.command("init")(handled(init_cmd))

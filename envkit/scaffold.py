@@ -1,0 +1,411 @@
+"""``envkit init``: render a template into a new environment directory.
+
+Templates live in ``templates/<name>/`` with a ``template.toml`` (description, validation
+defaults, extra dependencies, options). Files every template shares live once in
+``templates/_common/``; a template overrides one by shipping the same path. Jinja partials and
+macros live in ``templates/_partials/``. Files ending in ``.jinja`` are rendered (sandboxed,
+``StrictUndefined``) and lose the suffix; path segments may use ``{{ package }}``; everything
+else is copied byte for byte. Build debris (``__pycache__``, ``*.pyc`` ...) is never copied.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envkit._version import __version__
+from envkit.errors import DestinationError, TemplateError, UsageError
+from envkit.names import EnvNames, normalise_name
+from envkit.resources import templates_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_TEMPLATE = "echo"
+OPENENV_CORE_SPEC = "openenv-core>=0.3.0,<0.4"
+DEFAULT_PORT = 8000
+_DEBRIS_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".git"}
+_DEBRIS_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+_DEBRIS_FILES = {".DS_Store", "Thumbs.db", "template.toml"}
+_SPECIAL_DIRS = {"_common", "_partials"}
+
+
+@dataclass(frozen=True)
+class TemplateOption:
+    """A template option, set with ``envkit init --set KEY=VALUE`` (or a dedicated flag).
+
+    Attributes:
+        key: option name (``gym_id``).
+        default: value used when not given.
+        help: one line for ``envkit templates``.
+        choices: allowed values, empty for free text.
+    """
+
+    key: str
+    default: str
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TemplateInfo:
+    """A bundled template.
+
+    Attributes:
+        name: ``echo``, ``guess`` ...
+        description: one line.
+        path: its directory.
+        options: its options by key.
+        validation: defaults for the manifest's ``validation:`` block.
+        dependencies: extra runtime requirements (PEP 508 strings) beyond openenv-core.
+        vars: any further template-specific values.
+    """
+
+    name: str
+    description: str
+    path: Path
+    options: dict[str, TemplateOption] = field(default_factory=dict)
+    validation: dict[str, Any] = field(default_factory=dict)
+    dependencies: tuple[str, ...] = ()
+    vars: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LockResult:
+    """Outcome of ``uv lock``.
+
+    Attributes:
+        status: ``written``, ``skipped`` (``--no-lock``), ``unavailable`` (no uv) or ``failed``.
+        message: one line for the user ('' when written/skipped).
+        command: the command to retry by hand.
+        seconds: wall time of ``uv lock``.
+    """
+
+    status: str
+    message: str = ""
+    command: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class InitResult:
+    """What ``init_project`` created.
+
+    Attributes:
+        path: the environment directory (absolute).
+        names: every spelling of the name.
+        template: template name.
+        files: created or overwritten files, relative to ``path``, sorted.
+        lock: the ``uv lock`` outcome.
+    """
+
+    path: Path
+    names: EnvNames
+    template: str
+    files: list[Path]
+    lock: LockResult
+
+
+def _load_template(path: Path) -> TemplateInfo:
+    meta_path = path / "template.toml"
+    try:
+        meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise TemplateError(f"Template `{path.name}` has an unreadable template.toml: {exc}.")
+    options = {}
+    for key, spec in (meta.get("options") or {}).items():
+        options[key] = TemplateOption(key=key, default=str(spec.get("default", "")),
+                                      help=str(spec.get("help", "")),
+                                      choices=tuple(str(c) for c in spec.get("choices", ())))
+    known = {"description", "options", "validation", "dependencies"}
+    return TemplateInfo(
+        name=path.name,
+        description=str(meta.get("description", "")).strip(),
+        path=path,
+        options=options,
+        validation=dict(meta.get("validation") or {}),
+        dependencies=tuple(meta.get("dependencies") or ()),
+        vars={k: v for k, v in meta.items() if k not in known},
+    )
+
+
+def list_templates() -> list[TemplateInfo]:
+    """Every bundled template, the default first, then alphabetical."""
+    root = templates_dir()
+    found = [_load_template(p) for p in sorted(root.iterdir())
+             if p.is_dir() and p.name not in _SPECIAL_DIRS and (p / "template.toml").is_file()]
+    return sorted(found, key=lambda t: (t.name != DEFAULT_TEMPLATE, t.name))
+
+
+def get_template(name: str) -> TemplateInfo:
+    """The template called ``name``.
+
+    Raises:
+        TemplateError: no such template; the message lists the available ones.
+    """
+    templates = {t.name: t for t in list_templates()}
+    if name not in templates:
+        raise TemplateError(f"No template named `{name}`.",
+                            hint=f"Available: {', '.join(templates)} (see `envkit templates`).")
+    return templates[name]
+
+
+def _is_debris(rel: Path) -> bool:
+    return (any(part in _DEBRIS_DIRS for part in rel.parts)
+            or rel.name in _DEBRIS_FILES
+            or rel.name.endswith(_DEBRIS_SUFFIXES))
+
+
+def _template_files(tpl: TemplateInfo) -> dict[str, Path]:
+    """Relative source path (before rendering) -> file; the template's own files override
+    ``_common``'s."""
+    files: dict[str, Path] = {}
+    for base in (templates_dir() / "_common", tpl.path):
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(base)
+            if path.is_file() and not _is_debris(rel):
+                files[rel.as_posix()] = path
+    return files
+
+
+def resolve_options(tpl: TemplateInfo, given: Mapping[str, str] | None) -> dict[str, str]:
+    """Fill defaults and check ``given`` against the template's options.
+
+    Raises:
+        UsageError: an unknown key or a value outside the option's choices.
+    """
+    opts = {k: o.default for k, o in tpl.options.items()}
+    for key, value in (given or {}).items():
+        norm = key.replace("-", "_")
+        if norm not in tpl.options:
+            known = ", ".join(tpl.options) or "none"
+            raise UsageError(f"Template `{tpl.name}` has no option `{key}`.",
+                             hint=f"Its options: {known} (see `envkit templates`).")
+        choices = tpl.options[norm].choices
+        if choices and value not in choices:
+            raise UsageError(f"Option `{key}` must be one of {', '.join(choices)}; got `{value}`.")
+        opts[norm] = value
+    return opts
+
+
+def render_context(names: EnvNames, tpl: TemplateInfo, options: Mapping[str, str]) -> dict[str, Any]:
+    """The variables every template file sees."""
+    c = names.class_prefix
+    return {
+        "name": names.raw,
+        "package": names.package,
+        "space": names.space,
+        "class_prefix": c,
+        "title": names.title,
+        "env_class": f"{c}Environment",
+        "action_class": f"{c}Action",
+        "observation_class": f"{c}Observation",
+        "client_class": f"{c}Env",
+        "template": tpl.name,
+        "description": tpl.description,
+        "port": DEFAULT_PORT,
+        "envkit_version": __version__,
+        "openenv_core_spec": OPENENV_CORE_SPEC,
+        "dependencies": list(tpl.dependencies),
+        "validation": tpl.validation,
+        "options": dict(options),
+        "vars": tpl.vars,
+    }
+
+
+def render_template(tpl: TemplateInfo, context: Mapping[str, Any]) -> dict[Path, bytes]:
+    """Render every file of ``tpl`` in memory.
+
+    Returns:
+        Relative output path -> content.
+
+    Raises:
+        TemplateError: a file uses an undefined variable or has a syntax error (a template bug).
+    """
+    from jinja2 import FileSystemLoader, StrictUndefined, TemplateError as JinjaError
+    from jinja2.sandbox import SandboxedEnvironment
+
+    root = templates_dir()
+    env = SandboxedEnvironment(
+        loader=FileSystemLoader([str(tpl.path), str(root / "_common"), str(root / "_partials")]),
+        undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False,
+    )
+    env.filters["toml_str"] = lambda v: '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    out: dict[Path, bytes] = {}
+    for rel, src in _template_files(tpl).items():
+        try:
+            out_rel = env.from_string(rel).render(context) if "{{" in rel else rel
+            if rel.endswith(".jinja"):
+                text = env.get_template(rel).render(context)
+                out[Path(out_rel[: -len(".jinja")])] = text.encode("utf-8")
+            else:
+                out[Path(out_rel)] = src.read_bytes()
+        except JinjaError as exc:
+            raise TemplateError(f"Template `{tpl.name}` failed to render {rel}: {exc}.",
+                                hint="This is a bug in the template; please report it.") from None
+    return out
+
+
+def _check_destination(dest: Path, force: bool) -> bool:
+    """Returns True when ``dest`` already exists (and may be written into)."""
+    if dest.exists() and not dest.is_dir():
+        raise DestinationError(f"{dest} exists and is not a directory.",
+                               hint="Choose another name or --output-dir.")
+    if dest.is_dir():
+        entries = sorted(p.name for p in dest.iterdir())
+        if entries and not force:
+            shown = ", ".join(entries[:5]) + (" ..." if len(entries) > 5 else "")
+            raise DestinationError(
+                f"{dest} is not empty ({len(entries)} entries: {shown}).",
+                hint="Choose another name or --output-dir, or pass --force to write the "
+                "template's files into it (other files are kept).")
+        return True
+    return False
+
+
+def uv_binary() -> str | None:
+    """Path of the ``uv`` binary: the one shipped by the ``uv`` package, else PATH."""
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def lock_environment(path: Path, timeout_s: float = 300.0) -> LockResult:
+    """Run ``uv lock`` in ``path`` (needs PyPI). Never raises: failures come back as a
+    :class:`LockResult` with the command to retry."""
+    import time
+
+    uv = uv_binary()
+    retry = f"cd {path} && uv lock"
+    if not uv:
+        return LockResult("unavailable", "uv is not installed, so uv.lock was not written "
+                          "(`openenv validate` and Hugging Face builds need it).", retry)
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([uv, "lock", "--directory", str(path), "--quiet"],
+                              capture_output=True, text=True, timeout=timeout_s,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return LockResult("failed", f"`uv lock` did not finish within {timeout_s:g} s.", retry,
+                          time.monotonic() - t0)
+    except OSError as exc:
+        return LockResult("failed", f"`uv lock` could not run: {exc}.", retry)
+    secs = time.monotonic() - t0
+    if proc.returncode != 0:
+        last = (proc.stderr or proc.stdout).strip().splitlines()
+        cause = last[-1] if last else f"exit code {proc.returncode}"
+        return LockResult("failed", f"`uv lock` failed: {cause}", retry, secs)
+    return LockResult("written", "", retry, secs)
+
+
+def init_project(
+    name: str,
+    *,
+    template: str = DEFAULT_TEMPLATE,
+    output_dir: str | os.PathLike[str] = ".",
+    force: bool = False,
+    lock: bool = True,
+    options: Mapping[str, str] | None = None,
+) -> InitResult:
+    """Create a new environment from a template.
+
+    Args:
+        name: environment name (``my-env`` or ``my_env``); the directory keeps it as given.
+        template: template name (``envkit templates`` lists them).
+        output_dir: parent directory; created when missing.
+        force: write into a non-empty directory (the template's files are overwritten, other
+            files are kept).
+        lock: run ``uv lock`` afterwards (needs PyPI; a failure is reported, not raised).
+        options: template options (``{"gym_id": "CartPole-v1"}``).
+
+    Returns:
+        :class:`InitResult`.
+
+    Raises:
+        UsageError: invalid name or option.
+        TemplateError: unknown template.
+        DestinationError: the destination exists and is not empty (without ``force``), is a
+            file, or cannot be written. Nothing is left behind on failure: a new directory is
+            rendered next to its destination and renamed into place.
+    """
+    names = normalise_name(name)
+    tpl = get_template(template)
+    opts = resolve_options(tpl, options)
+    parent = Path(output_dir).expanduser()
+    dest = (parent / names.raw).absolute()
+    exists = _check_destination(dest, force)
+    rendered = render_template(tpl, render_context(names, tpl, opts))
+
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DestinationError(f"Cannot create {parent}: {exc.strerror}.",
+                               hint="Choose a writable --output-dir.") from None
+    if exists:
+        _write_into_existing(dest, rendered)
+    else:
+        staging = Path(tempfile.mkdtemp(prefix=f".{names.raw}.envkit-", dir=parent))
+        try:
+            _write_files(staging, rendered)
+            os.replace(staging, dest)
+        except BaseException as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise DestinationError(f"Cannot write {dest}: {exc.strerror or exc}.",
+                                       hint="Check permissions and free space.") from None
+            raise
+    lock_result = lock_environment(dest) if lock else LockResult("skipped")
+    return InitResult(path=dest, names=names, template=tpl.name,
+                      files=sorted(rendered), lock=lock_result)
+
+
+def _write_files(root: Path, files: Mapping[Path, bytes]) -> None:
+    for rel, data in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        if rel.name in ("run", "entrypoint.sh") or rel.suffix == ".sh":
+            target.chmod(0o755)
+
+
+def _write_into_existing(dest: Path, files: Mapping[Path, bytes]) -> None:
+    """--force: write file by file; on failure remove only the files and directories this
+    call created (overwritten files cannot be restored and are reported)."""
+    created: list[Path] = []
+    try:
+        for rel, data in files.items():
+            target = dest / rel
+            missing = []
+            p = target.parent
+            while not p.exists():
+                missing.append(p)
+                p = p.parent
+            for d in reversed(missing):
+                d.mkdir()
+                created.append(d)
+            is_new = not target.exists()
+            target.write_bytes(data)
+            if is_new:
+                created.append(target)
+    except OSError as exc:
+        for p in reversed(created):
+            try:
+                p.rmdir() if p.is_dir() else p.unlink()
+            except OSError:
+                pass
+        raise DestinationError(f"Cannot write {dest}: {exc.strerror or exc}.",
+                               hint="Check permissions and free space.") from None
