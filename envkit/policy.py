@@ -1,0 +1,146 @@
+"""Run an environment's own policy (its oracle, or any ``module:callable``) out of process.
+
+A policy maps an observation dict (as sent on the wire) to an action dict. It is the
+environment's code, so it runs in the environment's interpreter, with the environment
+directory first on ``sys.path`` -- envkit never imports environment code into its own
+process. Protocol: one JSON line in (``{"observation": {...}}``), one JSON line out
+(``{"action": {...}}`` or ``{"error": "..."}``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from envkit.errors import UserError
+
+_HOST = r"""
+import importlib, json, sys, traceback
+root, spec = sys.argv[1], sys.argv[2]
+sys.path.insert(0, root)
+out = sys.stdout
+sys.stdout = sys.stderr  # the policy's prints must not corrupt the protocol
+try:
+    module, _, attr = spec.partition(":")
+    fn = importlib.import_module(module)
+    for part in attr.split("."):
+        fn = getattr(fn, part)
+    if not callable(fn):
+        raise TypeError(f"{spec} is not callable")
+    out.write(json.dumps({"ready": True}) + "\n"); out.flush()
+except BaseException as exc:
+    out.write(json.dumps({"error": f"cannot load {spec}: {type(exc).__name__}: {exc}"}) + "\n")
+    out.flush()
+    sys.exit(3)
+for line in sys.stdin:
+    try:
+        obs = json.loads(line)["observation"]
+        action = fn(obs)
+        if hasattr(action, "model_dump"):
+            action = action.model_dump(exclude={"metadata"})
+        if not isinstance(action, dict):
+            raise TypeError(f"returned {type(action).__name__}, expected a dict")
+        out.write(json.dumps({"action": action}) + "\n")
+    except BaseException as exc:
+        out.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
+    out.flush()
+"""
+
+
+class PolicyError(UserError):
+    """The policy could not be loaded, raised, or returned something that is not a dict."""
+
+
+class PolicyProcess:
+    """A ``module:callable`` policy served by a child process.
+
+    Args:
+        spec: ``"server.oracle:policy"``.
+        root: environment directory (put first on the child's ``sys.path``).
+        python: the environment's interpreter.
+        timeout_s: seconds allowed for loading and for each call.
+
+    Raises:
+        PolicyError: the module or callable cannot be loaded (message has the cause).
+    """
+
+    def __init__(self, spec: str, root: Path, python: str, *, timeout_s: float = 30.0):
+        self.spec = spec
+        self.timeout_s = timeout_s
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        self._proc = subprocess.Popen(
+            [python, "-c", _HOST, str(root), spec], cwd=root, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True, start_new_session=True,
+        )
+        first = self._read()
+        if "error" in first:
+            self.close()
+            raise PolicyError(f"Policy `{spec}`: {first['error']}.",
+                              hint="Check `validation.oracle` in openenv.yaml points at a "
+                              "callable taking the observation dict.")
+
+    def _read(self) -> dict[str, Any]:
+        import selectors
+
+        assert self._proc.stdout is not None
+        sel = selectors.DefaultSelector()
+        sel.register(self._proc.stdout, selectors.EVENT_READ)
+        ready = sel.select(self.timeout_s)
+        sel.close()
+        if not ready:
+            self.close()
+            raise PolicyError(f"Policy `{self.spec}` did not answer within {self.timeout_s:g} s.")
+        line = self._proc.stdout.readline()
+        if not line:
+            self.close()
+            raise PolicyError(f"Policy `{self.spec}` exited (code {self._proc.poll()}).")
+        try:
+            return dict(json.loads(line))
+        except (ValueError, TypeError):
+            raise PolicyError(f"Policy `{self.spec}` wrote a line that is not JSON: {line[:200]!r}.")
+
+    def __call__(self, observation: dict[str, Any]) -> dict[str, Any]:
+        """The action for ``observation``.
+
+        Raises:
+            PolicyError: the policy raised, timed out or returned a non-dict.
+        """
+        assert self._proc.stdin is not None
+        try:
+            self._proc.stdin.write(json.dumps({"observation": observation}) + "\n")
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise PolicyError(f"Policy `{self.spec}` is not running.") from None
+        answer = self._read()
+        if "error" in answer:
+            raise PolicyError(f"Policy `{self.spec}` failed: {answer['error']}.")
+        return dict(answer["action"])
+
+    def close(self) -> None:
+        """Stop the child (and anything it started). Idempotent."""
+        if self._proc.poll() is None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for stream in (self._proc.stdin, self._proc.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            pass
+
+    def __enter__(self) -> PolicyProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
