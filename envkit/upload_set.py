@@ -1,0 +1,96 @@
+"""Which files of an environment would be uploaded to a Space (or sent as a build context).
+
+Shared by ``envkit push`` (staging) and the EK6xx deployment-safety rules of
+``envkit validate``, so both always agree. Semantics:
+
+- ``.gitignore`` and ``.dockerignore`` patterns are honoured with gitignore semantics
+  (``pathspec``'s ``GitIgnoreSpec``: a maintained implementation of git's own matching rules,
+  negation and directory patterns included) -- we do not hand-roll pattern matching;
+- some paths are ALWAYS excluded, whatever the ignore files say: ``.git/``, ``.venv/`` and
+  other virtualenvs, ``__pycache__/``, ``.env*``, private-key files, build output, tool caches.
+  Source: issue #5 ("always excludes ...").
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+ALWAYS_EXCLUDED = (
+    ".git/", ".hg/", ".svn/",
+    ".venv/", "venv/", ".tox/", ".nox/",
+    "__pycache__/", "*.py[cod]",
+    ".env", ".env.*", "*.env",
+    "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", "*.p12", "*.pfx",
+    ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".ipynb_checkpoints/",
+    "build/", "dist/", "*.egg-info/",
+    ".DS_Store",
+)
+
+
+@dataclass(frozen=True)
+class UploadFile:
+    """A file that would be uploaded.
+
+    Attributes:
+        path: path relative to the environment root (POSIX separators).
+        size: bytes.
+    """
+
+    path: str
+    size: int
+
+
+def _read_patterns(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def ignore_spec(root: Path, *, use_gitignore: bool = True, use_dockerignore: bool = True):
+    """The combined ignore spec for ``root`` (always-excluded + .gitignore + .dockerignore).
+
+    Only the root ``.gitignore`` is read (nested ones are rare in environments).
+    """
+    import pathspec
+
+    lines = list(ALWAYS_EXCLUDED)
+    if use_gitignore:
+        lines += _read_patterns(root / ".gitignore")
+    if use_dockerignore:
+        # .dockerignore patterns are anchored at the context root; "**" works as in git.
+        lines += [ln.lstrip("/") for ln in _read_patterns(root / ".dockerignore")]
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def upload_set(root: Path, *, use_gitignore: bool = True,
+               use_dockerignore: bool = True) -> list[UploadFile]:
+    """Every file under ``root`` that would be uploaded, sorted by path.
+
+    Symbolic links are not followed (a link out of the tree must not upload the target).
+
+    Args:
+        root: environment directory.
+        use_gitignore: honour ``root/.gitignore``.
+        use_dockerignore: honour ``root/.dockerignore``.
+    """
+    spec = ignore_spec(root, use_gitignore=use_gitignore, use_dockerignore=use_dockerignore)
+    out: list[UploadFile] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        # prune ignored directories early (a .venv can hold 50k files)
+        dirnames[:] = sorted(d for d in dirnames if not spec.match_file(f"{rel_dir}{d}/"))
+        for name in sorted(filenames):
+            rel = f"{rel_dir}{name}"
+            full = Path(dirpath) / name
+            if full.is_symlink() or spec.match_file(rel):
+                continue
+            try:
+                size = full.stat().st_size
+            except OSError:
+                continue
+            out.append(UploadFile(rel, size))
+    return sorted(out, key=lambda f: f.path)

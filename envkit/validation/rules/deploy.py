@@ -1,0 +1,1 @@
+"""EK6xx deployment-safety rules (secrets, upload size, ignore files)."""

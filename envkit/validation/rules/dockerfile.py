@@ -1,0 +1,1 @@
+"""EK3xx Dockerfile rules."""

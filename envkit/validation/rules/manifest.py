@@ -1,0 +1,1 @@
+"""EK1xx manifest rules (openenv.yaml)."""

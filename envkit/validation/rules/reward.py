@@ -1,0 +1,1 @@
+"""EK5xx reward-integrity rules (registered here, checked by envkit.validation.runtime)."""

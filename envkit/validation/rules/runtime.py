@@ -1,0 +1,1 @@
+"""EK4xx runtime and protocol rules (registered here, checked by envkit.validation.runtime)."""
