@@ -11,7 +11,7 @@ from rich.markup import escape
 
 # stdout: data (JSON reports, tables a user may pipe); stderr: everything for humans.
 out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def debug_enabled() -> bool:

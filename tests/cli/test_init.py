@@ -1,0 +1,182 @@
+"""`envkit init`: what users see, every refusal, and no half-written output."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import envkit.scaffold as scaffold
+from envkit.errors import DestinationError
+from envkit.scaffold import init_project
+
+ECHO_FILES = {
+    "openenv.yaml", "models.py", "client.py", "__init__.py", "pyproject.toml", "README.md",
+    "server/__init__.py", "server/app.py", "server/my_env_environment.py", "server/oracle.py",
+    "Dockerfile", ".dockerignore", ".gitignore", "inference.py", "tests/test_environment.py",
+    "AGENTS.md", "CLAUDE.md", ".github/workflows/envkit.yml",
+}
+
+
+def _tree(root: Path) -> set[str]:
+    return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
+
+
+def test_init_renders_the_echo_template(cli, tmp_path):
+    result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock")
+    assert result.exit_code == 0, result.output
+    env = tmp_path / "my-env"
+    assert ECHO_FILES <= _tree(env)
+    # the tree and the next commands are printed
+    assert "server" in result.stderr and "my_env_environment.py" in result.stderr
+    assert "envkit validate" in result.stderr and "envkit run" in result.stderr
+    assert "package `my_env`" in result.stderr and "Space `my-env`" in result.stderr
+
+
+def test_spellings_reach_the_files(tmp_path):
+    env = init_project("word_game", output_dir=tmp_path, lock=False).path
+    assert env.name == "word_game"
+    assert "name: word_game" in (env / "openenv.yaml").read_text()
+    assert 'name = "word-game"' in (env / "pyproject.toml").read_text()
+    assert 'server = "word_game.server.app:main"' in (env / "pyproject.toml").read_text()
+    assert "class WordGameEnvironment(Environment)" in (
+        env / "server" / "word_game_environment.py").read_text()
+    assert "class WordGameAction(Action)" in (env / "models.py").read_text()
+
+
+def test_no_jinja_leftovers_or_debris(echo_env):
+    for path in echo_env.rglob("*"):
+        assert "__pycache__" not in path.parts
+        assert path.suffix not in (".jinja", ".pyc")
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            assert "{{" not in text and "{%" not in text, path
+
+
+def test_debris_in_a_template_is_never_copied(tmp_path, monkeypatch):
+    fake = tmp_path / "templates"
+    shutil.copytree(scaffold.templates_dir(), fake)
+    (fake / "echo" / "__pycache__").mkdir()
+    (fake / "echo" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (fake / "_common" / "stray.pyc").write_bytes(b"\0")
+    (fake / "echo" / ".DS_Store").write_bytes(b"\0")
+    monkeypatch.setattr(scaffold, "templates_dir", lambda: fake)
+    env = init_project("my-env", output_dir=tmp_path / "out", lock=False).path
+    names = {p.name for p in env.rglob("*")}
+    assert not names & {"__pycache__", "x.cpython-311.pyc", "stray.pyc", ".DS_Store",
+                        "template.toml"}
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("../escape", "is a path"), ("/tmp/abs", "is a path"), ("class", "Python keyword"),
+     ("9lives", "must start with a letter"), ("server", "shadow a module")],
+)
+def test_bad_names_are_refused(cli, tmp_path, name, message):
+    result = cli("init", name, "--output-dir", tmp_path, "--no-lock")
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_empty_destination_is_refused_then_forced(cli, tmp_path):
+    env = tmp_path / "my-env"
+    env.mkdir()
+    (env / "notes.txt").write_text("keep me")
+    (env / "models.py").write_text("old")
+    result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock")
+    assert result.exit_code == 2
+    assert "is not empty" in result.stderr and "--force" in result.stderr
+    assert (env / "models.py").read_text() == "old"
+
+    result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock", "--force")
+    assert result.exit_code == 0, result.output
+    assert (env / "notes.txt").read_text() == "keep me"
+    assert "class MyEnvAction" in (env / "models.py").read_text()
+
+
+def test_destination_that_is_a_file(cli, tmp_path):
+    (tmp_path / "my-env").write_text("")
+    result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock")
+    assert result.exit_code == 2 and "is not a directory" in result.stderr
+
+
+def test_unknown_template_lists_the_available_ones(cli, tmp_path):
+    result = cli("init", "my-env", "--template", "nope", "--output-dir", tmp_path, "--no-lock")
+    assert result.exit_code == 2
+    assert "No template named `nope`" in result.stderr and "echo" in result.stderr
+
+
+def test_unknown_template_option(cli, tmp_path):
+    result = cli("init", "my-env", "--set", "colour=red", "--output-dir", tmp_path, "--no-lock")
+    assert result.exit_code == 2 and "has no option `colour`" in result.stderr
+    result = cli("init", "my-env", "--set", "novalue", "--output-dir", tmp_path, "--no-lock")
+    assert result.exit_code == 2 and "KEY=VALUE" in result.output
+
+
+def test_failure_mid_write_leaves_nothing(tmp_path, monkeypatch):
+    def boom(root, files):
+        (root / "partial.txt").write_text("half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(scaffold, "_write_files", boom)
+    with pytest.raises(DestinationError, match="No space left"):
+        init_project("my-env", output_dir=tmp_path, lock=False)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failure_in_force_mode_removes_only_what_it_created(tmp_path, monkeypatch):
+    env = tmp_path / "my-env"
+    env.mkdir()
+    (env / "mine.txt").write_text("keep")
+    real_write = Path.write_bytes
+    calls = {"n": 0}
+
+    def flaky(self, data):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError(28, "No space left on device")
+        return real_write(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", flaky)
+    with pytest.raises(DestinationError):
+        init_project("my-env", output_dir=tmp_path, lock=False, force=True)
+    monkeypatch.undo()
+    assert _tree(env) == {"mine.txt"}
+
+
+def test_templates_command_lists_echo(cli):
+    result = cli("templates")
+    assert result.exit_code == 0
+    assert "echo (default)" in result.stdout
+    result = cli("templates", "--json")
+    assert '"name": "echo"' in result.stdout
+
+
+def test_uv_lock_is_written(tmp_path):
+    result = init_project("locked-env", output_dir=tmp_path, lock=True)
+    assert result.lock.status == "written", result.lock.message
+    assert "openenv-core" in (result.path / "uv.lock").read_text()
+
+
+def test_failed_lock_is_a_warning_with_the_retry_command(cli, tmp_path, monkeypatch):
+    # An index nobody listens on: uv fails at once, init still succeeds.
+    monkeypatch.setenv("UV_DEFAULT_INDEX", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    result = cli("init", "my-env", "--output-dir", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "warning:" in result.stderr and "uv lock" in result.stderr
+    assert f"cd {tmp_path / 'my-env'} && uv lock" in result.stderr
+    assert not (tmp_path / "my-env" / "uv.lock").exists()
+
+
+def test_generated_tests_pass(echo_env, copy_env):
+    env = copy_env(echo_env)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                          cwd=env, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " passed" in proc.stdout
