@@ -1,0 +1,77 @@
+"""CLI latency: envkit vs OpenEnv's CLI, measured in the same run on the same machine.
+
+Prints the median wall time (seconds) of
+  - `envkit --help`            vs `openenv --help`
+  - `envkit init x --no-lock`  vs `openenv init x`
+and the ratios (how many times faster envkit is). Targets (issue #2): --help >= 15x,
+init >= 8x. openenv-core must be installed in the same interpreter (`pip install -e .[test]`).
+
+Usage:
+    python bench/cli_latency.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def _time(cmd: list[str], cwd: Path, runs: int, setup=None) -> float:
+    samples = []
+    for i in range(runs + 1):  # first run warms the OS page cache and is dropped
+        if setup:
+            setup(i)
+        t0 = time.perf_counter()
+        proc = subprocess.run(cmd + ([f"x{i}"] if setup else []), cwd=cwd,
+                              capture_output=True, text=True)
+        elapsed = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
+        if i:
+            samples.append(elapsed)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    envkit, openenv = str(BIN / "envkit"), str(BIN / "openenv")
+    if not Path(openenv).exists():
+        raise SystemExit("openenv (openenv-core) is not installed next to this interpreter")
+    work = Path(tempfile.mkdtemp(prefix="envkit-bench-"))
+    try:
+        rows = []
+        e_help = _time([envkit, "--help"], work, args.runs)
+        o_help = _time([openenv, "--help"], work, args.runs)
+        rows.append(("--help", e_help, o_help, 15.0))
+        (work / "e").mkdir()
+        (work / "o").mkdir()
+        e_init = _time([envkit, "init", "--no-lock", "--output-dir", str(work / "e")], work,
+                       args.runs, setup=lambda i: None)
+        o_init = _time([openenv, "init", "--output-dir", str(work / "o")], work, args.runs,
+                       setup=lambda i: None)
+        rows.append(("init", e_init, o_init, 8.0))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{'command':<8} {'envkit (s)':>11} {'openenv (s)':>12} {'speed-up':>9} {'target':>7}")
+    ok = True
+    for name, e, o, target in rows:
+        ratio = o / e
+        ok &= ratio >= target
+        print(f"{name:<8} {e:>11.3f} {o:>12.3f} {ratio:>8.1f}x {target:>6.0f}x"
+              f"{'' if ratio >= target else '  (below target)'}")
+    print(f"median of {args.runs} runs each; Python {sys.version.split()[0]}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
