@@ -1,0 +1,16 @@
+"""Evaluation: roll out a policy (any OpenAI-compatible model, random, the oracle, or a
+``module:callable``) against an OpenEnv environment and summarise the episodes (issue 7).
+
+    >>> from envkit.evaluation import evaluate
+    >>> result = evaluate("my-env", policy="random", episodes=4, out_dir="evals/run1")
+    >>> result.summary["return"]["mean"]
+
+The ``openai`` client is imported only when the ``openai`` policy runs.
+"""
+
+from envkit.evaluation.runner import (DEFAULT_BASE_URL, DEFAULT_MAX_STEPS, EvalInterrupted,
+                                      EvalResult, evaluate)
+from envkit.evaluation.stats import histogram, pass_at_k
+
+__all__ = ["evaluate", "EvalResult", "EvalInterrupted", "pass_at_k", "histogram",
+           "DEFAULT_BASE_URL", "DEFAULT_MAX_STEPS"]

@@ -1,0 +1,188 @@
+"""Statistics over finished episodes: returns, success, pass@k, latencies, histogram.
+
+Definitions (also written into ``summary.json`` under ``definitions``):
+
+- *step reward*: the ``reward`` of one ``step`` answer (``null`` on the wire counts as 0 and is
+  counted in ``null_rewards``; openenv-core sends NaN/inf as ``null``, ../shared/PROTOCOL.md).
+- *episode return*: the sum of an episode's step rewards (the reset reward is not included).
+- *success*: some step reward of the episode reached the manifest's maximum reward ``hi``
+  (``validation.reward_range[1]``, OpenEnv RFC 008, huggingface/OpenEnv#1041).
+- *pass@k* of a group of ``n`` rollouts of one seed with ``c`` successes: the unbiased
+  estimator ``1 - C(n-c, k) / C(n, k)`` (Chen et al. 2021, "Evaluating Large Language Models
+  Trained on Code"), averaged over groups for the summary.
+- standard deviations are population standard deviations (``ddof=0``); percentiles use linear
+  interpolation between closest ranks (numpy's default).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from math import comb
+from typing import Any
+
+DEFINITIONS = {
+    "step_reward": "the reward of one step answer; null on the wire counts as 0 (null_rewards "
+                   "counts them)",
+    "return": "per-episode return = sum of the episode's step rewards (reset reward excluded)",
+    "success": "an episode succeeds when some step reward reaches the maximum reward hi "
+               "(validation.reward_range[1] in openenv.yaml, 1.0 without a manifest)",
+    "pass_at_k": "per group of rollouts of one seed: 1 - C(n-c, k)/C(n, k) with n rollouts and "
+                 "c successes (unbiased estimator); `mean` averages over groups",
+    "std": "population standard deviation (ddof=0)",
+    "percentiles": "linear interpolation between closest ranks",
+    "latency_s": "env_step: seconds from sending a step frame to its answer; policy: seconds "
+                 "the policy took to choose an action (model call included)",
+}
+
+
+def describe(values: Sequence[float]) -> dict[str, float | int | None]:
+    """``{"n", "mean", "std", "min", "max"}`` of ``values`` (population std; ``None`` when
+    empty)."""
+    vals = [float(v) for v in values]
+    if not vals:
+        return {"n": 0, "mean": None, "std": None, "min": None, "max": None}
+    return {"n": len(vals), "mean": statistics.fmean(vals), "std": statistics.pstdev(vals),
+            "min": min(vals), "max": max(vals)}
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q``-th percentile (0..100) with linear interpolation; ``None`` when empty."""
+    vals = sorted(float(v) for v in values)
+    if not vals:
+        return None
+    pos = (len(vals) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(vals) - 1)
+    return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k for ``n`` rollouts with ``c`` successes (``1 <= k <= n``).
+
+    Raises:
+        ValueError: ``k`` outside ``1..n`` or ``c`` outside ``0..n``.
+    """
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in 1..{n}, got {k}")
+    if not 0 <= c <= n:
+        raise ValueError(f"c must be in 0..{n}, got {c}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - comb(n - c, k) / comb(n, k)
+
+
+def ks_for(group_size: int) -> list[int]:
+    """The k values reported for groups of ``group_size``: powers of two and the size itself."""
+    ks = {group_size}
+    k = 1
+    while k < group_size:
+        ks.add(k)
+        k *= 2
+    return sorted(ks)
+
+
+def histogram(values: Sequence[float], bins: int = 10,
+              lo: float | None = None, hi: float | None = None) -> list[tuple[float, float, int]]:
+    """Equal-width histogram: ``[(left, right, count), ...]``; the last bin includes ``hi``.
+
+    ``lo``/``hi`` default to the data's min/max (one bin when they are equal).
+    """
+    vals = [float(v) for v in values]
+    if not vals:
+        return []
+    lo = min(vals) if lo is None else min(lo, min(vals))
+    hi = max(vals) if hi is None else max(hi, max(vals))
+    if hi <= lo:
+        return [(lo, hi, len(vals))]
+    width = (hi - lo) / bins
+    counts = [0] * bins
+    for v in vals:
+        idx = min(int((v - lo) / width), bins - 1)
+        counts[idx] += 1
+    return [(lo + i * width, lo + (i + 1) * width, counts[i]) for i in range(bins)]
+
+
+def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[str, Any]:
+    """Statistics over finished episode records (the dicts written to trajectories.jsonl).
+
+    Args:
+        episodes: episode records with ``group``, ``seed``, ``return``, ``success``,
+            ``steps`` (each with ``reward``, ``latency_s``, ``policy_latency_s``, ``error``,
+            ``parse_error``, ``usage``).
+        group_size: planned rollouts per group (pass@k is computed only over complete groups
+            and for ``k`` up to the group's size).
+
+    Returns:
+        The statistics part of ``summary.json``.
+    """
+    eps = sorted(episodes, key=lambda e: e["episode"])
+    returns = [e["return"] for e in eps]
+    step_rewards: list[float] = []
+    env_lat: list[float] = []
+    pol_lat: list[float] = []
+    parse_failures = invalid_actions = null_rewards = 0
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    usage_seen = False
+    for e in eps:
+        for s in e["steps"]:
+            if s.get("parse_error"):
+                parse_failures += 1
+            elif s.get("error") and s.get("error_code") == "VALIDATION_ERROR":
+                invalid_actions += 1
+            r = s.get("reward")
+            finite = (isinstance(r, (int, float)) and not isinstance(r, bool)
+                      and math.isfinite(r))
+            if not finite and not s.get("parse_error") and not s.get("error"):
+                null_rewards += 1
+            step_rewards.append(float(r) if finite else 0.0)
+            if s.get("latency_s") is not None:
+                env_lat.append(s["latency_s"])
+            if s.get("policy_latency_s") is not None:
+                pol_lat.append(s["policy_latency_s"])
+            u = s.get("usage")
+            if u:
+                usage_seen = True
+                for key in usage:
+                    usage[key] += int(u.get(key) or 0)
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for e in eps:
+        groups.setdefault(e["group"], []).append(e)
+    ks = ks_for(group_size)
+    per_group = []
+    for g, members in sorted(groups.items()):
+        n = len(members)
+        c = sum(1 for m in members if m["success"])
+        entry: dict[str, Any] = {
+            "group": g, "seed": members[0]["seed"], "n": n, "successes": c,
+            "returns": [m["return"] for m in members],
+            "mean_return": statistics.fmean(m["return"] for m in members),
+            "pass_at_k": {str(k): pass_at_k(n, c, k) for k in ks if k <= n},
+        }
+        per_group.append(entry)
+    complete = [g for g in per_group if g["n"] == group_size]
+    pass_mean = {str(k): (statistics.fmean(g["pass_at_k"][str(k)] for g in complete)
+                          if complete else None) for k in ks}
+    errors = sum(1 for e in eps if e.get("error"))
+    return {
+        "episodes": len(eps),
+        "groups": len(per_group),
+        "complete_groups": len(complete),
+        "return": describe(returns),
+        "step_reward": describe(step_rewards),
+        "success_rate": (sum(1 for e in eps if e["success"]) / len(eps)) if eps else None,
+        "pass_at_k": {"k": ks, "mean": pass_mean, "groups": per_group},
+        "mean_steps": statistics.fmean(len(e["steps"]) for e in eps) if eps else None,
+        "steps": len(step_rewards),
+        "latency_s": {
+            "env_step": {"p50": percentile(env_lat, 50), "p95": percentile(env_lat, 95)},
+            "policy": {"p50": percentile(pol_lat, 50), "p95": percentile(pol_lat, 95)},
+        },
+        "parse_failures": parse_failures,
+        "invalid_actions": invalid_actions,
+        "null_rewards": null_rewards,
+        "episode_errors": errors,
+        "truncated_episodes": sum(1 for e in eps if e.get("truncated")),
+        "usage": usage if usage_seen else None,
+    }
