@@ -190,7 +190,10 @@ class EnvSession:
         self.closed = True
         try:
             self._ws.send(json.dumps({"type": "close"}))
-        except Exception:  # noqa: BLE001
+            # Let the server close first: closing our end at once makes openenv-core 0.3.0 log
+            # an "Exception in ASGI application" traceback (PROTOCOL.md).
+            self._ws.recv(timeout=2)
+        except Exception:  # noqa: BLE001 - ConnectionClosed is the expected outcome
             pass
         try:
             self._ws.close()
