@@ -1,16 +1,17 @@
-"""``envkit run``: serve an environment locally with uvicorn."""
+"""``envkit run``: serve an environment locally with uvicorn, or in its Docker image
+(``--docker``, issue #4) exactly as a Hugging Face Docker Space runs it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
 from envkit.cli import _output
-from envkit.cli._options import EnvDirArg, HostOpt, PortOpt, PythonOpt
-from envkit.errors import ExitCode, ServerStartError
+from envkit.cli._options import EnvDirArg, EnvVarOpt, HostOpt, PortOpt, PythonOpt, parse_key_values
+from envkit.errors import ContainerError, ExitCode, ServerStartError, UsageError
 
 
 def run_cmd(
@@ -21,26 +22,70 @@ def run_cmd(
     python: PythonOpt = None,
     timeout: Annotated[float, typer.Option("--timeout", min=1.0,
                                            help="Seconds to wait for /health.")] = 60.0,
+    docker: Annotated[bool, typer.Option(
+        "--docker", help="Run the environment's Docker image (built if missing) instead of "
+        "uvicorn.")] = False,
+    env: EnvVarOpt = None,
+    web: Annotated[bool, typer.Option(
+        "--web", help="Set ENABLE_WEB_INTERFACE=true (openenv-core's web UI at /web).")] = False,
+    build: Annotated[bool, typer.Option("--build", help="--docker: rebuild the image "
+                                        "first.")] = False,
+    detach: Annotated[bool, typer.Option("--detach", "-d", help="--docker: leave the "
+                                         "container running and return.")] = False,
+    name: Annotated[Optional[str], typer.Option(
+        "--name", help="--docker: container name (default: envkit-NAME-xxxxxx).",
+        show_default=False)] = None,
+    tag: Annotated[Optional[str], typer.Option(
+        "--tag", "-t", help="--docker: image reference (default: NAME:VERSION).",
+        show_default=False)] = None,
+    label: Annotated[Optional[list[str]], typer.Option(
+        "--label", help="--docker: extra container (and image) label KEY=VALUE "
+        "(repeatable).", show_default=False)] = None,
 ) -> None:
-    """Serve the environment with uvicorn until Ctrl-C.
+    """Serve the environment until Ctrl-C: with uvicorn, or in Docker with --docker.
 
-    Runs `python -m uvicorn <app>` from openenv.yaml in the environment directory, with the
-    environment's own interpreter (--python, else PATH/.venv/bin/python, else the current
-    one), waits for GET /health and prints the URL. Ctrl-C stops the server and everything it
-    started. The default port is the manifest's (8000); loopback only unless --host.
+    Without --docker: runs `python -m uvicorn <app>` from openenv.yaml in the environment
+    directory, with the environment's own interpreter (--python, else PATH/.venv/bin/python,
+    else the current one), waits for GET /health and prints the URL. Ctrl-C stops the server
+    and everything it started. The default port is the manifest's (8000); loopback only
+    unless --host.
+
+    With --docker: builds the image when it is missing (or --build), starts it with the
+    manifest's port published on 127.0.0.1 (--port, default a free one), waits until it is
+    healthy, prints the URL and streams its log; Ctrl-C stops and removes the container.
+    --detach leaves it running and prints the `envkit stop NAME` command.
 
     Examples:
       envkit run
       envkit run envs/my-env --port 9000 --reload
-      envkit run --host 0.0.0.0
+      envkit run --docker
+      envkit run --docker --detach --port 8000 -e MY_KEY=1 --web
     """
+    variables = parse_key_values(env, "--env")
+    if web:
+        variables["ENABLE_WEB_INTERFACE"] = "true"
+    if docker:
+        for flag, used in (("--reload", reload), ("--python", python is not None)):
+            if used:
+                raise UsageError(f"{flag} does not apply to --docker (the image has its own "
+                                 "interpreter).", hint=f"Drop {flag} or --docker.")
+        _run_docker(path, host=host, port=port, timeout=timeout, env=variables, build=build,
+                    detach=detach, name=name, tag=tag,
+                    labels=parse_key_values(label, "--label"))
+        return
+    for flag, used in (("--build", build), ("--detach", detach), ("--name", name is not None),
+                       ("--tag", tag is not None), ("--label", bool(label))):
+        if used:
+            raise UsageError(f"{flag} needs --docker.", hint=f"Add --docker or drop {flag}.")
+
     from envkit.project import EnvProject
     from envkit.server import start_server
 
     project = EnvProject.load(path)
     manifest = project.manifest
     server = start_server(project.root, manifest.app, python=python, host=host,
-                          port=port or manifest.port, reload=reload, capture_log=False)
+                          port=port or manifest.port, reload=reload, capture_log=False,
+                          env=variables or None)
     try:
         with _output.err.status(f"Starting {_output.esc(manifest.name)}…"):
             secs = server.wait_healthy(timeout_s=timeout)
@@ -57,6 +102,44 @@ def run_cmd(
         raise typer.Exit(int(ExitCode.OK)) from None
     finally:
         server.stop()
+
+
+def _run_docker(path: Path, *, host: str, port: int | None, timeout: float,
+                env: dict[str, str], build: bool, detach: bool, name: str | None,
+                tag: str | None, labels: dict[str, str]) -> None:
+    from envkit.cli.build import BuildProgress
+    from envkit.container import run_container
+
+    progress = BuildProgress(quiet=False, live=_output.is_tty())
+    with progress:
+        running = run_container(path, tag=tag, host=host, port=port, env=env, build=build,
+                                name=name, labels=labels, timeout_s=timeout,
+                                on_event=progress)
+    try:
+        _output.success(f"{_output.esc(running.image)} is serving at {running.url} in container "
+                        f"{_output.esc(running.name)} (ready in {running.ready_s:.1f} s).")
+        _output.info(f"  WebSocket sessions: {running.url.replace('http', 'ws', 1)}/ws   "
+                     f"schema: {running.url}/schema")
+        if detach:
+            _output.out.print(running.url, markup=False)
+            _output.info(f"Stop it with: {running.stop_command}")
+            return
+        _output.info("Streaming its log; Ctrl-C stops and removes the container.")
+        try:
+            for line in running.follow_logs():
+                _output.err.print(line, markup=False, highlight=False, soft_wrap=True)
+            code = running.exit_code()
+            tail = running.log_tail(30)
+        except KeyboardInterrupt:
+            running.stop()
+            _output.info(f"Stopped and removed {_output.esc(running.name)}.")
+            raise typer.Exit(int(ExitCode.OK)) from None
+        raise ContainerError(f"The container {running.name} exited with code {code}.",
+                             details=tail or None, hint="See its log above.")
+    finally:
+        if not detach:
+            running.stop()
+        running.close()
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

@@ -1,0 +1,41 @@
+"""``envkit stop``: stop containers that ``envkit run --docker`` started (issue #4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Optional
+
+import typer
+
+from envkit.cli import _output
+
+
+def stop_cmd(
+    names: Annotated[Optional[list[str]], typer.Argument(
+        help="Container names or ids (default: every container envkit started).",
+        show_default=False)] = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", min=0.0, help="Seconds between SIGTERM and SIGKILL.")] = 3.0,
+) -> None:
+    """Stop and remove containers started by `envkit run --docker`.
+
+    Only containers carrying envkit's label (envkit.managed=true) are ever stopped; naming
+    any other container is an error and stops nothing. Prints the stopped names on stdout.
+
+    Examples:
+      envkit stop envkit-my-env-3f2a1c
+      envkit stop
+    """
+    from envkit.container import stop_containers
+
+    stopped = stop_containers(names or None, timeout_s=timeout)
+    if not stopped:
+        _output.info("No envkit containers to stop.")
+        return
+    for c in stopped:
+        _output.out.print(c.name, markup=False)
+    _output.success(f"Stopped and removed {len(stopped)} container(s).")
+
+
+def register(app: typer.Typer, handled: Callable) -> None:
+    app.command("stop")(handled(stop_cmd))

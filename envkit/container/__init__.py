@@ -1,0 +1,17 @@
+"""Build, run and stop environment images on a real Docker engine (issue #4).
+
+``import envkit.container`` does not import docker's SDK; the functions do, when called.
+"""
+
+from envkit.container._engine import MANAGED_LABEL, docker_client, docker_host
+from envkit.container.build import BuildEvent, BuildResult, BuildStep, build_image
+from envkit.container.run import (
+    RunningContainer,
+    StoppedContainer,
+    run_container,
+    stop_containers,
+)
+
+__all__ = ["MANAGED_LABEL", "BuildEvent", "BuildResult", "BuildStep", "RunningContainer",
+           "StoppedContainer", "build_image", "docker_client", "docker_host", "run_container",
+           "stop_containers"]

@@ -1,0 +1,613 @@
+"""``build_image``: build an environment's Docker image with live progress (issue #4).
+
+The default path is docker's Python SDK, low-level streaming API
+(``client.api.build(decode=True, rm=True, forcerm=True)``): ``images.build()`` only returns at
+the end and leaks intermediate containers on failure (MACHINES.md). That API always uses the
+legacy builder, so Dockerfiles that need BuildKit (``RUN --mount``, ``# syntax=``, heredocs)
+go through a docker CLI whose BuildKit works (``DOCKER_BUILDKIT=1``), when one exists.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envkit.container._engine import ENV_LABEL, MANIFEST_SHA_LABEL, docker_client
+from envkit.container.dockerfile import (
+    Instruction,
+    base_images,
+    buildkit_features,
+    instruction_at_step,
+    parse_dockerfile,
+    preflight,
+    read_dockerfile,
+)
+from envkit.errors import BuildError, DockerUnavailableError, UsageError, UserError
+
+#: Warn when the build context (after .dockerignore) is larger than this many bytes.
+LARGE_CONTEXT_BYTES = 100 * 1000 * 1000
+#: Lines of a failing step's output kept for the error message.
+FAIL_TAIL_LINES = 30
+
+# docker/distribution reference grammar (reference/regexp.go), tags only (no digests).
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]+)?"
+_REFERENCE = re.compile(
+    rf"^(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?$")
+_STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+_BK_STEP = re.compile(r"^#(\d+) \[(?:[\w.-]+ )?(\d+)/(\d+)\] (.*)$")
+_BK_VERTEX = re.compile(r"^#(\d+) (.*)$")
+_BK_OUTPUT = re.compile(r"^#(\d+) \d+\.\d+ ?(.*)$")
+
+
+@dataclass(frozen=True)
+class BuildEvent:
+    """Progress of a build, for a live display. The library never prints; the CLI renders.
+
+    Attributes:
+        kind: ``"step"`` (a new step starts), ``"cached"`` (the current step came from the
+            cache), ``"output"`` (a line of the current step's output), ``"warning"``.
+        text: the instruction (``step``), output line (``output``) or warning message.
+        step: 1-based number of the current step (0 before the first).
+        total: number of steps (0 when not known yet).
+    """
+
+    kind: str
+    text: str
+    step: int = 0
+    total: int = 0
+
+
+@dataclass
+class BuildStep:
+    """One step of a finished build.
+
+    Attributes:
+        number: 1-based step number as the builder counts it.
+        instruction: the instruction, one line (``RUN pip install ...``).
+        cached: the step's layer came from the build cache ("Using cache" / ``CACHED``).
+        line: 1-based Dockerfile line, when known.
+    """
+
+    number: int
+    instruction: str
+    cached: bool = False
+    line: int | None = None
+
+
+@dataclass
+class BuildResult:
+    """What ``build_image`` produced.
+
+    Attributes:
+        image_id: ``sha256:...`` of the image.
+        tags: the tags applied (``["echo-env:0.1.0"]``).
+        size_bytes: image size in bytes (as ``docker image ls`` counts it).
+        seconds: wall time of the build, seconds.
+        steps: every step with its cache status.
+        builder: ``"docker-py"`` (legacy builder through the SDK) or ``"docker-cli-buildkit"``.
+        labels: the labels envkit set (OCI + ``envkit.*`` + the caller's).
+        context_bytes: size of the build context after ``.dockerignore``, bytes.
+        warnings: messages for the user (large context, ...).
+        preflight: which checker ran the Dockerfile preflight (``None`` with ``check=False``).
+    """
+
+    image_id: str
+    tags: list[str]
+    size_bytes: int
+    seconds: float
+    steps: list[BuildStep] = field(default_factory=list)
+    builder: str = "docker-py"
+    labels: dict[str, str] = field(default_factory=dict)
+    context_bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+    preflight: str | None = None
+
+    @property
+    def size_mb(self) -> float:
+        """Image size in MB (10^6 bytes, as the docker CLI prints it)."""
+        return self.size_bytes / 1e6
+
+    @property
+    def cache_hits(self) -> int:
+        """Number of steps whose layer came from the build cache."""
+        return sum(1 for s in self.steps if s.cached)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``envkit build --format json``)."""
+        return {
+            "image_id": self.image_id,
+            "tags": list(self.tags),
+            "size_bytes": self.size_bytes,
+            "size_mb": round(self.size_mb, 1),
+            "seconds": round(self.seconds, 2),
+            "cache_hits": self.cache_hits,
+            "steps_total": len(self.steps),
+            "steps": [{"number": s.number, "instruction": s.instruction, "cached": s.cached,
+                       "line": s.line} for s in self.steps],
+            "builder": self.builder,
+            "labels": dict(self.labels),
+            "context_bytes": self.context_bytes,
+            "warnings": list(self.warnings),
+            "preflight": self.preflight,
+        }
+
+
+@dataclass
+class ContextScan:
+    """The build context after ``.dockerignore``.
+
+    Attributes:
+        total_bytes: bytes of every file sent.
+        files: number of files.
+        biggest: ``(path, bytes)`` of the largest top-level entries (directories summed),
+            largest first, at most 5.
+    """
+
+    total_bytes: int
+    files: int
+    biggest: list[tuple[str, int]]
+
+
+def valid_reference(tag: str) -> bool:
+    """True when ``tag`` is a valid image reference ``[registry/]name[:tag]`` (docker's
+    reference grammar: lower-case path components, tag of at most 128 ``[\\w.-]``)."""
+    name = tag.rsplit(":", 1)[0] if ":" in tag.rsplit("/", 1)[-1] else tag
+    return bool(_REFERENCE.match(tag)) and len(name) <= 255
+
+
+def _reference_part(text: str, fallback: str) -> str:
+    out = re.sub(r"[^a-z0-9._-]+", "-", text.lower())
+    out = re.sub(r"[._-]*[._-]", lambda m: "-" if len(m.group()) > 1 else m.group(), out)
+    out = out.strip("._-")
+    return out or fallback
+
+
+def _pyproject(root: Path) -> dict[str, Any]:
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}) or {}
+    except (OSError, ValueError):
+        return {}
+
+
+def default_tag(name: str, version: str | None) -> str:
+    """``<name>:<version>`` as a valid reference: lower-case, ``_`` -> ``-``; version
+    characters outside ``[\\w.-]`` become ``-``; ``latest`` when the version is unknown."""
+    repo = _reference_part(name.replace("_", "-"), "envkit-env")
+    ver = re.sub(r"[^\w.-]", "-", version or "latest").lstrip(".-")[:128] or "latest"
+    return f"{repo}:{ver}"
+
+
+def scan_context(root: Path, dockerfile: str = "Dockerfile") -> ContextScan:
+    """Size of the build context docker-py will send, with the same ``.dockerignore``
+    semantics (``docker.utils.build.exclude_paths``, the function that makes the tar)."""
+    from docker.utils.build import exclude_paths
+
+    patterns: list[str] = []
+    ignore = root / ".dockerignore"
+    if ignore.is_file():
+        patterns = [ln.strip() for ln in ignore.read_text(encoding="utf-8", errors="replace")
+                    .splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    total = 0
+    files = 0
+    by_top: dict[str, int] = {}
+    for rel in exclude_paths(str(root), patterns, dockerfile=dockerfile):
+        full = root / rel
+        try:
+            st = full.lstat()
+        except OSError:
+            continue
+        if not full.is_file() or full.is_symlink():
+            continue
+        total += st.st_size
+        files += 1
+        top = Path(rel).parts[0] + ("/" if len(Path(rel).parts) > 1 else "")
+        by_top[top] = by_top.get(top, 0) + st.st_size
+    biggest = sorted(by_top.items(), key=lambda kv: kv[1], reverse=True)[:5]
+    return ContextScan(total_bytes=total, files=files, biggest=biggest)
+
+
+def image_labels(root: Path, name: str, version: str | None,
+                 extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """OCI image labels (``org.opencontainers.image.*``), ``envkit.manifest-sha256`` and
+    ``envkit.env``, then ``extra`` (the caller's labels win)."""
+    from envkit._version import __version__
+
+    project = _pyproject(root)
+    labels = {
+        "org.opencontainers.image.title": name,
+        "org.opencontainers.image.created":
+            _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+            .replace("+00:00", "Z"),
+        MANIFEST_SHA_LABEL: hashlib.sha256((root / "openenv.yaml").read_bytes()).hexdigest(),
+        ENV_LABEL: name,
+        "envkit.version": __version__,
+    }
+    if version:
+        labels["org.opencontainers.image.version"] = version
+    if isinstance(project.get("description"), str):
+        labels["org.opencontainers.image.description"] = project["description"][:500]
+    urls = project.get("urls") or {}
+    if isinstance(urls, dict):
+        lowered = {str(k).lower(): v for k, v in urls.items()}
+        for key in ("source", "repository", "homepage"):
+            if isinstance(lowered.get(key), str):
+                labels["org.opencontainers.image.source"] = lowered[key]
+                break
+    labels.update(extra or {})
+    return labels
+
+
+def find_buildkit_cli() -> str | None:
+    """A docker CLI whose BuildKit works against the engine, or ``None``.
+
+    ``$ENVKIT_DOCKER_CLI`` when set (only that one), else every ``docker`` on ``PATH`` and
+    ``/usr/bin/docker``. A CLI before 23.0 has BuildKit built in (``DOCKER_BUILDKIT=1``);
+    from 23.0 it needs the buildx plugin (``docker buildx version`` must succeed). Source:
+    MACHINES.md (28.x without buildx fails, Debian's 20.10 works).
+    """
+    forced = os.environ.get("ENVKIT_DOCKER_CLI")
+    if forced:
+        candidates = [forced]
+    else:
+        candidates = []
+        for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin"]:
+            exe = os.path.join(d or ".", "docker")
+            real = os.path.realpath(exe)
+            if os.path.isfile(exe) and os.access(exe, os.X_OK) and real not in \
+                    {os.path.realpath(c) for c in candidates}:
+                candidates.append(exe)
+    for exe in candidates:
+        try:
+            ver = subprocess.run([exe, "version", "--format", "{{.Client.Version}}"],
+                                 capture_output=True, text=True, timeout=15)
+            major = int(re.match(r"(\d+)", ver.stdout.strip()).group(1))  # type: ignore[union-attr]
+        except (OSError, subprocess.TimeoutExpired, AttributeError, ValueError):
+            continue
+        if major < 23:
+            return exe
+        try:
+            bx = subprocess.run([exe, "buildx", "version"], capture_output=True, timeout=15)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if bx.returncode == 0:
+            return exe
+    return None
+
+
+def build_image(
+    path: str | os.PathLike[str] = ".",
+    *,
+    tag: str | None = None,
+    build_args: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    no_cache: bool = False,
+    pull: bool = False,
+    platform: str | None = None,
+    check: bool = True,
+    on_event: Callable[[BuildEvent], None] | None = None,
+) -> BuildResult:
+    """Build the Docker image of the environment at ``path`` from its root ``Dockerfile``.
+
+    Args:
+        path: environment directory (holds ``openenv.yaml`` and ``Dockerfile``).
+        tag: image reference; default ``<name>:<version>`` from openenv.yaml's ``name`` and
+            pyproject's ``version`` (lower-cased, ``latest`` when unknown).
+        build_args: ``--build-arg`` values.
+        labels: extra image labels (added to the OCI and ``envkit.*`` labels).
+        no_cache: build every step afresh.
+        pull: always try to pull a newer base image.
+        platform: ``os/arch[/variant]`` to build for.
+        check: run the Dockerfile preflight (EK3xx rules) and stop on its errors.
+        on_event: called with a :class:`BuildEvent` for each step, cached step, output line
+            and warning (from the calling thread; keep it fast).
+
+    Returns:
+        The :class:`BuildResult`.
+
+    Raises:
+        UsageError: ``tag`` is not a valid image reference (exit 2).
+        SpecError: no ``openenv.yaml`` or no root ``Dockerfile`` (exit 2).
+        BuildError: a preflight error, or a build step failed; the message names the step and
+            Dockerfile line, ``details`` holds its last 30 output lines (exit 1). Also when
+            the Dockerfile needs BuildKit and no docker CLI with BuildKit is available.
+        UserError: the base image is not present and cannot be pulled (exit 2).
+        DockerUnavailableError: no engine answers (exit 2).
+    """
+    from envkit.project import EnvProject
+
+    emit = on_event or (lambda _e: None)
+    project = EnvProject.load(path)
+    root = project.root
+    meta = _pyproject(root)
+    version = meta.get("version") if isinstance(meta.get("version"), str) else None
+    if tag is None:
+        tag = default_tag(project.manifest.name, version)
+    elif not valid_reference(tag):
+        raise UsageError(
+            f"--tag {tag!r} is not a valid image reference.",
+            hint="Use lower-case `name[:tag]`, e.g. `my-env:0.1.0` or "
+            "`registry.example.com/team/my-env:dev`.")
+    _dockerfile_path, text = read_dockerfile(root)
+
+    checker: str | None = None
+    if check:
+        problems, checker = preflight(root, text)
+        if problems:
+            raise BuildError(
+                f"The Dockerfile has {len(problems)} error(s) ({checker}); the build did not "
+                "start.",
+                details="\n".join(str(p) for p in problems),
+                hint="Fix them, or pass --no-check to build anyway.")
+    try:
+        instructions = parse_dockerfile(text)
+    except Exception:  # noqa: BLE001 - --no-check: let the engine report the syntax error
+        instructions = []
+    warnings: list[str] = []
+    scan = scan_context(root)
+    if scan.total_bytes > LARGE_CONTEXT_BYTES:
+        big = ", ".join(f"{p} ({b / 1e6:.0f} MB)" for p, b in scan.biggest[:3])
+        msg = (f"The build context is {scan.total_bytes / 1e6:.0f} MB ({scan.files} files); "
+               f"largest: {big}. Add what the image does not need to .dockerignore.")
+        warnings.append(msg)
+        emit(BuildEvent("warning", msg))
+
+    all_labels = image_labels(root, project.manifest.name, version, labels)
+    features = buildkit_features(text, instructions) if instructions else []
+    start = time.monotonic()
+    client = docker_client()
+    try:
+        if features:
+            cli = find_buildkit_cli()
+            if cli is None:
+                first = features[0]
+                raise BuildError(
+                    f"Dockerfile line {first.line} uses {first.what}, which needs BuildKit "
+                    f"(`{first.text}`), and no docker CLI with working BuildKit was found.",
+                    hint="Rewrite that line for the classic builder (e.g. a plain `RUN pip "
+                    "install ...` instead of `RUN --mount=...`; `envkit init` templates show "
+                    "how), or install a docker CLI with buildx (or set ENVKIT_DOCKER_CLI).")
+            image_id, steps = _build_with_cli(
+                cli, root, tag, build_args or {}, all_labels, no_cache, pull, platform,
+                instructions, emit)
+            builder = "docker-cli-buildkit"
+        else:
+            image_id, steps = _build_with_sdk(
+                client, root, tag, build_args or {}, all_labels, no_cache, pull, platform,
+                instructions, emit)
+            builder = "docker-py"
+        seconds = time.monotonic() - start
+        size = int(client.images.get(image_id).attrs.get("Size", 0))
+    finally:
+        client.close()
+    return BuildResult(image_id=image_id, tags=[tag], size_bytes=size, seconds=seconds,
+                       steps=steps, builder=builder, labels=all_labels,
+                       context_bytes=scan.total_bytes, warnings=warnings, preflight=checker)
+
+
+def _base_image_error(instructions: list[Instruction], cause: str, image: str | None = None
+                      ) -> UserError:
+    bases = base_images(instructions)
+    if image is None and bases:
+        image = bases[0][0]
+    line = next((ln for img, ln in bases if img == image), None)
+    where = f" (Dockerfile line {line})" if line else ""
+    return UserError(
+        f"Base image `{image or '?'}`{where} is not on this machine and cannot be pulled: "
+        f"{cause.strip().rstrip('.')}.",
+        hint=f"Pull it where a registry is reachable (`docker pull {image or '<image>'}`), "
+        "load or build it locally (`docker image ls` shows what exists; envkit's "
+        ".ci/docker-setup.sh builds python:3.11-slim offline), or change FROM.")
+
+
+def _step_error(step: BuildStep | None, total: int, cause: str, output: deque[str]) -> BuildError:
+    if step is None:
+        return BuildError(f"The build failed: {cause.strip()}",
+                          details="\n".join(output) or None,
+                          hint="Fix the Dockerfile and run `envkit build` again.")
+    where = f" (Dockerfile line {step.line})" if step.line else ""
+    of = f"/{total}" if total else ""
+    return BuildError(
+        f"Step {step.number}{of} `{step.instruction}`{where} failed: "
+        f"{cause.strip().rstrip('.')}.",
+        details="\n".join(output) or None,
+        hint="Fix that step and run `envkit build` again (--no-cache forces a clean rebuild).")
+
+
+def _build_with_sdk(client: Any, root: Path, tag: str, build_args: Mapping[str, str],
+                    labels: Mapping[str, str], no_cache: bool, pull: bool,
+                    platform: str | None, instructions: list[Instruction],
+                    emit: Callable[[BuildEvent], None]) -> tuple[str, list[BuildStep]]:
+    from docker.errors import APIError, DockerException
+
+    steps: list[BuildStep] = []
+    current: BuildStep | None = None
+    total = 0
+    output: deque[str] = deque(maxlen=FAIL_TAIL_LINES)
+    image_id: str | None = None
+    pending = ""
+
+    def handle_line(line: str) -> None:
+        nonlocal current, total
+        m = _STEP.match(line)
+        if m:
+            number, total = int(m.group(1)), int(m.group(2))
+            title = m.group(3)
+            ins = instruction_at_step(instructions, number, title)
+            current = BuildStep(number, " ".join(title.split()), line=ins.line if ins else None)
+            steps.append(current)
+            output.clear()
+            emit(BuildEvent("step", current.instruction, number, total))
+            return
+        stripped = line.strip()
+        if stripped == "---> Using cache" and current is not None:
+            current.cached = True
+            emit(BuildEvent("cached", current.instruction, current.number, total))
+            return
+        if stripped.startswith("---> ") or stripped.startswith("Removing intermediate container") \
+                or not stripped:
+            return
+        output.append(line.rstrip())
+        emit(BuildEvent("output", line.rstrip(), current.number if current else 0, total))
+
+    try:
+        stream = client.api.build(
+            path=str(root), tag=tag, dockerfile="Dockerfile", decode=True, rm=True,
+            forcerm=True, nocache=no_cache, pull=pull, buildargs=dict(build_args),
+            labels=dict(labels), platform=platform)
+        for chunk in stream:
+            if "stream" in chunk:
+                pending += chunk["stream"]
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    handle_line(line.replace("\r", ""))
+            elif "error" in chunk:
+                if pending:
+                    handle_line(pending)
+                    pending = ""
+                cause = str(chunk.get("errorDetail", {}).get("message") or chunk["error"])
+                if current is not None and current.instruction.upper().startswith("FROM"):
+                    raise _base_image_error(instructions, cause,
+                                            current.instruction.split()[1]
+                                            if len(current.instruction.split()) > 1 else None)
+                raise _step_error(current, total, cause, output)
+            elif "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
+                image_id = str(chunk["aux"]["ID"])
+            elif "status" in chunk:
+                status = str(chunk["status"])
+                if chunk.get("id"):
+                    status = f"{chunk['id']}: {status}"
+                emit(BuildEvent("output", status, current.number if current else 0, total))
+        if pending:
+            handle_line(pending)
+    except APIError as exc:
+        cause = str(getattr(exc, "explanation", None) or exc)
+        if "pull access denied" in cause or "manifest unknown" in cause \
+                or "registry" in cause and "lookup" in cause:
+            raise _base_image_error(instructions, cause) from None
+        raise BuildError(f"The engine refused the build: {cause}",
+                         hint="Fix the Dockerfile (`envkit build` without --no-check runs the "
+                         "Dockerfile checks) and try again.") from None
+    except DockerException as exc:
+        raise DockerUnavailableError(f"The connection to the Docker engine failed during the "
+                                     f"build: {exc}.", hint="Check the engine and retry.") from None
+    if image_id is None:
+        try:
+            image_id = str(client.images.get(tag).id)
+        except DockerException:
+            raise BuildError("The build finished without an image id.",
+                             details="\n".join(output) or None,
+                             hint="Re-run with --no-cache; report it if it persists.") from None
+    return image_id, steps
+
+
+def _build_with_cli(cli: str, root: Path, tag: str, build_args: Mapping[str, str],
+                    labels: Mapping[str, str], no_cache: bool, pull: bool,
+                    platform: str | None, instructions: list[Instruction],
+                    emit: Callable[[BuildEvent], None]) -> tuple[str, list[BuildStep]]:
+    """Build with ``DOCKER_BUILDKIT=1 <cli> build --progress=plain`` and parse its output."""
+    fd, iidfile = tempfile.mkstemp(prefix="envkit-iid-")
+    os.close(fd)
+    cmd = [cli, "build", "--progress=plain", "--iidfile", iidfile, "-t", tag,
+           "-f", str(root / "Dockerfile")]
+    for k, v in build_args.items():
+        cmd += ["--build-arg", f"{k}={v}"]
+    for k, v in labels.items():
+        cmd += ["--label", f"{k}={v}"]
+    if no_cache:
+        cmd.append("--no-cache")
+    if pull:
+        cmd.append("--pull")
+    if platform:
+        cmd += ["--platform", platform]
+    cmd.append(str(root))
+    env = dict(os.environ, DOCKER_BUILDKIT="1")
+    steps: dict[int, BuildStep] = {}
+    vertex_titles: dict[int, str] = {}
+    outputs: dict[int, deque[str]] = {}
+    errors: list[tuple[int | None, str]] = []
+    total = 0
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=env, text=True,
+                                errors="replace", bufsize=1)
+        assert proc.stdout is not None
+        try:
+            for raw in proc.stdout:
+                line = raw.rstrip("\n")
+                m = _BK_STEP.match(line)
+                if m:
+                    vid, k, total = int(m.group(1)), int(m.group(2)), int(m.group(3))
+                    title = " ".join(m.group(4).split())
+                    vertex_titles[vid] = title
+                    if vid not in steps:
+                        ins = next((i for i in instructions
+                                    if i.short(10_000).startswith(title[:60])), None)
+                        steps[vid] = BuildStep(k, title, line=ins.line if ins else None)
+                        emit(BuildEvent("step", title, k, total))
+                    continue
+                m = _BK_OUTPUT.match(line)
+                if m:
+                    vid = int(m.group(1))
+                    outputs.setdefault(vid, deque(maxlen=FAIL_TAIL_LINES)).append(m.group(2))
+                    emit(BuildEvent("output", m.group(2),
+                                    steps[vid].number if vid in steps else 0, total))
+                    continue
+                m = _BK_VERTEX.match(line)
+                if m:
+                    vid, rest = int(m.group(1)), m.group(2)
+                    if rest == "CACHED" and vid in steps:
+                        steps[vid].cached = True
+                        emit(BuildEvent("cached", steps[vid].instruction, steps[vid].number,
+                                        total))
+                    elif rest.startswith("ERROR: ") or rest.startswith("ERROR "):
+                        errors.append((vid, rest.split(" ", 1)[1] if " " in rest else rest))
+                    elif not rest.startswith(("sha256:", "DONE", "naming to", "writing image",
+                                              "exporting layers", "transferring")):
+                        vertex_titles.setdefault(vid, rest)
+                    continue
+                if line.startswith("error: ") or line.startswith("ERROR: "):
+                    errors.append((None, line.split(": ", 1)[1]))
+            code = proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        if code != 0:
+            vid, cause = next(((v, c) for v, c in errors if v is not None),
+                              errors[0] if errors else (None, f"exit code {code}"))
+            title = vertex_titles.get(vid or -1, "")
+            if "load metadata for" in title or title.upper().startswith("FROM") or \
+                    (vid in steps and steps[vid].instruction.upper().startswith("FROM")):
+                image = title.split("load metadata for", 1)[1].strip() \
+                    if "load metadata for" in title else None
+                raise _base_image_error(instructions, cause, image)
+            raise _step_error(steps.get(vid or -1), total, cause,
+                              outputs.get(vid or -1, deque()))
+        image_id = Path(iidfile).read_text().strip()
+    finally:
+        Path(iidfile).unlink(missing_ok=True)
+    ordered = [steps[v] for v in sorted(steps)]
+    return image_id, ordered
+
