@@ -1,1 +1,158 @@
-"""EK6xx deployment-safety rules (secrets, upload size, ignore files)."""
+"""EK6xx deployment-safety rules (secrets, upload size, ignore files). Also run by
+``envkit push`` before it uploads.
+
+"Would be uploaded" is :func:`envkit.upload_set.upload_set` (shared with push). The Docker
+build context is every file ``.dockerignore`` does not exclude: ``COPY . /app`` copies it into
+the image, which a public Space lets anyone pull.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from envkit.findings import Finding, Location, Severity, register
+
+SECRET_FILE = register(
+    "EK601", "secret-file-uploaded", Severity.ERROR,
+    summary="A credentials file (`.env`, a private key, ...) would be uploaded or built into "
+            "the image.",
+    what="No `.env`/`.env.*`/`*.env` file, private key (`*.pem`, `*.key`, `id_rsa`, ...), "
+         "`*.p12`/`*.pfx` or `.netrc` is in the upload set or in the Docker build context "
+         "(files `.dockerignore` does not exclude).",
+    why="A public Space serves its files and its image to anyone: an uploaded `.env` leaks "
+        "every key in it, and `COPY . /app` bakes it into the image.",
+    example="`.env` holding `HF_TOKEN=...` with no `.dockerignore`.",
+    fix="Add the file to `.dockerignore` and `.gitignore` (and rotate the credential if it "
+        "was ever pushed).",
+)
+SECRET_IN_FILE = register(
+    "EK602", "secret-in-file", Severity.ERROR,
+    summary="A file that would be uploaded contains a token (Hugging Face, OpenAI, AWS, ...).",
+    what="No text file in the upload set contains a Hugging Face token, an OpenAI key, an AWS "
+         "access key, a private key block or another token detect-secrets recognises.",
+    why="Uploaded files are public on a public Space; scanners harvest leaked tokens within "
+        "minutes.",
+    example="`inference.py` with `api_key=\"hf_...\"` hard-coded.",
+    fix="Read the token from the environment (`os.environ[\"HF_TOKEN\"]`), remove it from the "
+        "file, and rotate it.",
+)
+LARGE_FILE = register(
+    "EK603", "large-file", Severity.WARNING,
+    summary="A file over 10 MB would be uploaded.",
+    what="Every file in the upload set is at most 10 MB.",
+    why="The Hub stores files over 10 MB only through LFS/Xet; plain uploads of them are "
+        "refused, and large files slow every Space rebuild.",
+    example="A 200 MB `data/episodes.jsonl` next to the server.",
+    fix="Ignore it (`.gitignore`/`.dockerignore`), track it with Git LFS, or download it at "
+        "build time from a dataset repo.",
+)
+NO_GITIGNORE = register(
+    "EK604", "gitignore-missing", Severity.WARNING,
+    summary="`.gitignore` is missing.",
+    what="The environment has a `.gitignore`.",
+    why="Without it `git add .` commits `.venv`, `__pycache__` and `.env` files, which then "
+        "reach the Hub.",
+    example="A fresh directory made by `openenv init`.",
+    fix="Add a `.gitignore` listing `.venv/`, `__pycache__/`, `.env` and `*.pem` at least.",
+)
+NO_DOCKERIGNORE = register(
+    "EK605", "dockerignore-missing", Severity.WARNING,
+    summary="`.dockerignore` is missing.",
+    what="The environment has a `.dockerignore`.",
+    why="Without it the build context includes `.git`, `.venv` and secrets: builds are slow "
+        "and `COPY . /app` bakes everything into the image.",
+    example="A fresh directory made by `openenv init`.",
+    fix="Add a `.dockerignore` listing `.git`, `.venv`, `**/__pycache__`, `.env` and `*.pem`.",
+)
+
+INLINE_LIMIT = 10 * 1024 * 1024  # bytes; the Hub needs LFS/Xet above this
+SCAN_LIMIT = INLINE_LIMIT  # bytes; larger files are not read for tokens
+SECRET_FILE_PATTERNS = (".env", ".env.*", "*.env", "*.pem", "*.key", "id_rsa", "id_dsa",
+                        "id_ecdsa", "id_ed25519", "*.p12", "*.pfx", ".netrc")
+SAFE_NAMES = (".env.example", ".env.sample", ".env.template", ".env.dist", "example.env")
+_PRUNE = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox",
+          ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+
+
+def _is_secret_name(name: str) -> bool:
+    if name in SAFE_NAMES or name.endswith(".pub"):
+        return False
+    return any(fnmatch.fnmatchcase(name, p) for p in SECRET_FILE_PATTERNS)
+
+
+def build_context_secret_files(root: Path) -> list[str]:
+    """Credential-looking files that ``docker build`` would send (not in ``.dockerignore``)."""
+    import pathspec
+
+    try:
+        lines = (root / ".dockerignore").read_text(encoding="utf-8",
+                                                   errors="replace").splitlines()
+    except OSError:
+        lines = []
+    spec = pathspec.GitIgnoreSpec.from_lines([ln.lstrip("/") for ln in lines])
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        dirnames[:] = sorted(d for d in dirnames if d not in _PRUNE
+                             and not spec.match_file(f"{rel_dir}{d}/"))
+        for name in filenames:
+            rel = f"{rel_dir}{name}"
+            if _is_secret_name(name) and not spec.match_file(rel):
+                out.append(rel)
+    return sorted(out)
+
+
+def check(ctx: Any) -> Iterator[Finding]:
+    from envkit.upload_set import upload_set
+    from envkit.validation.static_secrets import scan_text
+
+    root = ctx.root
+    if not (root / ".gitignore").is_file():
+        yield NO_GITIGNORE.finding(
+            "Expected a `.gitignore` (keeps `.venv`, caches and `.env` out of commits and "
+            "uploads); found none.", location=Location(".gitignore"))
+    if not (root / ".dockerignore").is_file():
+        yield NO_DOCKERIGNORE.finding(
+            "Expected a `.dockerignore` (keeps `.git`, `.venv` and secrets out of the image); "
+            "found none.", location=Location(".dockerignore"))
+    files = upload_set(root)
+    uploaded = {f.path for f in files}
+    flagged: set[str] = set()
+    for f in files:
+        name = f.path.rsplit("/", 1)[-1]
+        if _is_secret_name(name):
+            flagged.add(f.path)
+            yield SECRET_FILE.finding(
+                f"`{f.path}` looks like a credentials file and would be uploaded to the Space; "
+                "it must be excluded.", location=Location(f.path))
+    for rel in build_context_secret_files(root):
+        if rel in flagged:
+            continue
+        yield SECRET_FILE.finding(
+            f"`{rel}` looks like a credentials file and is in the Docker build context "
+            "(`.dockerignore` does not exclude it), so `COPY . ` bakes it into the image.",
+            location=Location(rel))
+    for f in files:
+        if f.size > INLINE_LIMIT:
+            yield LARGE_FILE.finding(
+                f"Files uploaded without LFS/Xet should be at most 10 MB; `{f.path}` is "
+                f"{f.size / 1024 / 1024:.1f} MB.", location=Location(f.path))
+            continue
+        try:
+            data = (root / f.path).read_bytes()
+        except OSError:
+            continue
+        if b"\0" in data[:8192]:
+            continue  # binary
+        text = data.decode("utf-8", errors="replace")
+        for hit in scan_text(text):
+            yield SECRET_IN_FILE.finding(
+                f"`{f.path}` would be uploaded and contains a {hit.kind} (`{hit.preview}`, "
+                "value not shown) at line "
+                f"{hit.line}.", location=Location(f.path, hit.line, hit.column))
+    del uploaded

@@ -1,1 +1,601 @@
-"""EK2xx project and packaging rules (pyproject, files, README card, inference script)."""
+"""EK2xx project and packaging rules (pyproject, files, README card, inference script).
+
+Facts (../shared/PROTOCOL.md): `openenv validate` checks pyproject.toml, uv.lock, a
+`[project.scripts] server` entry containing `:main`, a dependency starting with "openenv", and
+`def main(` plus an `if __name__ == "__main__"` guard in server/app.py. `create_app(...,
+max_concurrent_envs=N)` defaults to 1 and N > 1 needs `SUPPORTS_CONCURRENT_SESSIONS = True`.
+TRL needs capacity >= its generation batch size.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from envkit.findings import Finding, Location, Severity, register
+
+PYPROJECT_MISSING = register(
+    "EK201", "pyproject-missing", Severity.ERROR,
+    summary="`pyproject.toml` is missing.",
+    what="The environment has a `pyproject.toml`.",
+    why="The Docker image, `uv run server`, `openenv validate` and pip installs all read the "
+        "dependencies and the `server` script from it.",
+    example="An environment with only `requirements.txt`.",
+    fix="Add a PEP 621 `pyproject.toml` with `[project]` (name, version, dependencies "
+        "including `openenv-core`) and `[project.scripts] server = \"<pkg>.server.app:main\"`.",
+)
+PYPROJECT_INVALID = register(
+    "EK202", "pyproject-invalid", Severity.ERROR,
+    summary="`pyproject.toml` is not valid TOML or not a valid PEP 621 `[project]` table.",
+    what="`pyproject.toml` parses as TOML and has a `[project]` table with a string `name`, a "
+         "`version` (or `dynamic = [\"version\"]`), a list of valid PEP 508 `dependencies` "
+         "and a valid `requires-python`.",
+    why="pip, uv and the Docker build refuse an invalid project table, late and with less "
+        "context.",
+    example="`dependencies = \"openenv-core\"` (a string instead of a list).",
+    fix="Correct the key the message names.",
+)
+NO_OPENENV_DEP = register(
+    "EK203", "openenv-dependency-missing", Severity.ERROR,
+    summary="`[project] dependencies` does not include openenv-core.",
+    what="One of `[project] dependencies` is a package whose name starts with `openenv` "
+         "(what `openenv validate` checks), normally `openenv-core`.",
+    why="The server imports `openenv.core`; without the dependency the image builds and then "
+        "fails at start-up with ModuleNotFoundError.",
+    example="`dependencies = [\"fastapi\", \"uvicorn\"]`.",
+    fix="Add `\"openenv-core>=0.3,<0.4\"` to `[project] dependencies`.",
+)
+NO_SERVER_SCRIPT = register(
+    "EK204", "server-script-missing", Severity.ERROR,
+    summary="`[project.scripts]` has no `server` entry pointing at `...:main`.",
+    what="`[project.scripts] server` exists and names a `main` function "
+         "(`<pkg>.server.app:main`), as `openenv validate` requires.",
+    why="`uv run server` and OpenEnv's multi-mode deployment start the environment through "
+        "this script.",
+    example="`[project.scripts] serve = \"my_env.server.app:run\"`.",
+    fix="Add `server = \"<package>.server.app:main\"` under `[project.scripts]`.",
+)
+FILES_MISSING = register(
+    "EK205", "required-file-missing", Severity.ERROR,
+    summary="A file of the OpenEnv layout is missing (models.py, client.py, server/app.py, ...).",
+    what="`models.py`, `client.py`, `__init__.py`, `server/__init__.py` and `server/app.py` "
+         "exist, as in `openenv init`'s layout.",
+    why="`server/app.py` builds the app from `models.py`; clients import `client.py` from the "
+        "package; the `__init__.py` files make the relative imports work when installed.",
+    example="An environment whose models live in `server/models.py` only.",
+    fix="Create the missing file (see `envkit init` for the layout).",
+)
+SERVER_NO_MAIN = register(
+    "EK206", "server-main-missing", Severity.ERROR,
+    summary="`server/app.py` lacks `def main(...)` or an `if __name__ == \"__main__\":` guard "
+            "calling it.",
+    what="`server/app.py` defines a top-level `main` function and calls it under "
+         "`if __name__ == \"__main__\":` (what `openenv validate` checks).",
+    why="The `server` console script and `python -m server.app` need both; `openenv validate` "
+        "fails without them.",
+    example="A `server/app.py` that only defines `app = create_app(...)`.",
+    fix="Add `def main(host: str = \"127.0.0.1\", port: int = 8000): uvicorn.run(app, "
+        "host=host, port=port)` and `if __name__ == \"__main__\": main()`.",
+)
+MODELS_MISSING = register(
+    "EK207", "action-observation-missing", Severity.ERROR,
+    summary="`models.py` defines no `Action` or no `Observation` subclass.",
+    what="`models.py` defines a class deriving from openenv's `Action` and one deriving from "
+         "`Observation` (found by reading the source, nothing is imported).",
+    why="`create_app` needs both classes; the action class is the schema every agent and the "
+        "fuzzer generate actions from.",
+    example="`class MyAction(BaseModel)` instead of `class MyAction(Action)`.",
+    fix="Derive the classes from `openenv.core.env_server.types.Action` and `Observation`.",
+)
+CARD_INVALID = register(
+    "EK208", "space-card-invalid", Severity.ERROR,
+    summary="README.md front matter is missing or invalid for a Docker Space.",
+    what="README.md starts with YAML front matter with `title`, `sdk: docker`, `app_port` "
+         "equal to the manifest port, named colours, `short_description` <= 60 characters "
+         "and `tags` including `openenv`.",
+    why="The Hub rejects hex colours and long descriptions at upload time, and routes to port "
+        "7860 when `app_port` is missing, so the Space never answers.",
+    example="`colorFrom: '#00C9FF'` or no `app_port`.",
+    fix="Fix the key the message names (`envkit push` repairs the card in its staged copy).",
+)
+INFERENCE_SCRIPT = register(
+    "EK209", "inference-script-invalid", Severity.WARNING,
+    summary="`inference.py` is missing or does not read API_BASE_URL, MODEL_NAME and HF_TOKEN.",
+    what="`inference.py` exists at the root and reads the `API_BASE_URL`, `MODEL_NAME` and "
+         "`HF_TOKEN` environment variables.",
+    why="Hackathon submissions and baseline reports run `python inference.py` with these "
+        "variables set; a script that ignores them uses the wrong model or no key.",
+    example="An `inference.py` that hard-codes `model=\"gpt-4o\"`.",
+    fix="Add `inference.py` reading `os.environ[\"API_BASE_URL\"]`, `MODEL_NAME` and "
+        "`HF_TOKEN` (see the one `envkit init` writes).",
+)
+UV_LOCK_MISSING = register(
+    "EK210", "uv-lock-missing", Severity.WARNING,
+    summary="`uv.lock` is missing.",
+    what="The environment has a `uv.lock` next to `pyproject.toml`.",
+    why="`openenv validate` fails without it, and Docker/Space builds resolve dependencies "
+        "afresh each time, so two builds can differ.",
+    example="A fresh environment where `uv lock` was never run.",
+    fix="Run `uv lock` in the environment directory and commit `uv.lock`.",
+)
+CAPACITY_ONE = register(
+    "EK211", "capacity-one", Severity.WARNING,
+    summary="The server allows a single WebSocket session (`max_concurrent_envs=1`).",
+    what="`create_app(..., max_concurrent_envs=N)` in the app module has N > 1 (the default "
+         "is 1).",
+    why="TRL opens one session per generation in a batch; with capacity 1 the second one gets "
+        "CAPACITY_REACHED and training stops.",
+    example="`create_app(Env, Action, Observation, max_concurrent_envs=1)`.",
+    fix="Pass `max_concurrent_envs=16` (at least your generation batch size) and make the "
+        "environment keep all state on the instance.",
+)
+MODULE_STATE = register(
+    "EK212", "concurrent-shared-state", Severity.WARNING,
+    summary="A class declaring `SUPPORTS_CONCURRENT_SESSIONS = True` keeps module- or "
+            "class-level mutable state.",
+    what="In the module of a class with `SUPPORTS_CONCURRENT_SESSIONS = True`, no function "
+         "mutates module-level containers or rebinds globals (`global x`), and no method "
+         "mutates a class-level container through `self`.",
+    why="Concurrent sessions each get an instance but share the module and the class: one "
+        "session's episode then leaks into another's (a heuristic: the runtime check EK4xx "
+        "confirms interference by running sessions side by side).",
+    example="`HISTORY = []` at module level and `HISTORY.append(action)` in `step()`.",
+    fix="Move the state into `__init__` (`self.history = []`), or set "
+        "`SUPPORTS_CONCURRENT_SESSIONS = False` and capacity 1.",
+)
+CONCURRENCY_UNDECLARED = register(
+    "EK213", "concurrency-undeclared", Severity.ERROR,
+    summary="`max_concurrent_envs` > 1 but the environment class does not declare "
+            "`SUPPORTS_CONCURRENT_SESSIONS = True`.",
+    what="When the app allows more than one session, the environment class passed to "
+         "`create_app` sets `SUPPORTS_CONCURRENT_SESSIONS = True`.",
+    why="openenv-core refuses to start such a server, so the Space crashes at start-up.",
+    example="`create_app(MyEnv, ..., max_concurrent_envs=8)` with `MyEnv` not declaring it.",
+    fix="Set `SUPPORTS_CONCURRENT_SESSIONS = True` on the class once its state lives on the "
+        "instance, or lower `max_concurrent_envs` to 1.",
+)
+
+REQUIRED_FILES = ("__init__.py", "models.py", "client.py", "server/__init__.py", "server/app.py")
+INFERENCE_VARS = ("API_BASE_URL", "MODEL_NAME", "HF_TOKEN")
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "pop", "popitem", "clear",
+                       "setdefault", "remove", "discard", "appendleft", "extendleft", "sort",
+                       "reverse", "__setitem__"})
+_MUTABLE_CTORS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter",
+                            "deque", "bytearray"})
+
+
+def check(ctx: Any) -> Iterator[Finding]:
+    yield from _pyproject(ctx)
+    yield from _files(ctx)
+    yield from _server_main(ctx)
+    yield from _models(ctx)
+    yield from _card(ctx)
+    yield from _inference(ctx)
+    if not ctx.exists("uv.lock"):
+        yield UV_LOCK_MISSING.finding(
+            "Expected `uv.lock` next to `pyproject.toml`; found none. `openenv validate` and "
+            "reproducible Space builds need it.", location=Location("uv.lock"))
+    yield from _concurrency(ctx)
+
+
+# -- pyproject ---------------------------------------------------------------------------------
+def _pyproject(ctx: Any) -> Iterator[Finding]:
+    data, error = ctx.pyproject()
+    codes = ("EK202", "EK203", "EK204")
+    if data is None and error is None:
+        ctx.skip(codes, "no pyproject.toml")
+        yield PYPROJECT_MISSING.finding(
+            "Expected `pyproject.toml` in the environment directory; found none.",
+            location=Location("pyproject.toml"))
+        return
+    if error is not None:
+        ctx.skip(("EK203", "EK204"), "pyproject.toml is not TOML")
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
+        loc = Location("pyproject.toml", int(m.group(1)), int(m.group(2))) if m else \
+            Location("pyproject.toml")
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
+        yield PYPROJECT_INVALID.finding(f"`pyproject.toml` must be valid TOML: {msg}.",
+                                        location=loc)
+        return
+    project = data.get("project")
+    proj_line = ctx.line_of("pyproject.toml", r"^\s*\[project\]")
+
+    def loc(pattern: str | None = None) -> Location:
+        line = ctx.line_of("pyproject.toml", pattern) if pattern else None
+        return Location("pyproject.toml", line or proj_line or 1, 1)
+
+    if not isinstance(project, dict):
+        ctx.skip(("EK203", "EK204"), "no [project] table")
+        yield PYPROJECT_INVALID.finding(
+            "`pyproject.toml` must have a PEP 621 `[project]` table; found none. Most likely "
+            "the metadata is in `[tool.poetry]` or `setup.py`.", location=loc())
+        return
+    if not isinstance(project.get("name"), str) or not project.get("name"):
+        yield PYPROJECT_INVALID.finding("`[project] name` must be a non-empty string.",
+                                        location=loc(r"^\s*name\s*="))
+    if "version" not in project and "version" not in (project.get("dynamic") or []):
+        yield PYPROJECT_INVALID.finding(
+            "`[project]` must have `version` or list it in `dynamic`; it has neither.",
+            location=loc())
+    deps = project.get("dependencies", [])
+    names: list[str] = []
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.utils import canonicalize_name
+
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        yield PYPROJECT_INVALID.finding(
+            f"`[project] dependencies` must be a list of strings; got {type(deps).__name__}.",
+            location=loc(r"^\s*dependencies\s*="))
+        deps = []
+    for dep in deps:
+        try:
+            names.append(canonicalize_name(Requirement(dep).name))
+        except InvalidRequirement as exc:
+            yield PYPROJECT_INVALID.finding(
+                f"`[project] dependencies` entry {dep!r} is not a valid PEP 508 requirement: "
+                f"{str(exc).splitlines()[0]}.", location=loc(re.escape(dep)))
+    rp = project.get("requires-python")
+    if rp is not None:
+        try:
+            SpecifierSet(str(rp))
+        except InvalidSpecifier:
+            yield PYPROJECT_INVALID.finding(
+                f"`[project] requires-python` must be a version specifier such as `>=3.10`; "
+                f"got {rp!r}.", location=loc(r"^\s*requires-python\s*="))
+    if not any(n.startswith("openenv") for n in names):
+        yield NO_OPENENV_DEP.finding(
+            "`[project] dependencies` must include `openenv-core` (the server imports "
+            f"`openenv.core`); got {', '.join(names) or 'no dependencies'}.",
+            location=loc(r"^\s*dependencies\s*="))
+    scripts = project.get("scripts") if isinstance(project.get("scripts"), dict) else {}
+    server = scripts.get("server")
+    if not isinstance(server, str) or ":main" not in server:
+        got = f"`server = {server!r}`" if server is not None else "no `server` entry"
+        yield NO_SERVER_SCRIPT.finding(
+            "`[project.scripts]` must have `server = \"<package>.server.app:main\"` (what "
+            f"`uv run server` and `openenv validate` use); got {got}.",
+            location=loc(r"^\s*server\s*=" if server is not None else r"^\s*\[project\.scripts\]"))
+
+
+# -- files and modules -------------------------------------------------------------------------
+def _files(ctx: Any) -> Iterator[Finding]:
+    for rel in REQUIRED_FILES:
+        if not ctx.exists(rel):
+            yield FILES_MISSING.finding(
+                f"Expected `{rel}` (part of the OpenEnv environment layout); found none.",
+                location=Location(rel))
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare):
+        return False
+    parts = [node.test.left, *node.test.comparators]
+    names = any(isinstance(p, ast.Name) and p.id == "__name__" for p in parts)
+    main = any(isinstance(p, ast.Constant) and p.value == "__main__" for p in parts)
+    return names and main
+
+
+def _server_main(ctx: Any) -> Iterator[Finding]:
+    rel = "server/app.py"
+    if not ctx.exists(rel):
+        ctx.skip(["EK206"], "no server/app.py")
+        return
+    tree = ctx.python(rel)
+    if tree is None:
+        err = ctx.syntax_error(rel)
+        line = err.lineno if err else None
+        yield SERVER_NO_MAIN.finding(
+            f"`{rel}` must be valid Python with `def main(...)`; it has a syntax error"
+            f"{f' at line {line}' if line else ''}.", location=Location(rel, line),
+            fix=f"Fix the syntax error in `{rel}`.")
+        return
+    has_main = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "main"
+                   for n in tree.body)
+    guards = [n for n in tree.body if _is_main_guard(n)]
+    calls_main = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                     and c.func.id == "main" for g in guards for c in ast.walk(g))
+    if not has_main:
+        yield SERVER_NO_MAIN.finding(
+            f"`{rel}` must define a top-level `def main(...)` (the `server` script's entry "
+            "point); it does not.", location=Location(rel, 1))
+    elif not calls_main:
+        where = Location(rel, guards[0].lineno, guards[0].col_offset + 1) if guards \
+            else Location(rel, len((ctx.text(rel) or "").splitlines()) or 1)
+        yield SERVER_NO_MAIN.finding(
+            f"`{rel}` must call `main()` under `if __name__ == \"__main__\":`; "
+            f"{'the guard does not call it' if guards else 'there is no such guard'}.",
+            location=where)
+
+
+def _base_names(cls: ast.ClassDef) -> list[str]:
+    out = []
+    for b in cls.bases:
+        if isinstance(b, ast.Subscript):
+            b = b.value
+        if isinstance(b, ast.Name):
+            out.append(b.id)
+        elif isinstance(b, ast.Attribute):
+            out.append(b.attr)
+    return out
+
+
+def _models(ctx: Any) -> Iterator[Finding]:
+    rel = "models.py"
+    tree = ctx.python(rel)
+    if tree is None:
+        if ctx.exists(rel):
+            err = ctx.syntax_error(rel)
+            yield MODELS_MISSING.finding(
+                f"`{rel}` must be valid Python defining the Action and Observation classes; it "
+                f"has a syntax error{f' at line {err.lineno}' if err else ''}.",
+                location=Location(rel, err.lineno if err else None),
+                fix=f"Fix the syntax error in `{rel}`.")
+        else:
+            ctx.skip(["EK207"], "no models.py")
+        return
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    local = {c.name: c for c in classes}
+
+    def derives(cls: ast.ClassDef, kind: str, seen: frozenset[str] = frozenset()) -> bool:
+        for name in _base_names(cls):
+            if name == kind or name.endswith(kind):
+                return True
+            if name in local and name not in seen and derives(local[name], kind, seen | {name}):
+                return True
+        return False
+
+    for kind in ("Action", "Observation"):
+        if not any(derives(c, kind) for c in classes):
+            yield MODELS_MISSING.finding(
+                f"`{rel}` must define a subclass of openenv's `{kind}`; found "
+                f"{('classes ' + ', '.join(f'`{c.name}`' for c in classes)) if classes else 'no classes'}"
+                f" deriving from none. Most likely it derives from `pydantic.BaseModel`.",
+                location=Location(rel, 1))
+
+
+# -- README card -------------------------------------------------------------------------------
+def _card(ctx: Any) -> Iterator[Finding]:
+    from envkit.card import CardSyntaxError, check_card, read_card
+
+    rel = "README.md"
+    text = ctx.text(rel)
+    if text is None:
+        yield CARD_INVALID.finding(
+            "Expected `README.md` with Docker Space front matter (the Space card); found none.",
+            location=Location(rel))
+        return
+    try:
+        card = read_card(text)
+    except CardSyntaxError as exc:
+        yield CARD_INVALID.finding(f"`README.md`: {exc}.", location=Location(rel, exc.line))
+        return
+    if card is None:
+        yield CARD_INVALID.finding(
+            "`README.md` must start with YAML front matter between `---` lines (the Space "
+            "card: title, sdk: docker, app_port, ...); it has none.", location=Location(rel, 1))
+        return
+    for problem in check_card(card, ctx.port):
+        yield CARD_INVALID.finding(problem.message, location=Location(rel, problem.line))
+
+
+# -- inference script --------------------------------------------------------------------------
+def _inference(ctx: Any) -> Iterator[Finding]:
+    rel = "inference.py"
+    if not ctx.exists(rel):
+        yield INFERENCE_SCRIPT.finding(
+            "Expected `inference.py` (the baseline agent reading API_BASE_URL, MODEL_NAME and "
+            "HF_TOKEN); found none.", location=Location(rel))
+        return
+    tree = ctx.python(rel)
+    if tree is None:
+        strings = set(re.findall(r"[A-Z_]+", ctx.text(rel) or ""))
+    else:
+        strings = {n.value for n in ast.walk(tree)
+                   if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    missing = [v for v in INFERENCE_VARS if v not in strings]
+    if missing:
+        yield INFERENCE_SCRIPT.finding(
+            f"`inference.py` must read the environment variables {', '.join(INFERENCE_VARS)}; "
+            f"it never mentions {', '.join(f'`{m}`' for m in missing)}.",
+            location=Location(rel, 1))
+
+
+# -- concurrency -------------------------------------------------------------------------------
+def _module_assigns(tree: ast.Module) -> dict[str, ast.expr]:
+    out: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and node.value is not None:
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    out[t.id] = node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and \
+                isinstance(node.target, ast.Name):
+            out[node.target.id] = node.value
+    return out
+
+
+def _resolve_int(node: ast.expr | None, assigns: dict[str, ast.expr], depth: int = 0) -> int | None:
+    """Best-effort constant folding: literals, names, `int(...)`, `os.environ.get(k, d)`,
+    `os.getenv(k, d)`. ``None`` when unknown."""
+    if node is None or depth > 5:
+        return None
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, bool):
+            return None
+        if isinstance(node.value, int):
+            return node.value
+        if isinstance(node.value, str) and node.value.strip().lstrip("-").isdigit():
+            return int(node.value)
+        return None
+    if isinstance(node, ast.Name):
+        return _resolve_int(assigns.get(node.id), assigns, depth + 1)
+    if isinstance(node, ast.Call):
+        func = node.func
+        fname = func.id if isinstance(func, ast.Name) else func.attr \
+            if isinstance(func, ast.Attribute) else ""
+        if fname == "int" and node.args:
+            return _resolve_int(node.args[0], assigns, depth + 1)
+        if fname in ("get", "getenv") and len(node.args) >= 2:
+            return _resolve_int(node.args[1], assigns, depth + 1)
+    return None
+
+
+def _create_app_call(tree: ast.Module) -> ast.Call | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
+                else ""
+            if name == "create_app":
+                return node
+    return None
+
+
+def _concurrent_flag(cls: ast.ClassDef) -> tuple[bool | None, int]:
+    """(value of SUPPORTS_CONCURRENT_SESSIONS if set in the body, its line)."""
+    for node in cls.body:
+        target = value = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and target.id == "SUPPORTS_CONCURRENT_SESSIONS" and \
+                isinstance(value, ast.Constant):
+            return bool(value.value), node.lineno
+    return None, cls.lineno
+
+
+def _concurrency(ctx: Any) -> Iterator[Finding]:
+    app_module = ctx.app.partition(":")[0]
+    app_rel = ctx.module_file(app_module) or ("server/app.py" if ctx.exists("server/app.py")
+                                              else None)
+    tree = ctx.python(app_rel) if app_rel else None
+    call = _create_app_call(tree) if tree is not None else None
+    files = ctx.python_files()
+    classes: dict[str, tuple[str, ast.ClassDef]] = {}
+    for rel in files:
+        t = ctx.python(rel)
+        if t is not None:
+            for n in ast.walk(t):
+                if isinstance(n, ast.ClassDef):
+                    classes.setdefault(n.name, (rel, n))
+    if call is None:
+        ctx.skip(("EK211", "EK213"), "no `create_app(...)` call found")
+    else:
+        kw = next((k for k in call.keywords if k.arg == "max_concurrent_envs"), None)
+        capacity = 1 if kw is None else _resolve_int(kw.value, _module_assigns(tree))
+        node = kw.value if kw is not None else call
+        where = Location(app_rel, node.lineno, node.col_offset + 1)
+        if capacity == 1:
+            how = "is 1" if kw is not None else "is not set (openenv-core's default is 1)"
+            yield CAPACITY_ONE.finding(
+                f"`create_app(max_concurrent_envs=...)` should be at least the trainer's "
+                f"generation batch size; it {how}. A second concurrent session gets "
+                "CAPACITY_REACHED.", location=where)
+        elif capacity is not None and capacity > 1 and call.args:
+            first = call.args[0]
+            env_name = first.id if isinstance(first, ast.Name) else None
+            found = classes.get(env_name) if env_name else None
+            if found is not None:
+                flag = _inherited_flag(found[1], classes)
+                if flag is False:
+                    yield CONCURRENCY_UNDECLARED.finding(
+                        f"`{env_name}` must set `SUPPORTS_CONCURRENT_SESSIONS = True` when "
+                        f"`max_concurrent_envs={capacity}`; it does not, so openenv-core "
+                        "refuses to start the server.",
+                        location=Location(found[0], found[1].lineno, found[1].col_offset + 1))
+    for rel in files:
+        t = ctx.python(rel)
+        if t is None:
+            continue
+        for cls in (n for n in t.body if isinstance(n, ast.ClassDef)):
+            flag, line = _concurrent_flag(cls)
+            if flag:
+                yield from _shared_state(rel, t, cls)
+
+
+def _inherited_flag(cls: ast.ClassDef, classes: dict[str, tuple[str, ast.ClassDef]],
+                    depth: int = 0) -> bool | None:
+    """True/False when known from the class or its local bases; None when a base is foreign
+    (other than openenv's `Environment`, whose default is False)."""
+    flag, _ = _concurrent_flag(cls)
+    if flag is not None:
+        return flag
+    for base in _base_names(cls):
+        if base == "Environment":
+            continue
+        if base in classes and depth < 5:
+            inherited = _inherited_flag(classes[base][1], classes, depth + 1)
+            if inherited is not None:
+                return inherited
+        else:
+            return None
+    return False
+
+
+def _is_mutable(node: ast.expr) -> bool:
+    if isinstance(node, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        return name in _MUTABLE_CTORS
+    return False
+
+
+def _mutated_roots(func: ast.AST) -> Iterator[tuple[ast.expr, ast.AST]]:
+    """(container expression, node) for every in-place mutation inside ``func``."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in _MUTATORS:
+            yield node.func.value, node
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Subscript):
+                    yield t.value, node
+                elif isinstance(node, ast.AugAssign) and isinstance(t, ast.Attribute):
+                    yield t, node
+
+
+def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Finding]:
+    module_mutable = {name for name, v in _module_assigns(tree).items() if _is_mutable(v)}
+    class_mutable = {name for name, v in _module_assigns(ast.Module(body=cls.body, type_ignores=[])
+                                                          ).items() if _is_mutable(v)}
+    instance_assigned = {
+        t.attr for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+    }
+    reported: set[str] = set()
+    funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for func in funcs:
+        for node in ast.walk(func):
+            if isinstance(node, ast.Global):
+                for name in node.names:
+                    if name not in reported:
+                        reported.add(name)
+                        yield MODULE_STATE.finding(
+                            f"`{cls.name}` declares `SUPPORTS_CONCURRENT_SESSIONS = True`, so "
+                            f"sessions must not share state; `{func.name}()` rebinds the "
+                            f"module-level `{name}` (`global {name}`), which every session "
+                            "shares.", location=Location(rel, node.lineno, node.col_offset + 1))
+        for root, node in _mutated_roots(func):
+            name = None
+            if isinstance(root, ast.Name) and root.id in module_mutable:
+                name, kind = root.id, "module-level"
+            elif isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) and \
+                    root.attr in class_mutable and (
+                        root.value.id in ("cls", cls.name) or
+                        (root.value.id == "self" and root.attr not in instance_assigned)):
+                name, kind = root.attr, "class-level"
+            if name and name not in reported:
+                reported.add(name)
+                yield MODULE_STATE.finding(
+                    f"`{cls.name}` declares `SUPPORTS_CONCURRENT_SESSIONS = True`, so sessions "
+                    f"must not share state; `{func.name}()` mutates the {kind} container "
+                    f"`{name}`, which every session shares.",
+                    location=Location(rel, node.lineno, node.col_offset + 1))

@@ -1,0 +1,166 @@
+"""``envkit validate`` as a library: static lint plus live protocol checks (issue #3).
+
+.. code-block:: python
+
+    from envkit.validation import validate
+
+    report = validate("envs/my-env", static=True)
+    if not report.passed:
+        for f in report.errors:
+            print(f.code, f.location, f.message)
+
+Two stages: *static* (EK1xx manifest, EK2xx project, EK3xx Dockerfile, EK6xx deployment; reads
+files only) and *runtime* (EK4xx protocol, EK5xx reward; starts or contacts a server, see
+:mod:`envkit.validation.runtime`). ``envkit build`` and ``envkit push`` run the static stage
+as a preflight.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from envkit.findings import RULES, Finding
+from envkit.validation.report import CheckResult, ValidationReport
+
+__all__ = ["CheckResult", "ValidationReport", "validate", "run_static_only"]
+
+RUNTIME_FAMILIES = "45"
+
+
+def _load_rules() -> None:
+    import envkit.validation.rules  # noqa: F401 - registers every rule
+
+
+def validate(path: str | Path | None = ".", *, url: str | None = None,
+             python: str | None = None, static: bool = False,
+             select: Sequence[str] | None = None, ignore: Sequence[str] | None = None,
+             episodes: int = 5, seed: int = 0, timeout_s: float | None = None,
+             progress: Callable[[str], None] | None = None) -> ValidationReport:
+    """Validate an environment directory, a running server, or both.
+
+    Args:
+        path: environment directory (holds ``openenv.yaml``): static checks run on it, and
+            the runtime checks start its server unless ``url`` is given. ``None`` with
+            ``url``: runtime checks only.
+        url: a running server (``http://127.0.0.1:8000`` or a Space URL): the runtime checks
+            run against it instead of a server envkit starts. With ``path`` too, the runtime
+            stage uses ``path``'s manifest (reward range, max_steps, oracle).
+        python: interpreter that serves the environment (default ``PATH/.venv/bin/python``,
+            else the current one).
+        static: skip the runtime stage.
+        select: rule codes or prefixes to run (``EK5``, ``EK503``, ``ALL``); replaces the
+            ``select`` of ``[tool.envkit.validate]``.
+        ignore: codes or prefixes to drop; added to the config's ``ignore``.
+        episodes: fuzzed episodes in the runtime stage (>= 1).
+        seed: seed of the action generator (runs are reproducible).
+        timeout_s: overall runtime-stage budget in seconds (``None``: the engine's default).
+        progress: called with short progress lines (the CLI prints them on stderr).
+
+    Returns:
+        The :class:`ValidationReport`; ``report.passed`` is False when an error finding
+        remains after selection and severity overrides.
+
+    Raises:
+        UsageError: neither ``path`` nor ``url``, ``path`` not a directory, bad select/ignore
+            codes, ``episodes`` < 1 (exit 2).
+        SpecError: invalid ``[tool.envkit.validate]`` (unknown key, code or severity).
+    """
+    from envkit.errors import UsageError
+    from envkit.validation.config import build_selection
+
+    _load_rules()
+    t0 = time.perf_counter()
+    if path is None and not url:
+        raise UsageError("Nothing to validate: give an environment directory or --url.",
+                         hint="Run `envkit validate PATH` or `envkit validate --url URL`.")
+    if episodes < 1:
+        raise UsageError(f"--episodes must be >= 1; got {episodes}.", hint="Pass --episodes 5.")
+    root: Path | None = None
+    if path is not None:
+        root = Path(path).expanduser()
+        if not root.exists():
+            raise UsageError(f"{root} does not exist.",
+                             hint="Pass the environment's directory (it holds openenv.yaml).")
+        if not root.is_dir():
+            raise UsageError(f"{root} is not a directory.",
+                             hint="Pass the directory that holds openenv.yaml.")
+        root = root.resolve()
+    selection = build_selection(root, select=select, ignore=ignore)
+
+    findings: list[Finding] = []
+    ran: set[str] = set()
+    skipped: dict[str, str] = {}
+    timings: dict[str, float] = {}
+    manifest = None
+
+    if root is not None:
+        from envkit.validation.static import run_static
+
+        static_findings, static_ran, static_skipped, secs = run_static(root, progress)
+        findings += static_findings
+        ran.update(static_ran)
+        skipped.update(static_skipped)
+        timings["static"] = secs
+        from envkit.project import spec_or_none
+
+        manifest = spec_or_none(root)
+
+    runtime_codes = [c for c in RULES if c[2] in RUNTIME_FAMILIES]
+    if static or not selection.wants_stage(RUNTIME_FAMILIES):
+        why = "--static" if static else "not selected"
+        skipped.update({c: why for c in runtime_codes})
+    elif root is not None and manifest is None and not url:
+        skipped.update({c: "openenv.yaml is missing or invalid (see EK1xx)"
+                        for c in runtime_codes})
+    else:
+        from envkit.validation.runtime import RuntimeTarget, run_runtime
+
+        target = RuntimeTarget(url=url, root=None if url else root, manifest=manifest,
+                               python=python)
+        outcome = run_runtime(target, episodes=episodes, seed=seed, timeout_s=timeout_s,
+                              progress=progress)
+        findings += outcome.findings
+        ran.update(outcome.checks_run)
+        for code in runtime_codes:
+            if code not in outcome.checks_run:
+                skipped.setdefault(code, "not evaluated by the runtime stage")
+        timings.update(outcome.timings)
+
+    # select / ignore / severity overrides
+    kept: list[Finding] = []
+    for f in findings:
+        if not selection.enabled(f.code):
+            continue
+        f.severity = selection.severity_of(f.code, f.severity)
+        kept.append(f)
+    checks: list[CheckResult] = []
+    for code in sorted(set(RULES) | {f.code for f in findings}):
+        rule = RULES.get(code)
+        name = rule.name if rule else next(f.name for f in findings if f.code == code)
+        stage = rule.stage if rule else "runtime"
+        mine = [f for f in kept if f.code == code]
+        if not selection.enabled(code):
+            status, reason = "skipped", "deselected"
+        elif code in ran or mine:
+            status, reason = ("failed" if any(f.severity.value == "error" for f in mine)
+                              else "passed"), ""
+        else:
+            status, reason = "skipped", skipped.get(code, "not evaluated")
+        checks.append(CheckResult(code, name, stage, status, reason, mine))
+
+    if root is not None and url:
+        label = f"{root} @ {url}"
+    else:
+        label = str(root) if root is not None else str(url)
+    timings["total"] = time.perf_counter() - t0
+    return ValidationReport(target=label, findings=kept, checks=checks, timings=timings,
+                            root=root)
+
+
+def run_static_only(path: str | Path = ".", *, select: Sequence[str] | None = None,
+                    ignore: Sequence[str] | None = None) -> ValidationReport:
+    """The static stage only (what ``envkit build`` and ``envkit push`` run as a preflight).
+    Same as ``validate(path, static=True, ...)``."""
+    return validate(path, static=True, select=select, ignore=ignore)

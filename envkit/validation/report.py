@@ -1,0 +1,289 @@
+"""The result of ``envkit validate`` and its renderings (text, json, github, junit).
+
+:class:`ValidationReport` is data; the ``render_*`` functions turn it into text and never print
+(the CLI writes the text to stdout or ``--output``). ``to_dict()`` is the machine contract of
+``--format json`` (issue #3), validated by ``report.schema.json`` in the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envkit.findings import FAMILIES, RULES, Finding, Rule, Severity
+
+FORMATS = ("text", "json", "github", "junit")
+SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
+
+
+@dataclass
+class CheckResult:
+    """One rule's outcome in one run (a JUnit test case).
+
+    Attributes:
+        code: the rule's code.
+        name: the rule's name.
+        stage: ``static`` or ``runtime``.
+        status: ``passed`` (no error finding), ``failed`` (an error finding) or ``skipped``
+            (not evaluated: deselected, or a precondition was missing).
+        reason: why it was skipped.
+        findings: this rule's findings (any severity).
+    """
+
+    code: str
+    name: str
+    stage: str
+    status: str
+    reason: str = ""
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _sort_key(f: Finding) -> tuple:
+    loc = f.location
+    return (f.severity.rank, loc is None, loc.file if loc else "",
+            (loc.line or 0) if loc else 0, (loc.column or 0) if loc else 0, f.code)
+
+
+@dataclass
+class ValidationReport:
+    """What ``envkit.validate()`` returns.
+
+    Attributes:
+        target: what was validated: the environment path, the URL, or ``"PATH @ URL"``.
+        findings: after select/ignore and severity overrides, sorted by severity, file,
+            line, code.
+        checks: one :class:`CheckResult` per rule (selected or not).
+        timings: seconds per stage, e.g. ``{"static": 0.04, "startup": 4.1, "total": 9.9}``.
+        root: the environment directory (``None`` for ``--url`` only); not serialised.
+    """
+
+    target: str
+    findings: list[Finding] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    root: Path | None = None
+
+    def __post_init__(self) -> None:
+        self.findings.sort(key=_sort_key)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.WARNING]
+
+    @property
+    def infos(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.INFO]
+
+    @property
+    def passed(self) -> bool:
+        """True when no error-severity finding remains."""
+        return not self.errors
+
+    @property
+    def checks_run(self) -> int:
+        return sum(1 for c in self.checks if c.status != "skipped")
+
+    @property
+    def summary(self) -> dict[str, int]:
+        return {"errors": len(self.errors), "warnings": len(self.warnings),
+                "infos": len(self.infos), "checks_run": self.checks_run}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON contract of ``--format json`` (issue #3)."""
+        from envkit._version import __version__
+
+        return {
+            "envkit_version": __version__,
+            "target": self.target,
+            "passed": self.passed,
+            "summary": self.summary,
+            "findings": [f.to_dict() for f in self.findings],
+            "timings": {k: round(v, 3) for k, v in self.timings.items()},
+        }
+
+
+# -- renderers ---------------------------------------------------------------------------------
+def _display_file(report: ValidationReport, file: str) -> str:
+    """A finding's file as the user should see it: relative to the current directory when
+    the environment is below it (so GitHub annotations land on the right file)."""
+    if report.root is None:
+        return file
+    try:
+        rel = os.path.relpath(report.root / file)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        return file
+    return file if rel.startswith("..") else Path(rel).as_posix()
+
+
+def render_json(report: ValidationReport) -> str:
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_line(report: ValidationReport) -> str:
+    s = report.summary
+    total = report.timings.get("total")
+    took = f" in {total:.2f} s" if total is not None else ""
+    verdict = "PASSED" if report.passed else "FAILED"
+    return (f"{verdict}: {_plural(s['errors'], 'error')}, {_plural(s['warnings'], 'warning')}, "
+            f"{_plural(s['infos'], 'info')} ({s['checks_run']} checks run{took}).")
+
+
+def render_text(report: ValidationReport) -> str:
+    """Findings grouped by file (static) and by stage (runtime), then one summary line."""
+    groups: dict[str, list[Finding]] = {}
+    for f in report.findings:
+        key = _display_file(report, f.location.file) if f.location else f"({f.stage})"
+        groups.setdefault(key, []).append(f)
+    lines = [f"envkit validate {report.target}", ""]
+    for key in sorted(groups, key=lambda k: (k.startswith("("), k)):
+        lines.append(key)
+        for f in sorted(groups[key], key=lambda f: ((f.location.line or 0) if f.location else 0,
+                                                     f.severity.rank, f.code)):
+            pos = ""
+            if f.location and f.location.line is not None:
+                pos = f"{f.location.line}:{f.location.column or 1}"
+            lines.append(f"  {pos:>7}  {f.severity.value:<7}  {f.code} {f.name}")
+            lines.append(f"           {f.message}")
+            if f.fix:
+                lines.append(f"           fix: {f.fix}")
+        lines.append("")
+    if not report.findings:
+        lines.append("No findings.")
+        lines.append("")
+    lines.append(summary_line(report))
+    return "\n".join(lines) + "\n"
+
+
+def _gh_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(s: str) -> str:
+    return _gh_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(report: ValidationReport) -> str:
+    """GitHub Actions workflow commands, one annotation per finding, then a notice with the
+    summary. Severity: error -> ``::error``, warning -> ``::warning``, info -> ``::notice``."""
+    level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+    out = []
+    for f in report.findings:
+        props = []
+        if f.location:
+            props.append(f"file={_gh_prop(_display_file(report, f.location.file))}")
+            if f.location.line is not None:
+                props.append(f"line={f.location.line}")
+                if f.location.column is not None:
+                    props.append(f"col={f.location.column}")
+        props.append(f"title={_gh_prop(f'{f.code} {f.name}')}")
+        msg = f.message + (f" Fix: {f.fix}" if f.fix else "")
+        out.append(f"::{level[f.severity]} {','.join(props)}::{_gh_data(msg)}")
+    out.append(f"::notice title=envkit validate::{_gh_data(summary_line(report))}")
+    return "\n".join(out) + "\n"
+
+
+def render_junit(report: ValidationReport) -> str:
+    """JUnit XML (``junit-xml``): one test suite per stage, one test case per check; a check
+    fails on an error finding, warnings and infos go to its system-out."""
+    from junit_xml import TestCase, TestSuite, to_xml_report_string
+
+    suites: dict[str, list[TestCase]] = {}
+    for c in report.checks:
+        family = FAMILIES.get(c.code[2], "other")
+        case = TestCase(f"{c.code} {c.name}", classname=f"envkit.validate.{c.stage}.{family}",
+                        elapsed_sec=None)
+        errors = [f for f in c.findings if f.severity is Severity.ERROR]
+        others = [f for f in c.findings if f.severity is not Severity.ERROR]
+        if c.status == "skipped":
+            case.add_skipped_info(c.reason or "not evaluated")
+        elif errors:
+            case.add_failure_info(
+                message="; ".join(f.message for f in errors)[:500],
+                output="\n".join(f"{f.location or '-'}: {f.message} Fix: {f.fix}"
+                                 for f in errors),
+                failure_type=c.name)
+        if others:
+            case.stdout = "\n".join(f"{f.severity.value}: {f.location or '-'}: {f.message}"
+                                    for f in others)
+        suites.setdefault(c.stage, []).append(case)
+    ts = [TestSuite(f"envkit validate ({stage})", cases, package="envkit")
+          for stage, cases in suites.items()]
+    return to_xml_report_string(ts, encoding="utf-8")
+
+
+def render(report: ValidationReport, fmt: str) -> str:
+    """Render ``report`` in one of :data:`FORMATS`."""
+    return {"text": render_text, "json": render_json, "github": render_github,
+            "junit": render_junit}[fmt](report)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same directory and a rename, so a
+    reader never sees half a report.
+
+    Raises:
+        OSError: the directory is not writable (the temp file is removed).
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# -- rule documentation ------------------------------------------------------------------------
+def rules_markdown(rules: list[Rule] | None = None) -> str:
+    """docs/rules.md: every registered rule, grouped by family. Headings are
+    ``## EK503 reward-out-of-range`` so GitHub's anchors match :attr:`Rule.url`.
+    Regenerate with ``envkit rules --format markdown > docs/rules.md``."""
+    rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
+    out = ["# envkit validate rules", "",
+           "<!-- Generated by `envkit rules --format markdown > docs/rules.md`; do not edit. -->",
+           "",
+           "Codes are stable and never reused. Select, ignore and re-grade them with "
+           "`--select`, `--ignore` and `[tool.envkit.validate]` in pyproject.toml; "
+           "`envkit validate --explain CODE` prints one rule.", ""]
+    for digit, family in FAMILIES.items():
+        fam = [r for r in rules if r.code[2] == digit]
+        if not fam:
+            continue
+        out += [f"# EK{digit}xx {family}", "", "| code | name | severity | summary |",
+                "|---|---|---|---|"]
+        out += [f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity.value} | "
+                f"{r.summary.replace('|', '&#124;')} |" for r in fam]
+        out.append("")
+        for r in fam:
+            out += [f"## {r.code} {r.name}", "",
+                    f"*Severity:* {r.severity.value} · *stage:* {r.stage} · *family:* {family}",
+                    "", r.summary, "",
+                    f"**What it checks.** {r.what}", "",
+                    f"**Why it matters.** {r.why}", "",
+                    f"**Example.** {r.example}", "",
+                    f"**Fix.** {r.fix}", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def rules_table(rules: list[Rule] | None = None) -> list[dict[str, str]]:
+    """Every rule as a JSON-ready dict (``envkit rules --format json``)."""
+    rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
+    return [{"code": r.code, "name": r.name, "severity": r.severity.value, "family": r.family,
+             "stage": r.stage, "summary": r.summary, "url": r.url} for r in rules]
