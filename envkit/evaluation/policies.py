@@ -197,6 +197,7 @@ def model_error(exc: BaseException, *, base_url: str, model: str, key_env: str |
     import openai
 
     where = f"the model endpoint {base_url}"
+    Where = "T" + where[1:]
     key_hint = (f"Set ${key_env} to a valid key" if key_env
                 else "Set HF_TOKEN (or OPENAI_API_KEY) to a valid key")
     if isinstance(exc, openai.APITimeoutError):
@@ -210,17 +211,17 @@ def model_error(exc: BaseException, *, base_url: str, model: str, key_env: str |
     status = getattr(exc, "status_code", None)
     body_msg = _body_message(exc)
     if isinstance(exc, openai.AuthenticationError):
-        return ModelEndpointError(f"{where} rejected the API key (401 Unauthorized).",
+        return ModelEndpointError(f"{Where} rejected the API key (401 Unauthorized).",
                                   hint=f"{key_hint}, or pass --api-key-env NAME.")
     if isinstance(exc, openai.PermissionDeniedError):
-        return ModelEndpointError(f"{where} refused access to model `{model}` (403): "
+        return ModelEndpointError(f"{Where} refused access to model `{model}` (403): "
                                   f"{body_msg}.", hint=f"{key_hint} with access to the model.")
     if isinstance(exc, openai.RateLimitError):
-        return ModelEndpointError(f"{where} is rate-limiting requests (429) and still was after "
+        return ModelEndpointError(f"{Where} is rate-limiting requests (429) and still was after "
                                   f"{max_retries} retries with backoff: {body_msg}.",
                                   hint="Lower --concurrency, wait, or raise --max-retries.")
     if isinstance(exc, openai.NotFoundError):
-        return ModelEndpointError(f"{where} answered 404 for model `{model}`: {body_msg}.",
+        return ModelEndpointError(f"{Where} answered 404 for model `{model}`: {body_msg}.",
                                   hint="Check --model and that --base-url ends with /v1.")
     if any(m in body_msg.lower() for m in _CONTEXT_MARKERS):
         return ModelEndpointError(f"The conversation is longer than model `{model}`'s context "
@@ -228,10 +229,10 @@ def model_error(exc: BaseException, *, base_url: str, model: str, key_env: str |
                                   hint="Lower --max-steps, shorten the observation, or use a "
                                   "model with a longer context.")
     if isinstance(exc, openai.APIStatusError):
-        return ModelEndpointError(f"{where} answered {status}: {body_msg}.",
+        return ModelEndpointError(f"{Where} answered {status}: {body_msg}.",
                                   hint="Check --model and the endpoint's documentation; "
                                   "retry later for 5xx errors.")
-    return ModelEndpointError(f"{where} failed: {type(exc).__name__}: {exc}.",
+    return ModelEndpointError(f"{Where} failed: {type(exc).__name__}: {exc}.",
                               hint="Re-run with ENVKIT_DEBUG=1 for details.")
 
 
