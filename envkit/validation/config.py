@@ -26,7 +26,7 @@ from typing import Any
 from envkit.errors import SpecError, UsageError
 from envkit.findings import RULES, Severity
 
-_PREFIX = re.compile(r"EK[1-6]?\d{0,2}")
+_PREFIX = re.compile(r"EK(?:[1-6]\d{0,2})?")
 KNOWN_KEYS = ("select", "ignore", "severity")
 
 

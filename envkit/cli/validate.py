@@ -1,0 +1,123 @@
+"""``envkit validate``: static lint plus live protocol checks, with coded findings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from envkit.cli import _output
+from envkit.cli._options import PythonOpt, UrlOpt
+from envkit.errors import ExitCode, UsageError
+
+_FORMATS = ("text", "json", "github", "junit")
+
+
+def explain(code: str) -> str:
+    """The documentation of one rule (``--explain``).
+
+    Raises:
+        UsageError: unknown code (with the closest known one).
+    """
+    import difflib
+
+    import envkit.validation.rules  # noqa: F401 - registers every rule
+    from envkit.findings import RULES
+
+    key = code.strip().upper()
+    rule = RULES.get(key) or next((r for r in RULES.values() if r.name == code.strip()), None)
+    if rule is None:
+        close = difflib.get_close_matches(key, list(RULES), n=1)
+        raise UsageError(f"--explain: unknown rule {code!r}"
+                         f"{f' (did you mean {close[0]}?)' if close else ''}.",
+                         hint="List the rules with `envkit rules`.")
+    return rule.explain() + f"\nDocs: {rule.url}\n"
+
+
+def validate_cmd(
+    path: Annotated[Optional[Path], typer.Argument(
+        help="Environment directory (holds openenv.yaml) [default: . unless --url].",
+        show_default=False)] = None,
+    url: UrlOpt = None,
+    python: PythonOpt = None,
+    static: Annotated[bool, typer.Option("--static", help="Static checks only: never start "
+                                         "or contact a server.")] = False,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json, github (workflow "
+                                     "annotations) or junit (XML).")] = "text",
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report "
+                                                   "to FILE (atomically) instead of stdout.")]
+    = None,
+    select: Annotated[Optional[list[str]], typer.Option(
+        "--select", help="Only these rule codes or prefixes (EK5, EK503, ALL); comma-separated "
+        "or repeated. Replaces `select` of \\[tool.envkit.validate].")] = None,
+    ignore: Annotated[Optional[list[str]], typer.Option(
+        "--ignore", help="Skip these codes or prefixes; added to the config's `ignore`.")] = None,
+    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when error "
+                                            "findings remain (adopting in CI).")] = False,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", min=1.0, help="Seconds for "
+                                                     "the whole runtime stage.")] = None,
+    episodes: Annotated[int, typer.Option("--episodes", min=1, help="Fuzzed episodes in the "
+                                          "runtime stage.")] = 5,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the action "
+                                      "generator.")] = 0,
+    explain_code: Annotated[Optional[str], typer.Option(
+        "--explain", metavar="CODE", help="Print the documentation of one rule and exit.")]
+    = None,
+) -> None:
+    """Check an environment: manifest, packaging, Dockerfile, secrets, then the live protocol
+    and its rewards.
+
+    PATH (default .) gets the static checks, then the runtime checks against a server envkit
+    starts from its openenv.yaml on a free 127.0.0.1 port (stopped afterwards). --url checks
+    a running server instead (with PATH too: static on PATH, runtime on the URL using PATH's
+    manifest). Exit 0 when no error finding remains, 1 when one does, 2 for usage or config
+    errors. Findings go to stdout, progress to stderr. Configure in pyproject.toml under
+    \\[tool.envkit.validate] (select, ignore, severity).
+
+    Examples:
+      envkit validate
+      envkit validate envs/my-env --static
+      envkit validate --url https://me-my-env.hf.space
+      envkit validate --format github --select EK1,EK2,EK3
+      envkit validate --format junit --output report.xml --exit-zero
+      envkit validate --explain EK503
+    """
+    if explain_code is not None:
+        _output.out.print(explain(explain_code), end="", markup=False, emoji=False)
+        return
+    if fmt not in _FORMATS:
+        raise UsageError(f"--format {fmt!r} is not one of {', '.join(_FORMATS)}.",
+                         hint="Pass --format text, json, github or junit.")
+    from envkit.validation import validate
+    from envkit.validation.report import render, summary_line, write_atomic
+
+    if path is None and not url:
+        path = Path(".")
+
+    def progress(line: str) -> None:
+        _output.err.print(f"[dim]{_output.esc(line)}[/dim]")
+
+    report = validate(path, url=url, python=python, static=static, select=select,
+                      ignore=ignore, episodes=episodes, seed=seed, timeout_s=timeout,
+                      progress=progress)
+    text = render(report, fmt)
+    if output is not None:
+        try:
+            write_atomic(output, text)
+        except OSError as exc:
+            raise UsageError(f"Cannot write {output}: {exc.strerror or exc}.",
+                             hint="Pass a writable --output path.") from None
+        _output.info(f"Report written to {_output.esc(output)}.")
+        _output.info(_output.esc(summary_line(report)))
+    else:
+        _output.out.print(text, end="", markup=False, emoji=False, highlight=False)
+        if fmt not in ("text",):
+            _output.info(_output.esc(summary_line(report)))
+    if not report.passed and not exit_zero:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def register(app: typer.Typer, handled: Callable) -> None:
+    app.command("validate")(handled(validate_cmd))
