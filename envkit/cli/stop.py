@@ -8,12 +8,16 @@ from typing import Annotated, Optional
 import typer
 
 from envkit.cli import _output
+from envkit.cli._options import parse_key_values
 
 
 def stop_cmd(
     names: Annotated[Optional[list[str]], typer.Argument(
         help="Container names or ids (default: every container envkit started).",
         show_default=False)] = None,
+    label: Annotated[Optional[list[str]], typer.Option(
+        "--label", help="Without NAMES: only envkit containers that also carry label "
+        "KEY=VALUE (repeatable).", show_default=False)] = None,
     timeout: Annotated[float, typer.Option(
         "--timeout", min=0.0, help="Seconds between SIGTERM and SIGKILL.")] = 3.0,
 ) -> None:
@@ -24,11 +28,17 @@ def stop_cmd(
 
     Examples:
       envkit stop envkit-my-env-3f2a1c
+      envkit stop --label team=ci
       envkit stop
     """
     from envkit.container import stop_containers
+    from envkit.errors import UsageError
 
-    stopped = stop_containers(names or None, timeout_s=timeout)
+    labels = parse_key_values(label, "--label")
+    if names and labels:
+        raise UsageError("--label selects containers when no NAMES are given.",
+                         hint="Pass either names or --label.")
+    stopped = stop_containers(names or None, timeout_s=timeout, labels=labels)
     if not stopped:
         _output.info("No envkit containers to stop.")
         return

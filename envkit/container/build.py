@@ -352,19 +352,22 @@ def build_image(
     _dockerfile_path, text = read_dockerfile(root)
 
     checker: str | None = None
+    warnings: list[str] = []
     if check:
-        problems, checker = preflight(root, text)
+        problems, notes, checker = preflight(root, text)
+        for note in notes:
+            warnings.append(str(note))
+            emit(BuildEvent("warning", str(note)))
         if problems:
             raise BuildError(
-                f"The Dockerfile has {len(problems)} error(s) ({checker}); the build did not "
-                "start.",
+                f"The Dockerfile has {len(problems)} error(s) (found by {checker}); the build "
+                "did not start.",
                 details="\n".join(str(p) for p in problems),
                 hint="Fix them, or pass --no-check to build anyway.")
     try:
         instructions = parse_dockerfile(text)
     except Exception:  # noqa: BLE001 - --no-check: let the engine report the syntax error
         instructions = []
-    warnings: list[str] = []
     scan = scan_context(root)
     if scan.total_bytes > LARGE_CONTEXT_BYTES:
         big = ", ".join(f"{p} ({b / 1e6:.0f} MB)" for p, b in scan.biggest[:3])

@@ -72,7 +72,8 @@ class Problem:
 
     def __str__(self) -> str:
         where = f"{DOCKERFILE}:{self.line}: " if self.line else f"{DOCKERFILE}: "
-        return f"{where}{self.code} {self.message}"
+        code = "" if self.code == "parse" else f"{self.code} "
+        return f"{where}{code}{self.message}"
 
 
 @dataclass(frozen=True)
@@ -174,17 +175,17 @@ def buildkit_features(text: str, instructions: list[Instruction] | None = None
     return found
 
 
-def preflight(root: Path, text: str) -> tuple[list[Problem], str]:
-    """Dockerfile problems that should stop a build, and which checker found them.
+def preflight(root: Path, text: str) -> tuple[list[Problem], list[Problem], str]:
+    """Dockerfile problems that should stop a build, warnings, and which checker found them.
 
     Runs ``envkit.validation.validate(root, static=True, select=["EK3"])`` and keeps its
-    error-severity findings. While that API is not importable (it is being built, issue #3),
+    error-severity findings (warning-severity ones are returned apart). While that API is not importable (it is being built, issue #3),
     falls back to structural checks: the file parses, names only known instructions, and has
     a ``FROM`` before anything but ``ARG``.
 
     Returns:
-        ``(problems, checker)`` where ``checker`` is ``"envkit validate (EK3xx)"`` or
-        ``"envkit build (fallback)"``.
+        ``(errors, warnings, checker)`` where ``checker`` is ``"the EK3xx rules"`` or
+        ``"envkit build's built-in checks"``.
     """
     try:
         from envkit.validation import validate  # type: ignore[attr-defined]
@@ -197,14 +198,18 @@ def preflight(root: Path, text: str) -> tuple[list[Problem], str]:
             report = None
         if report is not None:
             problems: list[Problem] = []
+            warnings: list[Problem] = []
             for f in getattr(report, "findings", []):
-                if getattr(getattr(f, "severity", None), "value", None) != "error":
-                    continue
+                severity = getattr(getattr(f, "severity", None), "value", None)
                 loc = getattr(f, "location", None)
-                problems.append(Problem(code=str(f.code), message=str(f.message),
-                                        line=getattr(loc, "line", None)))
-            return problems, "envkit validate (EK3xx)"
-    return _fallback_checks(text), "envkit build (fallback)"
+                item = Problem(code=str(f.code), message=str(f.message),
+                               line=getattr(loc, "line", None))
+                if severity == "error":
+                    problems.append(item)
+                elif severity == "warning":
+                    warnings.append(item)
+            return problems, warnings, "the EK3xx rules"
+    return _fallback_checks(text), [], "envkit build's built-in checks"
 
 
 def _fallback_checks(text: str) -> list[Problem]:
