@@ -1,0 +1,36 @@
+"""Fixtures of the validate area: a clean echo environment to mutate, an `openenv init` one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# envkit's own check is existence only (EK210); a real `uv lock` needs PyPI and ~5 s, so the
+# clean fixture carries a minimal lock file instead.
+PLACEHOLDER_LOCK = "version = 1\nrequires-python = \">=3.10\"\n"
+
+
+@pytest.fixture
+def clean_env(echo_env: Path, copy_env) -> Path:
+    """A private copy of the generated echo environment plus a uv.lock: zero static findings."""
+    root = copy_env(echo_env)
+    (root / "uv.lock").write_text(PLACEHOLDER_LOCK)
+    return root
+
+
+@pytest.fixture(scope="session")
+def openenv_init_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An environment made by openenv-core's own `openenv init` (unchanged)."""
+    parent = tmp_path_factory.mktemp("openenv-init")
+    exe = Path(sys.executable).with_name("openenv")
+    subprocess.run([str(exe), "init", "my_env"], cwd=parent, check=True, capture_output=True,
+                   timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    root = parent / "my_env"
+    for cache in root.rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
+    return root
