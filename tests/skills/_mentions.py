@@ -1,7 +1,8 @@
 """Find every `envkit ...` command line and flag a skill mentions (for the CLI-existence test).
 
 Checked: inline code spans and fenced code blocks that contain an `envkit <command> ...`
-invocation, and bare flag spans (`--static`) inside a section headed `envkit <command>`.
+invocation; bare flag spans (`--static`) inside a section headed `envkit <command>` (they
+belong to that command); and bare flag spans anywhere else (``words == ()``, ``bare``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ class Mention:
 
     Attributes:
         where: ``file:line`` for the failure message.
-        words: command words, e.g. ``("skills", "install")``; empty for root options.
+        words: command words, e.g. ``("skills", "install")``; empty for root options
+            (``envkit --version``) and for bare flags outside a command section.
         flags: flags as written (``--agent``, ``-e``).
         bare: True for flags found alone under an ``envkit <command>`` heading.
     """
@@ -84,9 +86,9 @@ def mentions(path: Path, label: str) -> list[Mention]:
                 parsed = _parse_invocation(seg[inv.end():])
                 if parsed:
                     found.append(Mention(where, *parsed))
-            if not invocations and not fenced and section and seg.lstrip(" [(").startswith("-"):
+            if not invocations and not fenced and seg.lstrip(" [(").startswith("-"):
                 flags = tuple(f for tok in seg.split() if tok.lstrip("[(").startswith("-")
                               for f in _clean_flag(tok))
-                if flags:
-                    found.append(Mention(where, section, flags, bare=True))
+                if flags:  # outside an `envkit <command>` section: words=()
+                    found.append(Mention(where, section or (), flags, bare=True))
     return found

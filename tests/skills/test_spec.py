@@ -113,6 +113,10 @@ def test_check_skill_without_front_matter(tmp_path):
 
 # ---- everything a skill tells an agent to type must exist ----------------------------------
 
+# Flags of other tools that skills quote in prose (Docker's HEALTHCHECK, uv); nothing else.
+FOREIGN_FLAGS = {"--start-period", "--frozen", "--locked"}
+
+
 def _cli_tree() -> dict[str, object]:
     import typer
 
@@ -145,7 +149,7 @@ def test_mention_parser(tmp_path):
         "envkit build && envkit run --docker --port=9000   # envkit stop afterwards\n"
         "```\n"
         "## Other\n"
-        "`--host 0.0.0.0` is uvicorn's; `pip install rl-envkit`; `envkit`\n",
+        "`--nope` is prose; `pip install rl-envkit`; `envkit`\n",
         encoding="utf-8")
     got = [(m.words, m.flags, m.bare) for m in mentions(md, "x.md")]
     assert got == [
@@ -155,6 +159,7 @@ def test_mention_parser(tmp_path):
         (("push",), ("--private", "--public"), True),
         (("build",), (), False),
         (("run",), ("--docker", "--port"), False),
+        ((), ("--nope",), True),
     ]
 
 
@@ -171,10 +176,17 @@ def test_every_command_and_flag_a_skill_mentions_exists():
 
     root_opts = _options(typer.main.get_command(app))
     commands = _cli_tree()
+    every_opt = set().union(root_opts, *(
+        _options(c) for cmd in commands.values()
+        for c in (cmd, *getattr(cmd, "commands", {}).values())))
     missing: list[str] = []
     for m in _all_mentions():
+        if not m.words and m.bare:  # a flag in prose: some command must have it
+            missing += [f"{m.where}: `{f}` (no envkit command has it)" for f in m.flags
+                        if f not in every_opt and f not in FOREIGN_FLAGS]
+            continue
         if not m.words:
-            missing += [f"{m.where}: envkit {f}" for f in m.flags if f not in root_opts]
+            missing += [f"{m.where}: `envkit {f}`" for f in m.flags if f not in root_opts]
             continue
         cmd = commands.get(m.words[0])
         if cmd is None:
