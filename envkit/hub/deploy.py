@@ -2,9 +2,10 @@
 
 Order of a push (issue #5):
 
-1. preflight: static validate (EK1/2/3/6); EK6xx errors and credentials found in the staged
-   files ALWAYS stop the push, other errors stop it unless ``validate=False``;
-2. staging (see :mod:`envkit.hub.staging`);
+1. staging (see :mod:`envkit.hub.staging`);
+2. preflight: static validate (EK1/2/3/6) of the staged copy; EK6xx errors and credentials
+   found in the staged files ALWAYS stop the push, other errors stop it unless
+   ``validate=False``;
 3. auth and repo id (``<whoami>/<manifest name in kebab-case>`` by default);
 4. diff against the Space's tree (git-blob sha1 per file): unchanged files are never sent,
    files gone from the upload set are deleted (``.gitattributes`` kept);
@@ -339,13 +340,6 @@ def push(
     except UsageError:
         title = manifest.name
 
-    # 1. preflight (static rules)
-    say("Checking the environment (static validate)…")
-    findings, preflight = _preflight(project.root, run_all=validate)
-    blocking = [f for f in findings if f.severity.value == "error"
-                and (validate or f.code.startswith("EK6"))]
-    warnings = [_finding_line(f) for f in findings if f not in blocking]
-
     # token: needed for a real push, best effort for a dry run
     creds: Credentials | None
     try:
@@ -359,6 +353,13 @@ def push(
         # 2. staging + secret scan of exactly what would be uploaded
         say("Staging the files to upload…")
         staged = stage(project.root, manifest, Path(tmp) / "space", title=title)
+        # 1. preflight: static rules on the staged copy, i.e. on exactly what would be uploaded
+        # (after the card repair and the Dockerfile move, which must not count against it).
+        say("Checking the files to upload (static validate)…")
+        findings, preflight = _preflight(staged.path, run_all=validate)
+        blocking = [f for f in findings if f.severity.value == "error"
+                    and (validate or f.code.startswith("EK6"))]
+        warnings = [_finding_line(f) for f in findings if f not in blocking]
         hits: list[SecretHit] = scan_secrets(
             staged.path, [f.path for f in staged.files],
             extra_literals=(creds.token,) if creds else ())
@@ -481,7 +482,7 @@ def push(
 
     # 7. wait for the Space and check the app
     if wait:
-        _wait(api, result, endpoint, wait_timeout_s, say)
+        _wait(api, result, project.root, endpoint, wait_timeout_s, say)
     return result
 
 
@@ -518,7 +519,8 @@ def _commit(api: Any, result: PushResult, folder: Path, head: str | None, create
     result.commit_url = info.commit_url
 
 
-def _wait(api: Any, result: PushResult, endpoint: str, timeout_s: float, say: Progress) -> None:
+def _wait(api: Any, result: PushResult, root: Path, endpoint: str, timeout_s: float,
+          say: Progress) -> None:
     repo_id = result.repo_id
     start = time.monotonic()
     interval = 1.0
@@ -540,20 +542,27 @@ def _wait(api: Any, result: PushResult, endpoint: str, timeout_s: float, say: Pr
     if stage != "RUNNING":
         return
     say(f"Checking the app at {result.app_url}…")
-    result.app_check = check_app(result.app_url)
+    result.app_check = check_app(result.app_url, root)
 
 
-def check_app(url: str, *, timeout_s: float = 60.0) -> AppCheck:
-    """Check a deployed app: runtime ``envkit.validation.validate(url=...)`` when available,
-    else ``GET /health`` answering ``{"status": "healthy"}`` (retried up to ``timeout_s``
-    seconds: a Space can report RUNNING a moment before its router forwards requests)."""
+def check_app(url: str, root: Path | None = None, *, timeout_s: float = 60.0) -> AppCheck:
+    """Check a deployed app.
+
+    First ``GET /health`` must answer ``{"status": "healthy"}`` (retried up to ``timeout_s``
+    seconds: a Space can report RUNNING a moment before its router forwards requests); then,
+    when ``envkit.validation`` is available, its runtime rules (EK4xx protocol, EK5xx reward)
+    run against ``url`` with ``root``'s manifest (reward range, max_steps, oracle).
+    """
+    health = _check_health(url, timeout_s)
+    if not health.ok:
+        return health
     try:
         from envkit.validation import validate
     except ImportError:
         validate = None
     if validate is not None:
         try:
-            report = validate(url=url)
+            report = validate(root, url=url, select=["EK4", "EK5"])
         except TypeError:
             report = None
         if report is not None:
@@ -562,6 +571,10 @@ def check_app(url: str, *, timeout_s: float = 60.0) -> AppCheck:
                                             f"{len(errors)} error(s): " + "; ".join(
                                                 _finding_line(f) for f in errors[:5]))
             return AppCheck(ok=not errors, method="validate", detail=detail, report=report)
+    return health
+
+
+def _check_health(url: str, timeout_s: float) -> AppCheck:
     import httpx
 
     deadline = time.monotonic() + timeout_s
