@@ -186,3 +186,10 @@ def test_help_has_examples(cli, args):
     result = cli(*args, "--help")
     assert result.exit_code == 0
     assert "Examples" in result.stdout and "envkit skills" in result.stdout
+
+
+def test_destination_that_is_a_file_is_refused(tmp_path):
+    target = tmp_path / "not-a-dir"
+    target.write_text("x")
+    with pytest.raises(DestinationError, match="is not a directory"):
+        install_skills(target)
