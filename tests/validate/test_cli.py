@@ -126,3 +126,29 @@ def test_openenv_init_environment(openenv_init_env: Path) -> None:
     assert got == ["EK209", "EK210", "EK211", "EK302", "EK305", "EK306", "EK308", "EK310",
                    "EK604", "EK605"], [(f.code, f.message) for f in report.findings]
     assert report.passed  # warnings and infos only: it serves, it is just not ready to ship
+
+
+def test_select_static_family_never_starts_a_server(clean_env: Path) -> None:
+    report = validate(clean_env, select=["EK1"])  # no --static: the selection decides
+    assert "startup" not in report.timings and "runtime" not in report.timings
+    runtime = [c for c in report.checks if c.stage == "runtime"]
+    assert runtime and all(c.status == "skipped" for c in runtime)
+    assert report.summary["checks_run"] == 10
+
+
+def test_url_only_runs_runtime_checks(cli, echo_server) -> None:
+    result = cli("validate", "--url", echo_server.url, "--episodes", "1", "-f", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["target"] == echo_server.url and data["passed"] is True
+    assert data["summary"]["checks_run"] > 0
+    assert "static" not in data["timings"]
+
+
+def test_path_and_url_run_both_stages(clean_env: Path, echo_server) -> None:
+    (clean_env / "inference.py").unlink()  # a static finding proves the static stage ran
+    report = validate(clean_env, url=echo_server.url, episodes=1)
+    assert report.target == f"{clean_env.resolve()} @ {echo_server.url}"
+    assert [f.code for f in report.findings] == ["EK209"]
+    stages = {c.stage for c in report.checks if c.status != "skipped"}
+    assert stages == {"static", "runtime"}

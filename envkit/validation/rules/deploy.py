@@ -121,7 +121,6 @@ def check(ctx: Any) -> Iterator[Finding]:
             "Expected a `.dockerignore` (keeps `.git`, `.venv` and secrets out of the image); "
             "found none.", location=Location(".dockerignore"))
     files = upload_set(root)
-    uploaded = {f.path for f in files}
     flagged: set[str] = set()
     for f in files:
         name = f.path.rsplit("/", 1)[-1]
@@ -155,4 +154,3 @@ def check(ctx: Any) -> Iterator[Finding]:
                 f"`{f.path}` would be uploaded and contains a {hit.kind} (`{hit.preview}`, "
                 "value not shown) at line "
                 f"{hit.line}.", location=Location(f.path, hit.line, hit.column))
-    del uploaded
