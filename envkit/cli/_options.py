@@ -14,17 +14,17 @@ EnvDirArg = Annotated[
 PythonOpt = Annotated[
     Optional[str],
     typer.Option("--python", help="Interpreter that serves the environment "
-                 "[default: PATH/.venv/bin/python if present, else the current one]."),
+                 "(default: PATH/.venv/bin/python if present, else the current one)."),
 ]
 HostOpt = Annotated[str, typer.Option("--host", help="Bind address.")]
 PortOpt = Annotated[Optional[int], typer.Option("--port", "-p", min=1, max=65535,
-                                                help="TCP port [default: a free one].")]
+                                                help="TCP port (default: a free one).")]
 UrlOpt = Annotated[Optional[str], typer.Option("--url", help="A running server, e.g. "
                                                "http://127.0.0.1:8000 or a Space app URL.")]
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="Output format.")]
 TokenOpt = Annotated[Optional[str], typer.Option(
-    "--token", help="Hugging Face token [default: $HF_TOKEN, else the token saved by "
-    "`hf auth login`]. Never printed.", show_default=False)]
+    "--token", help="Hugging Face token (default: $HF_TOKEN, else the token saved by "
+    "`hf auth login`). Never printed.", show_default=False)]
 EnvVarOpt = Annotated[Optional[list[str]], typer.Option(
     "--env", "-e", help="Environment variable KEY=VALUE (repeatable).")]
 
