@@ -381,6 +381,7 @@ def build_image(
     start = time.monotonic()
     client = docker_client()
     try:
+        previous = _image_id(client, tag)
         if features:
             cli = find_buildkit_cli()
             if cli is None:
@@ -402,11 +403,37 @@ def build_image(
             builder = "docker-py"
         seconds = time.monotonic() - start
         size = int(client.images.get(image_id).attrs.get("Size", 0))
+        if previous and previous != image_id:
+            _remove_if_dangling(client, previous)
     finally:
         client.close()
     return BuildResult(image_id=image_id, tags=[tag], size_bytes=size, seconds=seconds,
                        steps=steps, builder=builder, labels=all_labels,
                        context_bytes=scan.total_bytes, warnings=warnings, preflight=checker)
+
+
+def _image_id(client: Any, tag: str) -> str | None:
+    from docker.errors import DockerException
+
+    try:
+        return str(client.images.get(tag).id)
+    except DockerException:
+        return None
+
+
+def _remove_if_dangling(client: Any, image_id: str) -> None:
+    """Remove the image the tag pointed to before this build when nothing else uses it (no
+    tag left, no container): every build gets a fresh ``created`` label, so the previous
+    image would otherwise pile up as ``<none>``."""
+    from docker.errors import DockerException
+
+    try:
+        image = client.images.get(image_id)
+        if not image.tags and not client.containers.list(all=True,
+                                                         filters={"ancestor": image_id}):
+            client.images.remove(image_id, noprune=False)
+    except DockerException:
+        pass
 
 
 def _base_image_error(instructions: list[Instruction], cause: str, image: str | None = None
