@@ -412,22 +412,22 @@ class _Run:
         with httpx.Client(timeout=self.reply_s, trust_env=False) as http:
             self.http = http
             self._http_checks()
-        self.guarded("round trip", self._round_trip)
-        if self.reset_broken:
-            return
-        have_actions = bool(self.actions)
-        if have_actions:
-            self.guarded("step before reset", self._step_before_reset)
-            self.guarded("invalid actions", self._invalid_actions)
-        self.guarded("malformed frames", self._malformed_frames)
-        if have_actions:
-            self.guarded("fuzzed episodes", self._fuzz)
-            self.guarded("determinism", self._determinism)
-            self.guarded("oracle", self._oracle)
-            self.guarded("degenerate policies", self._degenerate)
-            self.guarded("concurrent sessions", self._concurrency)
-        self.guarded("capacity", self._capacity)
-        self._verdicts()
+            self.guarded("round trip", self._round_trip)
+            if self.reset_broken:
+                return
+            have_actions = bool(self.actions)
+            if have_actions:
+                self.guarded("step before reset", self._step_before_reset)
+                self.guarded("invalid actions", self._invalid_actions)
+            self.guarded("malformed frames", self._malformed_frames)
+            if have_actions:
+                self.guarded("fuzzed episodes", self._fuzz)
+                self.guarded("determinism", self._determinism)
+                self.guarded("oracle", self._oracle)
+                self.guarded("degenerate policies", self._degenerate)
+                self.guarded("concurrent sessions", self._concurrency)
+            self.guarded("capacity", self._capacity)
+            self._verdicts()
 
     # -- 1. HTTP ---------------------------------------------------------------------------
     def _get(self, path: str) -> tuple[int | None, Any, str]:
@@ -735,7 +735,7 @@ class _Run:
                 if ep == 0 and not raised:
                     state = self.call("`state`", s.state)
                     self._check_state(state, None, taken, f"after {taken} steps")
-                if not done:
+                if not done and taken >= self.max_steps:
                     overlong.append(seed)
                 elif not after_done_checked:
                     after_done_checked = True
@@ -956,7 +956,8 @@ class _Run:
                 bests.append(best)
                 if best >= self.hi - _EPS and reached is None:
                     reached = seed
-                if not ep.done and self.spec.max_steps and not self.has(R4.EPISODE_NEVER_ENDS):
+                if (not ep.done and len(ep.steps) >= self.max_steps and self.spec.max_steps
+                        and not self.has(R4.EPISODE_NEVER_ENDS)):
                     self.add(R4.EPISODE_NEVER_ENDS,
                              f"Every episode must end within `validation.max_steps` "
                              f"({self.max_steps}); the degenerate policy `{name}` "
