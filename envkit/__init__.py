@@ -36,6 +36,7 @@ _LAZY = {
     "run_container": "envkit.container:run_container",
     "push": "envkit.hub:push",
     "PushResult": "envkit.hub:PushResult",
+    "fork": "envkit.hub:fork",
     "evaluate": "envkit.evaluation:evaluate",
     "EvalResult": "envkit.evaluation:EvalResult",
     "install_skills": "envkit.skills:install_skills",

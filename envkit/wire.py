@@ -90,12 +90,14 @@ class EnvSession:
 
         self.url = ws_url(normalise_url(base_url))
         self.timeout_s = timeout_s
+        # `__enter__` marks the connection as managed (websockets >= 17.1 warns otherwise);
+        # `close()` ends it.
         try:
             self._ws = connect(self.url, open_timeout=timeout_s, close_timeout=2,
-                               max_size=MAX_FRAME_BYTES, proxy=None)
+                               max_size=MAX_FRAME_BYTES, proxy=None).__enter__()
         except TypeError:  # websockets < 15 has no proxy argument
             self._ws = connect(self.url, open_timeout=timeout_s, close_timeout=2,
-                               max_size=MAX_FRAME_BYTES)
+                               max_size=MAX_FRAME_BYTES).__enter__()
         except Exception as exc:  # noqa: BLE001 - every connect failure becomes one message
             raise WireError(f"Cannot open a WebSocket session at {self.url}: {exc}.",
                             hint="Check the server is running and the URL is right.") from None
