@@ -62,12 +62,25 @@ def write_plot(path: Path, episodes: list[dict[str, Any]], *, reward_range: tupl
     if not episodes:
         return "rewards.png not written: no finished episodes."
     try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
+        import matplotlib  # noqa: F401
     except ImportError:
         return ("rewards.png not written: matplotlib is not installed "
                 "(pip install 'rl-envkit[plot]').")
+    try:
+        _plot(path, episodes, reward_range=reward_range, title=title)
+    except DestinationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a plot must never cost the run its results
+        return f"rewards.png not written: matplotlib failed: {type(exc).__name__}: {exc}."
+    return None
+
+
+def _plot(path: Path, episodes: list[dict[str, Any]], *, reward_range: tuple[float, float],
+          title: str) -> None:
     import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     eps = sorted(episodes, key=lambda e: e["episode"])
     returns = [e["return"] for e in eps]
@@ -89,4 +102,3 @@ def write_plot(path: Path, episodes: list[dict[str, Any]], *, reward_range: tupl
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     atomic_write(path, buf.getvalue())
-    return None

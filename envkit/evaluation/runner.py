@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import (EnvkitError, ExitCode, ModelEndpointError, UsageError, WireError)
+from envkit.errors import EnvkitError, ExitCode, UsageError, WireError
 from envkit.evaluation import stats as _stats
 from envkit.evaluation.output import (atomic_write, summary_bytes, trajectories_bytes,
                                       write_plot)
@@ -153,8 +153,9 @@ def _open_sessions(url: str, want: int, notes: list[str],
                     raise _capacity_error(data, url)
                 note = (f"--concurrency {want} capped to {len(sessions)}: the server answered "
                         f"CAPACITY_REACHED for session {len(sessions) + 1} (max_sessions="
-                        f"{data.get('max_sessions', '?')}, active={data.get('active_sessions', '?')}"
-                        "). Raise max_concurrent_envs to run more in parallel.")
+                        f"{data.get('max_sessions', '?')}, "
+                        f"active={data.get('active_sessions', '?')}). Raise "
+                        "max_concurrent_envs to run more in parallel.")
                 notes.append(note)
                 on_note(note)
                 break
@@ -625,7 +626,7 @@ def _run(*, env_url: str, project: Any, manifest: Any, lo_hi: tuple[float, float
         atomic_write(traj, trajectories_bytes(finished))
         result.files["trajectories"] = traj
         plot = out_dir / "rewards.png"
-        title = f"{manifest.name if manifest else env_url} · {policy}{' · ' + model if model else ''}"
+        title = " · ".join(x for x in (manifest.name if manifest else env_url, policy, model) if x)
         plot_note = write_plot(plot, finished, reward_range=lo_hi, title=title)
         if plot_note:
             notes.append(plot_note)

@@ -3,11 +3,12 @@
 
 Answers are deterministic functions of the request. The model name picks the behaviour:
 
-- ``echo``: reply the observation's ``target`` in a ```json fenced block (solves the echo env).
+- ``echo``: reply the observation's ``target`` in a json fence (solves echo).
 - ``plain``: reply the target as bare text (exercises the single-string-field fallback).
 - ``schedule:<tag>:<codes>``: one code per episode, in the order episodes start (a
-  first-turn request starts an episode; use with concurrency 1): ``1`` solve at once, ``0`` always answer
-  ``{"message": ""}`` (reward 0), ``p`` an empty reply first (a parse failure), then solve.
+  first-turn request starts one; use with concurrency 1): ``1`` solve at once, ``0``
+  always answer ``{"message": ""}`` (reward 0), ``p`` an empty reply first (a parse
+  failure), then solve.
 - ``slow:<ms>``: like ``echo`` after sleeping ``ms`` milliseconds.
 - ``ratelimit``: always 429 with ``retry-after-ms: 5``.
 - ``toolong``: 400 ``context_length_exceeded`` as OpenAI sends it.

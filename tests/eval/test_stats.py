@@ -80,3 +80,19 @@ def test_summarize_partial_group_is_left_out_of_the_mean():
     assert s["complete_groups"] == 1
     assert s["pass_at_k"]["mean"] == {"1": 0.5, "2": 1.0}
     assert s["pass_at_k"]["groups"][1]["pass_at_k"] == {"1": 1.0}
+
+
+def test_plot_written_or_skipped_with_a_note(tmp_path, monkeypatch):
+    import sys
+
+    from envkit.evaluation.output import write_plot
+
+    eps = [{"episode": i, "return": r, "success": r >= 1.0} for i, r in enumerate([0.2, 1.0])]
+    assert write_plot(tmp_path / "a.png", eps, reward_range=(0.0, 1.0), title="t") is None
+    assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
+    assert "no finished episodes" in write_plot(tmp_path / "b.png", [], reward_range=(0, 1),
+                                                title="t")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the `plot` extra is missing
+    note = write_plot(tmp_path / "c.png", eps, reward_range=(0.0, 1.0), title="t")
+    assert "matplotlib is not installed" in note and "rl-envkit[plot]" in note
+    assert not (tmp_path / "c.png").exists()
