@@ -128,7 +128,8 @@ _BUILDKIT_FLAGS = {
 }
 _HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
 _INSTALL = re.compile(r"\b(pip3?|uv pip|python -m pip) install\b|\buv sync\b|\bpoetry install\b|"
-                      r"\bpdm install\b|\bconda (env )?(install|create|update)\b|\bnpm (ci|install)\b")
+                      r"\bpdm install\b|\bconda (env )?(install|create|update)\b|"
+                      r"\bnpm (ci|install)\b")
 _PORT_ARG = re.compile(r"--port(?:=|\s+)[\"']?(\d+)")
 _ALL = ("EK303", "EK304", "EK305", "EK306", "EK307", "EK308", "EK309", "EK310")
 
@@ -223,9 +224,10 @@ def check(ctx: Any) -> Iterator[Finding]:
     if not froms or first is None or first["instruction"] != "FROM":
         ctx.skip(("EK305", "EK308"), "no FROM")
         where = _loc(rel, first) if first else Location(rel, 1)
+        got = "it has no FROM" if not froms else \
+            f"the first instruction is {first['instruction']}"
         yield NO_FROM.finding(
-            f"`{rel}` must start with `FROM <base image>` (after optional `ARG`s); "
-            f"{'it has no FROM' if not froms else 'the first instruction is ' + first['instruction']}.",
+            f"`{rel}` must start with `FROM <base image>` (after optional `ARG`s); {got}.",
             location=where)
     else:
         stages: set[str] = set()

@@ -347,12 +347,13 @@ def _models(ctx: Any) -> Iterator[Finding]:
                 return True
         return False
 
+    names = ", ".join(f"`{c.name}`" for c in classes)
+    found = f"classes {names}" if classes else "no classes"
     for kind in ("Action", "Observation"):
         if not any(derives(c, kind) for c in classes):
             yield MODELS_MISSING.finding(
-                f"`{rel}` must define a subclass of openenv's `{kind}`; found "
-                f"{('classes ' + ', '.join(f'`{c.name}`' for c in classes)) if classes else 'no classes'}"
-                f" deriving from none. Most likely it derives from `pydantic.BaseModel`.",
+                f"`{rel}` must define a subclass of openenv's `{kind}`; found {found}"
+                " deriving from none. Most likely it derives from `pydantic.BaseModel`.",
                 location=Location(rel, 1))
 
 
