@@ -130,6 +130,9 @@ def _run_docker(path: Path, *, host: str, port: int | None, timeout: float,
                 _output.err.print(line, markup=False, highlight=False, soft_wrap=True)
             code = running.exit_code()
             tail = running.log_tail(30)
+            if code is None:  # removed from elsewhere (`envkit stop NAME` in another shell)
+                _output.info(f"{_output.esc(running.name)} was stopped and removed.")
+                return
         except KeyboardInterrupt:
             running.stop()
             _output.info(f"Stopped and removed {_output.esc(running.name)}.")
