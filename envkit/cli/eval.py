@@ -99,7 +99,7 @@ def eval_cmd(
         stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
         out = Path("evals") / f"{name}-{stamp}"
 
-    progress = _Progress()
+    progress = _Progress(episodes * group_size)
     try:
         with progress:
             result = evaluate(
@@ -123,7 +123,8 @@ class _Progress:
     """Progress over episodes on stderr: a rich bar on a terminal, one line per episode
     otherwise (logs and CI)."""
 
-    def __init__(self) -> None:
+    def __init__(self, total: int) -> None:
+        self.total = total
         self.bar: Any = None
         self.task: Any = None
 
@@ -136,6 +137,7 @@ class _Progress:
                                 TextColumn("{task.description}"), TimeElapsedColumn(),
                                 console=_output.err, transient=True)
             self.bar.__enter__()
+            self.task = self.bar.add_task("", total=self.total)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -149,8 +151,6 @@ class _Progress:
         status = "success" if rec["success"] else ("error: " + rec["error"] if rec["error"]
                                                    else "truncated" if rec["truncated"] else "")
         if self.bar is not None:
-            if self.task is None:
-                self.task = self.bar.add_task("", total=total)
             self.bar.update(self.task, completed=finished,
                             description=f"last return {rec['return']:.3f}")
             return
