@@ -25,6 +25,12 @@ def init_cmd(
     = False,
     set_: Annotated[Optional[list[str]], typer.Option(
         "--set", help="Template option KEY=VALUE (repeatable; see `envkit templates`).")] = None,
+    gym_id: Annotated[Optional[str], typer.Option(
+        "--gym-id", help="Gymnasium environment id to wrap (gymnasium template; default "
+        "CartPole-v1). Same as --set gym_id=ID.")] = None,
+    interactive: Annotated[bool, typer.Option(
+        "--interactive", "-i", help="Ask for template options not given as flags (only on a "
+        "terminal; otherwise defaults are used).")] = False,
 ) -> None:
     """Create a new OpenEnv environment that passes `envkit validate` out of the box.
 
@@ -35,14 +41,44 @@ def init_cmd(
       envkit init my-env
       envkit init word-game --template guess --output-dir envs/
       envkit init my-env --no-lock --force
+      envkit init pole --template gymnasium --gym-id Acrobot-v1
+      envkit init my-game --template guess --interactive
     """
     from envkit.scaffold import init_project
 
     options = parse_key_values(set_, "--set")
+    if gym_id is not None:
+        options["gym_id"] = gym_id
+    if interactive:
+        options = _ask_options(template, options)
     with _output.err.status(f"Creating {_output.esc(name)} from the {template} template…"):
         result = init_project(name, template=template, output_dir=output_dir, force=force,
                               lock=not no_lock, options=options)
     _print_result(result)
+
+
+def _ask_options(template: str, given: dict[str, str]) -> dict[str, str]:
+    """Prompt for the template's options missing from ``given`` -- only when stdin and
+    stderr are terminals (never in CI or pipes: flags are the interface there)."""
+    import sys
+
+    from envkit.scaffold import get_template
+
+    tpl = get_template(template)
+    missing = [o for k, o in tpl.options.items() if k not in given and k.replace("_", "-")
+               not in given]
+    if not missing:
+        return given
+    if not (sys.stdin.isatty() and _output.is_tty()):
+        _output.warn("--interactive needs a terminal; using the defaults of "
+                     + ", ".join(f"{o.key}={o.default}" for o in missing) + ".",
+                     "Pass options as flags instead: --set KEY=VALUE.")
+        return given
+    out = dict(given)
+    for opt in missing:
+        out[opt.key] = typer.prompt(f"{opt.key} ({opt.help})" if opt.help else opt.key,
+                                    default=opt.default, err=True)
+    return out
 
 
 def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
