@@ -919,6 +919,7 @@ class _Run:
         scores = [b for _, b in bests if b is not None]
         self.oracle_best = sum(scores) / len(scores) if scores else None
         if below:
+            self.oracle_best = None  # a broken oracle is no yardstick for the floor check
             seed, best = below[0]
             self.add(R5.ORACLE_BELOW_MAX,
                      f"The oracle `{spec}` must reach the maximum reward {self.hi:g} in every "

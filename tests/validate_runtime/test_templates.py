@@ -1,0 +1,52 @@
+"""envkit's own template is clean; a fresh `openenv init` environment shows the known upstream
+defects (PROTOCOL.md, "Known upstream defects")."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envkit.manifest import read_manifest
+from envkit.validation.runtime import RuntimeTarget, run_runtime
+from tests.helpers import descendants
+
+
+def test_echo_template_has_zero_findings(echo_env: Path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    before = descendants(os.getpid())
+    out = run_runtime(RuntimeTarget(url=None, root=echo_env, manifest=read_manifest(echo_env),
+                                    python=sys.executable))
+    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    # every runtime rule was evaluated (EK422/EK423 only fire on a hang or a crash)
+    from envkit.findings import RULES
+
+    expected = {c for c in RULES if c[2] in "45"} - {"EK422", "EK423"}
+    assert expected <= set(out.checks_run)
+    assert descendants(os.getpid()) <= before
+    assert not (tmp_path / ".hypothesis").exists()  # nothing written where envkit runs
+
+
+@pytest.fixture(scope="module")
+def openenv_init_env(tmp_path_factory) -> Path:
+    parent = tmp_path_factory.mktemp("oi")
+    openenv = Path(sys.executable).parent / "openenv"
+    subprocess.run([str(openenv), "init", "oi_env"], cwd=parent, check=True,
+                   capture_output=True, timeout=180)
+    return parent / "oi_env"
+
+
+def test_openenv_init_env_shows_upstream_defects(openenv_init_env: Path):
+    out = run_runtime(RuntimeTarget(url=None, root=openenv_init_env,
+                                    manifest=read_manifest(openenv_init_env),
+                                    python=sys.executable), episodes=2)
+    by_code = {f.code: f for f in out.findings}
+    assert set(by_code) == {"EK413", "EK414", "EK416", "EK503", "EK505", "EK507"}, \
+        [(f.code, f.message) for f in out.findings]
+    assert "`reset()` ignores `seed`" in by_code["EK413"].message
+    assert by_code["EK413"].severity.value == "warning"
+    assert "50 steps" in by_code["EK414"].message
+    assert "reward_range" in by_code["EK503"].message
