@@ -34,6 +34,8 @@ _LAZY = {
     "build_image": "envkit.container:build_image",
     "BuildResult": "envkit.container:BuildResult",
     "run_container": "envkit.container:run_container",
+    "RunningContainer": "envkit.container:RunningContainer",
+    "stop_containers": "envkit.container:stop_containers",
     "push": "envkit.hub:push",
     "PushResult": "envkit.hub:PushResult",
     "fork": "envkit.hub:fork",
