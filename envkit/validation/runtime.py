@@ -293,7 +293,7 @@ class _Run:
             self.wire_failure(exc, what)
             raise
 
-    def step(self, s: EnvSession, action: dict[str, Any], *, fuzzed: bool = True) -> StepResult:
+    def step(self, s: EnvSession, action: dict[str, Any]) -> StepResult:
         """A step whose answer is recorded (latency, reward, observation schema)."""
         res: StepResult = self.call("`step`", s.step, action)
         self.latencies.append(res.latency_s)
