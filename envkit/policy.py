@@ -104,6 +104,10 @@ class PolicyProcess:
         except (ValueError, TypeError):
             raise PolicyError(f"Policy `{self.spec}` wrote a line that is not JSON: {line[:200]!r}.")
 
+    def alive(self) -> bool:
+        """True while the child process runs (a policy that crashed hard is not alive)."""
+        return self._proc.poll() is None
+
     def __call__(self, observation: dict[str, Any]) -> dict[str, Any]:
         """The action for ``observation``.
 

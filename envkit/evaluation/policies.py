@@ -172,7 +172,7 @@ class ProcessPolicy:
         self._proc = self._factory()
 
     def begin(self, episode: int, seed: int) -> None:
-        if self._proc._proc.poll() is not None:  # died with the last episode: start again
+        if not self._proc.alive():  # died with the last episode: start again
             self._proc = self._factory()
 
     def act(self, observation: dict[str, Any], *, reward: float | None, step: int,
