@@ -1,0 +1,82 @@
+"""Fixtures for the template family (issue 6): each template generated, locked, installed
+into its own venv (openenv-core and the template's dependencies from PyPI through the shared
+uv cache) once per session, and served on 127.0.0.1 once per module."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TEMPLATES = ("guess", "rlvr", "tools", "gymnasium", "code")
+
+
+@dataclass(frozen=True)
+class BuiltEnv:
+    """A generated environment with its venv."""
+
+    template: str
+    path: Path
+    python: str
+
+
+def _uv() -> str:
+    from envkit.scaffold import uv_binary
+
+    uv = uv_binary()
+    assert uv, "uv is required (declared dependency of rl-envkit)"
+    return uv
+
+
+def build_env(parent: Path, template: str, **options: str) -> BuiltEnv:
+    """`envkit init` (with `uv lock`), then `uv venv` + `uv pip install -e <env> pytest`."""
+    from envkit.scaffold import init_project
+
+    result = init_project(f"{template}-env", template=template, output_dir=parent,
+                          options=options or None)
+    assert result.lock.status == "written", result.lock.message
+    venv = result.path / ".venv"
+    uv = _uv()
+    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True,
+                   timeout=120)
+    python = str(venv / "bin" / "python")
+    subprocess.run([uv, "pip", "install", "-q", "--python", python, "-e", str(result.path),
+                    "pytest"], check=True, timeout=600)
+    return BuiltEnv(template, result.path, python)
+
+
+@pytest.fixture(scope="session")
+def built_envs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BuiltEnv]:
+    """Every template of the family, generated and installed once per session (in parallel:
+    uv lock and uv pip are network/IO bound)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    parent = tmp_path_factory.mktemp("templates")
+    _uv()  # warm sysconfig first: its lazy init races when uv's find_uv_bin runs in threads
+    with ThreadPoolExecutor(max_workers=len(TEMPLATES)) as pool:
+        futures = {t: pool.submit(build_env, parent, t) for t in TEMPLATES}
+        return {t: f.result() for t, f in futures.items()}
+
+
+@pytest.fixture(scope="session")
+def served(built_envs: dict[str, BuiltEnv]) -> Iterator[dict[str, str]]:
+    """Every template served by uvicorn with its own venv's interpreter; template -> URL.
+    Stopped (with their process groups) at the end of the session."""
+    from envkit.manifest import read_manifest
+    from envkit.server import start_server
+
+    servers = {}
+    try:
+        for name, env in built_envs.items():
+            servers[name] = start_server(env.path, read_manifest(env.path).app,
+                                         python=env.python)
+        for server in servers.values():
+            server.wait_healthy(timeout_s=120)
+        yield {name: server.url for name, server in servers.items()}
+    finally:
+        for server in servers.values():
+            server.stop()

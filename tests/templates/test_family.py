@@ -1,0 +1,67 @@
+"""The template family end to end: own tests, an oracle episode over openenv-core's client,
+`envkit validate` with zero findings, `openenv validate` (issue 6)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.templates.conftest import TEMPLATES
+
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_own_tests_pass(built_envs, template):
+    env = built_envs[template]
+    proc = subprocess.run([env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                          cwd=env.path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout and "failed" not in proc.stdout
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_oracle_episode_over_openenv_client_reaches_max(built_envs, served, template):
+    from openenv.core import GenericEnvClient
+
+    from envkit.manifest import read_manifest
+    from envkit.policy import PolicyProcess
+
+    env = built_envs[template]
+    spec = read_manifest(env.path).validation
+    hi = spec.reward_range[1]
+    oracle = PolicyProcess(spec.oracle, env.path, env.python)
+    try:
+        with GenericEnvClient(base_url=served[template]).sync() as client:
+            for seed in spec.seeds:
+                result = client.reset(seed=seed)
+                rewards = []
+                while not result.done:
+                    assert len(rewards) < spec.max_steps, "episode longer than max_steps"
+                    result = client.step(oracle(result.observation))
+                    rewards.append(result.reward)
+                assert max(rewards) == hi, (template, seed, rewards[-5:])
+                assert all(spec.reward_range[0] <= r <= hi for r in rewards)
+    finally:
+        oracle.close()
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_envkit_validate_has_zero_findings(built_envs, template):
+    from envkit.validation import validate
+
+    env = built_envs[template]
+    report = validate(env.path, python=env.python)
+    assert [f"{f.code} {f.message}" for f in report.findings] == []
+    assert report.passed
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_openenv_validate_passes(built_envs, template):
+    openenv = Path(sys.executable).with_name("openenv")
+    proc = subprocess.run([str(openenv), "validate", str(built_envs[template].path)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
