@@ -53,3 +53,7 @@ def test_every_template_renders_its_common_files(tmp_path):
                          ".github/workflows/envkit.yml", "server/oracle.py", "openenv.yaml"):
             assert required in files, (template, required)
         assert any(f.startswith("tests/") for f in files), template
+        for rel in files:  # every generated Python file at least compiles
+            if rel.endswith(".py"):
+                path = tmp_path / f"{template}-x" / rel
+                compile(path.read_text(encoding="utf-8"), str(path), "exec")
