@@ -320,6 +320,7 @@ def init_project(
     force: bool = False,
     lock: bool = True,
     options: Mapping[str, str] | None = None,
+    skills: bool = True,
 ) -> InitResult:
     """Create a new environment from a template.
 
@@ -331,6 +332,9 @@ def init_project(
             files are kept).
         lock: run ``uv lock`` afterwards (needs PyPI; a failure is reported, not raised).
         options: template options (``{"gym_id": "CartPole-v1"}``).
+        skills: install envkit's Agent Skills into the environment (``.agents/skills`` plus
+            the Claude Code, Cursor and OpenCode folders; see :mod:`envkit.skills`), so coding
+            agents working in it know the envkit workflow (issue #7).
 
     Returns:
         :class:`InitResult`.
@@ -355,12 +359,17 @@ def init_project(
     except OSError as exc:
         raise DestinationError(f"Cannot create {parent}: {exc.strerror}.",
                                hint="Choose a writable --output-dir.") from None
+    files = sorted(rendered)
     if exists:
         _write_into_existing(dest, rendered)
+        if skills:
+            files += _install_skills(dest, force=force)
     else:
         staging = Path(tempfile.mkdtemp(prefix=f".{names.raw}.envkit-", dir=parent))
         try:
             _write_files(staging, rendered)
+            if skills:
+                files += _install_skills(staging, force=False)
             os.replace(staging, dest)
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
@@ -370,7 +379,16 @@ def init_project(
             raise
     lock_result = lock_environment(dest) if lock else LockResult("skipped")
     return InitResult(path=dest, names=names, template=tpl.name,
-                      files=sorted(rendered), lock=lock_result)
+                      files=sorted(files), lock=lock_result)
+
+
+def _install_skills(root: Path, *, force: bool) -> list[Path]:
+    """Install every bundled skill for every supported agent into ``root``; the files written
+    (or already identical), relative to ``root``."""
+    from envkit.skills import install_skills
+
+    base = root.resolve()
+    return [item.path.relative_to(base) for item in install_skills(base, force=force).files]
 
 
 def _write_files(root: Path, files: Mapping[Path, bytes]) -> None:

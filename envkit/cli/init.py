@@ -12,6 +12,10 @@ from envkit.cli import _output
 from envkit.cli._options import parse_key_values
 
 
+# Folders `envkit skills install` writes (summarised in the printed tree).
+_AGENT_DIRS = {".agents", ".claude", ".cursor", ".opencode"}
+
+
 def init_cmd(
     name: Annotated[str, typer.Argument(help="Environment name, e.g. my-env or my_env.")],
     template: Annotated[str, typer.Option("--template", "-t",
@@ -28,6 +32,9 @@ def init_cmd(
     gym_id: Annotated[Optional[str], typer.Option(
         "--gym-id", help="Gymnasium environment id to wrap (gymnasium template; default "
         "CartPole-v1). Same as --set gym_id=ID.")] = None,
+    no_skills: Annotated[bool, typer.Option(
+        "--no-skills", help="Do not install envkit's Agent Skills (.agents/skills, "
+        ".claude/skills, ...) into the environment.")] = False,
     interactive: Annotated[bool, typer.Option(
         "--interactive", "-i", help="Ask for template options not given as flags (only on a "
         "terminal; otherwise defaults are used).")] = False,
@@ -40,7 +47,7 @@ def init_cmd(
     Examples:
       envkit init my-env
       envkit init word-game --template guess --output-dir envs/
-      envkit init my-env --no-lock --force
+      envkit init my-env --no-lock --force --no-skills
       envkit init pole --template gymnasium --gym-id Acrobot-v1
       envkit init my-game --template guess --interactive
     """
@@ -53,7 +60,7 @@ def init_cmd(
         options = _ask_options(template, options)
     with _output.err.status(f"Creating {_output.esc(name)} from the {template} template…"):
         result = init_project(name, template=template, output_dir=output_dir, force=force,
-                              lock=not no_lock, options=options)
+                              lock=not no_lock, options=options, skills=not no_skills)
     _print_result(result)
 
 
@@ -87,7 +94,11 @@ def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
     err = _output.err
     tree = Tree(f"[bold]{_output.esc(result.path)}[/bold]")
     nodes: dict[Path, Tree] = {Path("."): tree}
+    agent_dirs: dict[str, set[str]] = {}
     for rel in result.files:
+        if len(rel.parts) > 2 and rel.parts[0] in _AGENT_DIRS and rel.parts[1] == "skills":
+            agent_dirs.setdefault(f"{rel.parts[0]}/skills", set()).add(rel.parts[2])
+            continue
         for depth in range(1, len(rel.parts)):
             parent = Path(*rel.parts[:depth])
             if parent not in nodes:
@@ -101,6 +112,10 @@ def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
                     f"Space `{result.names.space}`) from the {result.template} template.")
     if result.lock.status in ("failed", "unavailable"):
         _output.warn(result.lock.message, f"Retry with: {result.lock.command}")
+    if agent_dirs:
+        skills = sorted(set().union(*agent_dirs.values()))
+        _output.info(f"Agent skills ({', '.join(skills)}) in "
+                     f"{', '.join(sorted(agent_dirs))}; skip with --no-skills.")
     rel = result.path
     try:
         rel = result.path.relative_to(Path.cwd())

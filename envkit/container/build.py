@@ -638,6 +638,6 @@ def _build_with_cli(cli: str, root: Path, tag: str, build_args: Mapping[str, str
         image_id = Path(iidfile).read_text().strip()
     finally:
         Path(iidfile).unlink(missing_ok=True)
-    ordered = [steps[v] for v in sorted(steps)]
+    ordered = sorted(steps.values(), key=lambda s: s.number)  # vertex ids are not in step order
     return image_id, ordered
 

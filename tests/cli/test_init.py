@@ -180,3 +180,28 @@ def test_generated_tests_pass(echo_env, copy_env):
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " passed" in proc.stdout
+
+
+def test_skills_are_installed_by_default_and_never_uploaded(cli, tmp_path):
+    from envkit.upload_set import upload_set
+
+    result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock")
+    assert result.exit_code == 0, result.output
+    env = tmp_path / "my-env"
+    for folder in (".agents", ".claude", ".cursor", ".opencode"):
+        skill = env / folder / "skills" / "envkit" / "SKILL.md"
+        assert skill.is_file(), folder
+        assert skill.read_text().startswith("---\nname: envkit")
+    assert "Agent skills" in result.stderr and "--no-skills" in result.stderr
+    uploaded = {f.path for f in upload_set(env)}
+    assert not any(p.startswith((".agents/", ".claude/", ".cursor/", ".opencode/"))
+                   for p in uploaded)
+    assert "AGENTS.md" in uploaded and (env / "CLAUDE.md").read_text() == "@AGENTS.md\n"
+
+
+def test_no_skills(cli, tmp_path):
+    result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock", "--no-skills")
+    assert result.exit_code == 0, result.output
+    env = tmp_path / "my-env"
+    assert not (env / ".agents").exists() and not (env / ".claude").exists()
+    assert (env / "AGENTS.md").is_file()
