@@ -10,11 +10,13 @@ else is copied byte for byte. Build debris (``__pycache__``, ``*.pyc`` ...) is n
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,14 +276,27 @@ def _check_destination(dest: Path, force: bool) -> bool:
     return False
 
 
-def uv_binary() -> str | None:
-    """Path of the ``uv`` binary: the one shipped by the ``uv`` package, else PATH."""
+_UV_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _find_uv() -> str | None:
     try:
         from uv import find_uv_bin
 
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         return shutil.which("uv")
+
+
+def uv_binary() -> str | None:
+    """Path of the ``uv`` binary: the one shipped by the ``uv`` package, else PATH.
+
+    Thread-safe: ``uv.find_uv_bin`` initialises ``sysconfig``, which races when first called
+    from several threads at once (seen in the template tests).
+    """
+    with _UV_LOCK:
+        return _find_uv()
 
 
 def lock_environment(path: Path, timeout_s: float = 300.0) -> LockResult:
