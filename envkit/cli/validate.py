@@ -66,8 +66,7 @@ def validate_cmd(
         "--explain", metavar="CODE", help="Print the documentation of one rule and exit.")]
     = None,
 ) -> None:
-    """Check an environment: manifest, packaging, Dockerfile, secrets, then the live protocol
-    and its rewards.
+    """Check an environment: manifest, packaging, Dockerfile, secrets, live protocol, rewards.
 
     PATH (default .) gets the static checks, then the runtime checks against a server envkit
     starts from its openenv.yaml on a free 127.0.0.1 port (stopped afterwards). --url checks
