@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
@@ -95,12 +96,19 @@ def validate_cmd(
     if path is None and not url:
         path = Path(".")
 
-    def progress(line: str) -> None:
-        _output.err.print(f"[dim]{_output.esc(line)}[/dim]")
+    # On a terminal progress is one transient status line; in CI logs, one line per stage.
+    status = _output.err.status("Validating…") if _output.is_tty() else None
 
-    report = validate(path, url=url, python=python, static=static, select=select,
-                      ignore=ignore, episodes=episodes, seed=seed, timeout_s=timeout,
-                      progress=progress)
+    def progress(line: str) -> None:
+        if status is not None:
+            status.update(f"Validating: {_output.esc(line)}")
+        else:
+            _output.err.print(f"[dim]{_output.esc(line)}[/dim]")
+
+    with status if status is not None else contextlib.nullcontext():
+        report = validate(path, url=url, python=python, static=static, select=select,
+                          ignore=ignore, episodes=episodes, seed=seed, timeout_s=timeout,
+                          progress=progress)
     text = render(report, fmt)
     if output is not None:
         try:
