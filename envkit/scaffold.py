@@ -235,7 +235,8 @@ def render_template(tpl: TemplateInfo, context: Mapping[str, Any]) -> dict[Path,
     Raises:
         TemplateError: a file uses an undefined variable or has a syntax error (a template bug).
     """
-    from jinja2 import FileSystemLoader, StrictUndefined, TemplateError as JinjaError
+    from jinja2 import FileSystemLoader, StrictUndefined
+    from jinja2 import TemplateError as JinjaError
     from jinja2.sandbox import SandboxedEnvironment
 
     root = templates_dir()

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from envkit.errors import DestinationError, InternalError, UsageError
+from envkit.fsutil import write_atomic
 from envkit.resources import skills_dir
 
 AGENTS: tuple[str, ...] = ("claude", "codex", "cursor", "opencode")
@@ -423,16 +423,7 @@ def _display(path: Path, root: Path, global_: bool) -> str:
 
 
 def _write_atomic(src: Path, dst: Path) -> None:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".envkit-tmp", dir=dst.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(src.read_bytes())
-        os.chmod(tmp, src.stat().st_mode & 0o777)
-        os.replace(tmp, dst)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(dst, src.read_bytes(), mode=src.stat().st_mode & 0o777, fsync=False)
 
 
 def install_skills(

@@ -130,8 +130,13 @@ class _Progress:
 
     def __enter__(self) -> _Progress:
         if _output.is_tty():
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, \
-                TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self.bar = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(),
                                 TextColumn("{task.description}"), TimeElapsedColumn(),

@@ -11,7 +11,6 @@ import typer
 from envkit.cli import _output
 from envkit.cli._options import parse_key_values
 
-
 # Folders `envkit skills install` writes (summarised in the printed tree).
 _AGENT_DIRS = {".agents", ".claude", ".cursor", ".opencode"}
 

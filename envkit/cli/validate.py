@@ -112,7 +112,7 @@ def validate_cmd(
     text = render(report, fmt)
     if output is not None:
         try:
-            write_atomic(output, text)
+            write_atomic(output, text, parents=False)
         except OSError as exc:
             raise UsageError(f"Cannot write {output}: {exc.strerror or exc}.",
                              hint="Pass a writable --output path.") from None

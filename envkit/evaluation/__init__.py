@@ -8,8 +8,13 @@
 The ``openai`` client is imported only when the ``openai`` policy runs.
 """
 
-from envkit.evaluation.runner import (DEFAULT_BASE_URL, DEFAULT_MAX_STEPS, EvalInterrupted,
-                                      EvalResult, evaluate)
+from envkit.evaluation.runner import (
+                                      DEFAULT_BASE_URL,
+                                      DEFAULT_MAX_STEPS,
+                                      EvalInterrupted,
+                                      EvalResult,
+                                      evaluate,
+)
 from envkit.evaluation.stats import histogram, pass_at_k
 
 __all__ = ["evaluate", "EvalResult", "EvalInterrupted", "pass_at_k", "histogram",

@@ -4,36 +4,22 @@ directory and renamed into place, so a reader never sees half a file."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from envkit.errors import DestinationError
+from envkit.fsutil import write_atomic
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and ``os.replace``.
+    """Write ``data`` to ``path`` atomically (:func:`envkit.fsutil.write_atomic`).
 
     Raises:
         DestinationError: the directory cannot be created or written.
     """
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_atomic(path, data)
     except OSError as exc:
         raise DestinationError(f"Cannot write {path}: {exc.strerror or exc}.",
                                hint="Pass a writable directory with --out.") from None

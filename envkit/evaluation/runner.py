@@ -21,8 +21,7 @@ from typing import Any
 
 from envkit.errors import EnvkitError, ExitCode, UsageError, WireError
 from envkit.evaluation import stats as _stats
-from envkit.evaluation.output import (atomic_write, summary_bytes, trajectories_bytes,
-                                      write_plot)
+from envkit.evaluation.output import atomic_write, summary_bytes, trajectories_bytes, write_plot
 from envkit.evaluation.policies import OpenAIPolicy, ProcessPolicy, RandomPolicy
 
 DEFAULT_MAX_STEPS = 32

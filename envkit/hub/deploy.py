@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit._version import __version__
-from envkit.errors import UsageError
+from envkit.errors import HubError, UsageError
 from envkit.hub.auth import (
     Credentials,
     check_repo_id,
@@ -40,7 +40,6 @@ from envkit.hub.auth import (
     space_name,
     space_urls,
 )
-from envkit.errors import HubError
 from envkit.hub.errors import PushBlockedError, call_hub
 from envkit.hub.staging import SecretHit, scan_secrets, stage
 from envkit.upload_set import UploadFile

@@ -75,10 +75,9 @@ def _hypothesis_sandbox() -> Iterator[None]:
     with _cache_home() as home:
         # Before importing hypothesis_jsonschema: its import builds the unicode tables.
         configuration.set_hypothesis_home_dir(home)
+        import hypothesis_jsonschema._from_schema as hjs
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.conjecture import utils as cu
-
-        import hypothesis_jsonschema._from_schema as hjs
 
         saved_constants = getattr(providers, "_get_local_constants", None)
         saved_cu = hjs.cu

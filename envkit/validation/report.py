@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from envkit.findings import FAMILIES, RULES, Finding, Rule, Severity
+from envkit.fsutil import write_atomic  # noqa: F401 - re-exported for the CLI
 
 FORMATS = ("text", "json", "github", "junit")
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
@@ -227,27 +227,6 @@ def render(report: ValidationReport, fmt: str) -> str:
     """Render ``report`` in one of :data:`FORMATS`."""
     return {"text": render_text, "json": render_json, "github": render_github,
             "junit": render_junit}[fmt](report)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same directory and a rename, so a
-    reader never sees half a report.
-
-    Raises:
-        OSError: the directory is not writable (the temp file is removed).
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # -- rule documentation ------------------------------------------------------------------------
