@@ -17,8 +17,9 @@ PythonOpt = Annotated[
                  "(default: PATH/.venv/bin/python if present, else the current one)."),
 ]
 HostOpt = Annotated[str, typer.Option("--host", help="Bind address.")]
-PortOpt = Annotated[Optional[int], typer.Option("--port", "-p", min=1, max=65535,
-                                                help="TCP port (default: a free one).")]
+PortOpt = Annotated[Optional[int], typer.Option(
+    "--port", "-p", min=1, max=65535,
+    help="TCP port (default: the manifest's port; with --docker a free one).")]
 UrlOpt = Annotated[Optional[str], typer.Option("--url", help="A running server, e.g. "
                                                "http://127.0.0.1:8000 or a Space app URL.")]
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help="Output format.")]
