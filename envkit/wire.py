@@ -60,6 +60,10 @@ class StepResult:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
+class WireTimeout(WireError):
+    """No answer within the timeout: the server (or the environment behind it) hangs."""
+
+
 class EnvErrorFrame(WireError):
     """The server answered with an ``error`` frame.
 
@@ -115,14 +119,14 @@ class EnvSession:
         """Receive one frame as a dict.
 
         Raises:
-            WireError: no frame within the timeout, the socket closed, or the frame is not a
-                JSON object.
+            WireTimeout: no frame within the timeout.
+            WireError: the socket closed, or the frame is not a JSON object.
         """
         t = self.timeout_s if timeout_s is None else timeout_s
         try:
             text = self._ws.recv(timeout=t)
         except TimeoutError:
-            raise WireError(f"No answer from {self.url} within {t:g} s.") from None
+            raise WireTimeout(f"No answer from {self.url} within {t:g} s.") from None
         except Exception as exc:  # noqa: BLE001
             self.closed = True
             raise WireError(f"The session at {self.url} closed: {exc}.") from None

@@ -37,7 +37,7 @@ from envkit.manifest import Manifest, ValidationSpec
 from envkit.validation import fuzz
 from envkit.validation.rules import reward as R5
 from envkit.validation.rules import runtime as R4
-from envkit.wire import EnvErrorFrame, EnvSession, StepResult, normalise_url
+from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, normalise_url
 
 DEFAULT_MAX_STEPS = 50  # episode bound when validation.max_steps is not declared
 CAPACITY_PROBE_LIMIT = 64  # sessions opened at most when looking for CAPACITY_REACHED
@@ -240,7 +240,7 @@ class _Run:
         """Turn a transport failure into the right finding; aborts on a hang or a crash."""
         time.sleep(0.05)  # let a crashing server finish exiting
         self._check_alive()
-        if "No answer from" in str(exc):
+        if isinstance(exc, WireTimeout):
             self.add(R4.ENV_UNRESPONSIVE,
                      f"{what} must answer within {self.reply_s:g} s; no answer came. Most "
                      "likely the environment blocks (an endless loop, a call without a "
