@@ -206,12 +206,12 @@ def pydantic_errors_to_locations(doc: YamlDocument, exc: ValidationError,
     return out
 
 
-def _plain(data: Any) -> Any:
+def to_plain(data: Any) -> Any:
     """ruamel containers -> plain dict/list (pydantic accepts both, this keeps errors clean)."""
     if isinstance(data, dict):
-        return {str(k): _plain(v) for k, v in data.items()}
+        return {str(k): to_plain(v) for k, v in data.items()}
     if isinstance(data, list):
-        return [_plain(v) for v in data]
+        return [to_plain(v) for v in data]
     return data
 
 
@@ -242,7 +242,7 @@ def read_manifest(root: Path) -> Manifest:
         raise SpecError(f"{path}: the manifest must be a YAML mapping of keys to values.",
                         hint="See `envkit validate --explain EK101`.")
     try:
-        return Manifest.model_validate(_plain(doc.data))
+        return Manifest.model_validate(to_plain(doc.data))
     except ValidationError as exc:
         first_msg, first_loc = pydantic_errors_to_locations(doc, exc)[0]
         raise SpecError(

@@ -130,7 +130,7 @@ def load(ctx: Any) -> Iterator[Finding]:
     findings about it."""
     from pydantic import ValidationError
 
-    from envkit.manifest import Manifest, ManifestSyntaxError, _plain, load_yaml
+    from envkit.manifest import Manifest, ManifestSyntaxError, load_yaml, to_plain
 
     path = ctx.root / MANIFEST_NAME
     if not path.is_file():
@@ -161,7 +161,7 @@ def load(ctx: Any) -> Iterator[Finding]:
         return
     yield from _typos(ctx)
     try:
-        ctx.manifest = Manifest.model_validate(_plain(doc.data))
+        ctx.manifest = Manifest.model_validate(to_plain(doc.data))
     except ValidationError as exc:
         yield from _schema_findings(ctx, exc)
     yield from _name(ctx)
