@@ -31,12 +31,17 @@ if docker image inspect "$BASE_TAG" >/dev/null 2>&1; then
   exit 0
 fi
 
+# The Debian mirror is this machine's own apt configuration (never a host name written here).
+mirror="$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)"
+[ -n "$mirror" ] || mirror="$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)"
+[ -n "$mirror" ] || { log "no Debian mirror found in apt's sources; cannot debootstrap"; exit 1; }
+
 rootfs="$(mktemp -d /tmp/envkit-rootfs.XXXXXX)"
 trap 'rm -rf "$rootfs"' EXIT
 log "building $BASE_TAG from Debian bookworm (debootstrap, ~1 min)"
 debootstrap --variant=minbase \
   --include=python3,python3-venv,python3-pip,python-is-python3,ca-certificates \
-  bookworm "$rootfs" http://deb.debian.org/debian >/tmp/debootstrap.log 2>&1 \
+  bookworm "$rootfs" "$mirror" >/tmp/debootstrap.log 2>&1 \
   || { tail -20 /tmp/debootstrap.log >&2; exit 1; }
 cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/ca-certificates.crt"
 rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
