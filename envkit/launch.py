@@ -505,7 +505,8 @@ def root_cause(log: str) -> RootCause | None:
     found: list[tuple[str, str, str]] = []
     in_tb = False
     for ln in lines:
-        if ln.startswith("Traceback (most recent call last):"):
+        # A frame line also opens a traceback: a log tail may have cut off its header.
+        if ln.startswith(("Traceback (most recent call last):", '  File "')):
             in_tb = True
             continue
         if not in_tb:

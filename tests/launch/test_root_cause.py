@@ -76,3 +76,9 @@ def test_uvicorn_error_line_without_a_traceback_and_ansi_colours() -> None:
 def test_clean_log_has_no_root_cause() -> None:
     assert root_cause("INFO:     Started server process [1]\nINFO:     Waiting for "
                       "application startup.\n") is None
+
+
+def test_a_tail_that_cut_off_the_traceback_header() -> None:
+    tail = "\n".join(RELATIVE.splitlines()[4:])  # starts mid-traceback, as EK401's tail did
+    cause = root_cause(tail)
+    assert cause is not None and cause.exc_type == "ImportError"
