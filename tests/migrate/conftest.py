@@ -1,0 +1,65 @@
+"""Fixtures for `envkit migrate` (issue #11, item 5): the six templates as the previous envkit
+release rendered them (kept under fixtures/legacy: `envkit init --no-lock --no-skills` at
+b141ea8), and OpenEnv's own `openenv init` output from both distributions, made at test time in
+their own venvs (the two distributions install the same packages and cannot share one)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LEGACY = Path(__file__).parent / "fixtures" / "legacy"
+LEGACY_TEMPLATES = ("echo", "guess", "rlvr", "tools", "gymnasium", "code")
+
+
+def _uv() -> str:
+    from envkit.scaffold import uv_binary
+
+    uv = uv_binary()
+    assert uv, "uv is required (declared dependency of rl-envkit)"
+    return uv
+
+
+def make_venv(parent: Path, requirement: str) -> Path:
+    """A venv under ``parent`` with ``requirement`` installed (uv, shared cache)."""
+    venv = parent / "venv"
+    subprocess.run([_uv(), "venv", "-q", "--python", sys.executable, str(venv)], check=True,
+                   timeout=120)
+    subprocess.run([_uv(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+                    requirement], check=True, timeout=600)
+    return venv / "bin"
+
+
+@pytest.fixture(scope="session")
+def openenv010_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bin/ of a venv with `openenv` 0.10 (its CLI: `openenv validate`, `openenv init`)."""
+    return make_venv(tmp_path_factory.mktemp("openenv010"), "openenv==0.10.0")
+
+
+@pytest.fixture(scope="session")
+def openenv_core030_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """bin/ of a venv with the superseded `openenv-core` 0.3.0 (for its `openenv init`)."""
+    return make_venv(tmp_path_factory.mktemp("openenvcore030"), "openenv-core==0.3.0")
+
+
+def openenv_init(bin_dir: Path, parent: Path, name: str) -> Path:
+    parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([str(bin_dir / "openenv"), "init", name], cwd=parent, check=True,
+                   timeout=300, capture_output=True)
+    return parent / name
+
+
+@pytest.fixture
+def legacy_copy(tmp_path: Path):
+    """Copy one legacy rendering into a private temp dir: ``legacy_copy("echo")``."""
+
+    def _copy(template: str) -> Path:
+        dst = tmp_path / f"legacy_{template}"
+        shutil.copytree(LEGACY / f"legacy_{template}", dst)
+        return dst
+
+    return _copy
