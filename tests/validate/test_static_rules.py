@@ -69,7 +69,7 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
     "EK101": (delete("openenv.yaml"), ("openenv.yaml", None)),
     "EK102": (write("openenv.yaml", "name: echo_env\nport 8000\napp: [\n"), ("openenv.yaml", 3)),
     "EK103": (append("openenv.yaml", "variables: [A, B]\n"), ("openenv.yaml", 16)),
-    "EK104": (edit("openenv.yaml", "name: echo_env", "name: server"), ("openenv.yaml", 2)),
+    "EK104": (edit("openenv.yaml", 'name: "echo_env"', "name: server"), ("openenv.yaml", 2)),
     "EK105": (edit("openenv.yaml", "app: server.app:app", "app: server/app.py"),
               ("openenv.yaml", 5)),
     "EK106": (edit("openenv.yaml", "app: server.app:app", "app: server.app:application"),
