@@ -79,6 +79,25 @@ def check_tree(data: Any, text: str = "") -> None:
             stack.extend((item, depth + 1, here) for item in node)
 
 
+_QUOTED = re.compile(r"'(?:[^'\n]|'')*'|\"(?:[^\"\\\n]|\\.)*\"|#[^\n]*")
+
+
+def _flow_depth_line(text: str) -> int | None:
+    """1-based line where ``[``/``{`` nesting first exceeds :data:`MAX_DEPTH` (quoted strings
+    and comments ignored), else ``None``. ruamel needs seconds and then the recursion limit on
+    thousands of levels, so they are refused before parsing."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    bare = _QUOTED.sub(lambda m: "\n" * m.group().count("\n"), text)
+    depth = 0
+    for match in re.finditer(r"[\[\]{}]", bare):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_DEPTH:
+            return bare.count("\n", 0, match.start()) + 1
+        depth = max(depth, 0)
+    return None
+
+
 def load_bounded(text: str) -> Any:
     """Parse ``text`` with ruamel.yaml's round-trip loader (positions kept) within the limits
     of this module.
@@ -91,6 +110,9 @@ def load_bounded(text: str) -> Any:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    deep = _flow_depth_line(text)
+    if deep is not None:
+        raise YamlLimitError(f"values are nested more than {MAX_DEPTH} levels deep", deep)
     try:
         data = YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:
