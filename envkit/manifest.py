@@ -1,6 +1,6 @@
 """The environment manifest, ``openenv.yaml``, read with line numbers.
 
-Upstream fields (../shared/PROTOCOL.md): ``spec_version``, ``name``, ``type`` (``space``),
+Upstream fields (docs/protocol.md): ``spec_version``, ``name``, ``type`` (``space``),
 ``runtime`` (``fastapi``), ``app`` (``module:attr``), ``port``, ``variables``. envkit adds a
 ``validation:`` block in the spirit of OpenEnv RFC 008 (huggingface/OpenEnv#1041):
 

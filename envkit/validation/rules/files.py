@@ -35,7 +35,7 @@ FILE_NOT_REGULAR = register(
          "directory (symbolic links may point only inside it).",
     why="Reading a FIFO blocks forever, a device such as `/dev/urandom` never ends, and a "
         "link out of the directory is not what a Space receives: envkit refuses to read them.",
-    example="`README.md` as a symbolic link to `../shared/README.md`.",
+    example="`README.md` as a symbolic link to a file in a sibling directory.",
     fix="Replace it with a regular file holding the content (copy it instead of linking).",
 )
 
