@@ -1,6 +1,6 @@
 """The README's YAML front matter as a Hugging Face Docker Space card.
 
-Facts (../shared/PROTOCOL.md, ../shared/MACHINES.md): a Docker Space needs ``sdk: docker``;
+Facts (docs/protocol.md): a Docker Space needs ``sdk: docker``;
 ``app_port`` defaults to 7860 on the Hub, so it must name the port the server binds; the Hub
 accepts only the named colours red, yellow, green, blue, indigo, purple, pink, gray for
 ``colorFrom``/``colorTo`` (OpenEnv's push once wrote hex colours the Hub rejected);
@@ -86,21 +86,17 @@ def read_card(text: str) -> Card | None:
     Raises:
         CardSyntaxError: the front matter is not YAML or not a mapping.
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from envkit.safe_yaml import YamlLimitError, load_bounded
 
     parts = split_front_matter(text)
     if parts is None:
         return None
     fm, body = parts
     try:
-        data = YAML(typ="rt").load(fm)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        raise CardSyntaxError(f"the front matter is not valid YAML: {exc.problem}",
-                              (mark.line + 2) if mark else None) from None
-    except YAMLError as exc:
-        raise CardSyntaxError(f"the front matter is not valid YAML: {exc}", None) from None
+        data = load_bounded(fm)
+    except YamlLimitError as exc:
+        raise CardSyntaxError(f"the front matter is not valid YAML: {exc.message}",
+                              (exc.line + 1) if exc.line else None) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

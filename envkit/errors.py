@@ -4,8 +4,7 @@ Library functions raise these; only the CLI entry point catches them (``envkit.c
 the message and its next step, and exits with :class:`ExitCode`. ``ENVKIT_DEBUG=1`` makes the
 CLI show the traceback as well.
 
-Every message states what went wrong and ends with the next step the user can take
-(see ../shared/STYLE.md, "Errors and output").
+Every message states what went wrong and ends with the next step the user can take.
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ class ServerStartError(UserError):
 
 
 class WireError(UserError):
-    """A server did not answer as the OpenEnv contract says (../shared/PROTOCOL.md)."""
+    """A server did not answer as the OpenEnv contract says (docs/protocol.md)."""
 
 
 class DockerUnavailableError(UserError):

@@ -1,4 +1,4 @@
-"""Findings and rules: the data every check produces (../shared/STYLE.md, "Findings").
+"""Findings and rules: the data every check produces (issue #3).
 
 A :class:`Rule` is registered once, with a stable code (``EK`` + 3 digits, never reused), a
 kebab-case name, a default severity and its documentation (What / Why / Example / Fix).

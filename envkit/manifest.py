@@ -1,6 +1,6 @@
 """The environment manifest, ``openenv.yaml``, read with line numbers.
 
-Upstream fields (../shared/PROTOCOL.md): ``spec_version``, ``name``, ``type`` (``space``),
+Upstream fields (docs/protocol.md): ``spec_version``, ``name``, ``type`` (``space``),
 ``runtime`` (``fastapi``), ``app`` (``module:attr``), ``port``, ``variables``. envkit adds a
 ``validation:`` block in the spirit of OpenEnv RFC 008 (huggingface/OpenEnv#1041):
 
@@ -85,35 +85,35 @@ class YamlDocument:
 
 
 def load_yaml(path: Path) -> YamlDocument:
-    """Parse a YAML file keeping positions.
+    """Parse a YAML file keeping positions, in bounded time and memory (issue #12).
+
+    The file is read with :func:`envkit.fsutil.read_text_bounded` (a regular file inside its
+    directory, at most 1 MiB) and parsed with :func:`envkit.safe_yaml.load_bounded` (alias
+    expansion, nesting and Unicode bounded).
 
     Raises:
-        SpecError: the file cannot be read.
-        ManifestSyntaxError: the file is not YAML; the location is the parser's mark.
+        SpecError: the file cannot be read (missing, a FIFO/device, a symbolic link leaving its
+            directory, over 1 MiB, not UTF-8).
+        ManifestSyntaxError: the file is not usable YAML; the location is the parser's mark or
+            the limit's line.
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from envkit.fsutil import read_text_bounded
+    from envkit.safe_yaml import YamlLimitError, load_bounded
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_bounded(path, root=path.parent)
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"Cannot read {path}: {exc}.", hint="Check the file exists and is UTF-8.")
-    yaml = YAML(typ="rt")
+        raise SpecError(f"Cannot read {path}: {exc}.",
+                        hint="Make it a regular UTF-8 text file under 1 MiB.") from None
     try:
-        data = yaml.load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        loc = Location(path.name, (mark.line + 1) if mark else None,
-                       (mark.column + 1) if mark else None)
-        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        data = load_bounded(text)
+    except YamlLimitError as exc:
+        loc = Location(path.name, exc.line, exc.column)
+        where = f"{loc}: " if exc.line else ""
         raise ManifestSyntaxError(
-            f"{loc}: {path.name} is not valid YAML: {problem}.", loc,
-            hint="Fix the YAML syntax at that line.",
+            f"{where}{path.name} is not valid YAML: {exc.message}.", loc,
+            hint="Fix the YAML at that line." if exc.line else "Fix the YAML.",
         ) from None
-    except YAMLError as exc:
-        loc = Location(path.name, None, None)
-        raise ManifestSyntaxError(f"{path.name} is not valid YAML: {exc}.", loc,
-                                  hint="Fix the YAML syntax.") from None
     return YamlDocument(path=path, text=text, data=data)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 from dataclasses import dataclass
 
 from envkit.errors import UsageError
@@ -19,6 +20,25 @@ from envkit.errors import UsageError
 RESERVED_PACKAGE_NAMES = frozenset(
     {"server", "models", "client", "tests", "test", "openenv", "envkit", "app", "inference"}
 )
+
+# Top-level modules an environment or envkit imports at run time (besides the standard library,
+# :data:`sys.stdlib_module_names`): an environment package of the same name would be imported
+# in their place. Source: issue #12 (defect 6); envkit's and openenv-core's dependencies.
+DEPENDENCY_MODULES = frozenset({
+    "fastapi", "starlette", "uvicorn", "pydantic", "pydantic_core", "openenv", "openenv_core",
+    "envkit", "typer", "click", "rich", "httpx", "httpcore", "requests", "urllib3", "websockets",
+    "anyio", "sniffio", "h11", "jinja2", "markupsafe", "yaml", "ruamel", "pathspec",
+    "dockerfile_parse", "hypothesis", "hypothesis_jsonschema", "jsonschema", "junit_xml",
+    "detect_secrets", "docker", "huggingface_hub", "hf_xet", "openai", "numpy", "pandas",
+    "torch", "transformers", "datasets", "trl", "gymnasium", "gym", "pytest", "uv",
+    "matplotlib", "tomli", "packaging", "setuptools", "pip", "wheel", "certifi", "idna",
+    "filelock", "fsspec", "tqdm", "gradio", "mcp", "smolagents",
+})
+# Windows reserves these file names in every directory, with any extension (CON, NUL, COM1...).
+WINDOWS_DEVICE_NAMES = frozenset(
+    {"con", "prn", "aux", "nul", "conin$", "conout$"}
+    | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
+    | {f"com{c}" for c in "\u00b9\u00b2\u00b3"} | {f"lpt{c}" for c in "\u00b9\u00b2\u00b3"})
 
 _MAX_LEN = 64  # well under the Hub's 96-character repo-name limit, leaves room for a namespace
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -53,14 +73,21 @@ def normalise_name(raw: str) -> EnvNames:
         The :class:`EnvNames` for it.
 
     Raises:
-        UsageError: the name is empty, longer than 64 characters, a path (contains ``/`` or
-            ``\\``, starts with ``.`` or ``~``), not ASCII letters/digits/``-``/``_``, does not
-            start with a letter, is a Python keyword, or shadows a module every OpenEnv
-            environment uses (``server``, ``models``, ...).
+        UsageError: the name is empty, has leading or trailing white space, is longer than 64
+            characters, a path (contains ``/`` or ``\\``, starts with ``.`` or ``~``), not
+            ASCII letters/digits/``-``/``_``, does not start with a letter, is a Python
+            keyword, a Windows device name (``CON``, ``NUL``, ``COM1``, ...), or shadows a
+            module every OpenEnv environment uses (``server``, ``models``, ...), a standard
+            library module (``os``, ``json``, ``typing``, ...) or a dependency (``fastapi``,
+            ``pydantic``, ...). Source: issues #2 and #12.
     """
     name = raw.strip()
     if not name:
         raise UsageError("The environment name is empty.", hint="Give a name such as `my-env`.")
+    if name != raw:
+        raise UsageError(
+            f"{raw!r} has white space at its start or end; the name would not match its "
+            "directory on every system.", hint=f"Use `{name}` (without the spaces).")
     if "/" in name or "\\" in name or name.startswith((".", "~")):
         raise UsageError(
             f"`{raw}` is a path, not an environment name.",
@@ -87,6 +114,24 @@ def normalise_name(raw: str) -> EnvNames:
     if keyword.iskeyword(package) or keyword.issoftkeyword(package):
         raise UsageError(
             f"`{raw}` becomes the Python package `{package}`, which is a Python keyword.",
+            hint=f"Choose another name, e.g. `{package}-env`.",
+        )
+    if name.lower() in WINDOWS_DEVICE_NAMES or package in WINDOWS_DEVICE_NAMES:
+        raise UsageError(
+            f"`{raw}` is a reserved device name on Windows (like CON, NUL, COM1): a directory "
+            "or file of that name cannot be created or cloned there.",
+            hint=f"Choose another name, e.g. `{package}-env`.",
+        )
+    if package in sys.stdlib_module_names:
+        raise UsageError(
+            f"`{raw}` becomes the Python package `{package}`, which would shadow the standard "
+            f"library module `{package}` (imports of it would load the environment instead).",
+            hint=f"Choose another name, e.g. `{package}-env`.",
+        )
+    if package in DEPENDENCY_MODULES:
+        raise UsageError(
+            f"`{raw}` becomes the Python package `{package}`, which would shadow the `{package}` "
+            "module that envkit or openenv-core depends on.",
             hint=f"Choose another name, e.g. `{package}-env`.",
         )
     if package in RESERVED_PACKAGE_NAMES:

@@ -3,7 +3,7 @@
 The server is ``python -m uvicorn <app> --host H --port P`` run in the environment directory,
 in its own process group. Stopping sends SIGTERM to the whole group, waits a short grace
 period and then SIGKILLs the group: uvicorn waits for an in-flight step on SIGTERM (29 s
-observed, ../shared/PROTOCOL.md), so a grace period is never trusted alone.
+observed, docs/protocol.md), so a grace period is never trusted alone.
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ Shared by ``envkit push`` (staging) and the EK6xx deployment-safety rules of
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,10 +44,13 @@ class UploadFile:
 
 
 def _read_patterns(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    from envkit.fsutil import read_bounded
+
+    try:  # a FIFO or a link to /dev/zero named .gitignore must not hang or fill memory
+        data = read_bounded(path, root=path.parent)
     except OSError:
         return []
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def ignore_spec(root: Path, *, use_gitignore: bool = True, use_dockerignore: bool = True):
@@ -69,7 +73,9 @@ def upload_set(root: Path, *, use_gitignore: bool = True,
                use_dockerignore: bool = True) -> list[UploadFile]:
     """Every file under ``root`` that would be uploaded, sorted by path.
 
-    Symbolic links are not followed (a link out of the tree must not upload the target).
+    Only regular files count: symbolic links are not followed (a link out of the tree must not
+    upload the target), and FIFOs, sockets and devices are skipped (they cannot be uploaded,
+    and reading one would block or never end; issue #12).
 
     Args:
         root: environment directory.
@@ -85,12 +91,13 @@ def upload_set(root: Path, *, use_gitignore: bool = True,
         dirnames[:] = sorted(d for d in dirnames if not spec.match_file(f"{rel_dir}{d}/"))
         for name in sorted(filenames):
             rel = f"{rel_dir}{name}"
-            full = Path(dirpath) / name
-            if full.is_symlink() or spec.match_file(rel):
+            if spec.match_file(rel):
                 continue
             try:
-                size = full.stat().st_size
+                st = os.lstat(os.path.join(dirpath, name))
             except OSError:
                 continue
-            out.append(UploadFile(rel, size))
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            out.append(UploadFile(rel, st.st_size))
     return sorted(out, key=lambda f: f.path)

@@ -1,7 +1,7 @@
 """Talking to an environment over the wire: HTTP endpoints and WebSocket sessions.
 
 envkit never imports the environment's code: everything goes through the OpenEnv contract
-(../shared/PROTOCOL.md). Every call has a timeout; a server that hangs or floods produces a
+(docs/protocol.md). Every call has a timeout; a server that hangs or floods produces a
 :class:`~envkit.errors.WireError`, never a hung caller.
 
 Frames (client -> server): ``{"type":"reset","data":{...}}``, ``{"type":"step","data":{action}}``,

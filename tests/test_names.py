@@ -14,13 +14,12 @@ from envkit.names import normalise_name
         ("MyEnv", "my_env", "my-env", "MyEnv"),
         ("wordle2", "wordle2", "wordle2", "Wordle2"),
         ("a--b__c", "a_b_c", "a-b-c", "ABC"),
-        ("  spaced  ", "spaced", "spaced", "Spaced"),
     ],
 )
 def test_spellings(raw, package, space, class_prefix):
     names = normalise_name(raw)
     assert (names.package, names.space, names.class_prefix) == (package, space, class_prefix)
-    assert names.raw == raw.strip()
+    assert names.raw == raw
 
 
 @pytest.mark.parametrize(
@@ -40,6 +39,20 @@ def test_spellings(raw, package, space, class_prefix):
         ("server", "shadow a module"),
         ("Models", "shadow a module"),
         ("x" * 65, "limited to 64"),
+        ("  spaced  ", "white space"),
+        ("spaced ", "white space"),
+        ("CON", "device name"),
+        ("nul", "device name"),
+        ("Com1", "device name"),
+        ("LPT9", "device name"),
+        ("os", "standard library"),
+        ("json", "standard library"),
+        ("typing", "standard library"),
+        ("Asyncio", "standard library"),
+        ("fastapi", "depends on"),
+        ("pydantic", "depends on"),
+        ("uvicorn", "depends on"),
+        ("openenv-core", "depends on"),
     ],
 )
 def test_refusals(raw, reason):
@@ -47,3 +60,34 @@ def test_refusals(raw, reason):
         normalise_name(raw)
     assert reason in exc.value.message
     assert exc.value.hint  # every refusal says what to do instead
+
+
+# YAML 1.1 readers (PyYAML) read these unquoted as booleans or null; YAML 1.2 (ruamel) some of
+# them. Issue #12, defect 6.
+YAML_LOOKALIKES = ["True", "False", "yes", "No", "on", "OFF", "null", "Null", "y", "n"]
+
+
+@pytest.mark.parametrize("raw", YAML_LOOKALIKES)
+def test_yaml_lookalike_names_stay_strings(raw, tmp_path):
+    import yaml
+    from ruamel.yaml import YAML
+
+    from envkit.scaffold import init_project
+
+    names = normalise_name(raw)
+    init_project(raw, output_dir=tmp_path, lock=False, skills=False)
+    manifest = (tmp_path / raw / "openenv.yaml").read_text()
+    card = (tmp_path / raw / "README.md").read_text().split("---")[1]
+    assert yaml.safe_load(manifest)["name"] == names.package
+    assert YAML(typ="safe", pure=True).load(manifest)["name"] == names.package
+    assert yaml.safe_load(card)["title"] == names.title
+    assert YAML(typ="rt").load(card)["title"] == names.title
+    v11 = YAML(typ="safe", pure=True)
+    v11.version = (1, 1)
+    assert v11.load(manifest)["name"] == names.package
+
+
+def test_every_spelling_of_a_refused_name_says_why():
+    with pytest.raises(UsageError) as exc:
+        normalise_name("Json")
+    assert "`json`" in exc.value.message and "json-env" in exc.value.hint

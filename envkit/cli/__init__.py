@@ -87,13 +87,20 @@ def _root(
 
 
 def _register_all() -> None:
+    """Import every command module. One that cannot be imported stops envkit (exit 2) with
+    its name: dropping a command silently would hide a broken install (issue #12)."""
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(f"envkit.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"envkit.cli.{name}":
-                continue  # command not built yet
-            raise
+        except Exception as exc:  # noqa: BLE001 - reported, then exit 2
+            if _output.debug_enabled():
+                traceback.print_exc()
+            _output.error(
+                f"Internal error: the `envkit {name}` command cannot be loaded "
+                f"({type(exc).__name__}: {exc}).",
+                "envkit's installation is broken: reinstall it (e.g. `uv pip install "
+                "--reinstall rl-envkit`); re-run with ENVKIT_DEBUG=1 for the traceback.")
+            raise SystemExit(int(ExitCode.ERROR)) from None
         module.register(app, handled)
 
 

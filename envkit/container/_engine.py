@@ -1,7 +1,7 @@
 """Connecting to the Docker engine, and the labels envkit puts on what it creates.
 
 docker's Python SDK is imported here, inside functions only: ``envkit --help`` must not import
-it (../shared/STYLE.md, "Architecture").
+it.
 """
 
 from __future__ import annotations

@@ -179,37 +179,29 @@ def preflight(root: Path, text: str) -> tuple[list[Problem], list[Problem], str]
     """Dockerfile problems that should stop a build, warnings, and which checker found them.
 
     Runs ``envkit.validation.validate(root, static=True, select=["EK3"])`` and keeps its
-    error-severity findings (warning-severity ones are returned apart). While that API is not importable (it is being built, issue #3),
-    falls back to structural checks: the file parses, names only known instructions, and has
-    a ``FROM`` before anything but ``ARG``.
+    error-severity findings (warning-severity ones are returned apart). An exception from a
+    rule propagates: the build stops with an internal error instead of skipping its checks
+    (issue #12).
 
     Returns:
-        ``(errors, warnings, checker)`` where ``checker`` is ``"the EK3xx rules"`` or
-        ``"envkit build's built-in checks"``.
+        ``(errors, warnings, checker)`` where ``checker`` is ``"the EK3xx rules"``.
     """
-    try:
-        from envkit.validation import validate  # type: ignore[attr-defined]
-    except (ImportError, AttributeError):
-        validate = None
-    if validate is not None:
-        try:
-            report = validate(root, static=True, select=["EK3"])
-        except (TypeError, AttributeError, ImportError, NotImplementedError):
-            report = None
-        if report is not None:
-            problems: list[Problem] = []
-            warnings: list[Problem] = []
-            for f in getattr(report, "findings", []):
-                severity = getattr(getattr(f, "severity", None), "value", None)
-                loc = getattr(f, "location", None)
-                item = Problem(code=str(f.code), message=str(f.message),
-                               line=getattr(loc, "line", None))
-                if severity == "error":
-                    problems.append(item)
-                elif severity == "warning":
-                    warnings.append(item)
-            return problems, warnings, "the EK3xx rules"
-    return _fallback_checks(text), [], "envkit build's built-in checks"
+    from envkit.validation import validate
+
+    # Fails closed (issue #12): a bug in a rule raises (internal error, exit 2); the build never
+    # falls back to weaker checks without saying so.
+    report = validate(root, static=True, select=["EK3"])
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    for f in report.findings:
+        loc = f.location
+        item = Problem(code=str(f.code), message=str(f.message),
+                       line=getattr(loc, "line", None))
+        if f.severity.value == "error":
+            problems.append(item)
+        elif f.severity.value == "warning":
+            warnings.append(item)
+    return problems, warnings, "the EK3xx rules"
 
 
 def _fallback_checks(text: str) -> list[Problem]:

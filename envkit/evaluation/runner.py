@@ -2,7 +2,7 @@
 
 Sessions go over the WebSocket (:class:`envkit.wire.EnvSession`), one per worker thread;
 ``concurrency`` workers run in parallel, capped by the server's capacity (a session refused
-with CAPACITY_REACHED is closed and the run goes on with fewer, ../shared/PROTOCOL.md).
+with CAPACITY_REACHED is closed and the run goes on with fewer, docs/protocol.md).
 Groups: ``episodes`` seeds (``seed``, ``seed+1``, ...) are each played ``group_size`` times,
 so a run has ``episodes * group_size`` episodes (GRPO-style groups; pass@k per group).
 """

@@ -94,7 +94,7 @@ def space_urls(repo_id: str, endpoint: str, host: str | None = None) -> tuple[st
 
     The app URL is the ``host`` the Hub reports for the Space (``GET /api/spaces/{id}``) when
     given; otherwise it is derived as on huggingface.co: ``https://<ns>-<name>.hf.space``,
-    lower-case, ``_`` and ``.`` becoming ``-`` (../shared/MACHINES.md). A Hub stand-in reports
+    lower-case, ``_`` and ``.`` becoming ``-`` (docs/protocol.md). A Hub stand-in reports
     its own ``host`` so ``--wait`` can reach a local app.
     """
     sub = re.sub(r"[_.]", "-", repo_id.replace("/", "-").lower())

@@ -215,16 +215,15 @@ def _resolve_secrets(secrets: Mapping[str, str | None] | None) -> dict[str, str]
 
 
 def _preflight(root: Path, run_all: bool) -> tuple[list[Any], str]:
-    """Static validate findings, or ``([], "secret scan only")`` when validate is absent."""
-    try:
-        from envkit.validation import validate
-    except ImportError:
-        return [], "secret scan only (envkit.validation is not available)"
+    """Static validate findings on ``root`` (all static rules, or the EK6xx ones only).
+
+    Fails closed (issue #12): an exception from a rule propagates (the CLI reports an internal
+    error, exit 2); it never degrades the preflight to a bare secret scan.
+    """
+    from envkit.validation import validate
+
     select = PREFLIGHT_SELECT if run_all else ["EK6"]
-    try:
-        report = validate(root, static=True, select=select)
-    except TypeError:  # an older/newer signature: do not let it break deploys
-        return [], "secret scan only (envkit.validation.validate signature differs)"
+    report = validate(root, static=True, select=select)
     return list(report.findings), "validate" if run_all else "validate (EK6 only)"
 
 
@@ -555,22 +554,15 @@ def check_app(url: str, root: Path | None = None, *, timeout_s: float = 60.0) ->
     health = _check_health(url, timeout_s)
     if not health.ok:
         return health
-    try:
-        from envkit.validation import validate
-    except ImportError:
-        validate = None
-    if validate is not None:
-        try:
-            report = validate(root, url=url, select=["EK4", "EK5"])
-        except TypeError:
-            report = None
-        if report is not None:
-            errors = [f for f in report.findings if f.severity.value == "error"]
-            detail = "runtime validate: " + ("no errors" if not errors else
-                                            f"{len(errors)} error(s): " + "; ".join(
-                                                _finding_line(f) for f in errors[:5]))
-            return AppCheck(ok=not errors, method="validate", detail=detail, report=report)
-    return health
+    from envkit.validation import validate
+
+    # An exception here propagates (issue #12): never a silent fall back to the health check.
+    report = validate(root, url=url, select=["EK4", "EK5"])
+    errors = [f for f in report.findings if f.severity.value == "error"]
+    detail = "runtime validate: " + ("no errors" if not errors else
+                                    f"{len(errors)} error(s): " + "; ".join(
+                                        _finding_line(f) for f in errors[:5]))
+    return AppCheck(ok=not errors, method="validate", detail=detail, report=report)
 
 
 def _check_health(url: str, timeout_s: float) -> AppCheck:

@@ -1,6 +1,6 @@
 """Hub failures as envkit errors: one-line cause, next step, exit code; bounded retries.
 
-Statuses (../shared/MACHINES.md, issue #5): 401 bad token, 402 paid plan needed for Docker
+Statuses (docs/protocol.md, issue #5): 401 bad token, 402 paid plan needed for Docker
 Spaces, 403 no write access to the namespace, 404 missing Space, 409/412 conflict, 429 rate
 limit (retried with backoff, ``Retry-After`` honoured), 5xx (retried, then fail), network
 unreachable. Messages never contain a token: they are built from the status, the repo id and

@@ -4,7 +4,7 @@
   semantics, plus the always-excluded ``.git/``, ``.venv/``, ``__pycache__/``, ``.env*``, keys,
   build output), so ``envkit validate``'s EK6xx rules and the push agree.
 - A Docker Space builds the ``Dockerfile`` at the repo root: when only ``server/Dockerfile``
-  exists (``openenv init``'s layout, ../shared/PROTOCOL.md) it is moved to the root in the
+  exists (``openenv init``'s layout, docs/protocol.md) it is moved to the root in the
   staged copy.
 - ``README.md`` is repaired in the staged copy with :func:`envkit.card.repair_card` (sdk docker,
   app_port = manifest port, named colours, short_description <= 60, tags openenv + envkit).
@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,21 +20,6 @@ from pathlib import Path
 from envkit.errors import SpecError
 from envkit.manifest import Manifest
 from envkit.upload_set import UploadFile, upload_set
-
-# Well-known credential shapes. A hit in any staged file stops the push (issue #5: no flag
-# uploads secrets).
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
-    ("OpenAI API key", re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b")),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}\b")),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
-    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
-)
-_SCAN_MAX_BYTES = 2_000_000
-
 
 @dataclass(frozen=True)
 class SecretHit:
@@ -45,11 +29,13 @@ class SecretHit:
         file: path relative to the environment root.
         line: 1-based line.
         kind: e.g. ``Hugging Face token``.
+        preview: redacted prefix, e.g. ``hf_a…``.
     """
 
     file: str
     line: int
     kind: str
+    preview: str = ""
 
 
 @dataclass
@@ -73,31 +59,24 @@ class StagedFolder:
         return sum(f.size for f in self.files)
 
 
-def scan_secrets(root: Path, files: list[str], extra_literals: tuple[str, ...] = ()) -> list[SecretHit]:
-    """Find credentials in ``files`` (paths relative to ``root``).
+def scan_secrets(root: Path, files: list[str], extra_literals: tuple[str, ...] = ()
+                 ) -> list[SecretHit]:
+    """Find credentials in ``files`` (paths relative to ``root``) with envkit's one secret
+    scanner (:mod:`envkit.secret_scan`, the same as ``envkit validate``'s EK602).
+
+    Files the scanner cannot read whole are not hits here: :func:`stage` refuses files over
+    the scanner's limit before copying them, and the push's EK6 preflight reports any other
+    (EK606), honouring ``[tool.envkit.push] allow`` (issue #12).
 
     Args:
+        root: the staged folder.
+        files: POSIX paths relative to ``root``.
         extra_literals: exact strings that must not be uploaded either (the token in use).
     """
-    hits: list[SecretHit] = []
-    literals = tuple(s for s in extra_literals if s and len(s) >= 8)
-    for rel in files:
-        try:
-            data = (root / rel).read_bytes()[:_SCAN_MAX_BYTES]
-        except OSError:
-            continue
-        if b"\0" in data[:8192]:
-            continue  # binary
-        text = data.decode("utf-8", errors="replace")
-        for lineno, line in enumerate(text.splitlines(), 1):
-            for kind, pattern in SECRET_PATTERNS:
-                if pattern.search(line):
-                    hits.append(SecretHit(rel, lineno, kind))
-                    break
-            else:
-                if any(lit in line for lit in literals):
-                    hits.append(SecretHit(rel, lineno, "the Hugging Face token in use"))
-    return hits
+    from envkit.secret_scan import scan_files
+
+    found, _unscanned = scan_files(root, files, extra_literals)
+    return [SecretHit(h.file, h.line, h.kind, h.preview) for h in found]
 
 
 def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFolder:
@@ -111,9 +90,13 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
 
     Raises:
         SpecError: no Dockerfile at the root nor in ``server/``; README front matter that is
-            not YAML (cannot be repaired safely).
+            not YAML (cannot be repaired safely) or a README over 1 MiB; a file over the secret
+            scanner's limit (16 MiB) that ``[tool.envkit.push] allow`` does not list (it is
+            refused before it is copied: issue #12, EK606).
     """
     from envkit.card import CardSyntaxError, repair_card
+    from envkit.fsutil import read_bounded, read_text_bounded
+    from envkit.secret_scan import SCAN_LIMIT, allowed_patterns, is_allowed
 
     dest.mkdir(parents=True, exist_ok=True)
     staged = StagedFolder(path=dest)
@@ -128,6 +111,22 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
                 f"No Dockerfile in {root} (nor in server/): a Docker Space cannot build it.",
                 hint="Add a Dockerfile at the environment root (`envkit init` generates one), "
                 "or check it is not excluded by .gitignore/.dockerignore.")
+    too_big = [f for f in chosen if f.size > SCAN_LIMIT]
+    if too_big:
+        try:
+            import tomllib
+
+            allow = allowed_patterns(tomllib.loads(
+                read_bounded(root / "pyproject.toml", root=root).decode("utf-8")))
+        except (OSError, ValueError, RecursionError):
+            allow = ()
+        refused = [f.path for f in too_big if not is_allowed(f.path, allow)]
+        if refused:
+            raise SpecError(
+                f"Refusing to push: {', '.join(refused)} is larger than the "
+                f"{SCAN_LIMIT // (1024 * 1024)} MiB the secret scanner reads (EK606).",
+                hint="Exclude it in .gitignore/.dockerignore, or vouch for it with "
+                "`[tool.envkit.push] allow = [\"<path>\"]` in pyproject.toml.")
     for f in chosen:
         target = "Dockerfile" if f.path == "server/Dockerfile" and "Dockerfile" not in paths \
             else f.path
@@ -135,7 +134,11 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / f.path, out)
     readme = dest / "README.md"
-    text = readme.read_text(encoding="utf-8") if readme.is_file() else ""
+    try:
+        text = read_text_bounded(readme, root=dest) if readme.is_file() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"README.md cannot be used as the Space card: {exc}.",
+                        hint="Keep README.md a UTF-8 text file under 1 MiB.") from None
     try:
         fixed, changes = repair_card(text, manifest.port, title=title)
     except CardSyntaxError as exc:

@@ -118,16 +118,18 @@ def read_config(root: Path | None) -> dict[str, Any]:
     """
     if root is None:
         return {}
+    from envkit.fsutil import read_text_bounded
+
     path = root / "pyproject.toml"
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # bounded: a FIFO or a 10 GB file is reported by the static rules (EK22x)
+        text = read_text_bounded(path, root=root)
     except (OSError, UnicodeDecodeError):
         return {}
     import tomllib
 
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):  # EK202 reports it
         return {}
     table = data.get("tool", {}).get("envkit", {}).get("validate", {}) \
         if isinstance(data.get("tool"), dict) and isinstance(data["tool"].get("envkit"), dict) \

@@ -1,7 +1,7 @@
 """The runtime stage of ``envkit validate``: start (or reach) a server and play it over the wire.
 
 Issue #3, rules EK4xx (runtime and protocol) and EK5xx (reward integrity). The environment is
-played only through the OpenEnv contract (../shared/PROTOCOL.md): HTTP ``/health``,
+played only through the OpenEnv contract (docs/protocol.md): HTTP ``/health``,
 ``/schema``, ``/metadata``, ``/step`` and WebSocket ``/ws`` sessions. Environment code never
 runs inside envkit: the oracle runs in the environment's interpreter
 (:class:`envkit.policy.PolicyProcess`).

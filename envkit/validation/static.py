@@ -46,6 +46,7 @@ class StaticContext:
     _pyproject: Any = None
     _pyproject_loaded: bool = False
     _pyproject_error: Exception | None = None
+    read_errors: dict[str, OSError] = field(default_factory=dict)  # rel -> why unread (EK22x)
 
     # -- manifest facts usable even when the manifest is partly invalid -----------------------
     @property
@@ -78,10 +79,18 @@ class StaticContext:
         return (self.root / rel).is_file()
 
     def text(self, rel: str) -> str | None:
-        """UTF-8 text of ``root/rel`` or ``None`` when missing or unreadable (cached)."""
+        """UTF-8 text of ``root/rel`` or ``None`` when missing or unreadable (cached).
+
+        Read with :func:`envkit.fsutil.read_text_bounded`: regular files inside the root, at
+        most 1 MiB; a refused file is recorded in ``read_errors`` (EK220/EK221)."""
         if rel not in self._texts:
+            from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_text_bounded
+
             try:
-                self._texts[rel] = (self.root / rel).read_text(encoding="utf-8")
+                self._texts[rel] = read_text_bounded(self.root / rel, root=self.root)
+            except (FileTooLargeError, UnsafeFileError) as exc:
+                self.read_errors[rel] = exc
+                self._texts[rel] = None
             except (OSError, UnicodeDecodeError):
                 self._texts[rel] = None
         return self._texts[rel]
@@ -129,8 +138,12 @@ class StaticContext:
 
                 try:
                     self._pyproject = tomllib.loads(text)
-                except tomllib.TOMLDecodeError as exc:
+                except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
+                    if isinstance(exc, RecursionError):  # 1000-deep arrays (issue #12)
+                        exc = ValueError("values are nested too deeply")
                     self._pyproject_error = exc
+            elif "pyproject.toml" in self.read_errors:
+                self._pyproject_error = self.read_errors["pyproject.toml"]
             elif self.exists("pyproject.toml"):
                 self._pyproject_error = UnicodeDecodeError("utf-8", b"", 0, 1, "not UTF-8")
         return self._pyproject, self._pyproject_error
@@ -186,13 +199,13 @@ def run_static(root: Path, progress: Callable[[str], None] | None = None
     Returns:
         ``(findings, codes evaluated, skipped code -> reason, seconds)``.
     """
-    from envkit.validation.rules import deploy, dockerfile, manifest, project
+    from envkit.validation.rules import deploy, dockerfile, files, manifest, project
 
     t0 = time.perf_counter()
     if progress:
         progress(f"static checks on {root}")
     ctx, findings = load_context(root)
-    for module in (manifest, project, dockerfile, deploy):
+    for module in (manifest, project, dockerfile, deploy, files):  # files last: reads' fate
         findings.extend(module.check(ctx))
     codes = sorted(c for c in RULES if c[2] in STATIC_FAMILIES)
     ran = [c for c in codes if c not in ctx.skipped]

@@ -38,7 +38,7 @@ def test_init_renders_the_echo_template(cli, tmp_path):
 def test_spellings_reach_the_files(tmp_path):
     env = init_project("word_game", output_dir=tmp_path, lock=False).path
     assert env.name == "word_game"
-    assert "name: word_game" in (env / "openenv.yaml").read_text()
+    assert 'name: "word_game"' in (env / "openenv.yaml").read_text()
     assert 'name = "word-game"' in (env / "pyproject.toml").read_text()
     assert 'server = "word_game.server.app:main"' in (env / "pyproject.toml").read_text()
     assert "class WordGameEnvironment(Environment)" in (

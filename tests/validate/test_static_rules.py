@@ -51,12 +51,25 @@ def big_file(root: Path) -> None:
         fh.truncate(11 * 1024 * 1024)
 
 
+def huge_file(root: Path) -> None:
+    with (root / "episodes.bin").open("wb") as fh:  # sparse: over the secret scanner's 16 MiB
+        fh.truncate(17 * 1024 * 1024)
+
+
+def link_outside(rel: str) -> Callable[[Path], None]:
+    def _apply(root: Path) -> None:
+        outside = root.parent / "outside.py"
+        outside.write_text("X = 1\n")
+        (root / rel).symlink_to(outside)
+    return _apply
+
+
 # code -> (mutation, expected (file, line) of the first finding or None to skip the check)
 CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] = {
     "EK101": (delete("openenv.yaml"), ("openenv.yaml", None)),
     "EK102": (write("openenv.yaml", "name: echo_env\nport 8000\napp: [\n"), ("openenv.yaml", 3)),
     "EK103": (append("openenv.yaml", "variables: [A, B]\n"), ("openenv.yaml", 16)),
-    "EK104": (edit("openenv.yaml", "name: echo_env", "name: server"), ("openenv.yaml", 2)),
+    "EK104": (edit("openenv.yaml", 'name: "echo_env"', "name: server"), ("openenv.yaml", 2)),
     "EK105": (edit("openenv.yaml", "app: server.app:app", "app: server/app.py"),
               ("openenv.yaml", 5)),
     "EK106": (edit("openenv.yaml", "app: server.app:app", "app: server.app:application"),
@@ -93,6 +106,8 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
     "EK304": (edit("Dockerfile", "FROM python:3.11-slim", ""), ("Dockerfile", 8)),
     "EK305": (edit("Dockerfile", "FROM python:3.11-slim", "FROM python:latest"),
               ("Dockerfile", 3)),
+    "EK220": (write("notes.py", "#" + "x" * (1 << 20) + "\n"), ("notes.py", None)),
+    "EK221": (link_outside("helpers.py"), ("helpers.py", None)),
     "EK306": (edit("Dockerfile", "RUN useradd",
                    "RUN --mount=type=cache,target=/root/.cache useradd"),
               ("Dockerfile", 17)),
@@ -105,6 +120,7 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
     "EK601": (write("prod.env", "HF_TOKEN=redacted\n"), ("prod.env", None)),
     "EK602": (write("settings.py", f'TOKEN = "{FAKE_HF_TOKEN}"\n'), ("settings.py", 1)),
     "EK603": (big_file, ("episodes.bin", None)),
+    "EK606": (huge_file, ("episodes.bin", None)),
     "EK604": (delete(".gitignore"), (".gitignore", None)),
     "EK605": (delete(".dockerignore"), (".dockerignore", None)),
 }

@@ -8,7 +8,6 @@ the image, which a public Space lets anyone pull.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,16 +17,20 @@ from envkit.findings import Finding, Location, Severity, register
 
 SECRET_FILE = register(
     "EK601", "secret-file-uploaded", Severity.ERROR,
-    summary="A credentials file (`.env`, a private key, ...) would be uploaded or built into "
-            "the image.",
-    what="No `.env`/`.env.*`/`*.env` file, private key (`*.pem`, `*.key`, `id_rsa`, ...), "
-         "`*.p12`/`*.pfx` or `.netrc` is in the upload set or in the Docker build context "
-         "(files `.dockerignore` does not exclude).",
+    summary="A credentials file (`.env`, a private key, `secrets.json`, ...) would be uploaded "
+            "or built into the image.",
+    what="No file named like a credentials store -- `.env`/`.env.*`/`*.env`, a private key "
+         "(`*.pem`, `*.key`, `id_rsa`, ...), `*.p12`/`*.pfx`/`*.jks`/`*.keystore`, `.netrc`, "
+         "`.npmrc`, `.pypirc`, `.git-credentials`, `credentials*`, `secrets.json`/`.yaml`/"
+         "`.toml`, `service-account*.json`, ... -- is in the upload set or in the Docker build "
+         "context (files `.dockerignore` does not exclude), unless `pyproject.toml` allows it "
+         "by path: `[tool.envkit.push] allow = [\"config/credentials.example.json\"]` "
+         "(its content is still scanned).",
     why="A public Space serves its files and its image to anyone: an uploaded `.env` leaks "
         "every key in it, and `COPY . /app` bakes it into the image.",
     example="`.env` holding `HF_TOKEN=...` with no `.dockerignore`.",
     fix="Add the file to `.dockerignore` and `.gitignore` (and rotate the credential if it "
-        "was ever pushed).",
+        "was ever pushed); if it holds no secret, list it in `[tool.envkit.push] allow`.",
 )
 SECRET_IN_FILE = register(
     "EK602", "secret-in-file", Severity.ERROR,
@@ -50,6 +53,17 @@ LARGE_FILE = register(
     fix="Ignore it (`.gitignore`/`.dockerignore`), track it with Git LFS, or download it at "
         "build time from a dataset repo.",
 )
+NOT_SCANNED = register(
+    "EK606", "file-not-scanned", Severity.ERROR,
+    summary="A file that would be uploaded could not be scanned for secrets.",
+    what="Every file in the upload set is a regular file of at most 16 MiB that the secret "
+         "scanner reads whole, unless `[tool.envkit.push] allow` in `pyproject.toml` lists it.",
+    why="A file envkit cannot read may hold a token; `envkit push` fails closed rather than "
+        "upload what it could not check (issue #12).",
+    example="A 200 MB `data/episodes.jsonl` next to the server.",
+    fix="Exclude the file (`.gitignore`/`.dockerignore`) and download it at build time, or, "
+        "if you vouch for it, add its path to `[tool.envkit.push] allow = [...]`.",
+)
 NO_GITIGNORE = register(
     "EK604", "gitignore-missing", Severity.WARNING,
     summary="`.gitignore` is missing.",
@@ -70,30 +84,31 @@ NO_DOCKERIGNORE = register(
 )
 
 INLINE_LIMIT = 10 * 1024 * 1024  # bytes; the Hub needs LFS/Xet above this
-SCAN_LIMIT = INLINE_LIMIT  # bytes; larger files are not read for tokens
-SECRET_FILE_PATTERNS = (".env", ".env.*", "*.env", "*.pem", "*.key", "id_rsa", "id_dsa",
-                        "id_ecdsa", "id_ed25519", "*.p12", "*.pfx", ".netrc")
-SAFE_NAMES = (".env.example", ".env.sample", ".env.template", ".env.dist", "example.env")
 _PRUNE = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox",
           ".mypy_cache", ".ruff_cache", ".pytest_cache"}
 
 
 def _is_secret_name(name: str) -> bool:
-    if name in SAFE_NAMES or name.endswith(".pub"):
-        return False
-    return any(fnmatch.fnmatchcase(name, p) for p in SECRET_FILE_PATTERNS)
+    from envkit.secret_scan import is_credentials_name
+
+    return is_credentials_name(name)
+
+
+def _dockerignore_lines(root: Path) -> list[str]:
+    from envkit.fsutil import read_bounded
+
+    try:
+        data = read_bounded(root / ".dockerignore", root=root)
+    except OSError:
+        return []
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def build_context_secret_files(root: Path) -> list[str]:
     """Credential-looking files that ``docker build`` would send (not in ``.dockerignore``)."""
     import pathspec
 
-    try:
-        lines = (root / ".dockerignore").read_text(encoding="utf-8",
-                                                   errors="replace").splitlines()
-    except OSError:
-        lines = []
-    spec = pathspec.GitIgnoreSpec.from_lines([ln.lstrip("/") for ln in lines])
+    spec = pathspec.GitIgnoreSpec.from_lines([ln.lstrip("/") for ln in _dockerignore_lines(root)])
     out = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
@@ -107,9 +122,16 @@ def build_context_secret_files(root: Path) -> list[str]:
     return sorted(out)
 
 
+def _allowed(ctx: Any) -> tuple[str, ...]:
+    from envkit.secret_scan import allowed_patterns
+
+    data, _error = ctx.pyproject()
+    return allowed_patterns(data)
+
+
 def check(ctx: Any) -> Iterator[Finding]:
+    from envkit.secret_scan import SCAN_LIMIT, is_allowed, scan_files
     from envkit.upload_set import upload_set
-    from envkit.validation.static_secrets import scan_text
 
     root = ctx.root
     if not (root / ".gitignore").is_file():
@@ -120,37 +142,38 @@ def check(ctx: Any) -> Iterator[Finding]:
         yield NO_DOCKERIGNORE.finding(
             "Expected a `.dockerignore` (keeps `.git`, `.venv` and secrets out of the image); "
             "found none.", location=Location(".dockerignore"))
+    allow = _allowed(ctx)
     files = upload_set(root)
     flagged: set[str] = set()
     for f in files:
         name = f.path.rsplit("/", 1)[-1]
-        if _is_secret_name(name):
+        if _is_secret_name(name) and not is_allowed(f.path, allow):
             flagged.add(f.path)
             yield SECRET_FILE.finding(
                 f"`{f.path}` looks like a credentials file and would be uploaded to the Space; "
-                "it must be excluded.", location=Location(f.path))
+                "it must be excluded (or listed in `[tool.envkit.push] allow` if it holds no "
+                "secret).", location=Location(f.path))
     for rel in build_context_secret_files(root):
-        if rel in flagged:
+        if rel in flagged or is_allowed(rel, allow):
             continue
         yield SECRET_FILE.finding(
             f"`{rel}` looks like a credentials file and is in the Docker build context "
             "(`.dockerignore` does not exclude it), so `COPY . ` bakes it into the image.",
             location=Location(rel))
     for f in files:
-        if f.size > INLINE_LIMIT:
+        if f.size > INLINE_LIMIT and (f.size <= SCAN_LIMIT or is_allowed(f.path, allow)):
             yield LARGE_FILE.finding(
                 f"Files uploaded without LFS/Xet should be at most 10 MB; `{f.path}` is "
                 f"{f.size / 1024 / 1024:.1f} MB.", location=Location(f.path))
+    hits, unscanned = scan_files(root, [f.path for f in files], limit=SCAN_LIMIT)
+    for hit in hits:
+        yield SECRET_IN_FILE.finding(
+            f"`{hit.file}` would be uploaded and contains a {hit.kind} (`{hit.preview}`, "
+            f"value not shown) at line {hit.line}.",
+            location=Location(hit.file, hit.line, hit.column))
+    for miss in unscanned:
+        if is_allowed(miss.file, allow):
             continue
-        try:
-            data = (root / f.path).read_bytes()
-        except OSError:
-            continue
-        if b"\0" in data[:8192]:
-            continue  # binary
-        text = data.decode("utf-8", errors="replace")
-        for hit in scan_text(text):
-            yield SECRET_IN_FILE.finding(
-                f"`{f.path}` would be uploaded and contains a {hit.kind} (`{hit.preview}`, "
-                "value not shown) at line "
-                f"{hit.line}.", location=Location(f.path, hit.line, hit.column))
+        yield NOT_SCANNED.finding(
+            f"Every uploaded file must be scanned for secrets; `{miss.file}` was not "
+            f"({miss.reason}).", location=Location(miss.file))

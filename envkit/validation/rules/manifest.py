@@ -1,6 +1,6 @@
 """EK1xx manifest rules (openenv.yaml).
 
-Facts (../shared/PROTOCOL.md): ``openenv.yaml`` holds ``spec_version``, ``name``, ``type``,
+Facts (docs/protocol.md): ``openenv.yaml`` holds ``spec_version``, ``name``, ``type``,
 ``runtime``, ``app: module:attr``, ``port``; envkit adds a strict ``validation:`` block
 (envkit.manifest). No upstream schema exists, so envkit's models are the schema.
 """

@@ -1,6 +1,6 @@
 """EK2xx project and packaging rules (pyproject, files, README card, inference script).
 
-Facts (../shared/PROTOCOL.md): `openenv validate` checks pyproject.toml, uv.lock, a
+Facts (docs/protocol.md): `openenv validate` checks pyproject.toml, uv.lock, a
 `[project.scripts] server` entry containing `:main`, a dependency starting with "openenv", and
 `def main(` plus an `if __name__ == "__main__"` guard in server/app.py. `create_app(...,
 max_concurrent_envs=N)` defaults to 1 and N > 1 needs `SUPPORTS_CONCURRENT_SESSIONS = True`.

@@ -1,7 +1,7 @@
 """EK4xx runtime and protocol rules (registered here, checked by envkit.validation.runtime).
 
 Source of every rule: issue #3 ("EK4xx runtime and protocol"); wire facts from
-../shared/PROTOCOL.md (openenv-core 0.3.0).
+docs/protocol.md (openenv-core 0.3.0).
 """
 
 from envkit.findings import Severity, register
