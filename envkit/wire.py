@@ -111,6 +111,7 @@ class EnvSession:
             raise WireError(f"Cannot open a WebSocket session at {self.url}: {exc}.",
                             hint="Check the server is running and the URL is right.") from None
         self.closed = False
+        self.timed_out = False  # an answer did not come in time: close() does not wait
 
     # -- raw frames -------------------------------------------------------------------------
     def send_raw(self, text: str) -> None:
@@ -131,6 +132,7 @@ class EnvSession:
         try:
             text = self._ws.recv(timeout=t)
         except TimeoutError:
+            self.timed_out = True
             raise WireTimeout(f"No answer from {self.url} within {t:g} s.") from None
         except Exception as exc:  # noqa: BLE001
             self.closed = True
@@ -199,6 +201,14 @@ class EnvSession:
         if self.closed:
             return
         self.closed = True
+        if self.timed_out:
+            # The server is stuck in this session (its handler will not read a close frame):
+            # drop the connection at once instead of waiting for two close timeouts.
+            try:
+                self._ws.close_socket()
+            except Exception:  # noqa: BLE001
+                pass
+            return
         try:
             self._ws.send(json.dumps({"type": "close"}))
             # Let the server close first: closing our end at once makes openenv-core 0.3.0 log

@@ -32,6 +32,7 @@ DEFAULT_MAX_STEPS = 32
 DEFAULT_BASE_URL = "https://router.huggingface.co/v1"
 DEFAULT_MAX_RETRIES = 4
 MAX_SESSION_LOSSES = 3  # lost sessions in a row (over all workers) that stop the run
+STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for a hung step otherwise)
 POLICIES = ("openai", "random", "oracle")
 _SUCCESS_EPS = 1e-9
 
@@ -279,7 +280,7 @@ def _worker(session: EnvSession, policy: Any, tasks: queue.Queue, results: queue
                 if losses >= MAX_SESSION_LOSSES:
                     results.put(("fatal", EvalAbortedError(
                         f"Stopped after {losses} lost sessions in a row; the last: "
-                        f"{lost.text}.",
+                        f"{lost.text.rstrip('.')}.",
                         hint="Most likely `reset` or `step` hangs or crashes: `envkit "
                         "validate` tells which. Raise --reply-timeout if answers are just "
                         "slow.")))
@@ -487,7 +488,7 @@ def _stop_server(server: Any, notes: list[str], note: Callable[[str], None]) -> 
     """Stop the server envkit started; note the processes that had escaped its group."""
     if server is None:
         return
-    server.stop()
+    server.stop(grace_s=STOP_GRACE_S)
     if server.strays:
         msg = (f"Stopped {len(server.strays)} process(es) that had left the server's process "
                f"group: {'; '.join(server.strays[:5])}.")
