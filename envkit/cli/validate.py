@@ -114,7 +114,7 @@ def validate_cmd(
                           ignore=ignore, episodes=episodes, seed=seed, timeout_s=timeout,
                           startup_timeout_s=startup_timeout, reply_timeout_s=reply_timeout,
                           progress=progress)
-    output = _output.Output(fmt)
+    sink = _output.Output(fmt)
     text = render(report, fmt.value)
     if output is not None:
         try:
@@ -125,7 +125,7 @@ def validate_cmd(
         _output.info(f"Report written to {_output.esc(output)}.")
         _output.info(_output.esc(summary_line(report)))
     else:
-        output.text(text, end="")
+        sink.text(text, end="")
         if fmt is not Format.TEXT:
             _output.info(_output.esc(summary_line(report)))
     if not report.passed and not exit_zero:
