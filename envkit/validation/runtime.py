@@ -399,7 +399,7 @@ class _Run:
         manifest = self.target.manifest
         app = manifest.app if manifest else "server.app:app"
         startup = self.timeouts.startup_s
-        self.python = self.target.python or resolve_python(root)
+        self.python = resolve_python(root, self.target.python)
         self.progress(f"starting `{app}` with {self.python}")
         self.ran(R4.SERVER_START_FAILED)
         t = time.perf_counter()
