@@ -69,9 +69,14 @@ class PolicyProcess:
     """
 
     def __init__(self, spec: str, root: Path, python: str, *, timeout_s: float = 30.0):
+        from envkit.server import marked_env, new_run_id
+
         self.spec = spec
         self.timeout_s = timeout_s
-        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
+        # Marked like a server (envkit.server): close() kills whatever it started, detached
+        # or not.
+        self.run_id = new_run_id()
+        env = marked_env(self.run_id, {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"})
         self._proc = subprocess.Popen(
             [python, "-c", _HOST, str(root), spec], cwd=root, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -126,12 +131,15 @@ class PolicyProcess:
         return dict(answer["action"])
 
     def close(self) -> None:
-        """Stop the child (and anything it started). Idempotent."""
+        """Stop the child and anything it started, however detached. Idempotent."""
+        from envkit.server import kill_marked
+
         if self._proc.poll() is None:
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        kill_marked(self.run_id)
         for stream in (self._proc.stdin, self._proc.stdout):
             try:
                 if stream:

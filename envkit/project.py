@@ -7,6 +7,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from envkit.errors import ServerStartError, SpecError, UsageError
 from envkit.manifest import MANIFEST_NAME, Manifest, read_manifest
@@ -100,6 +101,76 @@ def check_runtime(python: str, root: Path) -> None:
             f"(or `cd {root} && uv venv && uv pip install -e .`), or pass another interpreter "
             "with --python.",
         )
+
+
+def env_spec(manifest: Manifest | None) -> Any:
+    """The resolved environment facts of ``manifest`` (reward range, max_steps, oracle, seeds,
+    step_timeout_s, startup_timeout_s), or the defaults when there is no manifest.
+
+    The one accessor every reader of these facts goes through: ``manifest.spec`` when the
+    manifest model has it (the OpenEnv 0.10 layout, issue #11), else ``manifest.validation``.
+    """
+    from envkit.manifest import ValidationSpec
+
+    if manifest is None:
+        return ValidationSpec()
+    spec = getattr(manifest, "spec", None)
+    return spec if spec is not None else manifest.validation
+
+
+MIN_REPLY_TIMEOUT_S = 2.0  # the shortest per-reply limit derived from step_timeout_s
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """The three time limits of a command that talks to an environment, in seconds.
+
+    Resolved once (:func:`resolve_timeouts`) from the options and the manifest and passed
+    down; ``--timeout`` means the same thing in every command (issue #12).
+
+    Attributes:
+        budget_s: the whole run (``--timeout``): start-up, every episode and the stop; ``None``
+            when the command has no budget (``envkit run`` serves until Ctrl-C).
+        startup_s: waiting for ``GET /health`` after the server starts (``--startup-timeout``,
+            default the manifest's ``startup_timeout_s``), never more than ``budget_s``.
+        reply_s: waiting for one answer (a ``reset``, ``step``, ``state`` frame or an HTTP
+            request; ``--reply-timeout``, default ``max(2, 2 x step_timeout_s)``: the
+            manifest's ``step_timeout_s`` is a p95 latency budget, so one slow answer gets
+            twice that), never more than ``budget_s``.
+    """
+
+    budget_s: float | None
+    startup_s: float
+    reply_s: float
+
+    def deadline(self, start: float) -> float | None:
+        """``time.monotonic()`` value at which the budget runs out, or ``None``."""
+        return None if self.budget_s is None else start + self.budget_s
+
+
+def resolve_timeouts(spec: Any, *, timeout_s: float | None = None,
+                     startup_timeout_s: float | None = None,
+                     reply_timeout_s: float | None = None) -> Timeouts:
+    """Turn ``--timeout``, ``--startup-timeout``, ``--reply-timeout`` and the manifest's
+    ``step_timeout_s``/``startup_timeout_s`` (``spec``, from :func:`env_spec`) into
+    :class:`Timeouts`.
+
+    Raises:
+        UsageError: a given value is not > 0.
+    """
+    for name, value in (("--timeout", timeout_s), ("--startup-timeout", startup_timeout_s),
+                        ("--reply-timeout", reply_timeout_s)):
+        if value is not None and not value > 0:
+            raise UsageError(f"{name} must be > 0 seconds, got {value!r}.",
+                             hint=f"Pass {name} with a positive number of seconds.")
+    startup = startup_timeout_s if startup_timeout_s is not None else float(
+        spec.startup_timeout_s)
+    reply = reply_timeout_s if reply_timeout_s is not None else max(
+        MIN_REPLY_TIMEOUT_S, 2 * float(spec.step_timeout_s))
+    if timeout_s is not None:
+        startup = min(startup, timeout_s)
+        reply = min(reply, max(timeout_s, 0.5))
+    return Timeouts(budget_s=timeout_s, startup_s=startup, reply_s=reply)
 
 
 def spec_or_none(path: Path) -> Manifest | None:

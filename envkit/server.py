@@ -1,9 +1,20 @@
-"""Start and stop an environment server as a child process, with no orphans.
+"""Start and stop an environment server as a child process, leaving nothing behind.
 
 The server is ``python -m uvicorn <app> --host H --port P`` run in the environment directory,
 in its own process group. Stopping sends SIGTERM to the whole group, waits a short grace
 period and then SIGKILLs the group: uvicorn waits for an in-flight step on SIGTERM (29 s
-observed, docs/protocol.md), so a grace period is never trusted alone.
+observed with openenv-core 0.3.0, docs/protocol.md), so a grace period is never trusted alone.
+
+Nothing survives a stop (issue #12, defect 4): every process envkit starts for an environment
+carries ``ENVKIT_RUN_ID=<id>`` in its environment, which its children inherit even when they
+leave the process group with ``setsid()``. After the group is killed, :func:`kill_marked`
+scans ``/proc`` for that marker and SIGKILLs what is left; :attr:`ServerProcess.strays` says
+what had to be killed. (A process that rewrites its environment and re-execs escapes the
+marker; on systems without ``/proc`` only the process group is swept.)
+
+Nothing is written to disk (issue #12, defect 3): the server's stdout and stderr go to a pipe
+read by a thread that keeps only the last :data:`LOG_TAIL_BYTES` bytes in memory, enough for
+error messages, however much the server prints.
 """
 
 from __future__ import annotations
@@ -12,15 +23,19 @@ import os
 import signal
 import socket
 import subprocess
-import tempfile
+import threading
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
 
 from envkit.errors import ServerStartError, UsageError
 from envkit.project import check_runtime, resolve_python
+
+RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
+LOG_TAIL_BYTES = 1024 * 1024  # the most of a server's output kept (in memory), bytes
+_READ_CHUNK = 64 * 1024
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -42,6 +57,124 @@ def url_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "") else host
 
 
+def new_run_id() -> str:
+    """A fresh value for :data:`RUN_ID_VAR` (random, 32 hex digits)."""
+    return uuid.uuid4().hex
+
+
+def marked_env(run_id: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The current environment plus ``extra`` and the ``ENVKIT_RUN_ID`` marker, for a child."""
+    env = dict(os.environ)
+    if extra:
+        env.update(extra)
+    env[RUN_ID_VAR] = run_id
+    return env
+
+
+def marked_pids(run_id: str) -> dict[int, str]:
+    """Live processes whose environment holds ``ENVKIT_RUN_ID=run_id``: ``{pid: command}``.
+
+    Reads ``/proc/<pid>/environ`` (readable for the user's own processes); empty where
+    ``/proc`` does not exist. Zombies are skipped (they hold no resources but a PID).
+    """
+    needle = f"{RUN_ID_VAR}={run_id}".encode()
+    found: dict[int, str] = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    me = os.getpid()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            if needle not in environ.split(b"\0"):
+                continue
+            stat = (entry / "stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] == "Z":
+                continue
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                "utf-8", "replace").strip()
+        except OSError:  # gone meanwhile, or not ours
+            continue
+        found[int(entry.name)] = cmd[:200]
+    return found
+
+
+def kill_marked(run_id: str, *, timeout_s: float = 5.0) -> list[str]:
+    """SIGKILL every live process marked with ``run_id`` and wait until none is left.
+
+    Args:
+        run_id: the ``ENVKIT_RUN_ID`` value given to the processes.
+        timeout_s: seconds to keep sweeping (a process may fork while being killed).
+
+    Returns:
+        ``"pid 123: python -c ..."`` for each process that had to be killed (empty when the
+        process-group kill had already stopped everything).
+    """
+    killed: dict[int, str] = {}
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = marked_pids(run_id)
+        if not left or time.monotonic() > deadline:
+            break
+        for pid, cmd in left.items():
+            killed.setdefault(pid, cmd)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.02)
+    return [f"pid {pid}: {cmd}" for pid, cmd in sorted(killed.items())]
+
+
+class LogTail:
+    """Reads a child's output pipe on a thread and keeps its last ``max_bytes`` bytes.
+
+    A server printing hundreds of MB costs envkit at most ``max_bytes`` of memory and no
+    disk; the thread ends at EOF (every writer gone).
+    """
+
+    def __init__(self, stream: object, max_bytes: int = LOG_TAIL_BYTES):
+        self._stream = stream
+        self.max_bytes = max_bytes
+        self._buf = bytearray()
+        self.total_bytes = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._pump, daemon=True,
+                                        name="envkit-server-log")
+        self._thread.start()
+
+    def _pump(self) -> None:
+        read = getattr(self._stream, "read1", None) or self._stream.read  # type: ignore[attr-defined]
+        try:
+            while True:
+                chunk = read(_READ_CHUNK)
+                if not chunk:
+                    break
+                with self._lock:
+                    self.total_bytes += len(chunk)
+                    self._buf += chunk
+                    if len(self._buf) > self.max_bytes:
+                        del self._buf[: len(self._buf) - self.max_bytes]
+        except (OSError, ValueError):  # closed under us at stop
+            pass
+
+    def text(self, lines: int = 30) -> str:
+        """The last ``lines`` lines (UTF-8, undecodable bytes replaced)."""
+        with self._lock:
+            data = bytes(self._buf[-64_000:])
+        return "\n".join(data.decode("utf-8", "replace").splitlines()[-lines:])
+
+    def close(self, timeout_s: float = 2.0) -> None:
+        """Wait for EOF up to ``timeout_s`` seconds, then close the pipe."""
+        self._thread.join(timeout_s)
+        try:
+            self._stream.close()  # type: ignore[attr-defined]
+        except OSError:
+            pass
+
+
 @dataclass
 class ServerProcess:
     """A running environment server.
@@ -52,8 +185,11 @@ class ServerProcess:
         app: ``module:attr`` served.
         host, port: bind address.
         popen: the child process (leader of its own process group).
-        log_path: file receiving the server's stdout+stderr, or ``None`` when it inherits the
+        run_id: the ``ENVKIT_RUN_ID`` marker every process of this server inherits.
+        log: the in-memory tail of its stdout+stderr, or ``None`` when it inherits the
             terminal.
+        strays: after :meth:`stop`, the processes that had left the process group and had
+            to be killed by their marker (``"pid N: command"``); empty when none.
     """
 
     root: Path
@@ -62,8 +198,10 @@ class ServerProcess:
     host: str
     port: int
     popen: subprocess.Popen[bytes]
-    log_path: Path | None = None
-    _log_file: IO[bytes] | None = field(default=None, repr=False)
+    run_id: str = ""
+    log: LogTail | None = None
+    strays: list[str] = field(default_factory=list)
+    _stopped: bool = field(default=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -77,67 +215,55 @@ class ServerProcess:
     def alive(self) -> bool:
         return self.popen.poll() is None
 
-    def log_tail(self, lines: int = 30, max_bytes: int = 64_000) -> str:
-        """The last ``lines`` lines of the server log ('' when the log is not captured)."""
-        if not self.log_path or not self.log_path.exists():
-            return ""
-        with self.log_path.open("rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - max_bytes))
-            data = fh.read().decode("utf-8", "replace")
-        return "\n".join(data.splitlines()[-lines:])
+    def log_tail(self, lines: int = 30) -> str:
+        """The last ``lines`` lines of the server's output ('' when it is not captured)."""
+        return self.log.text(lines) if self.log is not None else ""
 
     def wait_healthy(self, timeout_s: float = 60.0, interval_s: float = 0.1) -> float:
-        """Poll ``GET /health`` until it answers 200.
+        """Poll ``GET /health`` until the server is healthy (:func:`envkit.wire.get_health`).
 
         Args:
-            timeout_s: seconds to wait in total.
+            timeout_s: seconds to wait in total (the start-up timeout).
             interval_s: seconds between polls.
 
         Returns:
             Seconds it took.
 
         Raises:
-            ServerStartError: the process exited, or no 200 within ``timeout_s``; the details
-                carry the tail of the server log.
+            ServerStartError: the process exited, or it was not healthy within ``timeout_s``
+                (the server is stopped then); the details carry the tail of its log.
         """
-        import httpx
+        from envkit.wire import wait_healthy
 
-        start = time.monotonic()
-        deadline = start + timeout_s
-        with httpx.Client(timeout=2.0) as client:
-            while True:
-                if not self.alive():
-                    code = self.popen.returncode
-                    tail = self.log_tail()
-                    hint = "Fix the error above and try again."
-                    if "address already in use" in tail.lower():
-                        hint = f"Port {self.port} is busy: pass another with --port."
-                    raise ServerStartError(
-                        f"The environment server (`{self.app}`) exited with code {code} "
-                        "before answering /health.", hint=hint, details=tail or None)
-                try:
-                    r = client.get(f"{self.url}/health")
-                    if r.status_code == 200:
-                        return time.monotonic() - start
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() >= deadline:
-                    tail = self.log_tail()
-                    self.stop()
-                    raise ServerStartError(
-                        f"The environment server did not answer GET /health within "
-                        f"{timeout_s:g} s.",
-                        hint="Raise `validation.startup_timeout_s` in openenv.yaml or "
-                        "--timeout, or look for slow work at import time.",
-                        details=tail or None)
-                time.sleep(interval_s)
+        def exited() -> None:
+            code = self.popen.returncode
+            tail = self.log_tail()
+            hint = "Fix the error above and try again."
+            if "address already in use" in tail.lower():
+                hint = f"Port {self.port} is busy: pass another with --port."
+            raise ServerStartError(
+                f"The environment server (`{self.app}`) exited with code {code} "
+                "before answering /health.", hint=hint, details=tail or None)
+
+        try:
+            return wait_healthy(self.url, timeout_s=timeout_s, interval_s=interval_s,
+                                alive=self.alive, on_exit=exited)
+        except TimeoutError as exc:
+            tail = self.log_tail()
+            self.stop()
+            raise ServerStartError(
+                f"The environment server was not healthy within {timeout_s:g} s "
+                f"({exc}).",
+                hint="Raise --startup-timeout (or `startup_timeout_s` in openenv.yaml), or "
+                "look for slow work at import time.",
+                details=tail or None) from None
 
     def stop(self, grace_s: float = 3.0) -> int | None:
-        """Stop the server and every process in its group. Idempotent.
+        """Stop the server and every process it started, however detached. Idempotent.
 
-        SIGTERM to the group, wait up to ``grace_s`` seconds, then SIGKILL the group.
+        SIGTERM to the group, wait up to ``grace_s`` seconds, SIGKILL the group, then
+        SIGKILL every process still carrying the server's ``ENVKIT_RUN_ID`` marker (recorded
+        in :attr:`strays`).
 
         Returns:
             The exit code of the server process.
@@ -154,8 +280,11 @@ class ServerProcess:
             self.popen.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - kernel would have to hang
             pass
-        if self._log_file is not None and not self._log_file.closed:
-            self._log_file.close()
+        if self.run_id and not self._stopped:
+            self.strays = kill_marked(self.run_id)
+        self._stopped = True
+        if self.log is not None:
+            self.log.close()
         return self.popen.returncode
 
     def __enter__(self) -> ServerProcess:
@@ -189,12 +318,14 @@ def start_server(
     Args:
         root: environment directory (working directory of the server).
         app: ``module:attr`` from the manifest.
-        python: interpreter (see :func:`envkit.project.resolve_python`).
+        python: the interpreter, as resolved once by :func:`envkit.project.resolve_python`
+            (``None`` resolves it here, for library callers).
         host: bind address; loopback by default.
         port: TCP port; ``None`` picks a free one.
         reload: pass ``--reload`` to uvicorn (watches ``root``).
-        capture_log: write stdout/stderr to a temporary log file (``True``) or inherit the
-            terminal (``False``).
+        capture_log: keep the last :data:`LOG_TAIL_BYTES` of stdout/stderr in memory
+            (``True``) or let the server inherit the terminal (``False``). Nothing is
+            written to disk either way.
         env: extra environment variables for the server.
         check: probe the interpreter for openenv-core/uvicorn first (~50 ms).
 
@@ -202,7 +333,7 @@ def start_server(
         UsageError: ``port`` is already taken.
         ServerStartError: the interpreter lacks the runtime or the process cannot start.
     """
-    interpreter = resolve_python(root, python)
+    interpreter = python if python is not None else resolve_python(root)
     if check:
         check_runtime(interpreter, root)
     if port is None:
@@ -214,30 +345,24 @@ def start_server(
            "--log-level", "info", "--no-access-log"]
     if reload:
         cmd += ["--reload", "--reload-dir", str(root)]
-    child_env = dict(os.environ)
+    run_id = new_run_id()
+    child_env = marked_env(run_id)
     child_env.setdefault("PYTHONUNBUFFERED", "1")
     child_env["PYTHONDONTWRITEBYTECODE"] = "1"
     if env:
         child_env.update(env)
-    log_path: Path | None = None
-    log_file = None
-    if capture_log:
-        fd, name = tempfile.mkstemp(prefix="envkit-server-", suffix=".log")
-        os.close(fd)
-        log_path = Path(name)
-        log_file = log_path.open("wb")
+    child_env[RUN_ID_VAR] = run_id
     try:
         popen = subprocess.Popen(
             cmd, cwd=root, env=child_env,
             stdin=subprocess.DEVNULL,
-            stdout=log_file if capture_log else None,
+            stdout=subprocess.PIPE if capture_log else None,
             stderr=subprocess.STDOUT if capture_log else None,
             start_new_session=True,
         )
     except OSError as exc:
-        if log_file:
-            log_file.close()
         raise ServerStartError(f"Cannot start {interpreter}: {exc}.",
                                hint="Pass a working interpreter with --python.") from None
+    log = LogTail(popen.stdout) if capture_log else None
     return ServerProcess(root=root, python=interpreter, app=app, host=host, port=port,
-                         popen=popen, log_path=log_path, _log_file=log_file)
+                         popen=popen, run_id=run_id, log=log)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -22,7 +24,65 @@ PortOpt = Annotated[Optional[int], typer.Option(
     help="TCP port (default: the manifest's port; with --docker a free one).")]
 UrlOpt = Annotated[Optional[str], typer.Option("--url", help="A running server, e.g. "
                                                "http://127.0.0.1:8000 or a Space app URL.")]
-FormatOpt = Annotated[str, typer.Option("--format", "-f", help="Output format.")]
+
+
+class Format(str, Enum):
+    """Every output format of every command; ``--format`` is parsed into it once."""
+
+    TEXT = "text"
+    JSON = "json"
+    GITHUB = "github"  # workflow annotations (validate)
+    JUNIT = "junit"  # JUnit XML (validate)
+    MARKDOWN = "markdown"  # rules
+
+
+def format_parser(*allowed: Format) -> Callable[[object], Format]:
+    """A ``--format`` parser accepting ``allowed`` only (case-insensitive).
+
+    Raises:
+        typer.BadParameter: any other value (exit 2, the accepted ones listed).
+    """
+    names = ", ".join(f.value for f in allowed)
+
+    def parse(value: object) -> Format:
+        if isinstance(value, Format) and value in allowed:
+            return value
+        text = str(value).strip().lower()
+        for fmt in allowed:
+            if fmt.value == text:
+                return fmt
+        raise typer.BadParameter(f"{value!r} is not one of {names}.")
+
+    return parse
+
+
+def _format_option(*allowed: Format, help: str) -> object:
+    return typer.Option("--format", "-f", parser=format_parser(*allowed), help=help,
+                        metavar="[" + "|".join(f.value for f in allowed) + "]")
+
+
+FormatOpt = Annotated[Format, _format_option(Format.TEXT, Format.JSON,
+                                             help="Output format: text or json.")]
+ReportFormatOpt = Annotated[Format, _format_option(
+    Format.TEXT, Format.JSON, Format.GITHUB, Format.JUNIT,
+    help="text, json, github (workflow annotations) or junit (XML).")]
+RulesFormatOpt = Annotated[Format, _format_option(
+    Format.TEXT, Format.JSON, Format.MARKDOWN,
+    help="text (a table), json, or markdown (docs/rules.md).")]
+
+# -- time limits: `--timeout` is always the whole run's budget (issue #12) --------------------
+TimeoutOpt = Annotated[Optional[float], typer.Option(
+    "--timeout", min=0.1, metavar="SECONDS", show_default=False,
+    help="Budget of the whole run in seconds (start-up, every check or episode, and the "
+    "stop). \\[default: none]")]
+StartupTimeoutOpt = Annotated[Optional[float], typer.Option(
+    "--startup-timeout", min=0.1, metavar="SECONDS", show_default=False,
+    help="Seconds to wait for GET /health after the server starts \\[default: "
+    "startup_timeout_s of openenv.yaml, 60].")]
+ReplyTimeoutOpt = Annotated[Optional[float], typer.Option(
+    "--reply-timeout", min=0.1, metavar="SECONDS", show_default=False,
+    help="Seconds to wait for one answer of the server (reset, step, state, HTTP) "
+    "\\[default: 2 x step_timeout_s of openenv.yaml, at least 2].")]
 TokenOpt = Annotated[Optional[str], typer.Option(
     "--token", help="Hugging Face token (default: $HF_TOKEN, else the token saved by "
     "`hf auth login`). Never printed.", show_default=False)]

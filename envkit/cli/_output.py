@@ -3,11 +3,17 @@ user strings, NO_COLOR honoured by rich)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
+
+if TYPE_CHECKING:
+    from envkit.cli._options import Format
 
 # stdout: data (JSON reports, tables a user may pipe); stderr: everything for humans.
 out = Console(highlight=False, soft_wrap=True)
@@ -49,3 +55,35 @@ def error(message: str, hint: str | None = None, details: str | None = None) -> 
 
 def is_tty() -> bool:
     return sys.stderr.isatty()
+
+
+@dataclass
+class Output:
+    """What a command writes, in the ``--format`` it was given: one object for all commands.
+
+    Data goes to stdout (``data`` as JSON, ``text`` as is); everything for humans goes to
+    stderr through the module's functions, whatever the format.
+
+    Attributes:
+        format: the parsed ``--format``.
+    """
+
+    format: Format
+
+    @property
+    def is_json(self) -> bool:
+        return self.format.value == "json"
+
+    def data(self, payload: Any) -> None:
+        """Print ``payload`` as indented JSON on stdout (non-JSON values via ``str``)."""
+        out.print(json.dumps(payload, indent=2, default=str), markup=False, highlight=False,
+                  emoji=False)
+
+    def text(self, text: str, *, end: str = "\n") -> None:
+        """Print ``text`` on stdout as is (no markup, no highlighting)."""
+        out.print(text, end=end, markup=False, highlight=False, emoji=False)
+
+    info = staticmethod(info)
+    success = staticmethod(success)
+    warn = staticmethod(warn)
+    error = staticmethod(error)

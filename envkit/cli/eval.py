@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -11,7 +10,15 @@ from typing import Annotated, Any, Optional
 import typer
 
 from envkit.cli import _output
-from envkit.cli._options import FormatOpt, PythonOpt, UrlOpt
+from envkit.cli._options import (
+    Format,
+    FormatOpt,
+    PythonOpt,
+    ReplyTimeoutOpt,
+    StartupTimeoutOpt,
+    TimeoutOpt,
+    UrlOpt,
+)
 
 _BAR = "█"
 
@@ -53,7 +60,7 @@ def eval_cmd(
     out: Annotated[Optional[Path], typer.Option(
         "--out", "-o", help="Output directory \\[default: evals/<name>-<UTC time>].",
         show_default=False)] = None,
-    format_: FormatOpt = "text",
+    format_: FormatOpt = Format.TEXT,
     system_prompt: Annotated[Optional[Path], typer.Option(
         "--system-prompt", metavar="FILE", help="System prompt to use instead of the one "
         "derived from the environment's /schema.", show_default=False)] = None,
@@ -64,6 +71,9 @@ def eval_cmd(
         "--max-retries", min=0, help="Retries of a failed model call (429, 5xx, network), "
         "with exponential backoff.")] = 4,
     python: PythonOpt = None,
+    timeout: TimeoutOpt = None,
+    startup_timeout: StartupTimeoutOpt = None,
+    reply_timeout: ReplyTimeoutOpt = None,
 ) -> None:
     """Play episodes with a model and report rewards, success rate and pass@k.
 
@@ -73,16 +83,18 @@ def eval_cmd(
     return is the sum of its step rewards; an episode succeeds when a step reaches the
     manifest's maximum reward. Replies that are not an action count as parse failures
     (reward 0), never crashes. Ctrl-C writes the episodes finished so far. Exit 1 when an
-    episode ended with an environment error.
+    episode ended with an environment error. The run stops (exit 2, finished episodes
+    written) when --timeout runs out, when 3 sessions in a row get no answer within
+    --reply-timeout, or when the server exits.
 
     Examples:
       envkit eval --model Qwen/Qwen3-4B-Instruct-2507 --episodes 20
       envkit eval envs/my-env --policy random --episodes 50 --concurrency 8
       envkit eval --policy oracle --format json | jq .success_rate
       envkit eval --url https://me-my-env.hf.space --base-url http://127.0.0.1:8080/v1 -m local -g 4
+      envkit eval --policy random --timeout 300 --reply-timeout 10
     """
-    if format_ not in ("text", "json"):
-        raise typer.BadParameter("expected text or json", param_hint="--format")
+    output = _output.Output(format_)
     from envkit.errors import UsageError
     from envkit.evaluation import EvalInterrupted, evaluate
 
@@ -107,15 +119,16 @@ def eval_cmd(
                 api_key_env=api_key_env, episodes=episodes, group_size=group_size,
                 concurrency=concurrency, max_steps=max_steps, temperature=temperature,
                 seed=seed, out_dir=out, system_prompt=prompt, max_tokens=max_tokens,
-                max_retries=max_retries, python=python, on_episode=progress.episode,
-                on_note=progress.note)
+                max_retries=max_retries, python=python, timeout_s=timeout,
+                startup_timeout_s=startup_timeout, reply_timeout_s=reply_timeout,
+                on_episode=progress.episode, on_note=progress.note)
     except EvalInterrupted as exc:
-        _render(exc.result, format_)
+        _render(exc.result, output)
         _output.warn(f"Interrupted: {len(exc.result.episodes)} of "
                      f"{exc.result.summary['settings']['episodes_planned']} episodes finished; "
                      f"partial results written to {exc.result.out_dir}.")
         raise typer.Exit(130) from None
-    _render(result, format_)
+    _render(result, output)
     raise typer.Exit(int(result.exit_code))
 
 
@@ -152,16 +165,16 @@ class _Progress:
     def note(self, message: str) -> None:
         _output.err.print(f"note: {_output.esc(message)}")
 
-    def episode(self, rec: dict[str, Any], finished: int, total: int) -> None:
-        status = "success" if rec["success"] else ("error: " + rec["error"] if rec["error"]
-                                                   else "truncated" if rec["truncated"] else "")
+    def episode(self, rec: Any, finished: int, total: int) -> None:
+        status = "success" if rec.success else ("error: " + rec.error if rec.error
+                                                else "truncated" if rec.truncated else "")
         if self.bar is not None:
             self.bar.update(self.task, completed=finished,
-                            description=f"last return {rec['return']:.3f}")
+                            description=f"last return {rec.return_:.3f}")
             return
         _output.err.print(
-            f"episode {finished}/{total}  seed {rec['seed']}  return {rec['return']:.3f}  "
-            f"steps {rec['steps_taken']}  {_output.esc(status)}".rstrip())
+            f"episode {finished}/{total}  seed {rec.seed}  return {rec.return_:.3f}  "
+            f"steps {rec.steps_taken}  {_output.esc(status)}".rstrip())
 
 
 def _fmt(value: Any, spec: str = ".3f") -> str:
@@ -172,19 +185,18 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value * 1000:.1f} ms"
 
 
-def _render(result: Any, format_: str) -> None:
+def _render(result: Any, output: _output.Output) -> None:
     from envkit.evaluation import histogram
 
     s = result.summary
-    _render_histogram(histogram([e["return"] for e in result.episodes], bins=10),
+    _render_histogram(histogram([e.return_ for e in result.episodes], bins=10),
                       len(result.episodes))
     for note in result.notes:
         _output.err.print(f"note: {_output.esc(note)}")
-    if format_ == "json":
+    if output.is_json:
         payload = dict(s)
         payload["files"] = {k: str(v) for k, v in result.files.items()}
-        _output.out.print(json.dumps(payload, indent=2, default=str), markup=False,
-                          highlight=False)
+        output.data(payload)
         return
     o = _output.out
     env = s["environment"]

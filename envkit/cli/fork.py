@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated, Optional
 
 import typer
 
 from envkit.cli import _output
-from envkit.cli._options import FormatOpt, TokenOpt
+from envkit.cli._options import Format, FormatOpt, TokenOpt
 
 
 def fork_cmd(
@@ -22,7 +21,7 @@ def fork_cmd(
     hardware: Annotated[Optional[str], typer.Option(
         "--hardware", help="Hardware flavour of the copy (cpu-basic, t4-small, ...).")] = None,
     token: TokenOpt = None,
-    fmt: FormatOpt = "text",
+    fmt: FormatOpt = Format.TEXT,
 ) -> None:
     """Duplicate a Space (files, variables) into your namespace or another one.
 
@@ -36,13 +35,11 @@ def fork_cmd(
     from envkit.cli.push import quiet_hub_client
     from envkit.hub import fork
 
-    if fmt not in ("text", "json"):
-        raise typer.BadParameter("expected text or json", param_hint="--format")
     quiet_hub_client()
     with _output.err.status(f"Duplicating {_output.esc(source)}…"):
         result = fork(source, destination, private=private, hardware=hardware, token=token)
-    if fmt == "json":
-        _output.out.print(json.dumps(result.to_dict(), indent=2), markup=False)
+    if fmt is Format.JSON:
+        _output.Output(fmt).data(result.to_dict())
         return
     _output.success(f"Duplicated {_output.esc(result.source)} to {_output.esc(result.repo_id)}"
                     + (" (the Hub is still copying files)" if result.files_copy_pending else "")

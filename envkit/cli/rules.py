@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Annotated
 
 import typer
 
 from envkit.cli import _output
-from envkit.errors import UsageError
+from envkit.cli._options import Format, RulesFormatOpt
 
 
 def rules_cmd(
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text (a table), json, or "
-                                     "markdown (docs/rules.md).")] = "text",
+    fmt: RulesFormatOpt = Format.TEXT,
 ) -> None:
     """List every rule: code, name, default severity, summary.
 
@@ -29,15 +27,13 @@ def rules_cmd(
     import envkit.validation.rules  # noqa: F401 - registers every rule
     from envkit.validation.report import rules_markdown, rules_table
 
-    if fmt == "json":
+    output = _output.Output(fmt)
+    if fmt is Format.JSON:
         _output.out.print_json(json.dumps(rules_table()))
         return
-    if fmt == "markdown":
-        _output.out.print(rules_markdown(), end="", markup=False, emoji=False)
+    if fmt is Format.MARKDOWN:
+        output.text(rules_markdown(), end="")
         return
-    if fmt != "text":
-        raise UsageError(f"--format {fmt!r} is not one of text, json, markdown.",
-                         hint="Pass --format text, json or markdown.")
     from rich.table import Table
 
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)

@@ -10,7 +10,16 @@ from typing import Annotated, Optional
 import typer
 
 from envkit.cli import _output
-from envkit.cli._options import EnvDirArg, EnvVarOpt, HostOpt, PortOpt, PythonOpt, parse_key_values
+from envkit.cli._options import (
+    EnvDirArg,
+    EnvVarOpt,
+    HostOpt,
+    PortOpt,
+    PythonOpt,
+    StartupTimeoutOpt,
+    TimeoutOpt,
+    parse_key_values,
+)
 from envkit.errors import ContainerError, ExitCode, ServerStartError, UsageError
 
 
@@ -20,8 +29,8 @@ def run_cmd(
     port: PortOpt = None,
     reload: Annotated[bool, typer.Option("--reload", help="Restart on code changes.")] = False,
     python: PythonOpt = None,
-    timeout: Annotated[float, typer.Option("--timeout", min=1.0,
-                                           help="Seconds to wait for /health.")] = 60.0,
+    timeout: TimeoutOpt = None,
+    startup_timeout: StartupTimeoutOpt = None,
     docker: Annotated[bool, typer.Option(
         "--docker", help="Run the environment's Docker image (built if missing) instead of "
         "uvicorn.")] = False,
@@ -46,9 +55,9 @@ def run_cmd(
 
     Without --docker: runs `python -m uvicorn <app>` from openenv.yaml in the environment
     directory, with the environment's own interpreter (--python, else PATH/.venv/bin/python,
-    else the current one), waits for GET /health and prints the URL. Ctrl-C stops the server
-    and everything it started. The default port is the manifest's (8000); loopback only
-    unless --host.
+    else the current one), waits for GET /health (--startup-timeout) and prints the URL.
+    Ctrl-C, or the end of --timeout, stops the server and every process it started, even
+    detached ones. The default port is the manifest's (8000); loopback only unless --host.
 
     With --docker: builds the image when it is missing (or --build), starts it with the
     manifest's port published on 127.0.0.1 (--port, default a free one), waits until it is
@@ -60,16 +69,21 @@ def run_cmd(
       envkit run envs/my-env --port 9000 --reload
       envkit run --docker
       envkit run --docker --detach --port 8000 -e MY_KEY=1 --web
+      envkit run --timeout 600   # serve for at most 10 minutes (e.g. in CI)
     """
     variables = parse_key_values(env, "--env")
     if web:
         variables["ENABLE_WEB_INTERFACE"] = "true"
     if docker:
+        if timeout is not None:
+            raise UsageError("--timeout does not apply to --docker (the container runs until "
+                             "`envkit stop`).", hint="Drop --timeout or --docker.")
         for flag, used in (("--reload", reload), ("--python", python is not None)):
             if used:
                 raise UsageError(f"{flag} does not apply to --docker (the image has its own "
                                  "interpreter).", hint=f"Drop {flag} or --docker.")
-        _run_docker(path, host=host, port=port, timeout=timeout, env=variables, build=build,
+        _run_docker(path, host=host, port=port, timeout=startup_timeout, env=variables,
+                    build=build,
                     detach=detach, name=name, tag=tag,
                     labels=parse_key_values(label, "--label"))
         return
@@ -78,33 +92,54 @@ def run_cmd(
         if used:
             raise UsageError(f"{flag} needs --docker.", hint=f"Add --docker or drop {flag}.")
 
-    from envkit.project import EnvProject
+    import subprocess
+    import time
+
+    from envkit.project import EnvProject, env_spec, resolve_python, resolve_timeouts
     from envkit.server import start_server
 
+    t0 = time.monotonic()
     project = EnvProject.load(path)
     manifest = project.manifest
-    server = start_server(project.root, manifest.app, python=python, host=host,
+    timeouts = resolve_timeouts(env_spec(manifest), timeout_s=timeout,
+                                startup_timeout_s=startup_timeout)
+    interpreter = resolve_python(project.root, python)
+    server = start_server(project.root, manifest.app, python=interpreter, host=host,
                           port=port or manifest.port, reload=reload, capture_log=False,
                           env=variables or None)
     try:
         with _output.err.status(f"Starting {_output.esc(manifest.name)}…"):
-            secs = server.wait_healthy(timeout_s=timeout)
-        _output.success(f"{_output.esc(manifest.name)} is serving at {server.url} "
+            secs = server.wait_healthy(timeout_s=timeouts.startup_s)
+        until = "" if timeout is None else f" for at most {timeout:g} s"
+        _output.success(f"{_output.esc(manifest.name)} is serving at {server.url}{until} "
                         f"(ready in {secs:.1f} s). Ctrl-C to stop.")
         _output.info(f"  WebSocket sessions: {server.url.replace('http', 'ws', 1)}/ws   "
                      f"schema: {server.url}/schema")
-        code = server.popen.wait()
+        deadline = timeouts.deadline(t0)
+        try:
+            code = server.popen.wait(None if deadline is None
+                                     else max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _stop(server, f"--timeout {timeout:g} s reached: stopped.")
+            return
         raise ServerStartError(f"The environment server exited with code {code}.",
                                hint="See its log above.")
     except KeyboardInterrupt:
-        server.stop()
-        _output.info("Stopped.")
+        _stop(server, "Stopped.")
         raise typer.Exit(int(ExitCode.OK)) from None
     finally:
         server.stop()
 
 
-def _run_docker(path: Path, *, host: str, port: int | None, timeout: float,
+def _stop(server: object, message: str) -> None:
+    """Stop the server; say so, and name the processes that had escaped its group."""
+    server.stop()  # type: ignore[attr-defined]
+    _output.info(message)
+    for stray in server.strays:  # type: ignore[attr-defined]
+        _output.warn(f"killed a process that had left the server's process group: {stray}")
+
+
+def _run_docker(path: Path, *, host: str, port: int | None, timeout: float | None,
                 env: dict[str, str], build: bool, detach: bool, name: str | None,
                 tag: str | None, labels: dict[str, str]) -> None:
     from envkit.cli.build import BuildProgress

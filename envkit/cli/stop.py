@@ -18,8 +18,13 @@ def stop_cmd(
     label: Annotated[Optional[list[str]], typer.Option(
         "--label", help="Without NAMES: only envkit containers that also carry label "
         "KEY=VALUE (repeatable).", show_default=False)] = None,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", min=0.0, help="Seconds between SIGTERM and SIGKILL.")] = 3.0,
+    grace: Annotated[float, typer.Option(
+        "--grace", min=0.0, metavar="SECONDS",
+        help="Seconds between SIGTERM and SIGKILL.")] = 3.0,
+    old_timeout: Annotated[Optional[float], typer.Option(
+        "--timeout", min=0.0, hidden=True,
+        help="Deprecated name of --grace (--timeout is a whole-run budget elsewhere).")]
+    = None,
 ) -> None:
     """Stop and remove containers started by `envkit run --docker`.
 
@@ -34,11 +39,15 @@ def stop_cmd(
     from envkit.container import stop_containers
     from envkit.errors import UsageError
 
+    if old_timeout is not None:
+        _output.warn("--timeout is deprecated for `envkit stop`; use --grace (in every other "
+                     "command --timeout is the whole run's budget).")
+        grace = old_timeout
     labels = parse_key_values(label, "--label")
     if names and labels:
         raise UsageError("--label selects containers when no NAMES are given.",
                          hint="Pass either names or --label.")
-    stopped = stop_containers(names or None, timeout_s=timeout, labels=labels)
+    stopped = stop_containers(names or None, timeout_s=grace, labels=labels)
     if not stopped:
         _output.info("No envkit containers to stop.")
         return

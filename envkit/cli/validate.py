@@ -10,10 +10,16 @@ from typing import Annotated, Optional
 import typer
 
 from envkit.cli import _output
-from envkit.cli._options import PythonOpt, UrlOpt
+from envkit.cli._options import (
+    Format,
+    PythonOpt,
+    ReplyTimeoutOpt,
+    ReportFormatOpt,
+    StartupTimeoutOpt,
+    TimeoutOpt,
+    UrlOpt,
+)
 from envkit.errors import ExitCode, UsageError
-
-_FORMATS = ("text", "json", "github", "junit")
 
 
 def explain(code: str) -> str:
@@ -45,8 +51,7 @@ def validate_cmd(
     python: PythonOpt = None,
     static: Annotated[bool, typer.Option("--static", help="Static checks only: never start "
                                          "or contact a server.")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="text, json, github (workflow "
-                                     "annotations) or junit (XML).")] = "text",
+    fmt: ReportFormatOpt = Format.TEXT,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report "
                                                    "to FILE (atomically) instead of stdout.")]
     = None,
@@ -57,8 +62,9 @@ def validate_cmd(
         "--ignore", help="Skip these codes or prefixes; added to the config's `ignore`.")] = None,
     exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when error "
                                             "findings remain (adopting in CI).")] = False,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", min=1.0, help="Seconds for "
-                                                     "the whole runtime stage.")] = None,
+    timeout: TimeoutOpt = None,
+    startup_timeout: StartupTimeoutOpt = None,
+    reply_timeout: ReplyTimeoutOpt = None,
     episodes: Annotated[int, typer.Option("--episodes", min=1, help="Fuzzed episodes in the "
                                           "runtime stage.")] = 5,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the action "
@@ -73,7 +79,8 @@ def validate_cmd(
     starts from its openenv.yaml on a free 127.0.0.1 port (stopped afterwards). --url checks
     a running server instead (with PATH too: static on PATH, runtime on the URL using PATH's
     manifest). Exit 0 when no error finding remains, 1 when one does, 2 for usage or config
-    errors. Findings go to stdout, progress to stderr. Configure in pyproject.toml under
+    errors. Findings go to stdout, progress to stderr. --timeout bounds the runtime stage
+    (default 600 s). Configure in pyproject.toml under
     \\[tool.envkit.validate] (select, ignore, severity).
 
     Examples:
@@ -87,9 +94,6 @@ def validate_cmd(
     if explain_code is not None:
         _output.out.print(explain(explain_code), end="", markup=False, emoji=False)
         return
-    if fmt not in _FORMATS:
-        raise UsageError(f"--format {fmt!r} is not one of {', '.join(_FORMATS)}.",
-                         hint="Pass --format text, json, github or junit.")
     from envkit.validation import validate
     from envkit.validation.report import render, summary_line, write_atomic
 
@@ -108,8 +112,10 @@ def validate_cmd(
     with status if status is not None else contextlib.nullcontext():
         report = validate(path, url=url, python=python, static=static, select=select,
                           ignore=ignore, episodes=episodes, seed=seed, timeout_s=timeout,
+                          startup_timeout_s=startup_timeout, reply_timeout_s=reply_timeout,
                           progress=progress)
-    text = render(report, fmt)
+    sink = _output.Output(fmt)
+    text = render(report, fmt.value)
     if output is not None:
         try:
             write_atomic(output, text, parents=False)
@@ -119,8 +125,8 @@ def validate_cmd(
         _output.info(f"Report written to {_output.esc(output)}.")
         _output.info(_output.esc(summary_line(report)))
     else:
-        _output.out.print(text, end="", markup=False, emoji=False, highlight=False)
-        if fmt not in ("text",):
+        sink.text(text, end="")
+        if fmt is not Format.TEXT:
             _output.info(_output.esc(summary_line(report)))
     if not report.passed and not exit_zero:
         raise typer.Exit(int(ExitCode.FINDINGS))

@@ -288,6 +288,8 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
     import httpx
     from docker.errors import NotFound
 
+    from envkit.wire import get_health
+
     start = time.monotonic()
     deadline = start + timeout_s
     with httpx.Client(timeout=2.0) as http:
@@ -314,16 +316,13 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
                     f"The container {running.name} is unhealthy: its HEALTHCHECK failed.",
                     details=_log_tail(client, running.id, 30) or None,
                     hint="Check that the server binds 0.0.0.0 on the manifest's port.")
-            try:
-                if http.get(f"{running.url}/health").status_code == 200:
-                    return time.monotonic() - start
-            except httpx.HTTPError:
-                pass
+            if get_health(running.url, client=http).healthy:  # the one definition
+                return time.monotonic() - start
             if time.monotonic() >= deadline:
                 raise ContainerError(
                     f"The container {running.name} did not answer GET /health within "
                     f"{timeout_s:g} s.", details=_log_tail(client, running.id, 30) or None,
-                    hint="Raise --timeout (or `validation.startup_timeout_s`), or look for "
+                    hint="Raise --startup-timeout (or `startup_timeout_s`), or look for "
                     "slow work at import time.")
             time.sleep(0.2)
 

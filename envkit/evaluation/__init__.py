@@ -3,19 +3,22 @@
 
     >>> from envkit.evaluation import evaluate
     >>> result = evaluate("my-env", policy="random", episodes=4, out_dir="evals/run1")
-    >>> result.summary["return"]["mean"]
+    >>> result.summary["return"]["mean"], result.episodes[0].return_
 
 The ``openai`` client is imported only when the ``openai`` policy runs.
 """
 
+from envkit.evaluation.records import EpisodeRecord, EvalSettings, StepRecord
 from envkit.evaluation.runner import (
                                       DEFAULT_BASE_URL,
                                       DEFAULT_MAX_STEPS,
+                                      EvalAbortedError,
                                       EvalInterrupted,
                                       EvalResult,
                                       evaluate,
 )
 from envkit.evaluation.stats import histogram, pass_at_k
 
-__all__ = ["evaluate", "EvalResult", "EvalInterrupted", "pass_at_k", "histogram",
+__all__ = ["evaluate", "EvalResult", "EvalInterrupted", "EvalAbortedError", "EpisodeRecord",
+           "StepRecord", "EvalSettings", "pass_at_k", "histogram",
            "DEFAULT_BASE_URL", "DEFAULT_MAX_STEPS"]

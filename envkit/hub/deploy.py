@@ -566,18 +566,14 @@ def check_app(url: str, root: Path | None = None, *, timeout_s: float = 60.0) ->
 
 
 def _check_health(url: str, timeout_s: float) -> AppCheck:
-    import httpx
+    from envkit.wire import get_health
 
     deadline = time.monotonic() + timeout_s
-    last = ""
     while True:
-        try:
-            r = httpx.get(f"{url}/health", timeout=10.0)
-            if r.status_code == 200 and r.json().get("status") == "healthy":
-                return AppCheck(ok=True, method="health", detail=f"GET {url}/health -> healthy")
-            last = f"GET {url}/health -> {r.status_code}"
-        except (httpx.HTTPError, ValueError) as exc:
-            last = f"GET {url}/health failed: {type(exc).__name__}"
+        health = get_health(url, timeout_s=10.0)  # the one definition of healthy
+        if health.healthy:
+            return AppCheck(ok=True, method="health", detail=f"GET {url}/health -> healthy")
+        last = f"GET {url}/health -> {health.describe()}"
         if time.monotonic() >= deadline:
             return AppCheck(ok=False, method="health", detail=last)
         time.sleep(1.0)

@@ -37,6 +37,7 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
              python: str | None = None, static: bool = False,
              select: Sequence[str] | None = None, ignore: Sequence[str] | None = None,
              episodes: int = 5, seed: int = 0, timeout_s: float | None = None,
+             startup_timeout_s: float | None = None, reply_timeout_s: float | None = None,
              progress: Callable[[str], None] | None = None) -> ValidationReport:
     """Validate an environment directory, a running server, or both.
 
@@ -55,7 +56,10 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         ignore: codes or prefixes to drop; added to the config's ``ignore``.
         episodes: fuzzed episodes in the runtime stage (>= 1).
         seed: seed of the action generator (runs are reproducible).
-        timeout_s: overall runtime-stage budget in seconds (``None``: the engine's default).
+        timeout_s: overall runtime-stage budget in seconds (``--timeout``; ``None``: the
+            engine's default). See :class:`envkit.project.Timeouts`.
+        startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
+        reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
         progress: called with short progress lines (the CLI prints them on stderr).
 
     Returns:
@@ -115,12 +119,15 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         skipped.update({c: "openenv.yaml is missing or invalid (see EK1xx)"
                         for c in runtime_codes})
     else:
+        from envkit.project import resolve_python
         from envkit.validation.runtime import RuntimeTarget, run_runtime
 
         target = RuntimeTarget(url=url, root=None if url else root, manifest=manifest,
-                               python=python)
+                               python=resolve_python(root, python) if root is not None
+                               else python)
         outcome = run_runtime(target, episodes=episodes, seed=seed, timeout_s=timeout_s,
-                              progress=progress)
+                              startup_timeout_s=startup_timeout_s,
+                              reply_timeout_s=reply_timeout_s, progress=progress)
         findings += outcome.findings
         ran.update(outcome.checks_run)
         for code in runtime_codes:

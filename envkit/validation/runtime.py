@@ -37,7 +37,20 @@ from envkit.manifest import Manifest, ValidationSpec
 from envkit.validation import fuzz
 from envkit.validation.rules import reward as R5
 from envkit.validation.rules import runtime as R4
-from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, normalise_url
+from envkit.wire import (
+    CAPACITY_REACHED,
+    CONNECT_FAILED,
+    EnvErrorFrame,
+    EnvSession,
+    Health,
+    Refusal,
+    SessionPool,
+    StepResult,
+    WireTimeout,
+    normalise_url,
+    open_sessions,
+    probe_frame,
+)
 
 DEFAULT_MAX_STEPS = 50  # episode bound when validation.max_steps is not declared
 CAPACITY_PROBE_LIMIT = 64  # sessions opened at most when looking for CAPACITY_REACHED
@@ -107,15 +120,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _probe(s: EnvSession) -> dict[str, Any]:
-    """Send `state` on a new session and return the answer. A server at capacity sends its
-    CAPACITY_REACHED frame and closes at once, possibly before the probe is sent: the frame
-    is still read from the buffer."""
-    try:
-        s.send_raw(json.dumps({"type": "state"}))
-    except WireError:
-        return s.recv(0.5)
-    return s.recv()
+_probe = probe_frame  # one session probe for validate and eval (envkit.wire)
 
 
 def _fmt(value: Any) -> str:
@@ -123,7 +128,8 @@ def _fmt(value: Any) -> str:
 
 
 def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
-                timeout_s: float | None = None,
+                timeout_s: float | None = None, startup_timeout_s: float | None = None,
+                reply_timeout_s: float | None = None,
                 progress: Callable[[str], None] | None = None) -> RuntimeOutcome:
     """Run the runtime checks (EK4xx, EK5xx) against ``target``.
 
@@ -136,9 +142,10 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
         episodes: fuzzed episodes (>= 1); each has at most ``validation.max_steps`` steps
             (50 when not declared).
         seed: seed of the action generator; the same seed gives the same actions.
-        timeout_s: seconds; when given, the server's startup timeout (instead of
-            ``validation.startup_timeout_s``), the cap of every request's timeout, and the
-            budget of the whole stage.
+        timeout_s: budget of the whole stage in seconds (``--timeout``; default 600); also
+            caps the start-up and reply timeouts (:func:`envkit.project.resolve_timeouts`).
+        startup_timeout_s: seconds to wait for ``GET /health`` (default the manifest's).
+        reply_timeout_s: seconds to wait for one answer (default 2 x ``step_timeout_s``).
         progress: called with short progress lines.
 
     Returns:
@@ -154,6 +161,7 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
         raise UsageError("The runtime stage needs a URL or an environment directory.",
                          hint="Pass PATH or --url.")
     run = _Run(target, episodes=max(1, episodes), seed=seed, timeout_s=timeout_s,
+               startup_timeout_s=startup_timeout_s, reply_timeout_s=reply_timeout_s,
                progress=progress)
     return run.execute()
 
@@ -162,7 +170,10 @@ class _Run:
     """One runtime stage: state shared by the checks."""
 
     def __init__(self, target: RuntimeTarget, *, episodes: int, seed: int,
-                 timeout_s: float | None, progress: Callable[[str], None] | None):
+                 timeout_s: float | None, progress: Callable[[str], None] | None,
+                 startup_timeout_s: float | None = None, reply_timeout_s: float | None = None):
+        from envkit.project import resolve_timeouts
+
         self.target = target
         self.spec: ValidationSpec = (target.manifest.validation if target.manifest
                                      else ValidationSpec())
@@ -175,9 +186,10 @@ class _Run:
         self.timings: dict[str, float] = {}
         self.server: Any = None
         self.url = ""
-        self.reply_s = max(2.0, 2 * self.spec.step_timeout_s)
-        if timeout_s is not None:
-            self.reply_s = min(self.reply_s, max(timeout_s, 0.5))
+        self.timeouts = resolve_timeouts(self.spec, timeout_s=timeout_s,
+                                         startup_timeout_s=startup_timeout_s,
+                                         reply_timeout_s=reply_timeout_s)
+        self.reply_s = self.timeouts.reply_s
         self.deadline = time.monotonic() + (timeout_s if timeout_s is not None
                                             else DEFAULT_BUDGET_S)
         self.max_steps = self.spec.max_steps or DEFAULT_MAX_STEPS
@@ -386,7 +398,7 @@ class _Run:
         assert root is not None
         manifest = self.target.manifest
         app = manifest.app if manifest else "server.app:app"
-        startup = self.timeout_s if self.timeout_s is not None else self.spec.startup_timeout_s
+        startup = self.timeouts.startup_s
         self.python = resolve_python(root, self.target.python)
         self.progress(f"starting `{app}` with {self.python}")
         self.ran(R4.SERVER_START_FAILED)
@@ -457,7 +469,7 @@ class _Run:
             self.add(R4.HEALTH_BROKEN, f"GET {self.url}/health must answer 200; {text}. Is the "
                      "server running at this URL?")
             raise _Abort
-        if status != 200 or not isinstance(body, dict) or body.get("status", "healthy") != "healthy":
+        if not Health(status, body, text).healthy:
             self.add(R4.HEALTH_BROKEN,
                      f"GET /health must answer 200 with {{\"status\": \"healthy\"}}; got "
                      f"{status} {fuzz.short_json(body) if body is not None else repr(text)}.")
@@ -1041,37 +1053,22 @@ class _Run:
     def _capacity(self) -> None:
         self.progress("capacity")
         time.sleep(0.05)
-        sessions: list[EnvSession] = []
-        refused: str | None = None
-        accepted = 0
         try:
-            for _ in range(CAPACITY_PROBE_LIMIT + 1):
-                self._check_budget()
-                try:
-                    s = EnvSession(self.url, timeout_s=self.reply_s)
-                except WireError as exc:
-                    self._check_alive()
-                    refused = f"the connection was refused ({exc.message})"
-                    break
-                sessions.append(s)
-                try:
-                    answer = _probe(s)
-                except WireError as exc:
-                    self._check_alive()
-                    refused = f"the session closed without an error frame ({exc.message})"
-                    break
-                data = answer.get("data") or {}
-                if answer.get("type") == "error" and data.get("code") == "CAPACITY_REACHED":
-                    refused = ""
-                    break
-                if answer.get("type") == "error" and data.get("code") not in (
-                        "EXECUTION_ERROR",):
-                    refused = f"it answered {data.get('code')} instead of CAPACITY_REACHED"
-                    break
-                accepted += 1
-        finally:
-            for s in sessions:
-                s.close()
+            pool = open_sessions(self.url, CAPACITY_PROBE_LIMIT + 1, timeout_s=self.reply_s,
+                                 before_each=self._check_budget)
+        except WireTimeout as exc:  # a probe without an answer: as closed, like before
+            pool = SessionPool([], Refusal("SESSION_CLOSED", {"message": exc.message}))
+        pool.close()
+        accepted, why = len(pool.sessions), pool.refusal
+        refused: str | None = None
+        if why is not None:
+            if why.code in (CONNECT_FAILED, "SESSION_CLOSED"):
+                self._check_alive()
+            refused = ("" if why.code == CAPACITY_REACHED else
+                       f"the connection was refused ({why.message})" if why.code == CONNECT_FAILED
+                       else f"the session closed without an error frame ({why.message})"
+                       if why.code == "SESSION_CLOSED"
+                       else f"it answered {why.code} instead of CAPACITY_REACHED")
         self.ran(R4.CAPACITY_NOT_ENFORCED)
         self.capacity = accepted
         if refused is None:

@@ -179,7 +179,7 @@ def test_not_an_environment(cli, tmp_path):
 def test_server_crash_at_import_shows_its_log(cli, echo_env, copy_env):
     env = copy_env(echo_env)
     (env / "server" / "app.py").write_text("raise RuntimeError('broken at import')\n")
-    result = cli("run", env, "--python", sys.executable, "--timeout", "60")
+    result = cli("run", env, "--python", sys.executable, "--startup-timeout", "60")
     assert result.exit_code == 1
     assert "exited with code" in result.stderr
 

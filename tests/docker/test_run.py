@@ -116,7 +116,7 @@ def test_early_exit_is_exit_1_with_log_and_nothing_left(cli, copy_env, built_ech
                 'raise SystemExit(7)"]', df, flags=re.M)
     write_dockerfile(env, df)
     r = cli("run", "--docker", env, "--detach", "--tag", f"envkit-test-early:{run_id}",
-            "--label", f"envkit.test={run_id}", "--label", "envkit.case=early", "--timeout", "60",
+            "--label", f"envkit.test={run_id}", "--label", "envkit.case=early", "--startup-timeout", "60",
             "--web", "-e", "K1=v=1")
     assert r.exit_code == 1, r.output
     assert "exited with code 7 before it was healthy" in r.stderr
@@ -131,7 +131,7 @@ def test_never_healthy_times_out_exit_1(cli, copy_env, built_echo, dclient, run_
     write_dockerfile(env, df)
     r = cli("run", "--docker", env, "--detach", "--tag", f"envkit-test-sleepy:{run_id}",
             "--label", f"envkit.test={run_id}", "--label", "envkit.case=sleepy",
-            "--timeout", "2")
+            "--startup-timeout", "2")
     assert r.exit_code == 1, r.output
     assert "did not answer GET /health within 2 s" in r.stderr
     assert containers_with(dclient, run_id, **{"envkit.case": "sleepy"}) == []

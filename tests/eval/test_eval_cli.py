@@ -126,7 +126,7 @@ def test_random_and_oracle_on_the_guess_template(tmp_path):
     assert s["mean_steps"] > 1  # a multi-step game: the oracle searches
     r = rand.summary
     assert r["episodes"] == 3 and r["invalid_actions"] == 0 and r["episode_errors"] == 0
-    assert all(1 <= st["action"]["guess"] <= 100 for e in rand.episodes for st in e["steps"])
+    assert all(1 <= st.action["guess"] <= 100 for e in rand.episodes for st in e.steps)
 
 
 def test_eval_help_is_light():

@@ -38,9 +38,9 @@ def test_groups_pass_at_k_and_parse_failures(echo_env, echo_server, openai_stub,
     result = _run(echo_env, echo_server, openai_stub, model, episodes=2, group_size=3,
                   max_steps=2, seed=4)
     s = result.summary
-    returns = [e["return"] for e in result.episodes]
+    returns = [e.return_ for e in result.episodes]
     assert returns == [1.0, 0.0, 1.0, 1.0, 1.0, 0.0]
-    assert [e["seed"] for e in result.episodes] == [4, 4, 4, 5, 5, 5]
+    assert [e.seed for e in result.episodes] == [4, 4, 4, 5, 5, 5]
     assert s["return"]["mean"] == pytest.approx(4 / 6)
     assert s["return"]["std"] == pytest.approx((2 / 9) ** 0.5)  # population std of 4 ones, 2 zeros
     assert s["success_rate"] == pytest.approx(4 / 6)
@@ -49,8 +49,8 @@ def test_groups_pass_at_k_and_parse_failures(echo_env, echo_server, openai_stub,
     assert s["pass_at_k"]["mean"] == {"1": pytest.approx(2 / 3), "2": 1.0, "3": 1.0}
     # the "p" episode: an empty reply is a parse failure step with reward 0, then success
     p_episode = result.episodes[2]
-    assert p_episode["steps"][0]["parse_error"] and p_episode["steps"][0]["reward"] == 0.0
-    assert p_episode["steps"][1]["reward"] == 1.0 and p_episode["success"]
+    assert p_episode.steps[0].parse_error and p_episode.steps[0].reward == 0.0
+    assert p_episode.steps[1].reward == 1.0 and p_episode.success
     assert s["parse_failures"] == 1
     assert s["mean_steps"] == pytest.approx((1 + 2 + 2 + 1 + 1 + 2) / 6)
     assert s["truncated_episodes"] == 2

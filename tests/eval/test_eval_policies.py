@@ -13,7 +13,7 @@ from envkit.server import start_server
 
 
 def _actions(result):
-    return [[s["action"] for s in e["steps"]] for e in result.episodes]
+    return [[s.action for s in e.steps] for e in result.episodes]
 
 
 def test_random_policy_is_seeded_and_schema_valid(echo_server):
@@ -22,7 +22,7 @@ def test_random_policy_is_seeded_and_schema_valid(echo_server):
     b = evaluate(url=echo_server.url, policy="random", episodes=3, group_size=2, seed=7)
     c = evaluate(url=echo_server.url, policy="random", episodes=3, group_size=2, seed=8)
     assert _actions(a) == _actions(b) and _actions(a) != _actions(c)
-    assert [e["seed"] for e in a.episodes] == [7, 7, 8, 8, 9, 9]
+    assert [e.seed for e in a.episodes] == [7, 7, 8, 8, 9, 9]
     s = a.summary
     assert s["invalid_actions"] == 0 and s["parse_failures"] == 0 and s["episode_errors"] == 0
     assert all(isinstance(act["message"], str) for ep in _actions(a) for act in ep)
@@ -57,7 +57,7 @@ def test_module_callable_policy_and_its_failures(echo_env, echo_server, copy_env
     broken = evaluate(env, url=echo_server.url, policy="agents:broken", episodes=1,
                       python=sys.executable)
     ep = broken.episodes[0]
-    assert "boom" in ep["error"] and ep["steps"][0]["error_code"] == "POLICY_ERROR"
+    assert "boom" in ep.error and ep.steps[0].error_code == "POLICY_ERROR"
     assert broken.exit_code == 1
 
 
@@ -79,7 +79,7 @@ def test_concurrent_sessions_run_in_parallel(echo_env, echo_server, openai_stub,
     assert result.summary["settings"]["concurrency"] == 4  # echo's capacity is 16
     assert result.summary["success_rate"] == 1.0 and len(result.episodes) == 8
     assert openai_stub.log()["max_inflight"] >= 2
-    assert sorted(e["episode"] for e in result.episodes) == list(range(8))
+    assert sorted(e.episode for e in result.episodes) == list(range(8))
 
 
 @pytest.fixture(scope="module")
