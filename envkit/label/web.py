@@ -15,7 +15,8 @@ The labeler is the ``labeler`` query/form parameter, default the server's ``--la
 several people can label through one server (``/?labeler=bob``) or each run their own.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: FastAPI resolves the route functions' annotations
+# at runtime, and `Request` is imported inside create_app (fastapi is an optional extra).
 
 import json
 from pathlib import Path
