@@ -1,4 +1,5 @@
-"""The stand-in's FastAPI app: the Hub routes ``huggingface_hub`` 2.4.0 calls for Spaces.
+"""The stand-in's FastAPI app: the Hub routes ``huggingface_hub`` 2.4.0 calls for Spaces (and,
+for ``envkit label push``, the create/preupload/commit/info/tree routes of datasets).
 
 Shapes are those of ../shared/MACHINES.md. Every 404 for a missing Space carries
 ``X-Error-Code: RepoNotFound`` (the client relies on it). Revisions may arrive encoded
