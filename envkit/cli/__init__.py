@@ -23,7 +23,7 @@ from envkit.errors import EnvkitError, ExitCode
 
 # Order is the order of `envkit --help`.
 COMMAND_MODULES = ("init", "templates", "validate", "rules", "run", "build", "stop", "push",
-                   "fork", "eval", "migrate", "skills")
+                   "fork", "eval", "label", "migrate", "skills")
 
 app = typer.Typer(
     name="envkit",

@@ -1,4 +1,5 @@
-"""The stand-in's FastAPI app: the Hub routes ``huggingface_hub`` 2.4.0 calls for Spaces.
+"""The stand-in's FastAPI app: the Hub routes ``huggingface_hub`` 2.4.0 calls for Spaces (and,
+for ``envkit label push``, the create/preupload/commit/info/tree routes of datasets).
 
 Shapes are those of ../shared/MACHINES.md. Every 404 for a missing Space carries
 ``X-Error-Code: RepoNotFound`` (the client relies on it). Revisions may arrive encoded
@@ -50,7 +51,9 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
     def can_write(user: dict[str, Any], namespace: str) -> bool:
         return user["role"] == "write" and namespace in {user["name"], *user.get("orgs", [])}
 
-    def get_space(ns: str, name: str) -> Space | None:
+    def get_space(ns: str, name: str, request: Request | None = None) -> Space | None:
+        if request is not None and request.url.path.startswith("/api/datasets/"):
+            return state.datasets.get(f"{ns}/{name}")
         return state.spaces.get(f"{ns}/{name}")
 
     def not_found(repo_id: str) -> JSONResponse:
@@ -63,7 +66,7 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         user = user_of(request)
         if user is None:
             return None, None, unauthorized()
-        space = get_space(ns, name)
+        space = get_space(ns, name, request)
         if space is None or (space.private and ns not in {user["name"], *user.get("orgs", [])}):
             return None, user, not_found(f"{ns}/{name}")
         if not can_write(user, ns):
@@ -72,7 +75,7 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
 
     def read_guard(request: Request, ns: str, name: str) -> tuple[Space | None, JSONResponse | None]:
         user = user_of(request)
-        space = get_space(ns, name)
+        space = get_space(ns, name, request)
         if space is None:
             return None, not_found(f"{ns}/{name}")
         if space.private and (user is None or ns not in {user["name"], *user.get("orgs", [])}):
@@ -105,8 +108,21 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         ns = body.get("organization") or user["name"]
         repo_id = f"{ns}/{body['name']}"
         url = f"{base(request)}/spaces/{repo_id}"
+        if body.get("type") == "dataset":  # no sdk, no hardware; visibility as for Spaces
+            url = f"{base(request)}/datasets/{repo_id}"
+            if not can_write(user, ns):
+                return _err(403, f"You don't have the rights to create a dataset under {ns}")
+            if repo_id in state.datasets:
+                return JSONResponse({"error": "You already created this dataset repo",
+                                     "url": url}, status_code=409)
+            private = body.get("visibility", "private" if body.get("private") else
+                               "public") != "public"
+            with state.lock:
+                state.create(repo_id, sdk="", private=private, hardware=None,
+                             author=user["name"], kind="dataset")
+            return {"url": url, "name": repo_id, "id": repo_id}
         if body.get("type") != "space":
-            return _err(400, "the stand-in only hosts Spaces")
+            return _err(400, "the stand-in only hosts Spaces and datasets")
         if body.get("sdk") not in SDKS:
             return _err(400, f"Invalid sdk {body.get('sdk')!r}")
         if not can_write(user, ns):
@@ -217,11 +233,13 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
                 "runtime": runtime_json(space)}
 
     @app.get("/api/spaces/{ns}/{name}")
+    @app.get("/api/datasets/{ns}/{name}")
     def space_info(ns: str, name: str, request: Request):
         space, error = read_guard(request, ns, name)
         return error or info_json(request, space, "main")
 
     @app.get("/api/spaces/{ns}/{name}/revision/{rev:path}")
+    @app.get("/api/datasets/{ns}/{name}/revision/{rev:path}")
     def space_revision(ns: str, name: str, rev: str, request: Request):
         space, error = read_guard(request, ns, name)
         if error:
@@ -231,6 +249,7 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         return info_json(request, space, rev)
 
     @app.get("/api/spaces/{ns}/{name}/tree/{rev:path}")
+    @app.get("/api/datasets/{ns}/{name}/tree/{rev:path}")
     def tree(ns: str, name: str, rev: str, request: Request):
         space, error = read_guard(request, ns, name)
         if error:
@@ -255,6 +274,7 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
 
     # -- upload ----------------------------------------------------------------------------
     @app.post("/api/spaces/{ns}/{name}/preupload/{rev:path}")
+    @app.post("/api/datasets/{ns}/{name}/preupload/{rev:path}")
     async def preupload(ns: str, name: str, rev: str, request: Request):
         space, _user, error = write_guard(request, ns, name)
         if error:
@@ -271,6 +291,7 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         return {"files": out, "commitOid": space.refs.get(rev)}
 
     @app.post("/api/spaces/{ns}/{name}/commit/{rev:path}")
+    @app.post("/api/datasets/{ns}/{name}/commit/{rev:path}")
     async def commit(ns: str, name: str, rev: str, request: Request):
         space, user, error = write_guard(request, ns, name)
         if error:
@@ -319,7 +340,7 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
                 return _err(404, f"A file with this name doesn't exist: {missing[0]}", "EntryNotFound")
             oid = state.commit(space, rev, adds, deletes, header["summary"], user["name"])
         out = {"success": True, "commitOid": oid,
-               "commitUrl": f"{base(request)}/spaces/{space.id}/commit/{oid}"}
+               "commitUrl": f"{base(request)}/{space.kind}s/{space.id}/commit/{oid}"}
         if create_pr:
             out["pullRequestUrl"] = pr_url
         return out

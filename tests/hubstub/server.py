@@ -213,6 +213,11 @@ class HubStub:
         tree = self.space(repo_id).tree(rev) or {}
         return {p: self.state.blob(o) for p, o in tree.items()}
 
+    def dataset_files(self, repo_id: str, rev: str = "main") -> dict[str, bytes]:
+        """``{path: content}`` of the dataset ``repo_id`` at ``rev``."""
+        tree = self.state.datasets[repo_id].tree(rev) or {}
+        return {p: self.state.blob(o) for p, o in tree.items()}
+
     def head(self, repo_id: str, rev: str = "main") -> str:
         return self.space(repo_id).refs[rev]
 

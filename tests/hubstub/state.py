@@ -30,9 +30,10 @@ def _now_iso() -> str:
 
 @dataclass
 class Space:
-    """One Space repo (``ns/name``)."""
+    """One Space repo (``ns/name``); datasets use the same record with ``kind="dataset"``."""
 
     id: str
+    kind: str = "space"  # "space" | "dataset" (issue #15: `envkit label push`)
     sdk: str = "docker"
     private: bool = False
     hardware: str = "cpu-basic"
@@ -63,6 +64,7 @@ class HubState:
         (self.root / "repos").mkdir(parents=True, exist_ok=True)
         self.lock = threading.RLock()
         self.spaces: dict[str, Space] = {}
+        self.datasets: dict[str, Space] = {}
         self.sequence = 0
 
     # -- blobs -------------------------------------------------------------------------------
@@ -80,17 +82,19 @@ class HubState:
 
     # -- repos -------------------------------------------------------------------------------
     def save(self, space: Space) -> None:
-        path = self.root / "repos" / space.id / "repo.json"
+        kind_dir = "repos" if space.kind == "space" else f"repos-{space.kind}"
+        path = self.root / kind_dir / space.id / "repo.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(space.to_json(), indent=1, sort_keys=True))
         tmp.replace(path)
 
     def create(self, repo_id: str, *, sdk: str, private: bool, hardware: str | None,
-               author: str) -> Space:
+               author: str, kind: str = "space") -> Space:
         with self.lock:
-            space = Space(id=repo_id, sdk=sdk, private=private, hardware=hardware or "cpu-basic")
-            self.spaces[repo_id] = space
+            space = Space(id=repo_id, sdk=sdk, private=private, hardware=hardware or "cpu-basic",
+                          kind=kind)
+            (self.datasets if kind == "dataset" else self.spaces)[repo_id] = space
             # The Hub seeds every new repo with a .gitattributes in an initial commit.
             self.commit(space, "main", {".gitattributes": b"*.bin filter=lfs diff=lfs merge=lfs -text\n"},
                         [], "initial commit", author)
