@@ -184,46 +184,70 @@ def test_guess_reward_is_the_last_steps_reward(with_transformers, served):
     assert "between 1 and 100" in out["refused"]
 
 
-CAPACITY = r'''
-import gc, json
+SESSIONS = r'''
+import gc, json, sys
 from {package}.trl_env import {cls}
 
 log = []
-a, b = {cls}(), {cls}()           # the server's capacity (2) is now used up
-for x in (a, b):
-    x.reset(seed=0)
+a, b = {cls}(), {cls}()            # the server's capacity (2) is now used up
+a.reset(seed=0)
+b.reset(seed=0)
 try:
     {cls}().reset(seed=0)
     log.append("third session accepted")
-except Exception as exc:
-    log.append("full")
-with a:                            # `with` end closes the session
+except ConnectionError as exc:
+    log.append("full" if "MAX_CONCURRENT_ENVS" in str(exc) else f"unhelpful: {{exc}}")
+with a:                             # the end of a `with` block closes the session
     pass
-c = {cls}(); c.reset(seed=0); log.append("after with: ok")
-del b; gc.collect()                # garbage collection closes it too
-d = {cls}(); d.reset(seed=0); log.append("after gc: ok")
+c = {cls}()
+c.reset(seed=0)
+log.append("after with: ok")
+del b
+gc.collect()                        # so does garbage collection
+d = {cls}()
+d.reset(seed=0)
+log.append("after gc: ok")
+print("restart", flush=True)        # the parent restarts the server on the same port
+sys.stdin.readline()
+d.reset(seed=1)                     # the old session is gone: reset opens a new one
+log.append("after restart: " + ("ok" if "Guesses left:" in d.guess(number=50) else "?"))
 print(json.dumps(log))
 '''
 
 
-def test_sessions_are_released(with_transformers, tmp_path):
-    """A server with room for two sessions: a third adapter is refused, and one ending by
-    `with` or by garbage collection frees its slot (TRL never calls a close method)."""
+def test_sessions_are_released_and_reopened(with_transformers):
+    """A server with room for two sessions: a third adapter is refused with the fix in the
+    message; one ending by `with` or by garbage collection frees its slot (TRL never calls a
+    close method); after a server restart, `reset` opens a new session."""
     from envkit.manifest import read_manifest
     from envkit.server import start_server
 
     env = with_transformers["guess"]
     package, class_name = _package(env)
-    server = start_server(env.path, read_manifest(env.path).app, python=env.python,
-                          env={"MAX_CONCURRENT_ENVS": "2"})
+    app = read_manifest(env.path).app
+    limits = {"MAX_CONCURRENT_ENVS": "2"}
+    server = start_server(env.path, app, python=env.python, env=limits)
+    proc = None
     try:
         server.wait_healthy(timeout_s=120)
-        proc = _run(env, server.url, CAPACITY.format(package=package, cls=class_name))
-    finally:
+        proc = subprocess.Popen(
+            [env.python, "-c", SESSIONS.format(package=package, cls=class_name)], cwd=env.path,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "ENV_URL": server.url})
+        assert proc.stdout.readline().strip() == "restart", proc.communicate(timeout=60)
+        port = server.port
         server.stop()
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["full", "after with: ok",
-                                                                 "after gc: ok"]
+        server = start_server(env.path, app, python=env.python, port=port, env=limits)
+        server.wait_healthy(timeout_s=120)
+        out, err = proc.communicate("\n", timeout=120)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        server.stop()
+    assert proc.returncode == 0, err[-3000:]
+    assert json.loads(out.strip().splitlines()[-1]) == [
+        "full", "after with: ok", "after gc: ok", "after restart: ok"]
 
 
 def test_unreachable_server_says_what_to_do(with_transformers):
