@@ -37,7 +37,8 @@ DRIVER = r'''
 import importlib, inspect, json, sys
 from transformers.utils import get_json_schema
 
-template, package, class_name, seeds = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+template, package, class_name = sys.argv[1:4]
+seeds = json.loads(sys.argv[4])
 cls = getattr(importlib.import_module(f"{package}.trl_env"), class_name)
 policy = importlib.import_module(f"{package}.server.oracle").policy
 
