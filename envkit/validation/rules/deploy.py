@@ -12,9 +12,9 @@ import fnmatch
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
+from envkit.validation.context import StaticContext
 
 SECRET_FILE = register(
     "EK601", "secret-file-uploaded", Severity.ERROR,
@@ -107,7 +107,7 @@ def build_context_secret_files(root: Path) -> list[str]:
     return sorted(out)
 
 
-def check(ctx: Any) -> Iterator[Finding]:
+def check(ctx: StaticContext) -> Iterator[Finding]:
     from envkit.upload_set import upload_set
     from envkit.validation.static_secrets import scan_text
 
