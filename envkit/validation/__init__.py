@@ -21,16 +21,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from envkit.findings import RULES, Finding
+from envkit.findings import RULES, Finding, Stage, codes_of, family_digits
 from envkit.validation.report import CheckResult, ValidationReport
 
 __all__ = ["CheckResult", "ValidationReport", "validate", "run_static_only"]
 
-RUNTIME_FAMILIES = "45"
-
 
 def _load_rules() -> None:
-    import envkit.validation.rules  # noqa: F401 - registers every rule
+    import envkit.validation.rules  # noqa: F401 - the one import that registers every rule
 
 
 def validate(path: str | Path | None = ".", *, url: str | None = None,
@@ -107,8 +105,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
 
         manifest = spec_or_none(root)
 
-    runtime_codes = [c for c in RULES if c[2] in RUNTIME_FAMILIES]
-    if static or not selection.wants_stage(RUNTIME_FAMILIES):
+    runtime_codes = codes_of(Stage.RUNTIME)
+    if static or not selection.wants_stage(family_digits(Stage.RUNTIME)):
         why = "--static" if static else "not selected"
         skipped.update({c: why for c in runtime_codes})
     elif root is not None and manifest is None and not url:

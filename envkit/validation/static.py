@@ -16,12 +16,11 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from envkit.findings import RULES, Finding
+from envkit.findings import Finding, Stage, codes_of
+from envkit.validation import rules
 from envkit.validation.context import StaticContext
 
 __all__ = ["StaticContext", "load_context", "run_static"]
-
-STATIC_FAMILIES = ("1", "2", "3", "6")
 
 
 CheckFn = Callable[[StaticContext], Iterable[Finding]]
@@ -29,10 +28,8 @@ CheckFn = Callable[[StaticContext], Iterable[Finding]]
 
 def load_context(root: Path) -> tuple[StaticContext, list[Finding]]:
     """Read the manifest into a context; the manifest's own findings come back as well."""
-    from envkit.validation.rules import manifest as manifest_rules
-
     ctx = StaticContext(root=root)
-    findings = list(manifest_rules.load(ctx))
+    findings = list(rules.manifest.load(ctx))
     return ctx, findings
 
 
@@ -47,14 +44,11 @@ def run_static(root: Path, progress: Callable[[str], None] | None = None
     Returns:
         ``(findings, codes evaluated, skipped code -> reason, seconds)``.
     """
-    from envkit.validation.rules import deploy, dockerfile, manifest, project
-
     t0 = time.perf_counter()
     if progress:
         progress(f"static checks on {root}")
     ctx, findings = load_context(root)
-    for module in (manifest, project, dockerfile, deploy):
+    for module in rules.static_modules():
         findings.extend(module.check(ctx))
-    codes = sorted(c for c in RULES if c[2] in STATIC_FAMILIES)
-    ran = [c for c in codes if c not in ctx.skipped]
+    ran = [c for c in codes_of(Stage.STATIC) if c not in ctx.skipped]
     return findings, ran, dict(ctx.skipped), time.perf_counter() - t0
