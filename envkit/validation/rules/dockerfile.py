@@ -1,7 +1,7 @@
 """EK3xx Dockerfile rules, read with ``dockerfile-parse`` (a maintained parser: line
 continuations, comments and ``ARG`` substitution in ``FROM`` handled for us).
 
-Facts (../shared/MACHINES.md, ../shared/PROTOCOL.md): Spaces build only the root Dockerfile
+Facts (issue #3; Hugging Face Docker Spaces docs): Spaces build only the root Dockerfile
 and run the container as uid 1000; docker's SDK and legacy builders reject BuildKit-only
 syntax (``RUN --mount``, heredocs, ``# syntax=``); `openenv init` keeps its Dockerfile in
 ``server/`` and uses a ``:latest`` ghcr base image.

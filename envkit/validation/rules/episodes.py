@@ -125,7 +125,7 @@ def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -
         engine.add(EPISODE_NEVER_ENDS,
                    f"Every episode must end (`done=true`) within {bound}; "
                    f"{len(overlong)} of {settings.episodes} fuzzed episodes did not (seeds "
-                   f"{sorted(set(s for s in overlong if s is not None))}). Most likely "
+                   f"{sorted({s for s in overlong if s is not None})}). Most likely "
                    "`step` never sets `done=True`.", seeds=overlong)
     if raised:
         _report_raise(engine, schema, raised)

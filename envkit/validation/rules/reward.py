@@ -135,8 +135,8 @@ def verdicts(engine: Engine) -> None:
         found = classify(seen.reward, lo, hi)
         if found is not None:
             rule, text = found
-            _r, count, first = issues.get(rule.code, (rule, 0, f"{text} after action "
-                                                                f"{_fmt(seen.action)}"))
+            first = f"{text} after action {_fmt(seen.action)}"
+            _r, count, first = issues.get(rule.code, (rule, 0, first))
             issues[rule.code] = (rule, count + 1, first)
     total = len(engine.rewards)
     texts = {
@@ -205,13 +205,13 @@ def oracle(engine: Engine, root: Path | None, python: str | None) -> float | Non
         return None
     below = [(s, b) for s, b in bests if b is None or b < settings.hi - EPS]
     if below:  # a broken oracle is no yardstick for the floor check
-        seed, best = below[0]
+        low_seed, best = below[0]
         engine.add(ORACLE_BELOW_MAX,
                    f"The oracle `{spec}` must reach the maximum reward {settings.hi:g} in "
-                   f"every episode; with seed {seed} its best step reward was "
+                   f"every episode; with seed {low_seed} its best step reward was "
                    f"{'none' if best is None else f'{best:g}'} ({len(below)} of {len(bests)} "
                    "episodes below). Most likely the reward or the oracle is wrong.",
-                   seed=seed, best=best)
+                   seed=low_seed, best=best)
         return None
     scores = [b for _, b in bests if b is not None]
     return sum(scores) / len(scores) if scores else None
@@ -230,10 +230,13 @@ def degenerate(engine: Engine, schema: dict[str, Any], actions: ActionPool,
         engine.progress(f"degenerate policy `{name}`")
         bests: list[float] = []
         reached: int | None = None
+        def repeat(_obs: dict[str, Any], _i: int, a: dict[str, Any] = action) -> dict[str, Any]:
+            return dict(a)
+
         for seed in settings.seeds:
             ep: Episode | None
             try:
-                ep = engine.play_alone(seed, lambda _o, _i, a=action: dict(a))
+                ep = engine.play_alone(seed, repeat)
             except EnvErrorFrame as exc:
                 if exc.code == "CAPACITY_REACHED":
                     raise
