@@ -461,8 +461,12 @@ class Engine:
             s.close()
 
     # -- guarding checks --------------------------------------------------------------------
-    def guard(self, name: str, check: Callable[..., T], *args: Any) -> T | None:
+    def guard(self, name: str, check: Callable[..., T], *args: Any,
+              quiet: bool = False) -> T | None:
         """Run one check; whatever it does not handle ends the check, not the stage.
+
+        ``name`` is shown as a progress line (unless ``quiet``) and names the check in
+        findings.
 
         A server at capacity skips the check; a session that fails is recorded in
         :attr:`lost_sessions`; an exception inside envkit's check is recorded in
@@ -471,7 +475,8 @@ class Engine:
         Returns:
             The check's result, ``None`` when it did not finish.
         """
-        self.progress(name)
+        if not quiet:
+            self.progress(name)
         self.checks.append(name)
         try:
             return check(*args)

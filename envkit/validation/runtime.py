@@ -17,7 +17,7 @@ from pathlib import Path
 
 from envkit.findings import Finding
 from envkit.manifest import Manifest
-from envkit.validation.engine import Engine, Settings, Stop
+from envkit.validation.engine import ActionPool, Engine, Settings, Stop
 from envkit.validation.rules import (
     determinism,
     endpoints,
@@ -127,13 +127,15 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
 
 
 def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
-    """The order of play; returns the server's capacity (``None``: not probed)."""
-    api = endpoints.check(engine)
-    if api is None:  # no answer on /health: reported, nothing else can be played
+    """The order of play, every check guarded (:meth:`Engine.guard`); returns the server's
+    capacity (``None``: not probed)."""
+    api = engine.guard("endpoints", endpoints.check, engine, quiet=True)
+    if api is None:  # no answer on /health (reported), or the check crashed: nothing to play
         return None
     watch = protocol.ObservationWatch(api.observation)
     engine.watch_observations(watch)
-    actions = episodes.action_pool(engine, api.action)
+    actions = engine.guard("action generation", episodes.action_pool, engine, api.action,
+                           quiet=True) or ActionPool([])
 
     if engine.guard("round trip", protocol.round_trip, engine, actions) is False:
         return None  # `reset` fails: reported (EK418 or EK405)
@@ -150,7 +152,7 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         engine.guard("concurrent sessions", sessions.interleaved, engine, actions, reference)
     capacity = engine.guard("capacity", sessions.capacity, engine)
 
-    reward.verdicts(engine)
-    protocol.observations(engine, watch)
-    liveness.latency(engine)
+    engine.guard("reward verdicts", reward.verdicts, engine, quiet=True)
+    engine.guard("observation verdict", protocol.observations, engine, watch, quiet=True)
+    engine.guard("latency verdict", liveness.latency, engine, quiet=True)
     return capacity
