@@ -1,4 +1,4 @@
-"""Findings and rules: the data every check produces (issue #3).
+"""Findings and rules: the data every check produces (docs/rules.md; issue #3).
 
 A :class:`Rule` is registered once, with a stable code (``EK`` + 3 digits, never reused), a
 kebab-case name, a default severity and its documentation (What / Why / Example / Fix).
@@ -18,17 +18,42 @@ from typing import Any
 
 DOCS_URL = "https://github.com/envkit/envkit/blob/main/docs/rules.md"
 
-FAMILIES: dict[str, str] = {
-    "1": "manifest",
-    "2": "project",
-    "3": "dockerfile",
-    "4": "runtime",
-    "5": "reward",
-    "6": "deployment",
-}
 
 _CODE = re.compile(r"EK[1-6]\d\d")
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+
+
+class Stage(str, Enum):
+    """When a rule is checked: ``static`` reads files only; ``runtime`` starts or contacts
+    the environment's server (``envkit validate --static`` skips it)."""
+
+    STATIC = "static"
+    RUNTIME = "runtime"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family of rules: the first digit of their codes.
+
+    Attributes:
+        name: e.g. ``reward``; shown by ``envkit rules`` and in docs/rules.md headings.
+        stage: the stage every rule of the family belongs to.
+    """
+
+    name: str
+    stage: Stage
+
+
+#: THE table of rule families and their stage (issue #3 families; issue #12: declared once).
+#: Everything else (a rule's stage, the codes each stage runs) is derived from it.
+FAMILIES: dict[str, Family] = {
+    "1": Family("manifest", Stage.STATIC),
+    "2": Family("project", Stage.STATIC),
+    "3": Family("dockerfile", Stage.STATIC),
+    "4": Family("runtime", Stage.RUNTIME),
+    "5": Family("reward", Stage.RUNTIME),
+    "6": Family("deployment", Stage.STATIC),
+}
 
 
 class Severity(str, Enum):
@@ -126,11 +151,12 @@ class Rule:
 
     @property
     def family(self) -> str:
-        return FAMILIES[self.code[2]]
+        return FAMILIES[self.code[2]].name
 
     @property
     def stage(self) -> str:
-        return "runtime" if self.code[2] in "45" else "static"
+        """``"static"`` or ``"runtime"``, from the family table."""
+        return FAMILIES[self.code[2]].stage.value
 
     @property
     def url(self) -> str:
@@ -171,6 +197,17 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
+
+
+def family_digits(stage: Stage) -> str:
+    """The family digits of ``stage``, e.g. ``"45"`` for :attr:`Stage.RUNTIME`."""
+    return "".join(digit for digit, fam in FAMILIES.items() if fam.stage is stage)
+
+
+def codes_of(stage: Stage) -> list[str]:
+    """The registered codes of ``stage``, sorted (register the rules first: import
+    :mod:`envkit.validation.rules`)."""
+    return sorted(code for code, rule in RULES.items() if FAMILIES[code[2]].stage is stage)
 
 
 def register(

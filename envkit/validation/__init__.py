@@ -21,16 +21,14 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from envkit.findings import RULES, Finding
+from envkit.findings import RULES, Finding, Stage, codes_of, family_digits
 from envkit.validation.report import CheckResult, ValidationReport
 
-__all__ = ["CheckResult", "ValidationReport", "validate", "run_static_only"]
-
-RUNTIME_FAMILIES = "45"
+__all__ = ["CheckResult", "ValidationReport", "run_static_only", "validate"]
 
 
 def _load_rules() -> None:
-    import envkit.validation.rules  # noqa: F401 - registers every rule
+    import envkit.validation.rules  # noqa: F401 - the one import that registers every rule
 
 
 def validate(path: str | Path | None = ".", *, url: str | None = None,
@@ -111,20 +109,19 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
 
         manifest = spec_or_none(root)
 
-    runtime_codes = [c for c in RULES if c[2] in RUNTIME_FAMILIES]
-    if static or not selection.wants_stage(RUNTIME_FAMILIES):
+    runtime_codes = codes_of(Stage.RUNTIME)
+    if static or not selection.wants_stage(family_digits(Stage.RUNTIME)):
         why = "--static" if static else "not selected"
         skipped.update({c: why for c in runtime_codes})
     elif root is not None and manifest is None and not url:
         skipped.update({c: "openenv.yaml is missing or invalid (see EK1xx)"
                         for c in runtime_codes})
     else:
-        from envkit.project import resolve_python
         from envkit.validation.runtime import RuntimeTarget, run_runtime
 
+        # run_runtime resolves the interpreter once and hands it to the server and the oracle
         target = RuntimeTarget(url=url, root=None if url else root, manifest=manifest,
-                               python=resolve_python(root, python) if root is not None
-                               else python)
+                               python=python)
         outcome = run_runtime(target, episodes=episodes, seed=seed, timeout_s=timeout_s,
                               startup_timeout_s=startup_timeout_s,
                               reply_timeout_s=reply_timeout_s, progress=progress)

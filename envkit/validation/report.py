@@ -201,7 +201,8 @@ def render_junit(report: ValidationReport) -> str:
 
     suites: dict[str, list[TestCase]] = {}
     for c in report.checks:
-        family = FAMILIES.get(c.code[2], "other")
+        fam = FAMILIES.get(c.code[2])
+        family = fam.name if fam else "other"
         case = TestCase(f"{c.code} {c.name}", classname=f"envkit.validate.{c.stage}.{family}",
                         elapsed_sec=None)
         errors = [f for f in c.findings if f.severity is Severity.ERROR]
@@ -241,7 +242,8 @@ def rules_markdown(rules: list[Rule] | None = None) -> str:
            "Codes are stable and never reused. Select, ignore and re-grade them with "
            "`--select`, `--ignore` and `[tool.envkit.validate]` in pyproject.toml; "
            "`envkit validate --explain CODE` prints one rule.", ""]
-    for digit, family in FAMILIES.items():
+    for digit, family_of in FAMILIES.items():
+        family = family_of.name
         fam = [r for r in rules if r.code[2] == digit]
         if not fam:
             continue

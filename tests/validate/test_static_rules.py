@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.findings import RULES, Severity
+from envkit.findings import RULES, Severity, Stage, codes_of
 from envkit.validation import validate
 
 # A syntactically valid but fake Hugging Face token, built at run time so no scanner flags
@@ -129,7 +129,7 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
 def static_codes() -> list[str]:
     import envkit.validation.rules  # noqa: F401
 
-    return sorted(c for c in RULES if c[2] in "1236")
+    return codes_of(Stage.STATIC)
 
 
 def test_every_static_rule_has_a_fixture() -> None:

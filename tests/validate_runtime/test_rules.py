@@ -1,126 +1,145 @@
-"""One misbehaviour per runtime rule, each producing exactly its finding (issue #3).
+"""One fixture per runtime rule, each producing exactly its finding (issues #3 and #12).
 
-The knobs server is started once; each case writes its mode to the mode file and runs the
-runtime stage against the server's URL with the knobs manifest."""
+Most cases switch one misbehaviour of the knobs environment (its mode file) and play the
+shared knobs server by URL, so one server start serves many rules; a rule about starting,
+hanging or dying has envkit start the server itself (``root``); capacity needs a server of
+its own. A test fails when a runtime rule has no case here.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
 import pytest
 
+from envkit.findings import Finding, Stage, codes_of
 from envkit.manifest import read_manifest
-from envkit.validation.runtime import RuntimeTarget, run_runtime
+from envkit.validation.runtime import RuntimeOutcome, RuntimeTarget, run_runtime
+from tests.helpers import descendants
 
 from .conftest import KNOBS, serve_knobs
 
-# mode -> exact set of finding codes (any severity) the runtime stage must report
-CASES = {
-    "": set(),
-    "bad_health": {"EK402"},
-    "bad_schema": {"EK403"},
-    "bad_metadata": {"EK404"},
-    "obs_mismatch": {"EK406"},
-    "step_before_reset_crash": {"EK407"},
-    "fragile_ws": {"EK409"},
-    "raise_long": {"EK410"},
-    "reset_random": {"EK411"},
-    "reward_random": {"EK412"},
-    "seed_ignored": {"EK413"},
-    "never_done": {"EK414"},
-    "step_count_wrong": {"EK415"},
-    "episode_id_ignored": {"EK416"},
-    "step_after_done": {"EK417"},
-    "reset_fails": {"EK418"},
-    "interfere": {"EK419"},
-    "nan_reward": {"EK501"},
-    "bool_reward": {"EK502"},
-    "out_of_range": {"EK503"},
-    "constant": {"EK504"},
-    "hackable": {"EK505"},
-}
+Extra = Callable[[RuntimeOutcome, Finding], None]
 
 
-def _run(url: str, manifest=None, **kw):
-    return run_runtime(RuntimeTarget(url=url, root=None, manifest=manifest, python=None),
-                       episodes=kw.pop("episodes", 3), **kw)
+@dataclass(frozen=True)
+class Case:
+    """How to make the knobs environment trigger one rule.
+
+    Attributes:
+        mode: the knobs misbehaviour (``models.mode()`` in the knobs environment).
+        root: envkit starts the server itself (rules about starting, hanging, dying, the
+            oracle); otherwise the shared knobs server is played by URL.
+        start: ``KNOBS_START`` (a server that cannot start), root mode only.
+        unlimited: play a dedicated knobs server with capacity 100 (above the probe limit).
+        manifest: ``False``: a pure ``--url`` run without the knobs manifest.
+        yaml_edit: ``(old, new)`` text replaced in knobs' openenv.yaml.
+        episodes: fuzzed episodes.
+        crash: ``module.function`` of a runtime rule module made to raise (an envkit bug).
+        extra: further assertions on the outcome and the one finding.
+    """
+
+    mode: str = ""
+    root: bool = False
+    start: str = ""
+    unlimited: bool = False
+    manifest: bool = True
+    yaml_edit: tuple[str, str] | None = None
+    episodes: int = 3
+    crash: str = ""
+    extra: Extra | None = None
 
 
-@pytest.mark.parametrize("mode", list(CASES), ids=lambda m: m or "clean")
-def test_mode_gives_exactly_its_finding(knobs_server, mode):
-    server, mode_file = knobs_server
-    mode_file.write_text(mode)
-    out = _run(server.url, read_manifest(KNOBS))
-    codes = {f.code for f in out.findings}
-    assert codes == CASES[mode], [(f.code, f.message) for f in out.findings]
-    assert all(f.stage == "runtime" for f in out.findings)
-    for code in CASES[mode]:
-        assert code in out.checks_run
-    assert server.alive()
+def _says(*parts: str) -> Extra:
+    def check(_out: RuntimeOutcome, f: Finding) -> None:
+        for part in parts:
+            assert part in f.message, (part, f.message)
+    return check
 
 
-def test_action_raises_is_minimised(knobs_server):
-    server, mode_file = knobs_server
-    mode_file.write_text("raise_long")
-    out = _run(server.url, read_manifest(KNOBS))
-    (f,) = [f for f in out.findings if f.code == "EK410"]
+def _minimised(_out: RuntimeOutcome, f: Finding) -> None:
     assert set(f.data["action"]) == {"message"}
     assert len(f.data["action"]["message"]) == 3  # the env raises from 3 characters on
     assert "cannot parse" in f.data["error"]
     assert "`step(" in f.message and "raised" in f.message
 
 
-def test_determinism_message_names_field_and_values(knobs_server):
-    server, mode_file = knobs_server
-    mode_file.write_text("reset_random")
-    out = _run(server.url, read_manifest(KNOBS))
-    (f,) = out.findings
-    assert f.data["field"] == "target"
-    assert f.data["first"] != f.data["second"]
+def _names_field(_out: RuntimeOutcome, f: Finding) -> None:
+    assert f.data["field"] == "target" and f.data["first"] != f.data["second"]
     assert "`reset(seed=" in f.message and "`target`" in f.message
 
 
-def test_slow_step_breaks_latency_budget(knobs_server):
-    server, mode_file = knobs_server
-    mode_file.write_text("slow")
-    manifest = read_manifest(KNOBS)
-    manifest.validation.step_timeout_s = 0.05
-    out = _run(server.url, manifest, episodes=1)
-    assert {f.code for f in out.findings} == {"EK421"}
-    assert out.findings[0].data["p95_s"] > 0.05
+def _start_failed(out: RuntimeOutcome, f: Finding) -> None:
+    assert "knobs_missing_dependency" in f.message  # the tail of the server's log
+    assert out.checks_run == ["EK401"]
 
 
-def test_pure_url_uses_defaults_and_reports_no_oracle(knobs_server):
-    server, mode_file = knobs_server
-    mode_file.write_text("")
-    out = _run(server.url, None, episodes=1)
-    assert {f.code for f in out.findings} == {"EK507"}
+def _crash_reported(out: RuntimeOutcome, f: Finding) -> None:
+    assert f.data["check"] == "determinism" and "envkit bug in a check" in f.data["error"]
+    assert "`determinism` check" in f.message
+    assert {"EK420", "EK505", "EK501"} <= set(out.checks_run)  # later checks still ran
+
+
+def _accepted_all(_out: RuntimeOutcome, f: Finding) -> None:
+    assert f.data["accepted"] == 65  # the probe limit (64) + 1, all accepted
+
+
+def _p95_over_budget(_out: RuntimeOutcome, f: Finding) -> None:
+    assert f.data["p95_s"] > 0.05
+
+
+def _pure_url(out: RuntimeOutcome, f: Finding) -> None:
+    assert "without the environment's manifest" in f.message
     assert "EK503" in out.checks_run and "EK414" in out.checks_run
 
 
-def test_same_seed_same_actions(knobs_server):
-    """The fuzzer is deterministic: two runs with one seed send the same actions."""
-    from envkit.validation import fuzz
-    import httpx
+# rule code -> the case that must produce exactly that rule's finding
+CASES: dict[str, Case] = {
+    "EK401": Case(root=True, start="import_error", episodes=2, extra=_start_failed),
+    "EK402": Case("bad_health"),
+    "EK403": Case("bad_schema"),
+    "EK404": Case("bad_metadata"),
+    "EK405": Case("bad_state", extra=_says("`step_count`", "after `reset`")),
+    "EK406": Case("obs_mismatch", extra=_says("`count`")),
+    "EK407": Case("step_before_reset_crash"),
+    "EK408": Case("lax", episodes=1, extra=_says("required field `message` missing", "422")),
+    "EK409": Case("fragile_ws"),
+    "EK410": Case("raise_long", extra=_minimised),
+    "EK411": Case("reset_random", extra=_names_field),
+    "EK412": Case("reward_random"),
+    "EK413": Case("seed_ignored"),
+    "EK414": Case("never_done"),
+    "EK415": Case("step_count_wrong"),
+    "EK416": Case("episode_id_ignored"),
+    "EK417": Case("step_after_done"),
+    "EK418": Case("reset_fails"),
+    "EK419": Case("interfere"),
+    "EK420": Case(unlimited=True, episodes=1, extra=_accepted_all),
+    "EK421": Case("slow", yaml_edit=("step_timeout_s: 1.0", "step_timeout_s: 0.05"),
+                  episodes=1, extra=_p95_over_budget),
+    # 2 x step_timeout_s (1.0), at least 2 s
+    "EK422": Case("hang", root=True, episodes=2, extra=_says("within 2 s")),
+    "EK423": Case("crash", root=True, episodes=2, extra=_says("exited with code 3")),
+    "EK430": Case(crash="determinism.check", extra=_crash_reported),
+    "EK501": Case("nan_reward"),
+    "EK502": Case("bool_reward"),
+    "EK503": Case("out_of_range", extra=_says("`reward_range` [0, 1]")),
+    "EK504": Case("constant"),
+    "EK505": Case("hackable"),
+    "EK506": Case("oracle_wrong", root=True, episodes=1, extra=_says("server.oracle:policy")),
+    "EK507": Case(manifest=False, episodes=1, extra=_pure_url),
+}
 
-    server, _ = knobs_server
-    schema = httpx.get(server.url + "/schema").json()["action"]
-    a = fuzz.generate_actions(schema, 12, seed=7)
-    assert a == fuzz.generate_actions(schema, 12, seed=7)
-    assert a != fuzz.generate_actions(schema, 12, seed=8)
-    assert all("metadata" not in x and len(x["message"]) <= 40 for x in a)
 
+def test_every_runtime_rule_has_a_fixture() -> None:
+    import envkit.validation.rules  # noqa: F401
 
-@pytest.fixture(scope="module")
-def lax_server(tmp_path_factory):
-    server, _ = serve_knobs(tmp_path_factory.mktemp("lax"), KNOBS_LAX="1")
-    yield server
-    server.stop(grace_s=1)
-
-
-def test_invalid_actions_accepted(lax_server):
-    out = _run(lax_server.url, read_manifest(KNOBS), episodes=1)
-    assert {f.code for f in out.findings} == {"EK408"}
-    msg = out.findings[0].message
-    assert "required field `message` missing" in msg and "422" in msg
+    assert codes_of(Stage.RUNTIME) == sorted(CASES)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +149,82 @@ def unlimited_server(tmp_path_factory):
     server.stop(grace_s=1)
 
 
-def test_capacity_not_enforced(unlimited_server):
-    out = _run(unlimited_server.url, read_manifest(KNOBS), episodes=1)
-    assert {f.code for f in out.findings} == {"EK420"}
-    assert out.findings[0].data["accepted"] == 65
+def _manifest(case: Case, tmp_path: Path):
+    if not case.manifest:
+        return None
+    if case.yaml_edit is None:
+        return read_manifest(KNOBS)
+    old, new = case.yaml_edit
+    text = (KNOBS / "openenv.yaml").read_text()
+    assert old in text, f"fixture drift: {old!r} not in knobs' openenv.yaml"
+    (tmp_path / "openenv.yaml").write_text(text.replace(old, new))
+    return read_manifest(tmp_path)
+
+
+def _inject_crash(monkeypatch, dotted: str) -> None:
+    import importlib
+
+    module, _, name = dotted.rpartition(".")
+    mod = importlib.import_module(f"envkit.validation.rules.{module}")
+
+    def crash(*_a, **_k):
+        raise RuntimeError("envkit bug in a check")
+
+    monkeypatch.setattr(mod, name, crash)
+
+
+@pytest.mark.parametrize("code", list(CASES))
+def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_path):
+    case = CASES[code]
+    manifest = _manifest(case, tmp_path)
+    if case.crash:
+        _inject_crash(monkeypatch, case.crash)
+    if case.root:
+        monkeypatch.setenv("KNOBS_MODE", case.mode)
+        monkeypatch.setenv("KNOBS_START", case.start)
+        monkeypatch.delenv("KNOBS_MODE_FILE", raising=False)
+        before = descendants(os.getpid())
+        t0 = time.monotonic()
+        out = run_runtime(RuntimeTarget(url=None, root=KNOBS, manifest=manifest,
+                                        python=sys.executable), episodes=case.episodes)
+        assert time.monotonic() - t0 < 60
+        time.sleep(0.2)
+        assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
+    else:
+        if case.unlimited:
+            server = request.getfixturevalue("unlimited_server")
+        else:
+            server, mode_file = request.getfixturevalue("knobs_server")
+            mode_file.write_text(case.mode)
+        out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=manifest,
+                                        python=None), episodes=case.episodes)
+        assert server.alive()
+    assert {f.code for f in out.findings} == {code}, [(f.code, f.message) for f in out.findings]
+    assert all(f.stage == "runtime" for f in out.findings)
+    assert code in out.checks_run
+    if case.extra is not None:
+        case.extra(out, out.findings[0])
+
+
+def test_clean_knobs_has_no_finding(knobs_server):
+    server, mode_file = knobs_server
+    mode_file.write_text("")
+    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
+                                    python=None), episodes=3)
+    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    assert out.capacity == 4  # the knobs server's max_concurrent_envs
+    assert "EK430" in out.checks_run
+
+
+def test_same_seed_same_actions(knobs_server):
+    """The fuzzer is deterministic: two runs with one seed send the same actions."""
+    import httpx
+
+    from envkit.validation import fuzz
+
+    server, _ = knobs_server
+    schema = httpx.get(server.url + "/schema").json()["action"]
+    a = fuzz.generate_actions(schema, 12, seed=7)
+    assert a == fuzz.generate_actions(schema, 12, seed=7)
+    assert a != fuzz.generate_actions(schema, 12, seed=8)
+    assert all("metadata" not in x and len(x["message"]) <= 40 for x in a)

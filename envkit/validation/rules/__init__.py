@@ -1,14 +1,72 @@
-"""Every rule of ``envkit validate``, one module per family.
+"""Every rule of ``envkit validate``: one module per rule family, each holding its rules'
+documentation (What / Why / Example / Fix) AND the code that finds them (ruff's model;
+issue #12).
 
-Importing this package registers all rules in :data:`envkit.findings.RULES`.
+Importing this package registers every rule in :data:`envkit.findings.RULES`; it is the one
+import that does. :data:`MODULES` lists the modules and the code family each belongs to; a
+family's stage (static or runtime) is declared once, in :data:`envkit.findings.FAMILIES`.
+
+The static stage (:mod:`envkit.validation.static`) calls ``check(ctx)`` of every static
+module in table order; the runtime stage's order of play is
+:func:`envkit.validation.runtime.run_runtime`.
 """
 
-from envkit.validation.rules import (  # noqa: F401 - imported for registration
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+
+from envkit.findings import FAMILIES, Stage
+from envkit.validation.rules import (
     deploy,
+    determinism,
     dockerfile,
+    endpoints,
+    episodes,
     files,
+    liveness,
     manifest,
     project,
+    protocol,
     reward,
-    runtime,
+    sessions,
 )
+
+
+@dataclass(frozen=True)
+class RuleModule:
+    """One rule module and the code family (first digit) of every rule it registers."""
+
+    module: ModuleType
+    family: str
+    about: str
+
+    @property
+    def stage(self) -> Stage:
+        return FAMILIES[self.family].stage
+
+
+MODULES: tuple[RuleModule, ...] = (
+    RuleModule(manifest, "1", "openenv.yaml"),
+    RuleModule(project, "2", "pyproject.toml, README card, server entry point, models, "
+                             "inference script, concurrency"),
+    RuleModule(dockerfile, "3", "the Dockerfile Spaces build"),
+    RuleModule(deploy, "6", "secrets, large files and ignore files before a push"),
+    # files last among the static modules: it reports on the reads the others made
+    RuleModule(files, "2", "files the static checks must read but will not (too large, "
+                           "not regular)"),
+    RuleModule(liveness, "4", "the server starts, answers in time, stays up; envkit's "
+                              "checks finish"),
+    RuleModule(endpoints, "4", "GET /health, /schema, /metadata"),
+    RuleModule(protocol, "4", "WebSocket frames, state, step before reset, invalid actions, "
+                              "malformed frames, observation schema"),
+    RuleModule(episodes, "4", "fuzzed episodes: actions that raise, episodes that never end"),
+    RuleModule(determinism, "4", "seeds fix episodes; different seeds differ"),
+    RuleModule(sessions, "4", "concurrent sessions and capacity"),
+    RuleModule(reward, "5", "reward range, NaN, constant, oracle, degenerate policies"),
+)
+
+
+def static_modules() -> list[ModuleType]:
+    """The static rule modules in the order the static stage runs them."""
+    return [m.module for m in MODULES if m.stage is Stage.STATIC]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
+from envkit.validation.context import StaticContext
 
 SECRET_FILE = register(
     "EK601", "secret-file-uploaded", Severity.ERROR,
@@ -122,14 +122,14 @@ def build_context_secret_files(root: Path) -> list[str]:
     return sorted(out)
 
 
-def _allowed(ctx: Any) -> tuple[str, ...]:
+def _allowed(ctx: StaticContext) -> tuple[str, ...]:
     from envkit.secret_scan import allowed_patterns
 
     data, _error = ctx.pyproject()
     return allowed_patterns(data)
 
 
-def check(ctx: Any) -> Iterator[Finding]:
+def check(ctx: StaticContext) -> Iterator[Finding]:
     from envkit.secret_scan import SCAN_LIMIT, is_allowed, scan_files
     from envkit.upload_set import upload_set
 

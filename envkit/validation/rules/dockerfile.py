@@ -1,7 +1,7 @@
 """EK3xx Dockerfile rules, read with ``dockerfile-parse`` (a maintained parser: line
 continuations, comments and ``ARG`` substitution in ``FROM`` handled for us).
 
-Facts (docs/protocol.md): Spaces build only the root Dockerfile
+Facts (issue #3; docs/protocol.md; Hugging Face Docker Spaces docs): Spaces build only the root Dockerfile
 and run the container as uid 1000; docker's SDK and legacy builders reject BuildKit-only
 syntax (``RUN --mount``, heredocs, ``# syntax=``); `openenv init` keeps its Dockerfile in
 ``server/`` and uses a ``:latest`` ghcr base image.
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
+from envkit.validation.context import StaticContext
 
 NO_DOCKERFILE = register(
     "EK301", "dockerfile-missing", Severity.ERROR,
@@ -158,7 +159,7 @@ def _split_image(image: str) -> tuple[str, str | None, bool]:
     return name, tag, False
 
 
-def check(ctx: Any) -> Iterator[Finding]:
+def check(ctx: StaticContext) -> Iterator[Finding]:
     root_df = ctx.exists("Dockerfile")
     server_df = ctx.exists("server/Dockerfile")
     if not root_df and not server_df:
@@ -264,7 +265,7 @@ def check(ctx: Any) -> Iterator[Finding]:
     yield from _copy_order(rel, instrs)
 
 
-def _user(ctx: Any, rel: str, instrs: list[dict], froms: list[dict]) -> Iterator[Finding]:
+def _user(ctx: StaticContext, rel: str, instrs: list[dict], froms: list[dict]) -> Iterator[Finding]:
     last_from = froms[-1]
     users = [e for e in instrs if e["instruction"] == "USER"
              and e["startline"] > last_from["startline"]]
@@ -290,7 +291,7 @@ def _command_words(value: str) -> str:
     return value
 
 
-def _ports(ctx: Any, rel: str, instrs: list[dict]) -> Iterator[Finding]:
+def _ports(ctx: StaticContext, rel: str, instrs: list[dict]) -> Iterator[Finding]:
     port = ctx.port
     for e in instrs:
         if e["instruction"] == "EXPOSE":

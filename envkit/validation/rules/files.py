@@ -10,9 +10,9 @@ they could not check. This module runs after the others (it reports what they tr
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
+from envkit.validation.context import StaticContext
 
 FILE_TOO_LARGE = register(
     "EK220", "file-too-large-to-check", Severity.ERROR,
@@ -43,7 +43,7 @@ KNOWN_FILES = ("openenv.yaml", "pyproject.toml", "README.md", "Dockerfile", "ser
                ".gitignore", ".dockerignore", "inference.py")
 
 
-def check(ctx: Any) -> Iterator[Finding]:
+def check(ctx: StaticContext) -> Iterator[Finding]:
     from envkit.fsutil import FileTooLargeError, probe
 
     seen = dict(getattr(ctx, "read_errors", {}))

@@ -10,10 +10,14 @@ from __future__ import annotations
 import ast
 import difflib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
-from envkit.findings import Finding, Location, Severity, register
+from envkit.findings import Finding, Location, Rule, Severity, register
 from envkit.manifest import MANIFEST_NAME
+from envkit.validation.context import StaticContext
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 MANIFEST_MISSING = register(
     "EK101", "manifest-missing", Severity.ERROR,
@@ -125,7 +129,7 @@ _CODES = ("EK101", "EK102", "EK103", "EK104", "EK105", "EK106", "EK107", "EK108"
           "EK110")
 
 
-def load(ctx: Any) -> Iterator[Finding]:
+def load(ctx: StaticContext) -> Iterator[Finding]:
     """Parse openenv.yaml into ``ctx`` (``manifest_doc``, ``manifest``) and yield EK101-EK109
     findings about it."""
     from pydantic import ValidationError
@@ -167,7 +171,7 @@ def load(ctx: Any) -> Iterator[Finding]:
     yield from _name(ctx)
 
 
-def _typos(ctx: Any) -> Iterator[Finding]:
+def _typos(ctx: StaticContext) -> Iterator[Finding]:
     data = ctx.manifest_data
     for key in data:
         if not isinstance(key, str) or key in KNOWN_TOP_LEVEL:
@@ -180,15 +184,14 @@ def _typos(ctx: Any) -> Iterator[Finding]:
                 f"`{close[0]}`.")
 
 
-def _schema_findings(ctx: Any, exc: Any) -> Iterator[Finding]:
+def _schema_findings(ctx: StaticContext, exc: ValidationError) -> Iterator[Finding]:
     doc = ctx.manifest_doc
     for err in exc.errors():
         loc = tuple(err.get("loc", ()))
         head = loc[0] if loc else ""
         dotted = ".".join(str(p) for p in loc) or "(top level)"
         msg = err.get("msg", "invalid value")
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+        msg = msg.removeprefix("Value error, ")
         value = err.get("input")
         shown = "" if err.get("type") in ("missing", "extra_forbidden") or isinstance(
             value, dict) else f"; got {value!r}"
@@ -219,7 +222,7 @@ def _schema_findings(ctx: Any, exc: Any) -> Iterator[Finding]:
             yield MANIFEST_SCHEMA.finding(f"`{dotted}`: {msg}{shown}.", location=where)
 
 
-def _name(ctx: Any) -> Iterator[Finding]:
+def _name(ctx: StaticContext) -> Iterator[Finding]:
     from envkit.errors import UsageError
     from envkit.names import normalise_name
 
@@ -266,7 +269,7 @@ def _defines(tree: ast.Module, attr: str) -> bool:
     return scan(tree.body)
 
 
-def _target_findings(ctx: Any, spec: str, keys: tuple[str, ...], rule: Any, what: str
+def _target_findings(ctx: StaticContext, spec: str, keys: tuple[str, ...], rule: Rule, what: str
                      ) -> Iterator[Finding]:
     module, _, attr = spec.partition(":")
     rel = ctx.module_file(module)
@@ -292,7 +295,7 @@ def _target_findings(ctx: Any, spec: str, keys: tuple[str, ...], rule: Any, what
             location=where)
 
 
-def check(ctx: Any) -> Iterator[Finding]:
+def check(ctx: StaticContext) -> Iterator[Finding]:
     """EK106 and EK110 (the manifest's other findings come from :func:`load`)."""
     from envkit.manifest import APP_PATTERN
 

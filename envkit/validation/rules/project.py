@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
+from envkit.validation.context import StaticContext
 
 PYPROJECT_MISSING = register(
     "EK201", "pyproject-missing", Severity.ERROR,
@@ -166,7 +166,7 @@ _MUTABLE_CTORS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict",
                             "deque", "bytearray"})
 
 
-def check(ctx: Any) -> Iterator[Finding]:
+def check(ctx: StaticContext) -> Iterator[Finding]:
     yield from _pyproject(ctx)
     yield from _files(ctx)
     yield from _server_main(ctx)
@@ -181,7 +181,7 @@ def check(ctx: Any) -> Iterator[Finding]:
 
 
 # -- pyproject ---------------------------------------------------------------------------------
-def _pyproject(ctx: Any) -> Iterator[Finding]:
+def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
     data, error = ctx.pyproject()
     codes = ("EK202", "EK203", "EK204")
     if data is None and error is None:
@@ -261,7 +261,7 @@ def _pyproject(ctx: Any) -> Iterator[Finding]:
 
 
 # -- files and modules -------------------------------------------------------------------------
-def _files(ctx: Any) -> Iterator[Finding]:
+def _files(ctx: StaticContext) -> Iterator[Finding]:
     for rel in REQUIRED_FILES:
         if not ctx.exists(rel):
             yield FILES_MISSING.finding(
@@ -278,7 +278,7 @@ def _is_main_guard(node: ast.stmt) -> bool:
     return names and main
 
 
-def _server_main(ctx: Any) -> Iterator[Finding]:
+def _server_main(ctx: StaticContext) -> Iterator[Finding]:
     rel = "server/app.py"
     if not ctx.exists(rel):
         ctx.skip(["EK206"], "no server/app.py")
@@ -322,7 +322,7 @@ def _base_names(cls: ast.ClassDef) -> list[str]:
     return out
 
 
-def _models(ctx: Any) -> Iterator[Finding]:
+def _models(ctx: StaticContext) -> Iterator[Finding]:
     rel = "models.py"
     tree = ctx.python(rel)
     if tree is None:
@@ -358,7 +358,7 @@ def _models(ctx: Any) -> Iterator[Finding]:
 
 
 # -- README card -------------------------------------------------------------------------------
-def _card(ctx: Any) -> Iterator[Finding]:
+def _card(ctx: StaticContext) -> Iterator[Finding]:
     from envkit.card import CardSyntaxError, check_card, read_card
 
     rel = "README.md"
@@ -383,7 +383,7 @@ def _card(ctx: Any) -> Iterator[Finding]:
 
 
 # -- inference script --------------------------------------------------------------------------
-def _inference(ctx: Any) -> Iterator[Finding]:
+def _inference(ctx: StaticContext) -> Iterator[Finding]:
     rel = "inference.py"
     if not ctx.exists(rel):
         yield INFERENCE_SCRIPT.finding(
@@ -469,7 +469,7 @@ def _concurrent_flag(cls: ast.ClassDef) -> tuple[bool | None, int]:
     return None, cls.lineno
 
 
-def _concurrency(ctx: Any) -> Iterator[Finding]:
+def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
     app_module = ctx.app.partition(":")[0]
     app_rel = ctx.module_file(app_module) or ("server/app.py" if ctx.exists("server/app.py")
                                               else None)

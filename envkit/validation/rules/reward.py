@@ -1,11 +1,21 @@
-"""EK5xx reward-integrity rules (registered here, checked by envkit.validation.runtime).
+"""EK5xx reward integrity: every step reward is a finite number in the declared range, it
+varies, the oracle reaches the maximum and degenerate policies do not.
 
 Source: issue #3 ("EK5xx reward integrity"); RFC 008 (huggingface/OpenEnv#1041) for the
 range/oracle/floor ideas; huggingface/OpenEnv#1200 (NaN/inf/out-of-range accepted) and #778
 (a verifier gave 1.0 to the empty answer).
 """
 
-from envkit.findings import Severity, register
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from envkit.findings import Rule, Severity, register
+from envkit.validation import fuzz
+from envkit.validation.engine import EPS, ActionPool, Engine, Episode, is_number
+from envkit.validation.rules import episodes
+from envkit.wire import EnvErrorFrame
 
 REWARD_NOT_FINITE = register(
     "EK501", "reward-not-finite", Severity.ERROR,
@@ -96,3 +106,170 @@ NO_ORACLE = register(
     fix="Write `server/oracle.py` with `def policy(observation: dict) -> dict` and set "
         "`validation.oracle: server.oracle:policy`.",
 )
+
+
+def _fmt(value: Any) -> str:
+    return fuzz.short_json(value, 80)
+
+
+def classify(reward: Any, lo: float, hi: float) -> tuple[Rule, str] | None:
+    """What is wrong with one step reward as received (EK501-EK503), ``None`` when it is a
+    number in ``[lo, hi]``. The one place these three rules are decided."""
+    if reward is None:
+        return REWARD_NOT_FINITE, "got `null`"
+    if not is_number(reward):
+        return REWARD_NOT_NUMERIC, f"got {_fmt(reward)} ({type(reward).__name__})"
+    if not (lo - EPS <= float(reward) <= hi + EPS):
+        return REWARD_OUT_OF_RANGE, f"got {reward!r}"
+    return None
+
+
+def verdicts(engine: Engine) -> None:
+    """EK501-EK504 over every step reward the engine received (any policy)."""
+    if not engine.rewards and not engine.latencies:
+        return
+    lo, hi = engine.settings.lo, engine.settings.hi
+    engine.ran(REWARD_NOT_FINITE, REWARD_NOT_NUMERIC, REWARD_OUT_OF_RANGE)
+    issues: dict[str, tuple[Rule, int, str]] = {}  # code -> (rule, count, first)
+    for seen in engine.rewards:
+        found = classify(seen.reward, lo, hi)
+        if found is not None:
+            rule, text = found
+            first = f"{text} after action {_fmt(seen.action)}"
+            _r, count, first = issues.get(rule.code, (rule, 0, first))
+            issues[rule.code] = (rule, count + 1, first)
+    total = len(engine.rewards)
+    texts = {
+        REWARD_NOT_FINITE.code: "Every step reward must be a finite number; {n} of {total} "
+                                "step rewards were `null` (NaN or ±inf on the server, or no "
+                                "reward set), first: {first}. Most likely a division by zero "
+                                "or a missing `reward=`.",
+        REWARD_NOT_NUMERIC.code: "Every step reward must be a number; {n} of {total} were "
+                                 "not, first: {first}.",
+        REWARD_OUT_OF_RANGE.code: f"Every step reward must lie in `reward_range` [{lo:g}, "
+                                  f"{hi:g}]; {{n}} of {{total}} did not, first: {{first}}. "
+                                  "Most likely the reward is not normalised.",
+    }
+    for code, (rule, count, first) in issues.items():
+        engine.add(rule, texts[code].format(n=count, total=total, first=first))
+    numbers = [float(s.reward) for s in engine.rewards if is_number(s.reward)]
+    if len(numbers) >= 5:
+        engine.ran(REWARD_CONSTANT)
+        if max(numbers) - min(numbers) <= EPS and not issues:
+            engine.add(REWARD_CONSTANT,
+                       f"Rewards should vary with the actions; all {len(numbers)} step "
+                       f"rewards envkit saw were {numbers[0]:g}. Most likely the reward is "
+                       "not computed from the action (an unset rubric gives 0.0).")
+
+
+def oracle(engine: Engine, root: Path | None, python: str | None) -> float | None:
+    """EK506, EK507: play the declared oracle (in the environment's interpreter) once per
+    seed.
+
+    Args:
+        root: the environment directory the oracle is imported from (``None``: URL only,
+            the check is skipped).
+        python: the environment's interpreter (resolved once by the caller).
+
+    Returns:
+        The oracle's best step reward averaged over the seeds, the yardstick of the
+        degenerate policies; ``None`` without an oracle or when it fails or falls short.
+    """
+    settings = engine.settings
+    spec = settings.oracle
+    engine.ran(ORACLE_BELOW_MAX, NO_ORACLE)
+    if not spec:
+        engine.add(NO_ORACLE,
+                   "An oracle should be declared (`validation.oracle`) so the maximum "
+                   f"reward ({settings.hi:g}) is shown reachable; none is"
+                   + ("." if settings.has_manifest
+                      else " (validating a URL without the environment's manifest)."))
+        return None
+    if root is None or python is None:
+        engine.unran(ORACLE_BELOW_MAX, NO_ORACLE)
+        engine.progress("oracle: skipped (no environment directory to run it from)")
+        return None
+    from envkit.policy import PolicyError, PolicyProcess
+
+    engine.progress(f"oracle `{spec}`")
+    bests: list[tuple[int | None, float | None]] = []
+    try:
+        with PolicyProcess(spec, root, python,
+                           timeout_s=max(settings.reply_s, 10.0)) as policy:
+            for seed in settings.seeds:
+                ep = engine.play_alone(seed, lambda obs, _i: policy(obs))
+                bests.append((seed, ep.best()))
+    except PolicyError as exc:
+        engine.add(ORACLE_BELOW_MAX, f"The oracle `{spec}` must play every seed; it failed: "
+                   f"{exc.message}", error=exc.message)
+        return None
+    below = [(s, b) for s, b in bests if b is None or b < settings.hi - EPS]
+    if below:  # a broken oracle is no yardstick for the floor check
+        low_seed, best = below[0]
+        engine.add(ORACLE_BELOW_MAX,
+                   f"The oracle `{spec}` must reach the maximum reward {settings.hi:g} in "
+                   f"every episode; with seed {low_seed} its best step reward was "
+                   f"{'none' if best is None else f'{best:g}'} ({len(below)} of {len(bests)} "
+                   "episodes below). Most likely the reward or the oracle is wrong.",
+                   seed=low_seed, best=best)
+        return None
+    scores = [b for _, b in bests if b is not None]
+    return sum(scores) / len(scores) if scores else None
+
+
+def degenerate(engine: Engine, schema: dict[str, Any], actions: ActionPool,
+               oracle_best: float | None) -> None:
+    """EK505 (and EK414 when a degenerate episode never ends): empty, minimum, maximum and
+    repeat-first policies must score clearly below ``hi`` and below ``oracle_best`` minus
+    ``floor_margin``."""
+    settings = engine.settings
+    policies = fuzz.degenerate_actions(schema, actions.at(0))
+    floor = oracle_best - settings.floor_margin if oracle_best is not None else None
+    hacks: list[str] = []
+    for name, action in policies.items():
+        engine.progress(f"degenerate policy `{name}`")
+        bests: list[float] = []
+        reached: int | None = None
+        def repeat(_obs: dict[str, Any], _i: int, a: dict[str, Any] = action) -> dict[str, Any]:
+            return dict(a)
+
+        for seed in settings.seeds:
+            ep: Episode | None
+            try:
+                ep = engine.play_alone(seed, repeat)
+            except EnvErrorFrame as exc:
+                if exc.code == "CAPACITY_REACHED":
+                    raise
+                ep = None
+            if ep is None or not ep.steps:
+                break
+            best = ep.best()
+            if best is None:
+                continue
+            bests.append(best)
+            if best >= settings.hi - EPS and reached is None:
+                reached = seed
+            if (not ep.done and len(ep.steps) >= settings.max_steps
+                    and settings.max_steps_declared
+                    and not engine.has(episodes.EPISODE_NEVER_ENDS)):
+                engine.add(episodes.EPISODE_NEVER_ENDS,
+                           f"Every episode must end within `validation.max_steps` "
+                           f"({settings.max_steps}); the degenerate policy `{name}` "
+                           f"({fuzz.short_json(action)}) played {settings.max_steps} steps "
+                           f"with seed {seed} without `done=true`.")
+        if not bests:
+            continue
+        mean = sum(bests) / len(bests)
+        if reached is not None:
+            hacks.append(f"`{name}` ({fuzz.short_json(action)}) reached the maximum "
+                         f"{settings.hi:g} (best step reward {max(bests):g}, seed {reached})")
+        elif floor is not None and oracle_best is not None and mean >= floor - EPS:
+            hacks.append(f"`{name}` ({fuzz.short_json(action)}) scored {mean:g}, within "
+                         f"`floor_margin` {settings.floor_margin:g} of the oracle's "
+                         f"{oracle_best:g}")
+    engine.ran(REWARD_HACKABLE)
+    if hacks:
+        engine.add(REWARD_HACKABLE,
+                   "Degenerate policies must score clearly below the maximum reward; "
+                   + "; ".join(hacks) + ". Most likely the reward rewards a proxy (length, "
+                   "presence) rather than the task.", policies=hacks)

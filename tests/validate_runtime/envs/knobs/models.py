@@ -1,6 +1,7 @@
-"""Action and observation of the knobs test environment."""
+"""Action and observation of the knobs test environment, and its mode switch."""
 
 import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field, model_validator
@@ -8,20 +9,31 @@ from pydantic import Field, model_validator
 from openenv.core.env_server.types import Action, Observation
 
 
+def mode() -> str:
+    """The misbehaviour switched on: the text of the file named by KNOBS_MODE_FILE (read on
+    every call, so one server serves many modes), else KNOBS_MODE, else "" (clean)."""
+    path = os.environ.get("KNOBS_MODE_FILE")
+    if path:
+        try:
+            return Path(path).read_text().strip()
+        except OSError:
+            return ""
+    return os.environ.get("KNOBS_MODE", "")
+
+
 class KnobsAction(Action):
     """Guess the target word."""
 
     message: str = Field(..., max_length=40, description="A guess.")
 
-    if os.environ.get("KNOBS_LAX") == "1":
-        # Misbehaviour for EK408: coerce anything (wrong types, missing field) into a guess.
-        @model_validator(mode="before")
-        @classmethod
-        def _coerce(cls, data: Any) -> Any:
-            if isinstance(data, dict):
-                data = {k: v for k, v in data.items() if k in ("message", "metadata")}
-                data["message"] = str(data.get("message", ""))
-            return data
+    @model_validator(mode="before")
+    @classmethod
+    def _coerce(cls, data: Any) -> Any:
+        """Mode "lax" (EK408): coerce anything (wrong types, missing field) into a guess."""
+        if mode() == "lax" and isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k in ("message", "metadata")}
+            data["message"] = str(data.get("message", ""))
+        return data
 
 
 class KnobsObservation(Observation):

@@ -1,5 +1,5 @@
 """Server of the knobs environment, wrapped in a middleware that can break /health, /schema,
-/metadata and the /ws frame handling when the mode asks for it."""
+/metadata, the /ws frame handling and the `state` frames when the mode asks for it."""
 
 import json
 import os
@@ -50,5 +50,16 @@ async def app(scope, receive, send):
             return message
 
         await _inner(scope, fragile_receive, send)
+        return
+    if scope["type"] == "websocket" and m == "bad_state":
+        async def state_without_step_count(message):
+            if message.get("type") == "websocket.send" and message.get("text"):
+                frame = json.loads(message["text"])
+                if frame.get("type") == "state":
+                    frame["data"].pop("step_count", None)
+                    message = {**message, "text": json.dumps(frame)}
+            await send(message)
+
+        await _inner(scope, receive, state_without_step_count)
         return
     await _inner(scope, receive, send)

@@ -1,35 +1,23 @@
 """The knobs environment: guess a word drawn from the seed; clean unless a mode says otherwise.
 
-Mode: the text of the file named by KNOBS_MODE_FILE (read on every call, so one server serves
-many modes) or else KNOBS_MODE. Each mode is one misbehaviour for one runtime rule.
+Mode: see models.mode(). Each mode is one misbehaviour for one runtime rule.
 """
 
 import math
 import os
 import random
 import time
-from pathlib import Path
 from typing import Any, Optional
 from uuid import uuid4
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import State
 
-from models import KnobsAction, KnobsObservation
+from models import KnobsAction, KnobsObservation, mode
 
 MAX_STEPS = 4
 WORDS = ("amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor")
 _SHARED = {"target": ""}  # module-level state, used only by mode "interfere"
-
-
-def mode() -> str:
-    path = os.environ.get("KNOBS_MODE_FILE")
-    if path:
-        try:
-            return Path(path).read_text().strip()
-        except OSError:
-            return ""
-    return os.environ.get("KNOBS_MODE", "")
 
 
 class KnobsEnvironment(Environment):

@@ -1,0 +1,490 @@
+"""The plumbing of the runtime stage: budget, server, sessions, calls and what they recorded.
+
+The rule modules (``envkit.validation.rules.*``) decide findings; this module only plays the
+environment for them, over the OpenEnv contract (HTTP ``/health``, ``/schema``, ``/metadata``,
+``/step`` and WebSocket ``/ws`` sessions; issue #3). Environment code never runs inside envkit.
+
+Three outcomes of a call are not the calling check's business and are raised as :class:`Stop`
+(the stage ends; :mod:`envkit.validation.rules.liveness` turns it into a finding): no answer
+within the reply timeout (:class:`NoAnswer`), the server process gone (:class:`ServerDied`),
+the stage's budget spent (:class:`OutOfTime`). :meth:`Engine.guard` runs one check so that a
+session lost or a crash inside envkit's own check is recorded and the next check runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from envkit.errors import WireError
+from envkit.findings import Finding, Rule
+from envkit.manifest import Manifest, ValidationSpec
+from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
+
+DEFAULT_MAX_STEPS = 50  # episode bound when max_steps is not declared
+ACTION_POOL = 100  # fuzzed actions generated at most (reused cyclically beyond)
+STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for in-flight steps)
+DEFAULT_BUDGET_S = 600.0  # whole runtime stage when --timeout is not given
+EPS = 1e-9  # tolerance of reward comparisons
+
+T = TypeVar("T")
+
+
+def runtime_spec(manifest: Manifest | None) -> ValidationSpec:
+    """envkit's facts about the environment (reward range, max_steps, oracle, seeds, ...):
+    :func:`envkit.project.env_spec`, the one accessor every command reads them through;
+    ``None`` (a pure ``--url`` run) gives the defaults."""
+    from envkit.project import env_spec
+
+    return env_spec(manifest)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the runtime stage was asked to do, resolved once.
+
+    Attributes:
+        episodes: fuzzed episodes (>= 1).
+        seed: seed of the action generator.
+        timeout_s: ``--timeout`` in seconds, or ``None``.
+        budget_s: seconds for the whole stage (``timeout_s`` or 600).
+        reply_s: seconds allowed for each answer: twice ``step_timeout_s``, at least 2, at
+            most ``timeout_s`` (but >= 0.5).
+        startup_s: seconds to wait for ``GET /health`` after start (``timeout_s`` when given,
+            else ``startup_timeout_s``).
+        max_steps: episode bound (``max_steps`` or 50).
+        max_steps_declared: whether the manifest declares ``max_steps``.
+        lo, hi: the declared reward range.
+        seeds: up to three distinct reset seeds (``seeds``, else ``[0]``).
+        floor_margin: how far below the oracle a degenerate policy must stay.
+        step_timeout_s: p95 step latency budget, seconds.
+        oracle: ``module:callable`` or ``None``.
+        has_manifest: the manifest was given (``False`` for a pure ``--url`` run).
+    """
+
+    episodes: int
+    seed: int
+    timeout_s: float | None
+    budget_s: float
+    reply_s: float
+    startup_s: float
+    max_steps: int
+    max_steps_declared: bool
+    lo: float
+    hi: float
+    seeds: tuple[int, ...]
+    floor_margin: float
+    step_timeout_s: float
+    oracle: str | None
+    has_manifest: bool
+
+    @classmethod
+    def resolve(cls, manifest: Manifest | None, *, episodes: int, seed: int,
+                timeout_s: float | None, startup_timeout_s: float | None = None,
+                reply_timeout_s: float | None = None) -> Settings:
+        """Resolve the settings once; the time limits come from
+        :func:`envkit.project.resolve_timeouts` (the same rules for validate, eval and run).
+
+        Raises:
+            UsageError: a given time limit is not > 0.
+        """
+        from envkit.project import resolve_timeouts
+
+        spec = runtime_spec(manifest)
+        limits = resolve_timeouts(spec, timeout_s=timeout_s,
+                                  startup_timeout_s=startup_timeout_s,
+                                  reply_timeout_s=reply_timeout_s)
+        seeds = tuple(dict.fromkeys(spec.seeds))[:3] or (0,)
+        lo, hi = (float(x) for x in spec.reward_range)
+        return cls(episodes=max(1, episodes), seed=seed, timeout_s=timeout_s,
+                   budget_s=timeout_s if timeout_s is not None else DEFAULT_BUDGET_S,
+                   reply_s=limits.reply_s, startup_s=limits.startup_s,
+                   max_steps=spec.max_steps or DEFAULT_MAX_STEPS,
+                   max_steps_declared=spec.max_steps is not None, lo=lo, hi=hi, seeds=seeds,
+                   floor_margin=spec.floor_margin, step_timeout_s=spec.step_timeout_s,
+                   oracle=spec.oracle, has_manifest=manifest is not None)
+
+
+# -- why the stage stops ------------------------------------------------------------------------
+class Stop(Exception):
+    """The stage cannot go on; :func:`envkit.validation.rules.liveness.stopped` reports why."""
+
+
+class OutOfTime(Stop):
+    """The stage's budget (``Settings.budget_s``) is spent."""
+
+
+class NoAnswer(Stop):
+    """A request got no answer within ``Settings.reply_s``. ``what`` names the request."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+class ServerDied(Stop):
+    """The server envkit started exited (``exit_code``, last ``log_tail`` lines)."""
+
+    def __init__(self, exit_code: int | None, log_tail: str):
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+        self.log_tail = log_tail
+
+
+# -- what checks pass to each other -------------------------------------------------------------
+def is_number(value: Any) -> bool:
+    """An int or float, not a bool (JSON numbers)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass
+class Episode:
+    """One played episode: the seed, the reset observation and every step answered."""
+
+    seed: int | None
+    reset_obs: dict[str, Any]
+    steps: list[StepResult] = field(default_factory=list)
+    done: bool = False
+
+    @property
+    def rewards(self) -> list[Any]:
+        return [s.reward for s in self.steps]
+
+    def best(self) -> float | None:
+        """The best finite step reward, ``None`` when there is none."""
+        nums = [float(r) for r in self.rewards if is_number(r) and math.isfinite(float(r))]
+        return max(nums) if nums else None
+
+    def trace(self) -> dict[str, Any]:
+        """What two plays of the same episode must share: reset observation, rewards and
+        observations."""
+        return {"reset": self.reset_obs,
+                "steps": [{"reward": x.reward, "observation": x.observation}
+                          for x in self.steps]}
+
+
+class ActionPool:
+    """The fuzzed actions (from the /schema action schema), reused cyclically."""
+
+    def __init__(self, actions: list[dict[str, Any]]):
+        self._actions = list(actions)
+
+    def __bool__(self) -> bool:
+        return bool(self._actions)
+
+    def __len__(self) -> int:
+        return len(self._actions)
+
+    def at(self, i: int) -> dict[str, Any]:
+        """A copy of action ``i`` (modulo the pool size)."""
+        return dict(self._actions[i % len(self._actions)])
+
+
+@dataclass(frozen=True)
+class SeenReward:
+    """A step reward as received, with the action that earned it."""
+
+    reward: Any
+    action: dict[str, Any]
+
+
+Policy = Callable[[dict[str, Any], int], dict[str, Any]]  # (observation, step index) -> action
+
+
+def is_capacity_reached(answer: dict[str, Any]) -> bool:
+    data = answer.get("data") or {}
+    return answer.get("type") == "error" and data.get("code") == "CAPACITY_REACHED"
+
+
+class Engine:
+    """Plays one server for the runtime checks and collects their findings.
+
+    Args:
+        settings: the resolved :class:`Settings`.
+        progress: called with short progress lines.
+
+    Attributes:
+        findings: what the checks found, in order.
+        checks_run: codes of the rules evaluated (passed or failed).
+        timings: seconds by phase (``startup``, ``runtime``).
+        url: base URL of the server being played.
+        latencies: seconds of every step answered.
+        rewards: every step reward answered, with its action.
+        checks: names of the checks run through :meth:`guard`, in order.
+        lost_sessions: ``(check, cause)`` of checks ended by a session failing.
+        crashes: ``(check, error, traceback)`` of checks that raised inside envkit.
+    """
+
+    def __init__(self, settings: Settings, progress: Callable[[str], None] | None = None):
+        self.settings = settings
+        self._progress = progress
+        self.findings: list[Finding] = []
+        self.checks_run: list[str] = []
+        self.timings: dict[str, float] = {}
+        self.url = ""
+        self.server: Any = None
+        self.latencies: list[float] = []
+        self.rewards: list[SeenReward] = []
+        self.checks: list[str] = []
+        self.lost_sessions: list[tuple[str, str]] = []
+        self.crashes: list[tuple[str, str, str]] = []
+        self._watch: Callable[[Any, str], None] | None = None
+        self._http: Any = None
+        self._deadline = time.monotonic() + settings.budget_s
+
+    # -- findings ---------------------------------------------------------------------------
+    def progress(self, line: str) -> None:
+        if self._progress:
+            self._progress(line)
+
+    def add(self, rule: Rule, message: str, **data: Any) -> None:
+        """Record a finding of ``rule`` (its default severity)."""
+        self.findings.append(rule.finding(message, **data))
+
+    def ran(self, *rules: Rule) -> None:
+        """Record that ``rules`` were evaluated (a rule with no finding then passes)."""
+        for rule in rules:
+            if rule.code not in self.checks_run:
+                self.checks_run.append(rule.code)
+
+    def unran(self, *rules: Rule) -> None:
+        for rule in rules:
+            if rule.code in self.checks_run:
+                self.checks_run.remove(rule.code)
+
+    def has(self, rule: Rule) -> bool:
+        return any(f.code == rule.code for f in self.findings)
+
+    # -- the server -------------------------------------------------------------------------
+    def start_server(self, root: Path, app: str, python: str) -> None:
+        """Start the environment's server and wait for ``GET /health``.
+
+        Raises:
+            ServerStartError: it exited or did not answer within ``settings.startup_s``.
+        """
+        from envkit.server import start_server
+
+        t = time.perf_counter()
+        try:
+            self.server = start_server(root, app, python=python)
+            self.server.wait_healthy(timeout_s=self.settings.startup_s)
+        finally:
+            self.timings["startup"] = round(time.perf_counter() - t, 3)
+        self.url = self.server.url
+
+    def close(self) -> None:
+        """Close the HTTP client and stop the server envkit started (its process group)."""
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+        if self.server is not None:
+            self.server.stop(grace_s=STOP_GRACE_S)
+
+    # -- stops ------------------------------------------------------------------------------
+    def check_budget(self) -> None:
+        """Raises OutOfTime when the stage's budget is spent."""
+        if time.monotonic() > self._deadline:
+            raise OutOfTime
+
+    def check_alive(self) -> None:
+        """Raises ServerDied when the server envkit started has exited."""
+        if self.server is not None and not self.server.alive():
+            raise ServerDied(self.server.popen.returncode, self.server.log_tail(20))
+
+    def _wire_failure(self, exc: WireError, what: str) -> None:
+        """A hang or a crash stops the stage; other transport failures are the caller's."""
+        time.sleep(0.05)  # let a crashing server finish exiting
+        self.check_alive()
+        if isinstance(exc, WireTimeout):
+            raise NoAnswer(what) from None
+
+    # -- HTTP -------------------------------------------------------------------------------
+    def get(self, path: str) -> tuple[int | None, Any, str]:
+        """``GET url+path``: ``(status, JSON body or None, text)``; ``status`` is ``None``
+        when no answer came (``text`` says why)."""
+        import httpx
+
+        self.check_budget()
+        if self._http is None:
+            self._http = httpx.Client(timeout=self.settings.reply_s, trust_env=False)
+        try:
+            r = self._http.get(self.url + path)
+        except httpx.TimeoutException:
+            self.check_alive()
+            return None, None, f"no answer within {self.settings.reply_s:g} s"
+        except httpx.HTTPError as exc:
+            self.check_alive()
+            return None, None, f"{type(exc).__name__}: {exc}"
+        try:
+            body = r.json()
+        except ValueError:
+            body = None
+        return r.status_code, body, r.text[:200]
+
+    def post(self, path: str, payload: Any) -> tuple[int | None, str]:
+        """``POST url+path`` with a JSON body on a fresh connection (uvicorn drops keep-alive
+        after a 500): ``(status or None, text)``."""
+        import httpx
+
+        self.check_budget()
+        try:
+            with httpx.Client(timeout=self.settings.reply_s, trust_env=False,
+                              headers={"Connection": "close"}) as c:
+                r = c.post(self.url + path, json=payload)
+            return r.status_code, r.text[:300]
+        except httpx.TimeoutException:
+            self.check_alive()
+            return None, f"no answer within {self.settings.reply_s:g} s"
+        except httpx.HTTPError as exc:
+            self.check_alive()
+            return None, f"{type(exc).__name__}: {exc}"
+
+    # -- sessions ---------------------------------------------------------------------------
+    def connect(self) -> EnvSession:
+        """A new WS session, not probed (the capacity check probes it itself).
+
+        Raises:
+            WireError: cannot connect.
+        """
+        self.check_budget()
+        return EnvSession(self.url, timeout_s=self.settings.reply_s)
+
+    def open(self, *, retry_s: float = 3.0) -> EnvSession:
+        """A new WS session known to be accepted (a ``state`` probe answered).
+
+        Retries for ``retry_s`` seconds while the server answers CAPACITY_REACHED (a session
+        just closed may still hold its slot for a moment).
+
+        Raises:
+            EnvErrorFrame: still CAPACITY_REACHED after ``retry_s``.
+            WireError: cannot connect (a hang or a crash stops the stage instead).
+        """
+        end = time.monotonic() + retry_s
+        while True:
+            try:
+                s = self.connect()
+            except WireError as exc:
+                self._wire_failure(exc, "Opening a WebSocket session")
+                raise
+            try:
+                answer = probe_frame(s)
+            except WireError as exc:
+                s.close()
+                self._wire_failure(exc, "`state` on a new session")
+                raise
+            if is_capacity_reached(answer):
+                s.close()
+                if time.monotonic() < end:
+                    time.sleep(0.05)
+                    continue
+                raise EnvErrorFrame(answer.get("data") or {})
+            return s
+
+    def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run one session call; a hang or a crash stops the stage, other transport failures
+        propagate as WireError (error frames as EnvErrorFrame)."""
+        self.check_budget()
+        try:
+            return fn(*args, **kwargs)
+        except EnvErrorFrame:
+            raise
+        except WireError as exc:
+            self._wire_failure(exc, what)
+            raise
+
+    def watch_observations(self, watch: Callable[[Any, str], None] | None) -> None:
+        """Call ``watch(observation, "reset" | "step")`` on every observation answered."""
+        self._watch = watch
+
+    def reset(self, s: EnvSession, seed: int | None,
+              episode_id: str | None = None) -> StepResult:
+        res = self.call("`reset`", s.reset, seed=seed, episode_id=episode_id)
+        if self._watch is not None:
+            self._watch(res.observation, "reset")
+        return res
+
+    def step(self, s: EnvSession, action: dict[str, Any]) -> StepResult:
+        """A step whose answer is recorded (latency, reward with its action, observation)."""
+        res = self.call("`step`", s.step, action)
+        self.latencies.append(res.latency_s)
+        self.rewards.append(SeenReward(res.reward, action))
+        if self._watch is not None:
+            self._watch(res.observation, "step")
+        return res
+
+    def play_episode(self, s: EnvSession, seed: int | None, policy: Policy,
+                     episode_id: str | None = None) -> Episode:
+        """Reset with ``seed`` and step ``policy``'s actions until ``done`` or ``max_steps``.
+        A step that raised (EXECUTION_ERROR) is skipped.
+
+        Raises:
+            EnvErrorFrame: ``reset`` failed, or another error frame than EXECUTION_ERROR.
+        """
+        first = self.reset(s, seed, episode_id)
+        ep = Episode(seed, first.observation)
+        obs = first.observation
+        for i in range(self.settings.max_steps):
+            try:
+                res = self.step(s, policy(obs, i))
+            except EnvErrorFrame as exc:
+                if exc.code == "EXECUTION_ERROR":
+                    continue
+                raise
+            ep.steps.append(res)
+            obs = res.observation
+            if res.done:
+                ep.done = True
+                break
+        return ep
+
+    def play_alone(self, seed: int | None, policy: Policy) -> Episode:
+        """:meth:`play_episode` on a session of its own."""
+        s = self.open()
+        try:
+            return self.play_episode(s, seed, policy)
+        finally:
+            s.close()
+
+    # -- guarding checks --------------------------------------------------------------------
+    def guard(self, name: str, check: Callable[..., T], *args: Any,
+              quiet: bool = False) -> T | None:
+        """Run one check; whatever it does not handle ends the check, not the stage.
+
+        ``name`` is shown as a progress line (unless ``quiet``) and names the check in
+        findings.
+
+        A server at capacity skips the check; a session that fails is recorded in
+        :attr:`lost_sessions`; an exception inside envkit's check is recorded in
+        :attr:`crashes` (the stage goes on). :class:`Stop` propagates.
+
+        Returns:
+            The check's result, ``None`` when it did not finish.
+        """
+        if not quiet:
+            self.progress(name)
+        self.checks.append(name)
+        try:
+            return check(*args)
+        except Stop:
+            raise
+        except EnvErrorFrame as exc:
+            if exc.code == "CAPACITY_REACHED":
+                self.progress(f"{name}: skipped (server at capacity)")
+                return None
+            self._crashed(name, f"an error frame the check does not handle: {exc.message}")
+        except WireError as exc:
+            self.check_alive()
+            self.lost_sessions.append((name, exc.message))
+        except Exception as exc:  # noqa: BLE001 - a bug in one check must not end the stage
+            self._crashed(name, f"{type(exc).__name__}: {exc}")
+        return None
+
+    def _crashed(self, name: str, error: str) -> None:
+        tb = traceback.format_exc() if os.environ.get("ENVKIT_DEBUG") == "1" else ""
+        self.crashes.append((name, error, tb))

@@ -1,0 +1,175 @@
+"""EK4xx episodes: fuzzed episodes end, and no action the schema allows makes ``step`` raise.
+
+Actions are generated from the /schema action schema (hypothesis-jsonschema, seeded: the same
+``--seed`` gives the same actions); an action that raised is shrunk field by field before it is
+reported. Source: issue #3 ("EK4xx runtime and protocol").
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from envkit.findings import Severity, register
+from envkit.validation import fuzz
+from envkit.validation.engine import ACTION_POOL, ActionPool, Engine
+from envkit.validation.rules import protocol
+from envkit.wire import EnvErrorFrame, EnvSession
+
+ACTION_RAISES = register(
+    "EK410", "action-raises", Severity.ERROR,
+    summary="A valid action (generated from the action schema) raises inside the environment.",
+    what="envkit plays actions generated from the /schema action JSON Schema; an "
+         "EXECUTION_ERROR frame means `step` raised on an action the schema allows. envkit "
+         "reports the action, shrunk field by field to a minimal one that still raises.",
+    why="The schema is a promise to agents: every action it allows must give an observation. "
+        "A policy exploring will find the crash within hours of training.",
+    example="`step` does `int(action.message)` on a free-text field: `ValueError` for \"a\".",
+    fix="Handle every action the schema allows (return a low reward and feedback), or "
+        "tighten the schema (`max_length`, `pattern`, `ge`/`le`, `Literal`).",
+)
+
+EPISODE_NEVER_ENDS = register(
+    "EK414", "episode-never-ends", Severity.ERROR,
+    summary="Episodes do not end (done=true) within `validation.max_steps`.",
+    what="envkit plays fuzzed and degenerate policies and counts the steps until `done` is "
+         "true; none may exceed `validation.max_steps` (50 when it is not declared).",
+    why="Trainers batch rollouts by episode; an episode that never ends blocks the batch "
+        "until an outer timeout and wastes the GPU time around it.",
+    example="The `openenv init` template returns `done=False` on every step.",
+    fix="End the episode (done=True) on success and after a maximum number of steps; "
+        "declare it as `validation.max_steps`.",
+)
+
+STEP_AFTER_DONE = register(
+    "EK417", "step-after-done-accepted", Severity.WARNING,
+    summary="A step after `done=true` continues the episode as if nothing happened.",
+    what="After an episode ends, envkit sends one more step; the answer should keep "
+         "`done=true` (or be an error frame), not `done=false`.",
+    why="Clients that miss `done` keep collecting reward from a finished episode, which "
+        "corrupts returns.",
+    example="`step` never checks whether the episode is over.",
+    fix="After the episode ends, answer steps with `done=True` and reward 0 (or raise a "
+        "clear error) until `reset`.",
+)
+
+
+def action_pool(engine: Engine, schema: dict[str, Any] | None) -> ActionPool:
+    """The fuzzed actions every later check plays (empty without an action schema); at
+    least one, the minimal action, when the generator cannot satisfy the schema."""
+    if schema is None:
+        return ActionPool([])
+    settings = engine.settings
+    try:
+        count = min(settings.episodes * settings.max_steps, ACTION_POOL)
+        actions = fuzz.generate_actions(schema, max(count, 4), settings.seed)
+    except ValueError as exc:
+        engine.progress(f"cannot fuzz: {exc}")
+        actions = []
+    if not actions:
+        minimal = fuzz.extreme_value(fuzz.action_schema(schema), fuzz.action_schema(schema),
+                                     "empty")
+        actions = [minimal] if isinstance(minimal, dict) else []
+    return ActionPool(actions)
+
+
+def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
+    """EK410, EK414, EK417 (and EK415 after the first episode): ``settings.episodes``
+    episodes of fuzzed actions on one session."""
+    settings = engine.settings
+    raised: list[tuple[int | None, dict[str, Any], str]] = []
+    overlong: list[int | None] = []
+    after_done_checked = False
+    idx = 0
+    s = engine.open()
+    try:
+        for ep in range(settings.episodes):
+            seed = settings.seeds[ep % len(settings.seeds)]
+            eid = f"envkit-{uuid.uuid4().hex[:12]}"
+            engine.progress(f"fuzzed episode {ep + 1}/{settings.episodes} (seed {seed})")
+            try:
+                engine.reset(s, seed, episode_id=eid)
+            except EnvErrorFrame as exc:
+                protocol.reset_failed(engine, exc)
+                return
+            done = False
+            taken = 0
+            for _ in range(settings.max_steps):
+                action = actions.at(idx)
+                idx += 1
+                try:
+                    res = engine.step(s, action)
+                except EnvErrorFrame as exc:
+                    if exc.code == "EXECUTION_ERROR":
+                        raised.append((seed, action, str(exc.data.get("message", ""))))
+                    continue
+                taken += 1
+                if res.done:
+                    done = True
+                    break
+            if ep == 0 and not raised:
+                state = engine.call("`state`", s.state)
+                protocol.check_state(engine, state, None, taken, f"after {taken} steps")
+            if not done and taken >= settings.max_steps:
+                overlong.append(seed)
+            elif not after_done_checked:
+                after_done_checked = True
+                _step_after_done(engine, s, actions.at(idx))
+    finally:
+        s.close()
+    engine.ran(ACTION_RAISES, EPISODE_NEVER_ENDS)
+    if overlong:
+        bound = (f"`validation.max_steps` ({settings.max_steps})"
+                 if settings.max_steps_declared
+                 else f"{settings.max_steps} steps (`validation.max_steps` is not declared)")
+        engine.add(EPISODE_NEVER_ENDS,
+                   f"Every episode must end (`done=true`) within {bound}; "
+                   f"{len(overlong)} of {settings.episodes} fuzzed episodes did not (seeds "
+                   f"{sorted({s for s in overlong if s is not None})}). Most likely "
+                   "`step` never sets `done=True`.", seeds=overlong)
+    if raised:
+        _report_raise(engine, schema, raised)
+
+
+def _step_after_done(engine: Engine, s: EnvSession, action: dict[str, Any]) -> None:
+    engine.ran(STEP_AFTER_DONE)
+    try:
+        res = engine.call("`step` after `done`", s.step, action)
+    except EnvErrorFrame:
+        return
+    engine.latencies.append(res.latency_s)
+    if not res.done:
+        engine.add(STEP_AFTER_DONE,
+                   f"A `step` after `done=true` must keep `done=true` (or answer an error); "
+                   f"got `done=false` with reward {res.reward!r}. Most likely `step` does "
+                   "not check whether the episode is over.")
+
+
+def _report_raise(engine: Engine, schema: dict[str, Any],
+                  raised: list[tuple[int | None, dict[str, Any], str]]) -> None:
+    """EK410 with the first action that raised, shrunk to a minimal one that still does."""
+    seed, action, message = raised[0]
+    required = set(fuzz.action_schema(schema).get("required") or [])
+    engine.progress("shrinking the action that raised")
+    minimal = action
+    s = engine.open()
+    try:
+        def error_of(candidate: dict[str, Any]) -> str | None:
+            try:
+                engine.reset(s, seed)
+                engine.call("`step`", s.step, candidate)
+            except EnvErrorFrame as exc:
+                if exc.code == "EXECUTION_ERROR":
+                    return str(exc.data.get("message", ""))
+            return None
+
+        if error_of(action) is not None:
+            minimal = fuzz.shrink(action, lambda c: error_of(c) is not None, required=required)
+            message = error_of(minimal) or message
+    finally:
+        s.close()
+    engine.add(ACTION_RAISES,
+               f"Every action the schema allows must give an observation; "
+               f"`step({fuzz.short_json(minimal)})` after `reset(seed={seed})` raised "
+               f"{message[:200]!r} ({len(raised)} fuzzed step(s) raised).",
+               action=minimal, original_action=action, error=message, seed=seed)

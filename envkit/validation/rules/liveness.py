@@ -1,0 +1,143 @@
+"""EK4xx liveness: the server starts, answers in time and stays up; envkit's checks finish.
+
+Source: issue #3 ("EK4xx runtime and protocol"); EK430 from issue #12 (a crash inside one
+check becomes a finding and the stage goes on). The stops themselves are detected by the
+engine (:class:`envkit.validation.engine.Stop`); this module says what they mean.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from envkit.errors import ServerStartError
+from envkit.findings import Severity, register
+from envkit.validation.engine import Engine, NoAnswer, OutOfTime, ServerDied, Stop
+
+SERVER_START_FAILED = register(
+    "EK401", "server-start-failed", Severity.ERROR,
+    summary="The environment server exits or does not answer GET /health in time.",
+    what="envkit starts `uvicorn <app>` from openenv.yaml on a free 127.0.0.1 port and waits "
+         "for `GET /health` for `validation.startup_timeout_s` seconds (or `--timeout`).",
+    why="A server that does not start is a Space stuck in RUNTIME_ERROR and a trainer that "
+        "never gets its first observation.",
+    example="`ModuleNotFoundError: No module named 'models'` in server/app.py; a dataset "
+            "download at import time that takes longer than the timeout.",
+    fix="Read the log tail in the message, fix the import or start-up error, or raise "
+        "`validation.startup_timeout_s`.",
+)
+
+STEP_LATENCY = register(
+    "EK421", "step-latency-over-budget", Severity.WARNING,
+    summary="The 95th percentile of step latency exceeds `validation.step_timeout_s`.",
+    what="envkit times every `step` it sends (request to answer) and compares the p95 with "
+         "`validation.step_timeout_s` (5 s by default).",
+    why="A slow step throttles every rollout; openenv-core has no server-side step timeout.",
+    example="`step` calls a remote judge synchronously.",
+    fix="Make `step` faster (cache, batch, precompute) or raise `validation.step_timeout_s` "
+        "when the latency is expected.",
+)
+
+ENV_UNRESPONSIVE = register(
+    "EK422", "env-unresponsive", Severity.ERROR,
+    summary="The environment did not answer a frame within the timeout.",
+    what="Every request envkit sends has a deadline (twice `validation.step_timeout_s`, at "
+         "least 2 s, at most `--timeout`); a request without an answer stops the runtime "
+         "stage.",
+    why="A hanging `step` hangs the trainer's rollout worker and holds its session slot "
+        "forever.",
+    example="`step` waits on a subprocess that never exits.",
+    fix="Find what `step`/`reset` waits on; put a timeout on every blocking call inside it.",
+)
+
+SERVER_DIED = register(
+    "EK423", "server-died", Severity.ERROR,
+    summary="The server process exited while envkit was playing it.",
+    what="envkit watches the server it started; when it exits during the runtime stage, "
+         "the log tail is reported.",
+    why="A crash in one session takes down every other session of the Space.",
+    example="`step` calls `sys.exit()` or segfaults in a native extension.",
+    fix="Read the log tail in the message and fix the crash.",
+)
+
+CHECK_CRASHED = register(
+    "EK430", "runtime-check-crashed", Severity.ERROR,
+    summary="One of envkit's runtime checks crashed; the other checks ran.",
+    what="Every runtime check runs guarded: an exception inside envkit's own check (not in "
+         "the environment) ends that check only, is reported here with the check's name "
+         "and the error, and the stage goes on with the next check.",
+    why="A bug in one check must neither hide the findings of the others nor pass "
+        "silently: the rules that check would have decided were not evaluated, so the run "
+        "cannot count as clean.",
+    example="An answer shape envkit did not expect makes the determinism check raise "
+            "`TypeError`; the capacity and reward checks still run and report.",
+    fix="Report it to envkit with the output of `ENVKIT_DEBUG=1 envkit validate ...` (it "
+        "adds the traceback); meanwhile `--ignore EK430` lets CI pass on the other checks.",
+)
+
+
+def start(engine: Engine, root: Path, app: str, python: str) -> bool:
+    """Start the environment's server (EK401). ``False`` when it did not start (reported)."""
+    engine.progress(f"starting `{app}` with {python}")
+    engine.ran(SERVER_START_FAILED)
+    try:
+        engine.start_server(root, app, python)
+    except ServerStartError as exc:
+        tail = (exc.details or "").strip()
+        engine.add(SERVER_START_FAILED,
+                   f"The server must answer GET /health within {engine.settings.startup_s:g} s; "
+                   f"{exc.message[0].lower()}{exc.message[1:]}"
+                   + (f" Log tail:\n{tail}" if tail else ""),
+                   log_tail=tail)
+        return False
+    return True
+
+
+def stopped(engine: Engine, stop: Stop) -> None:
+    """Report why the stage stopped early (EK422 no answer or out of time, EK423 died)."""
+    if isinstance(stop, ServerDied):
+        engine.add(SERVER_DIED,
+                   f"The server process must keep running; it exited with code "
+                   f"{stop.exit_code} during the runtime stage. Log tail:\n{stop.log_tail}"
+                   .rstrip(), log_tail=stop.log_tail, exit_code=stop.exit_code)
+        engine.ran(SERVER_DIED)
+    elif isinstance(stop, NoAnswer):
+        engine.add(ENV_UNRESPONSIVE,
+                   f"{stop.what} must answer within {engine.settings.reply_s:g} s; no answer "
+                   "came. Most likely the environment blocks (an endless loop, a call without "
+                   "a timeout).", request=stop.what)
+        engine.ran(ENV_UNRESPONSIVE)
+    elif isinstance(stop, OutOfTime):
+        engine.add(ENV_UNRESPONSIVE,
+                   f"The runtime stage must finish within {engine.settings.budget_s:g} s; it "
+                   "ran out of time. Most likely `step` or `reset` is slow.",
+                   fix="Make `step`/`reset` faster, or raise --timeout.")
+        engine.ran(ENV_UNRESPONSIVE)
+
+
+def crashes(engine: Engine) -> None:
+    """EK430: one finding per check that crashed inside envkit (evaluated once any check
+    ran guarded)."""
+    if not engine.checks:
+        return
+    engine.ran(CHECK_CRASHED)
+    for check, error, tb in engine.crashes:
+        engine.add(CHECK_CRASHED,
+                   f"envkit's `{check}` check must run to its end; it crashed with {error}. "
+                   "The rules it decides were not evaluated; the other checks ran. This is a "
+                   "bug in envkit, not in the environment.", check=check, error=error,
+                   traceback=tb)
+
+
+def latency(engine: Engine) -> None:
+    """EK421: the p95 of the step latencies against ``step_timeout_s`` (>= 5 steps)."""
+    if len(engine.latencies) < 5:
+        return
+    engine.ran(STEP_LATENCY)
+    lat = sorted(engine.latencies)
+    p95 = lat[min(len(lat) - 1, math.ceil(0.95 * len(lat)) - 1)]
+    budget = engine.settings.step_timeout_s
+    if p95 > budget:
+        engine.add(STEP_LATENCY,
+                   f"The p95 step latency must stay within `step_timeout_s` ({budget:g} s); "
+                   f"it was {p95:.3f} s over {len(lat)} steps.", p95_s=p95)

@@ -1,0 +1,146 @@
+"""EK4xx sessions: concurrent sessions do not share episodes, and capacity is enforced.
+
+Source: issue #3 ("EK4xx runtime and protocol"); TRL plays ``max_concurrent_envs`` sessions
+at once; leaked sessions: huggingface/OpenEnv#1000.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from envkit.findings import Severity, register
+from envkit.validation import fuzz
+from envkit.validation.engine import ActionPool, Engine, Episode
+from envkit.wire import (
+    CAPACITY_REACHED,
+    CONNECT_FAILED,
+    SESSION_CLOSED,
+    EnvErrorFrame,
+    Refusal,
+    SessionPool,
+    WireTimeout,
+    open_sessions,
+)
+
+CAPACITY_PROBE_LIMIT = 64  # sessions opened at most when looking for CAPACITY_REACHED
+
+SESSIONS_INTERFERE = register(
+    "EK419", "sessions-interfere", Severity.ERROR,
+    summary="Two concurrent sessions change each other's episodes.",
+    what="When the server accepts two sessions, envkit plays two seeded episodes "
+         "interleaved step by step and compares them with the same episodes played one "
+         "after the other.",
+    why="TRL plays `max_concurrent_envs` episodes at once; shared state turns every batch "
+        "into a mix of episodes with wrong rewards.",
+    example="The task is stored in a module-level variable that each `reset` overwrites.",
+    fix="Keep all episode state on the environment instance, or set "
+        "`SUPPORTS_CONCURRENT_SESSIONS = False` and `max_concurrent_envs=1`.",
+)
+
+CAPACITY_NOT_ENFORCED = register(
+    "EK420", "capacity-not-enforced", Severity.WARNING,
+    summary="The server accepts sessions without limit or refuses them without "
+            "CAPACITY_REACHED.",
+    what="envkit opens sessions until the server answers a CAPACITY_REACHED error frame "
+         "(at most 64); the refusal must be that frame.",
+    why="Leaked sessions (huggingface/OpenEnv#1000) then exhaust memory instead of being "
+        "refused with a clear error a client can act on. A capacity above 64 cannot be told "
+        "apart from no limit.",
+    example="A custom server without a session limit.",
+    fix="Pass `max_concurrent_envs=N` to `create_app` (N >= the trainer's batch size).",
+)
+
+
+def _fmt(value: Any) -> str:
+    return fuzz.short_json(value, 80)
+
+
+def interleaved(engine: Engine, actions: ActionPool,
+                reference: dict[int, Episode] | None) -> None:
+    """EK419: two seeded episodes played step by step at the same time must equal the
+    ``reference`` episodes (from the determinism check; ``None``: not deterministic, skip)."""
+    if reference is None:
+        return
+    seeds = (list(engine.settings.seeds) * 2)[:2]
+    try:
+        a = engine.open(retry_s=1.0)
+    except EnvErrorFrame:
+        return
+    try:
+        try:
+            b = engine.open(retry_s=0.0)
+        except EnvErrorFrame:
+            return  # capacity 1: nothing to interleave
+        try:
+            engine.progress("two sessions interleaved")
+            eps = [Episode(seed, engine.reset(s, seed).observation)
+                   for s, seed in ((a, seeds[0]), (b, seeds[1]))]
+            live = [0, 1]
+            for i in range(engine.settings.max_steps):
+                for k in list(live):
+                    try:
+                        res = engine.step((a, b)[k], actions.at(i))
+                    except EnvErrorFrame:
+                        continue
+                    eps[k].steps.append(res)
+                    if res.done:
+                        live.remove(k)
+                if not live:
+                    break
+        finally:
+            b.close()
+    finally:
+        a.close()
+    engine.ran(SESSIONS_INTERFERE)
+    for ep in eps:
+        alone = reference.get(ep.seed) if ep.seed is not None else None
+        diff = fuzz.first_difference(alone.trace(), ep.trace()) if alone else None
+        if diff:
+            path, va, vb = diff
+            engine.add(SESSIONS_INTERFERE,
+                       f"Two sessions played at the same time must each see the episode they "
+                       f"would see alone; with seeds {seeds[0]} and {seeds[1]} interleaved, "
+                       f"`{path}` was {_fmt(vb)} instead of {_fmt(va)} (seed {ep.seed}). Most "
+                       "likely episode state lives in a module-level or class-level variable.",
+                       field=path, alone=va, interleaved=vb)
+            return
+
+
+def capacity(engine: Engine) -> int:
+    """EK420: open sessions until refused (at most 64 + 1), with the one probe validate and
+    eval share (:func:`envkit.wire.open_sessions`).
+
+    Returns:
+        The number of sessions the server accepted at once.
+    """
+    engine.progress("capacity")
+    time.sleep(0.05)
+    try:
+        pool = open_sessions(engine.url, CAPACITY_PROBE_LIMIT + 1,
+                             timeout_s=engine.settings.reply_s,
+                             before_each=engine.check_budget)
+    except WireTimeout as exc:  # a probe without an answer counts as a closed session
+        pool = SessionPool([], Refusal(SESSION_CLOSED, {"message": exc.message}))
+    pool.close()
+    accepted, why = len(pool.sessions), pool.refusal
+    refused: str | None = None
+    if why is not None:
+        if why.code in (CONNECT_FAILED, SESSION_CLOSED):
+            engine.check_alive()
+        refused = ("" if why.code == CAPACITY_REACHED else
+                   f"the connection was refused ({why.message})" if why.code == CONNECT_FAILED
+                   else f"the session closed without an error frame ({why.message})"
+                   if why.code == SESSION_CLOSED
+                   else f"it answered {why.code} instead of CAPACITY_REACHED")
+    engine.ran(CAPACITY_NOT_ENFORCED)
+    if refused is None:
+        engine.add(CAPACITY_NOT_ENFORCED,
+                   f"The server must refuse sessions beyond its capacity with "
+                   f"CAPACITY_REACHED; it accepted {accepted} concurrent sessions (probe "
+                   "limit). Most likely sessions are not limited at all.", accepted=accepted)
+    elif refused:
+        engine.add(CAPACITY_NOT_ENFORCED,
+                   f"A session beyond capacity ({accepted} open) must be refused with a "
+                   f"CAPACITY_REACHED error frame; {refused}.", accepted=accepted)
+    return accepted

@@ -1,0 +1,59 @@
+"""The runtime engine's plumbing without a server: settings, guarding, reward classes."""
+
+from __future__ import annotations
+
+import pytest
+
+from envkit.manifest import read_manifest
+from envkit.validation.engine import Engine, NoAnswer, Settings
+from envkit.validation.rules import liveness, reward
+
+from .conftest import KNOBS
+
+
+def test_settings_from_the_manifest_and_the_timeout():
+    s = Settings.resolve(read_manifest(KNOBS), episodes=0, seed=3, timeout_s=None)
+    assert s.episodes == 1 and s.seed == 3
+    assert s.reply_s == 2.0  # 2 x step_timeout_s (1.0), at least 2 s
+    assert s.startup_s == 90 and s.budget_s == 600
+    assert s.max_steps == 4 and s.max_steps_declared and s.seeds == (0, 1)
+    assert s.oracle == "server.oracle:policy" and s.has_manifest
+    t = Settings.resolve(None, episodes=2, seed=0, timeout_s=0.2)
+    assert t.reply_s == 0.5 and t.startup_s == 0.2 and t.budget_s == 0.2
+    assert t.max_steps == 50 and not t.max_steps_declared and t.oracle is None
+    assert (t.lo, t.hi) == (0.0, 1.0) and not t.has_manifest
+
+
+def test_guard_turns_a_crash_into_a_finding_and_goes_on():
+    engine = Engine(Settings.resolve(None, episodes=1, seed=0, timeout_s=None))
+
+    def broken():
+        raise KeyError("observation")
+
+    assert engine.guard("broken check", broken) is None
+    assert engine.guard("next check", lambda: 7) == 7
+    liveness.crashes(engine)
+    (f,) = engine.findings
+    assert f.code == "EK430" and f.data["check"] == "broken check"
+    assert "KeyError" in f.message and "`broken check` check" in f.message
+    assert engine.checks == ["broken check", "next check"]
+
+
+def test_guard_lets_a_stop_through():
+    engine = Engine(Settings.resolve(None, episodes=1, seed=0, timeout_s=None))
+
+    def hangs():
+        raise NoAnswer("`step`")
+
+    with pytest.raises(NoAnswer):
+        engine.guard("hanging check", hangs)
+    assert engine.crashes == []
+
+
+@pytest.mark.parametrize(("value", "code"), [
+    (None, "EK501"), (True, "EK502"), ("1", "EK502"), ([1], "EK502"), (1.5, "EK503"),
+    (-0.1, "EK503"), (0.0, None), (1, None), (1.0 + 1e-12, None),
+])
+def test_reward_classes_are_decided_once(value, code):
+    found = reward.classify(value, 0.0, 1.0)
+    assert (found[0].code if found else None) == code
