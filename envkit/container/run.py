@@ -257,7 +257,7 @@ def run_container(
                 raise ContainerError(f"The container {cname} did not start: "
                                      f"{getattr(exc, 'explanation', None) or exc}.",
                                      hint="Check the image's CMD and the engine log.") from None
-            timeout = timeout_s if timeout_s is not None else manifest.validation.startup_timeout_s
+            timeout = timeout_s if timeout_s is not None else manifest.spec.startup_timeout_s
             running.ready_s = _wait_healthy(client, running, timeout)
             ok = True
             return running

@@ -388,7 +388,7 @@ def evaluate(
     if url is None or path is not None:
         project = EnvProject.load(path if path is not None else ".")
     manifest = project.manifest if project else None
-    spec = manifest.validation if manifest else None
+    spec = manifest.spec if manifest else None
     lo_hi = tuple(spec.reward_range) if spec else (0.0, 1.0)
     steps_cap = max_steps or (spec.max_steps if spec and spec.max_steps else DEFAULT_MAX_STEPS)
     if temperature is None:

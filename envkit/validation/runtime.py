@@ -33,7 +33,7 @@ from typing import Any
 
 from envkit.errors import ServerStartError, WireError
 from envkit.findings import Finding, Rule
-from envkit.manifest import Manifest, ValidationSpec
+from envkit.manifest import EnvSpec, Manifest
 from envkit.validation import fuzz
 from envkit.validation.rules import reward as R5
 from envkit.validation.rules import runtime as R4
@@ -56,7 +56,7 @@ class RuntimeTarget:
         root: environment directory: envkit starts its server from ``manifest.app`` and stops
             it afterwards. Ignored when ``url`` is set.
         manifest: the parsed ``openenv.yaml``; ``None`` for a pure ``--url`` run
-            (:class:`~envkit.manifest.ValidationSpec` defaults apply, no oracle).
+            (:class:`~envkit.manifest.EnvSpec` defaults apply, no oracle).
         python: interpreter for the server and the oracle (``--python``; see
             :func:`envkit.project.resolve_python`).
     """
@@ -164,8 +164,8 @@ class _Run:
     def __init__(self, target: RuntimeTarget, *, episodes: int, seed: int,
                  timeout_s: float | None, progress: Callable[[str], None] | None):
         self.target = target
-        self.spec: ValidationSpec = (target.manifest.validation if target.manifest
-                                     else ValidationSpec())
+        self.spec: EnvSpec = (target.manifest.spec if target.manifest
+                              else EnvSpec())
         self.episodes = episodes
         self.seed = seed
         self.timeout_s = timeout_s

@@ -82,7 +82,7 @@ def test_slow_step_breaks_latency_budget(knobs_server):
     server, mode_file = knobs_server
     mode_file.write_text("slow")
     manifest = read_manifest(KNOBS)
-    manifest.validation.step_timeout_s = 0.05
+    manifest.spec.step_timeout_s = 0.05
     out = _run(server.url, manifest, episodes=1)
     assert {f.code for f in out.findings} == {"EK421"}
     assert out.findings[0].data["p95_s"] > 0.05
