@@ -216,10 +216,8 @@ def make_probe_plan(root: str | Path, *, python: str | None = None, seed: int = 
             become healthy within ``envkit.startup_timeout_s``.
     """
     from envkit.manifest import read_manifest
-    from envkit.policy import PolicyError, PolicyProcess
     from envkit.project import resolve_python
     from envkit.server import start_server
-    from envkit.wire import EnvSession, WireError
 
     root = Path(root).resolve()
     if type(seed) is not int or not 0 <= seed <= MAX_SEED:
@@ -234,22 +232,52 @@ def make_probe_plan(root: str | Path, *, python: str | None = None, seed: int = 
                         "function observation dict -> action dict), or write the plan by hand.")
     interpreter = resolve_python(root, python)
     server = start_server(root, manifest.app, python=interpreter)
-    actions: list[dict[str, Any]] = []
     try:
         server.wait_healthy(timeout_s=spec.startup_timeout_s)
-        with PolicyProcess(spec.oracle, root, interpreter) as oracle, \
-                EnvSession(server.url, timeout_s=max(spec.step_timeout_s * 6, 30.0)) as session:
+        return play_probe_plan(server.url, root, python=interpreter, oracle=spec.oracle,
+                               seed=seed, episode_id=episode_id,
+                               timeout_s=max(spec.step_timeout_s * 6, 30.0))
+    finally:
+        server.stop()
+
+
+def play_probe_plan(base_url: str, root: str | Path, *, python: str, oracle: str,
+                    seed: int = 0, episode_id: str = DEFAULT_EPISODE_ID,
+                    timeout_s: float = 30.0) -> dict[str, Any]:
+    """Record a probe plan against an already running server (see :func:`make_probe_plan`).
+
+    Args:
+        base_url: ``http://host:port`` of the served environment.
+        root: the environment directory (the oracle's module is imported from there).
+        python: the environment's interpreter (runs the oracle).
+        oracle: ``module:callable``.
+        seed: reset seed, 0..2**32-1.
+        episode_id: reset episode id, 1-128 characters.
+        timeout_s: seconds allowed for each answer of the server and of the oracle.
+
+    Returns:
+        The plan dict (checked).
+
+    Raises:
+        PlanError: an error frame, a transport failure or an oracle failure (the message
+            says after how many actions), or a plan that breaks the schema.
+    """
+    from envkit.policy import PolicyError, PolicyProcess
+    from envkit.wire import EnvSession, WireError
+
+    actions: list[dict[str, Any]] = []
+    try:
+        with PolicyProcess(oracle, Path(root), python, timeout_s=timeout_s) as policy, \
+                EnvSession(base_url, timeout_s=timeout_s) as session:
             result = session.reset(seed=seed, episode_id=episode_id)
             while not result.done and len(actions) < MAX_PLAN_ACTIONS:
-                action = oracle(result.observation)
+                action = policy(result.observation)
                 actions.append(action)
                 result = session.step(action)
     except (PolicyError, WireError) as exc:
         raise PlanError(f"Cannot record the probe plan: after {len(actions)} action(s): "
                         f"{exc.message}",
                         hint="Run `envkit validate` to see what fails in the episode.") from None
-    finally:
-        server.stop()
     plan = plan_document(actions, seed=seed, episode_id=episode_id)
     check_plan(plan)
     return plan

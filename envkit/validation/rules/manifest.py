@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+from pathlib import PurePosixPath
 from collections.abc import Iterator
 from typing import Any
 
@@ -561,11 +562,28 @@ def check(ctx: Any) -> Iterator[Finding]:
         yield from _target_findings(ctx, oracle, keys, MANIFEST_ORACLE_MISSING, "oracle")
     else:
         ctx.skip(["EK110"], "no oracle declared")
-    block = ctx.manifest.validation if ctx.manifest is not None else None
-    if block is None or block.execution is None:
+    execution = _raw_execution(ctx.manifest_data)
+    if execution is None:
         ctx.skip(["EK121", "EK122"], "no valid `validation.execution`")
         return
-    yield from _execution(ctx, block.execution)
+    yield from _execution(ctx, execution)
+
+
+def _raw_execution(data: dict[str, Any]) -> Any:
+    """``validation.execution`` parsed on its own (so EK121/EK122 run even when another part
+    of the manifest is invalid); ``None`` when absent or itself invalid (EK113 says why)."""
+    from pydantic import ValidationError
+
+    from envkit.manifest import ExecutionDeclaration, to_plain
+
+    block = data.get("validation")
+    raw = block.get("execution") if isinstance(block, dict) else None
+    if not isinstance(raw, dict):
+        return None
+    try:
+        return ExecutionDeclaration.model_validate(to_plain(raw))
+    except ValidationError:
+        return None
 
 
 def _execution(ctx: Any, execution: Any) -> Iterator[Finding]:
@@ -574,6 +592,8 @@ def _execution(ctx: Any, execution: Any) -> Iterator[Finding]:
     root = ctx.root.resolve()
     for key, want_dir in (("dockerfile", False), ("context", True)):
         rel = getattr(execution, key)
+        if key == "dockerfile" and PurePosixPath(rel) == PurePosixPath("Dockerfile"):
+            continue  # the root Dockerfile: EK301/EK302 report it missing
         target = (root / rel).resolve()
         ok = target.is_relative_to(root) and (target.is_dir() if want_dir else target.is_file())
         if not ok:
