@@ -82,7 +82,7 @@ def check_runtime(python: str, root: Path) -> None:
     Takes ~50 ms (``find_spec`` only, nothing is imported).
 
     Raises:
-        ServerStartError: openenv-core, uvicorn or fastapi is not importable there; the hint
+        ServerStartError: openenv, uvicorn or fastapi is not importable there; the hint
             gives the exact install command.
     """
     try:
@@ -93,7 +93,7 @@ def check_runtime(python: str, root: Path) -> None:
                                hint="Pass a working interpreter with --python.") from None
     missing = [m for m in out.stdout.strip().split(",") if m]
     if out.returncode != 0 or missing:
-        names = ", ".join("openenv-core" if m == "openenv" else m for m in missing) or "?"
+        names = ", ".join(missing) or "?"
         raise ServerStartError(
             f"{python} cannot import {names}, which the environment server needs.",
             hint=f"Install the environment into it: `{python} -m pip install -e {root}` "
