@@ -89,7 +89,7 @@ def test_openenv_validate_runtime_has_no_fail(template, openenv_cli, every_env, 
     proc = _openenv(openenv_cli, "validate", str(env.path), "--level", "runtime", "--json",
                     timeout=3000)
     report = _json_report(proc)
-    bad = {c["check_id"]: c for c in report["checks"] if c["status"] in ("fail", "error")}
+    bad = {c["check_id"]: c for c in report["results"] if c["status"] in ("fail", "error")}
     if set(bad) == {"runtime.startup"} and "network helper image" in json.dumps(bad):
         public = tmp_path / f"{template}-{tag}"
         shutil.copytree(env.path, public, ignore=shutil.ignore_patterns(".venv"))
@@ -98,9 +98,9 @@ def test_openenv_validate_runtime_has_no_fail(template, openenv_cli, every_env, 
         proc = _openenv(openenv_cli, "validate", str(public), "--level", "runtime", "--json",
                         timeout=3000)
         report = _json_report(proc)
-        bad = {c["check_id"]: c for c in report["checks"] if c["status"] in ("fail", "error")}
+        bad = {c["check_id"]: c for c in report["results"] if c["status"] in ("fail", "error")}
     assert bad == {}, json.dumps(bad, indent=1)[:4000]
-    statuses = {c["check_id"]: c["status"] for c in report["checks"]}
+    statuses = {c["check_id"]: c["status"] for c in report["results"]}
     for check in ("runtime.startup", "runtime.reward_well_formed", "runtime.observation_schema",
                   "runtime.state_contract"):
         assert statuses.get(check) == "pass", statuses
