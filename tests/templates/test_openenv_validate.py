@@ -108,8 +108,15 @@ def test_openenv_validate_runtime_has_no_fail(template, openenv_cli, every_env, 
 
 
 def _json_report(proc: subprocess.CompletedProcess[str]) -> dict:
+    """The report; the image OpenEnv built (untagged, left behind by it) is removed."""
     try:
-        return json.loads(proc.stdout)
+        report = json.loads(proc.stdout)
     except ValueError:
         pytest.fail(f"openenv validate did not print JSON (exit {proc.returncode}):\n"
                     f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    for result in report.get("results", []):
+        image = (result.get("measured") or {}).get("image_ref")
+        if isinstance(image, str) and image.startswith("sha256:"):
+            subprocess.run(["docker", "image", "rm", "-f", image], capture_output=True,
+                           timeout=120)
+    return report
