@@ -1,33 +1,52 @@
 """The environment manifest, ``openenv.yaml``, read with line numbers.
 
-Upstream fields (docs/protocol.md): ``spec_version``, ``name``, ``type`` (``space``),
-``runtime`` (``fastapi``), ``app`` (``module:attr``), ``port``, ``variables``. envkit adds a
-``validation:`` block in the spirit of OpenEnv RFC 008 (huggingface/OpenEnv#1041):
+Layout (issue #11; OpenEnv 0.10 owns ``validation:``, RFC 008, huggingface/OpenEnv#1041):
 
 .. code-block:: yaml
 
-    validation:
-      reward_range: [0.0, 1.0]   # [lo, hi], lo < hi, both finite
-      max_steps: 8               # an episode must end (done=true) within this many steps
+    spec_version: 1
+    name: my_env
+    version: 0.1.0
+    type: space
+    runtime: fastapi
+    app: server.app:app
+    port: 8000
+    validation:                 # RFC 008, read by `openenv validate` (and checked by envkit)
+      reward: {range: [0.0, 1.0], oracle_tolerance: 0.0, floor_margin: 0.1}
+      resources: {cpu: 1, memory_mb: 512, disk_mb: 1024, episode_timeout_s: 60}
+      capabilities: {verifier: {kind: reward_channel}}
+      types: {tags: [echo]}
+      network: {mode: no-network}
+      execution: {kind: openenv_ws, probe_path: validation/runtime.json, dockerfile: Dockerfile}
+    envkit:                     # envkit's own facts; OpenEnv ignores this key
       oracle: server.oracle:policy   # observation dict -> action dict reaching `hi`
+      max_steps: 8               # an episode must end (done=true) within this many steps
       seeds: [0, 1, 2]           # reset seeds used for the determinism checks
-      floor_margin: 0.1          # degenerate policies must score below hi - floor_margin
       step_timeout_s: 5.0        # p95 step latency budget, seconds
       startup_timeout_s: 60.0    # seconds to wait for GET /health after start
 
+The RFC 008 models mirror ``openenv.validation.manifest`` of openenv 0.10.0 (types, required
+fields, ``extra="forbid"`` below the block's top level, schema 2 iff ``execution``, finite
+numbers in schema 2); :func:`policy_violations` applies its severity policy's bounds. envkit's
+layout before 0.10 (its keys directly under ``validation:``) is still read; the validate rules
+flag it (EK119) and ``envkit migrate`` moves it. :attr:`Manifest.spec` resolves every source
+into one :class:`EnvSpec`.
+
 YAML is parsed with ruamel.yaml so every key keeps its line and column (findings point at
-the line). Unknown keys inside ``validation:`` are rejected (typos must not be ignored).
+the line). Unknown keys inside ``envkit:`` are rejected (typos must not be ignored).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator,
+                      model_validator)
+from pydantic_core import PydanticCustomError
 
 from envkit.errors import SpecError
 from envkit.findings import Location
@@ -117,18 +136,356 @@ def load_yaml(path: Path) -> YamlDocument:
     return YamlDocument(path=path, text=text, data=data)
 
 
-class ValidationSpec(BaseModel):
-    """envkit's ``validation:`` block (see the module docstring for the meaning of each key)."""
+# --------------------------------------------------------------------------------------------
+# RFC 008's `validation:` block, owned by OpenEnv 0.10 (openenv.validation.manifest). Mirrored
+# field by field so `envkit validate` reports what `openenv validate` would reject, located.
+# --------------------------------------------------------------------------------------------
 
+RFC008_KEYS = ("reward", "judge", "resources", "task_distribution", "network", "capabilities",
+               "types", "execution")
+"""Keys of the ``validation:`` block that OpenEnv 0.10 reads (every other key there it ignores)."""
+
+LEGACY_KEYS = ("reward_range", "max_steps", "oracle", "seeds", "floor_margin", "step_timeout_s",
+               "startup_timeout_s")
+"""envkit's keys directly under ``validation:`` before OpenEnv 0.10 (deprecated, issue #11)."""
+
+ENVKIT_KEYS = ("oracle", "max_steps", "seeds", "step_timeout_s", "startup_timeout_s")
+"""Keys of envkit's own top-level ``envkit:`` section."""
+
+
+@dataclass(frozen=True)
+class PolicyBounds:
+    """Ceilings OpenEnv's severity policy puts on declared values (``severity-v2.json``
+    ``bounds`` in openenv 0.10.0; its ``static.manifest`` grader FAILs past them)."""
+
+    max_oracle_tolerance: float = 0.1
+    min_floor_margin: float = 0.1
+    max_variance_tolerance: float = 0.2
+    max_episode_timeout_s: float = 3600.0
+
+
+POLICY_BOUNDS = PolicyBounds()
+
+
+class _Forbid(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    reward_range: tuple[float, float] = (0.0, 1.0)
-    max_steps: int | None = Field(default=None, ge=1)
+
+class RewardDeclaration(_Forbid):
+    """``validation.reward``: the declared reward contract (RFC 008).
+
+    Attributes:
+        range: ``[lo, hi]``, strictly increasing (default ``[0, 1]``).
+        oracle_tolerance: the oracle passes when it scores ``>= hi - oracle_tolerance``
+            (>= 0; OpenEnv's policy allows at most 0.1).
+        floor_margin: degenerate policies must score ``<= hi - floor_margin`` (>= 0,
+            required; OpenEnv's policy wants at least 0.1).
+        variance_tolerance: required iff ``capabilities.llm_judged`` (policy max 0.2).
+    """
+
+    range: tuple[float, float] = (0.0, 1.0)
+    oracle_tolerance: float = Field(default=0.0, ge=0.0)
+    floor_margin: float = Field(ge=0.0)
+    variance_tolerance: float | None = Field(default=None, ge=0.0)
+
+    @model_validator(mode="after")
+    def _range_increasing(self) -> RewardDeclaration:
+        lo, hi = self.range
+        if not lo < hi:
+            raise ValueError(f"reward range must be strictly increasing, got {list(self.range)}")
+        return self
+
+
+class JudgePin(_Forbid):
+    """``validation.judge``: the pinned LLM judge (required iff ``capabilities.llm_judged``)."""
+
+    model: str
+    version: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class OracleDeclaration(_Forbid):
+    """``validation.capabilities.oracle``: how the package demonstrates the maximum reward
+    (OpenEnv's form; envkit's own oracle is ``envkit.oracle``, a ``module:callable``)."""
+
+    form: Literal["injected_state", "script"]
+    location: str
+
+
+class VerifierBinding(_Forbid):
+    """``validation.capabilities.verifier``: ``reward_channel`` (the served reward) or
+    ``script`` with an ``entry`` path (``entry`` only with ``script``)."""
+
+    kind: Literal["reward_channel", "script"]
+    entry: str | None = None
+
+    @model_validator(mode="after")
+    def _entry_matches_kind(self) -> VerifierBinding:
+        if self.kind == "script" and self.entry is None:
+            raise ValueError("verifier.entry is required when verifier.kind is 'script'")
+        if self.kind == "reward_channel" and self.entry is not None:
+            raise ValueError("verifier.entry is only valid when verifier.kind is 'script'")
+        return self
+
+
+class ResourceDeclaration(_Forbid):
+    """``validation.resources``: the declared budget. ``cpu`` in cores, ``memory_mb`` and
+    ``disk_mb`` in MiB, ``episode_timeout_s`` in seconds (policy max 3600), all required."""
+
+    cpu: float = Field(gt=0.0)
+    memory_mb: int = Field(gt=0)
+    disk_mb: int = Field(gt=0)
+    episode_timeout_s: float = Field(gt=0.0)
+    gpus: int = Field(default=0, ge=0)
+    gpu_types: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _gpu_types_require_gpus(self) -> ResourceDeclaration:
+        if self.gpu_types and self.gpus == 0:
+            raise ValueError("gpu_types is declared but gpus is 0")
+        return self
+
+
+class NetworkPolicy(_Forbid):
+    """``validation.network``: ``public`` (default), ``no-network`` or ``allowlist``;
+    ``allowed_hosts`` is required with ``allowlist`` and forbidden otherwise."""
+
+    mode: Literal["public", "no-network", "allowlist"] = "public"
+    allowed_hosts: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _hosts_require_allowlist(self) -> NetworkPolicy:
+        if self.mode != "allowlist" and self.allowed_hosts:
+            raise PydanticCustomError("allowlist", "allowed_hosts is only valid when mode is "
+                                      "'allowlist'", {"path": "allowed_hosts"})
+        if self.mode == "allowlist" and not self.allowed_hosts:
+            raise PydanticCustomError("allowlist", "mode 'allowlist' requires at least one "
+                                      "allowed host", {"path": "mode"})
+        return self
+
+
+class TaskDistributionPin(_Forbid):
+    """``validation.task_distribution``: pins for generated or sourced tasks."""
+
+    generator_seed: int | None = None
+    dataset_version: str | None = None
+    generator_model: str | None = None
+
+
+class CapabilitiesSpec(_Forbid):
+    """``validation.capabilities``: what the environment declares it can do (selects
+    OpenEnv's contract graders). ``verifier`` is required."""
+
+    oracle: OracleDeclaration | None = None
+    verifier: VerifierBinding
+    set_state: bool = False
+    llm_judged: bool = False
+    rubric_tree: bool = False
+    task_api: bool = False
+    canaries: str | None = None
+    declared_tools: list[str] = Field(default_factory=list)
+    declared_task_count: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _injected_state_requires_set_state(self) -> CapabilitiesSpec:
+        if self.oracle is not None and self.oracle.form == "injected_state" \
+                and not self.set_state:
+            raise ValueError("oracle.form 'injected_state' requires the set_state capability; "
+                             "declare set_state: true or use oracle.form 'script'")
+        return self
+
+
+class TypeSpec(_Forbid):
+    """``validation.types``: at least one non-empty tag (selects OpenEnv's domain graders)."""
+
+    tags: list[Annotated[str, Field(min_length=1)]] = Field(min_length=1)
+
+
+def _package_relative(value: str) -> str:
+    path = PurePosixPath(value)
+    if not value or "\\" in value or ":" in value or "\x00" in value or path.is_absolute() \
+            or ".." in path.parts:
+        raise ValueError("must be a portable package-relative path without '..'")
+    return value
+
+
+class ExecutionDeclaration(_Forbid):
+    """``validation.execution`` (manifest schema 2): how OpenEnv's runtime level builds and
+    probes the image. Paths are package-relative without ``..``."""
+
+    kind: Literal["openenv_ws"] = "openenv_ws"
+    probe_path: str = "validation/runtime.json"
+    dockerfile: str = "Dockerfile"
+    context: str = "."
+    agent_boundary: Literal["api"] = "api"
+    requires_credentials: bool = Field(default=False, strict=True)
+
+    @field_validator("probe_path", "dockerfile", "context")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        return _package_relative(value)
+
+    @field_validator("probe_path", "dockerfile")
+    @classmethod
+    def _file(cls, value: str) -> str:
+        if PurePosixPath(value) == PurePosixPath("."):
+            raise ValueError("must name a file")
+        return value
+
+
+class OpenEnvValidation(BaseModel):
+    """RFC 008's ``validation:`` block as OpenEnv 0.10 reads it.
+
+    Sections are strict (``extra="forbid"``); the block's own top level ignores keys OpenEnv
+    does not know (as OpenEnv does; envkit warns about them, EK115). Schema 2 iff
+    ``execution`` is present; schema 2 rejects non-finite numbers anywhere. ``judge`` and
+    ``reward.variance_tolerance`` are required iff ``capabilities.llm_judged``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    reward: RewardDeclaration
+    judge: JudgePin | None = None
+    resources: ResourceDeclaration
+    task_distribution: TaskDistributionPin | None = None
+    network: NetworkPolicy = Field(default_factory=NetworkPolicy)
+    capabilities: CapabilitiesSpec
+    types: TypeSpec
+    execution: ExecutionDeclaration | None = None
+
+    @property
+    def schema_version(self) -> str:
+        """``"2"`` when ``execution`` is declared, else ``"1"`` (OpenEnv's parser)."""
+        return "2" if self.execution is not None else "1"
+
+    @model_validator(mode="after")
+    def _judge_iff_llm_judged(self) -> OpenEnvValidation:
+        if self.capabilities.llm_judged:
+            if self.judge is None:
+                raise PydanticCustomError(
+                    "judge_pin", "a judge pin is required when capabilities.llm_judged is true",
+                    {"path": "capabilities.llm_judged"})
+            if self.reward.variance_tolerance is None:
+                raise PydanticCustomError(
+                    "judge_pin", "reward.variance_tolerance is required when "
+                    "capabilities.llm_judged is true", {"path": "capabilities.llm_judged"})
+        elif self.judge is not None:
+            raise PydanticCustomError(
+                "judge_pin", "a judge pin is declared but capabilities.llm_judged is false",
+                {"path": "judge"})
+        return self
+
+    @model_validator(mode="after")
+    def _finite(self) -> OpenEnvValidation:
+        lo, hi = self.reward.range
+        if not (math.isfinite(lo) and math.isfinite(hi)):  # envkit needs a finite range
+            raise PydanticCustomError("non_finite", "reward.range must be finite numbers",
+                                      {"path": "reward.range"})
+        if self.execution is None:
+            return self
+        pending: list[tuple[str, Any]] = [("", self.model_dump(include=set(RFC008_KEYS)))]
+        while pending:
+            path, value = pending.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise PydanticCustomError("non_finite", "schema 2 numeric declarations must "
+                                          "be finite; {path} is {value}",
+                                          {"path": path, "value": value})
+            if isinstance(value, dict):
+                pending.extend((f"{path}.{k}".lstrip("."), v) for k, v in value.items())
+            elif isinstance(value, (list, tuple)):
+                pending.extend((f"{path}.{i}", v) for i, v in enumerate(value))
+        return self
+
+    def unknown_keys(self) -> list[str]:
+        """Keys at the block's top level that OpenEnv ignores (legacy envkit keys excluded)."""
+        return [k for k in (self.model_extra or {}) if k not in LEGACY_KEYS]
+
+
+def policy_violations(block: OpenEnvValidation,
+                      bounds: PolicyBounds = POLICY_BOUNDS) -> list[tuple[tuple[str, ...], str]]:
+    """Declared values outside OpenEnv's severity-policy bounds (its ``static.manifest``
+    grader FAILs them).
+
+    Returns:
+        ``(key path under validation, message)`` pairs, e.g.
+        ``(("reward", "floor_margin"), "declared floor_margin 0.05 is below the policy
+        minimum 0.1")``; empty when within bounds.
+    """
+    out: list[tuple[tuple[str, ...], str]] = []
+    reward = block.reward
+    if reward.oracle_tolerance > bounds.max_oracle_tolerance:
+        out.append((("reward", "oracle_tolerance"),
+                    f"declared oracle_tolerance {reward.oracle_tolerance:g} exceeds the policy "
+                    f"maximum {bounds.max_oracle_tolerance:g}"))
+    if reward.floor_margin < bounds.min_floor_margin:
+        out.append((("reward", "floor_margin"),
+                    f"declared floor_margin {reward.floor_margin:g} is below the policy minimum "
+                    f"{bounds.min_floor_margin:g}"))
+    if reward.variance_tolerance is not None \
+            and reward.variance_tolerance > bounds.max_variance_tolerance:
+        out.append((("reward", "variance_tolerance"),
+                    f"declared variance_tolerance {reward.variance_tolerance:g} exceeds the "
+                    f"policy maximum {bounds.max_variance_tolerance:g}"))
+    timeout = block.resources.episode_timeout_s
+    if timeout > bounds.max_episode_timeout_s:
+        out.append((("resources", "episode_timeout_s"),
+                    f"declared episode_timeout_s {timeout:g} exceeds the policy maximum "
+                    f"{bounds.max_episode_timeout_s:g}"))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# envkit's own facts: the top-level `envkit:` section (and the legacy keys under validation:).
+# --------------------------------------------------------------------------------------------
+
+
+def _check_oracle(v: str | None) -> str | None:
+    if v is not None and not APP_PATTERN.fullmatch(v):
+        raise ValueError("must be of the form 'module.path:callable'")
+    return v
+
+
+def _check_seeds(v: list[int]) -> list[int]:
+    if any(s < 0 for s in v):
+        raise ValueError("seeds must be >= 0 (OpenEnv's reset rejects negative seeds)")
+    return v
+
+
+class EnvkitSection(_Forbid):
+    """``envkit:`` in ``openenv.yaml``: facts only envkit uses (OpenEnv ignores the key).
+
+    Attributes:
+        oracle: ``module:callable`` mapping an observation dict to an action dict that
+            reaches ``hi`` of the reward range.
+        max_steps: an episode must end (``done=true``) within this many steps (>= 1).
+        seeds: reset seeds (>= 0) for the determinism checks.
+        step_timeout_s: p95 step latency budget, seconds (> 0).
+        startup_timeout_s: seconds to wait for ``GET /health`` after start (> 0).
+    """
+
     oracle: str | None = None
+    max_steps: int | None = Field(default=None, ge=1)
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
-    floor_margin: float = Field(default=0.1, ge=0.0)
     step_timeout_s: float = Field(default=5.0, gt=0)
     startup_timeout_s: float = Field(default=60.0, gt=0)
+
+    @field_validator("oracle")
+    @classmethod
+    def _oracle_ok(cls, v: str | None) -> str | None:
+        return _check_oracle(v)
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds_ok(cls, v: list[int]) -> list[int]:
+        return _check_seeds(v)
+
+
+class LegacyValidation(EnvkitSection):
+    """envkit's keys directly under ``validation:`` (the layout before OpenEnv 0.10; read with
+    a deprecation warning, EK119; ``envkit migrate`` moves them)."""
+
+    reward_range: tuple[float, float] = (0.0, 1.0)
+    floor_margin: float = Field(default=0.1, ge=0.0)
 
     @field_validator("reward_range")
     @classmethod
@@ -140,35 +497,65 @@ class ValidationSpec(BaseModel):
             raise ValueError(f"lo ({lo}) must be smaller than hi ({hi})")
         return v
 
-    @field_validator("oracle")
-    @classmethod
-    def _oracle_ok(cls, v: str | None) -> str | None:
-        if v is not None and not APP_PATTERN.fullmatch(v):
-            raise ValueError("must be of the form 'module.path:callable'")
-        return v
 
-    @field_validator("seeds")
-    @classmethod
-    def _seeds_ok(cls, v: list[int]) -> list[int]:
-        if any(s < 0 for s in v):
-            raise ValueError("seeds must be >= 0 (openenv-core rejects negative seeds)")
-        return v
+@dataclass
+class EnvSpec:
+    """The facts envkit checks an environment against, resolved from one manifest.
+
+    Sources, first found wins: RFC 008's fields under ``validation:`` (reward range and floor
+    margin, resources, network), envkit's ``envkit:`` section, the legacy keys under
+    ``validation:``, then the defaults below. Mutable on purpose (tests tighten a budget).
+
+    Attributes:
+        reward_range: ``(lo, hi)``, finite, ``lo < hi``.
+        max_steps: episode step bound, or ``None`` (the runtime stage then uses its default).
+        oracle: ``module:callable`` or ``None``.
+        seeds: reset seeds for the determinism checks.
+        floor_margin: degenerate policies must score below ``hi - floor_margin``.
+        step_timeout_s: p95 step latency budget, seconds.
+        startup_timeout_s: seconds to wait for ``GET /health``.
+        episode_timeout_s: ``validation.resources.episode_timeout_s`` (seconds) or ``None``.
+        network_mode: ``public``, ``no-network`` or ``allowlist``.
+        memory_mb: ``validation.resources.memory_mb`` (MiB) or ``None``.
+        cpu: ``validation.resources.cpu`` (cores) or ``None``.
+    """
+
+    reward_range: tuple[float, float] = (0.0, 1.0)
+    max_steps: int | None = None
+    oracle: str | None = None
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
+    floor_margin: float = 0.1
+    step_timeout_s: float = 5.0
+    startup_timeout_s: float = 60.0
+    episode_timeout_s: float | None = None
+    network_mode: str = "public"
+    memory_mb: int | None = None
+    cpu: float | None = None
 
 
 class Manifest(BaseModel):
-    """The parts of ``openenv.yaml`` envkit uses. Unknown top-level keys are kept (other tools
-    may add their own); ``validation:`` is strict."""
+    """The parts of ``openenv.yaml`` envkit uses.
+
+    Unknown top-level keys are kept (other tools may add their own). ``validation`` is RFC
+    008's block (``None`` when absent or when it holds only envkit's legacy keys), ``envkit``
+    envkit's own section, ``legacy`` the deprecated envkit keys found under ``validation:``.
+    :attr:`spec` resolves them into the one object readers use.
+    """
 
     model_config = ConfigDict(extra="allow")
 
     spec_version: int = 1
     name: str
+    version: str | None = None
     type: str = "space"
     runtime: str = "fastapi"
     app: str = "server.app:app"
     port: int = Field(default=8000, ge=1, le=65535)
     variables: dict[str, str] = Field(default_factory=dict)
-    validation: ValidationSpec = Field(default_factory=ValidationSpec)
+    validation: OpenEnvValidation | None = None
+    envkit: EnvkitSection | None = None
+    legacy: LegacyValidation | None = Field(default=None, exclude=True)
+    _spec: EnvSpec = PrivateAttr(default_factory=EnvSpec)
 
     @field_validator("app")
     @classmethod
@@ -179,11 +566,60 @@ class Manifest(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _none_validation(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("validation", ...) is None:
-            data = dict(data)
-            data["validation"] = {}
+    def _split_validation(cls, data: Any) -> Any:
+        """Separate envkit's legacy keys from RFC 008's block (see :func:`split_validation`)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        data.pop("legacy", None)  # not a manifest key: only filled from `validation:`
+        block, legacy = split_validation(data.get("validation"))
+        data["validation"] = block
+        if legacy is not None:
+            data["legacy"] = legacy
+        if data.get("envkit", ...) is None:
+            data["envkit"] = None
         return data
+
+    @model_validator(mode="after")
+    def _resolve(self) -> Manifest:
+        own = self.envkit or self.legacy or EnvkitSection()
+        spec = EnvSpec(max_steps=own.max_steps, oracle=own.oracle, seeds=list(own.seeds),
+                       step_timeout_s=own.step_timeout_s,
+                       startup_timeout_s=own.startup_timeout_s)
+        if self.legacy is not None:
+            spec.reward_range = tuple(self.legacy.reward_range)  # type: ignore[assignment]
+            spec.floor_margin = self.legacy.floor_margin
+        block = self.validation
+        if block is not None:
+            spec.reward_range = tuple(block.reward.range)  # type: ignore[assignment]
+            spec.floor_margin = block.reward.floor_margin
+            spec.episode_timeout_s = block.resources.episode_timeout_s
+            spec.memory_mb = block.resources.memory_mb
+            spec.cpu = block.resources.cpu
+            spec.network_mode = block.network.mode
+        self._spec = spec
+        return self
+
+    @property
+    def spec(self) -> EnvSpec:
+        """The resolved facts (:class:`EnvSpec`); the single object every reader uses."""
+        return self._spec
+
+
+def split_validation(raw: Any) -> tuple[Any, dict[str, Any] | None]:
+    """Split a raw ``validation:`` value into (RFC 008 block, envkit legacy keys).
+
+    The block is ``None`` when ``validation:`` is absent, empty or holds only envkit's legacy
+    keys; the legacy part is ``None`` when there are none. A non-mapping is returned as the
+    block unchanged (the model then reports its type).
+    """
+    if not isinstance(raw, dict):
+        return raw, None
+    legacy = {k: v for k, v in raw.items() if k in LEGACY_KEYS}
+    rest = {k: v for k, v in raw.items() if k not in LEGACY_KEYS}
+    if not rest:
+        return None, legacy or None
+    return rest, legacy or None
 
 
 def pydantic_errors_to_locations(doc: YamlDocument, exc: ValidationError,
@@ -195,7 +631,7 @@ def pydantic_errors_to_locations(doc: YamlDocument, exc: ValidationError,
     """
     out: list[tuple[str, Location]] = []
     for err in exc.errors():
-        loc = tuple(err.get("loc", ()))
+        loc = user_loc(err)
         dotted = ".".join(str(p) for p in loc) or "(top level)"
         msg = err.get("msg", "invalid value")
         if msg.startswith("Value error, "):
@@ -204,6 +640,21 @@ def pydantic_errors_to_locations(doc: YamlDocument, exc: ValidationError,
             msg = "unknown key (a typo?)"
         out.append((f"{dotted}: {msg}", doc.locate(loc, rel_to=rel_to)))
     return out
+
+
+def user_loc(err: Any) -> tuple[Any, ...]:
+    """The key path of a pydantic error of :class:`Manifest` as written in ``openenv.yaml``.
+
+    Legacy keys are validated as ``legacy.<key>`` but live under ``validation:``; the
+    cross-field errors of RFC 008's models carry the offending key in ``ctx["path"]``.
+    """
+    loc = tuple(err.get("loc", ()))
+    if loc[:1] == ("legacy",):
+        loc = ("validation",) + loc[1:]
+    path = (err.get("ctx") or {}).get("path")
+    if isinstance(path, str) and path:
+        loc = loc + tuple(int(p) if p.isdigit() else p for p in path.split("."))
+    return loc
 
 
 def to_plain(data: Any) -> Any:

@@ -86,7 +86,7 @@ class PolicyProcess:
         if "error" in first:
             self.close()
             raise PolicyError(f"Policy `{spec}`: {first['error']}.",
-                              hint="Check `validation.oracle` in openenv.yaml points at a "
+                              hint="Check `envkit.oracle` in openenv.yaml points at a "
                               "callable taking the observation dict.")
 
     def _read(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.errors import ServerStartError, SpecError, UsageError
-from envkit.manifest import MANIFEST_NAME, Manifest, read_manifest
+from envkit.manifest import MANIFEST_NAME, EnvSpec, Manifest, read_manifest
 
 
 @dataclass
@@ -83,7 +83,7 @@ def check_runtime(python: str, root: Path) -> None:
     Takes ~50 ms (``find_spec`` only, nothing is imported).
 
     Raises:
-        ServerStartError: openenv-core, uvicorn or fastapi is not importable there; the hint
+        ServerStartError: openenv, uvicorn or fastapi is not importable there; the hint
             gives the exact install command.
     """
     try:
@@ -94,7 +94,7 @@ def check_runtime(python: str, root: Path) -> None:
                                hint="Pass a working interpreter with --python.") from None
     missing = [m for m in out.stdout.strip().split(",") if m]
     if out.returncode != 0 or missing:
-        names = ", ".join("openenv-core" if m == "openenv" else m for m in missing) or "?"
+        names = ", ".join(missing) or "?"
         raise ServerStartError(
             f"{python} cannot import {names}, which the environment server needs.",
             hint=f"Install the environment into it: `{python} -m pip install -e {root}` "
@@ -103,19 +103,16 @@ def check_runtime(python: str, root: Path) -> None:
         )
 
 
-def env_spec(manifest: Manifest | None) -> Any:
+def env_spec(manifest: Manifest | None) -> EnvSpec:
     """The resolved environment facts of ``manifest`` (reward range, max_steps, oracle, seeds,
     step_timeout_s, startup_timeout_s), or the defaults when there is no manifest.
 
-    The one accessor every reader of these facts goes through: ``manifest.spec`` when the
-    manifest model has it (the OpenEnv 0.10 layout, issue #11), else ``manifest.validation``.
+    The one accessor every reader of these facts goes through (:attr:`Manifest.spec`: the
+    ``envkit:`` section and RFC 008's fields, issue #11).
     """
-    from envkit.manifest import ValidationSpec
+    from envkit.manifest import EnvSpec
 
-    if manifest is None:
-        return ValidationSpec()
-    spec = getattr(manifest, "spec", None)
-    return spec if spec is not None else manifest.validation
+    return manifest.spec if manifest is not None else EnvSpec()
 
 
 MIN_REPLY_TIMEOUT_S = 2.0  # the shortest per-reply limit derived from step_timeout_s

@@ -33,7 +33,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_TEMPLATE = "echo"
-OPENENV_CORE_SPEC = "openenv-core>=0.3.0,<0.4"
+OPENENV_SPEC = "openenv>=0.10,<0.11"
+"""The OpenEnv runtime generated environments depend on (issue #11: the `openenv` distribution;
+`openenv-core` stopped at 0.3.0 and installs the same packages, so the two must never mix)."""
 DEFAULT_PORT = 8000
 _DEBRIS_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".git"}
 _DEBRIS_SUFFIXES = (".pyc", ".pyo", ".egg-info")
@@ -67,8 +69,14 @@ class TemplateInfo:
         description: one line.
         path: its directory.
         options: its options by key.
-        validation: defaults for the manifest's ``validation:`` block.
-        dependencies: extra runtime requirements (PEP 508 strings) beyond openenv-core.
+        validation: values for the manifest (``reward_range``, ``max_steps``, RFC 008
+            ``tags``, ``declared_tools``, ``network``, ``cpu``, ``memory_mb``, ``disk_mb``,
+            ``episode_timeout_s``; see ``templates/_common/openenv.yaml.jinja``).
+        probe_actions: the oracle's actions for one episode at reset seed 0 with the default
+            options (template.toml ``[probe] actions``): the ``validation/runtime.json`` plan
+            ``envkit init`` writes. Recorded with :func:`envkit.probe_plan.make_probe_plan`;
+            the template tests check they still equal a fresh recording.
+        dependencies: extra runtime requirements (PEP 508 strings) beyond ``openenv``.
         vars: any further template-specific values.
     """
 
@@ -79,6 +87,7 @@ class TemplateInfo:
     validation: dict[str, Any] = field(default_factory=dict)
     dependencies: tuple[str, ...] = ()
     vars: dict[str, Any] = field(default_factory=dict)
+    probe_actions: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -108,6 +117,7 @@ class InitResult:
         template: template name.
         files: created or overwritten files, relative to ``path``, sorted.
         lock: the ``uv lock`` outcome.
+        notes: things the user must do that init could not (one sentence each).
     """
 
     path: Path
@@ -115,6 +125,7 @@ class InitResult:
     template: str
     files: list[Path]
     lock: LockResult
+    notes: list[str] = field(default_factory=list)
 
 
 def _load_template(path: Path) -> TemplateInfo:
@@ -128,7 +139,7 @@ def _load_template(path: Path) -> TemplateInfo:
         options[key] = TemplateOption(key=key, default=str(spec.get("default", "")),
                                       help=str(spec.get("help", "")),
                                       choices=tuple(str(c) for c in spec.get("choices", ())))
-    known = {"description", "options", "validation", "dependencies"}
+    known = {"description", "options", "validation", "dependencies", "probe"}
     return TemplateInfo(
         name=path.name,
         description=str(meta.get("description", "")).strip(),
@@ -137,6 +148,7 @@ def _load_template(path: Path) -> TemplateInfo:
         validation=dict(meta.get("validation") or {}),
         dependencies=tuple(meta.get("dependencies") or ()),
         vars={k: v for k, v in meta.items() if k not in known},
+        probe_actions=tuple(dict(a) for a in (meta.get("probe") or {}).get("actions", ())),
     )
 
 
@@ -218,7 +230,7 @@ def render_context(names: EnvNames, tpl: TemplateInfo, options: Mapping[str, str
         "description": tpl.description,
         "port": DEFAULT_PORT,
         "envkit_version": __version__,
-        "openenv_core_spec": OPENENV_CORE_SPEC,
+        "openenv_spec": OPENENV_SPEC,
         "dependencies": list(tpl.dependencies),
         "validation": tpl.validation,
         "options": dict(options),
@@ -369,6 +381,17 @@ def init_project(
     dest = (parent / names.raw).absolute()
     exists = _check_destination(dest, force)
     rendered = render_template(tpl, render_context(names, tpl, opts))
+    notes: list[str] = []
+    plan = probe_plan_for(tpl, opts)
+    if plan is not None:
+        from envkit.probe_plan import DEFAULT_PROBE_PATH, dumps
+
+        rendered[Path(DEFAULT_PROBE_PATH)] = dumps(plan).encode("utf-8")
+    else:
+        notes.append("validation/runtime.json (the probe plan `openenv validate --level "
+                     "runtime` plays) was not written: the template's recorded oracle episode "
+                     "is for its default options. Adapt `server/oracle.py`, then run "
+                     "`envkit migrate` to record it.")
 
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -395,7 +418,23 @@ def init_project(
             raise
     lock_result = lock_environment(dest) if lock else LockResult("skipped")
     return InitResult(path=dest, names=names, template=tpl.name,
-                      files=sorted(files), lock=lock_result)
+                      files=sorted(files), lock=lock_result, notes=notes)
+
+
+def probe_plan_for(tpl: TemplateInfo, options: Mapping[str, str]) -> dict[str, Any] | None:
+    """The ``validation/runtime.json`` plan for a new environment, without playing it.
+
+    ``envkit init`` must stay fast and has no environment venv yet, so it renders the
+    template's recorded oracle episode (seed 0, episode id ``envkit-probe``). ``None`` when
+    the options differ from the defaults the episode was recorded with, or the template has
+    none; ``envkit migrate`` then records one by playing the oracle.
+    """
+    from envkit.probe_plan import plan_document
+
+    defaults = {k: o.default for k, o in tpl.options.items()}
+    if not tpl.probe_actions or dict(options) != defaults:
+        return None
+    return plan_document([dict(a) for a in tpl.probe_actions])
 
 
 def _install_skills(root: Path, *, force: bool) -> list[Path]:

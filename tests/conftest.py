@@ -1,5 +1,5 @@
 """Shared fixtures. Real parts only: real uvicorn servers on 127.0.0.1, a real Docker engine,
-openenv-core's real client. Fixtures for one area live in that area's own conftest.py."""
+OpenEnv's real client (openenv 0.10, the test extra). Fixtures for one area live in that area's own conftest.py."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def copy_env(tmp_path: Path):
 @pytest.fixture(scope="session")
 def echo_server(echo_env: Path) -> Iterator:
     """The echo environment served by uvicorn on 127.0.0.1 with the test interpreter (which
-    has openenv-core). Stopped, with its process group, at the end of the session."""
+    has openenv). Stopped, with its process group, at the end of the session."""
     from envkit.manifest import read_manifest
     from envkit.server import start_server
 

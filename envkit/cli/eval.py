@@ -29,7 +29,7 @@ def eval_cmd(
         "stopped afterwards \\[default: . unless --url].", show_default=False)] = None,
     url: UrlOpt = None,
     policy: Annotated[str, typer.Option(
-        "--policy", "-P", help="openai, random, oracle (validation.oracle of openenv.yaml) or "
+        "--policy", "-P", help="openai, random, oracle (envkit.oracle of openenv.yaml) or "
         "module:callable (run in the environment's interpreter).")] = "openai",
     model: Annotated[Optional[str], typer.Option(
         "--model", "-m", help="Model id for --policy openai \\[default: $MODEL_NAME].",
@@ -51,7 +51,7 @@ def eval_cmd(
         "server's capacity).")] = 1,
     max_steps: Annotated[Optional[int], typer.Option(
         "--max-steps", min=1, help="Steps before an episode is cut off \\[default: "
-        "validation.max_steps, else 32].", show_default=False)] = None,
+        "envkit.max_steps, else 32].", show_default=False)] = None,
     temperature: Annotated[Optional[float], typer.Option(
         "--temperature", "-t", min=0.0, help="Sampling temperature \\[default: 0 with "
         "--group-size 1, else 1].", show_default=False)] = None,

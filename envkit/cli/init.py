@@ -111,6 +111,8 @@ def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
                     f"Space `{result.names.space}`) from the {result.template} template.")
     if result.lock.status in ("failed", "unavailable"):
         _output.warn(result.lock.message, f"Retry with: {result.lock.command}")
+    for note in getattr(result, "notes", ()):
+        _output.warn(note)
     if agent_dirs:
         skills = sorted(set().union(*agent_dirs.values()))
         _output.info(f"Agent skills ({', '.join(skills)}) in "

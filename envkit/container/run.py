@@ -174,7 +174,7 @@ def run_container(
         name: container name (default ``envkit-<env>-<6 hex>``).
         labels: extra labels for the container (and for the image if it is built).
         timeout_s: seconds to wait for health (default: the manifest's
-            ``validation.startup_timeout_s``, 60).
+            ``envkit.startup_timeout_s``, 60).
         build_options: extra keyword arguments for ``build_image`` (``no_cache``, ...).
         on_event: build progress and warnings (see :class:`BuildEvent`).
 
@@ -257,7 +257,7 @@ def run_container(
                 raise ContainerError(f"The container {cname} did not start: "
                                      f"{getattr(exc, 'explanation', None) or exc}.",
                                      hint="Check the image's CMD and the engine log.") from None
-            timeout = timeout_s if timeout_s is not None else manifest.validation.startup_timeout_s
+            timeout = timeout_s if timeout_s is not None else manifest.spec.startup_timeout_s
             running.ready_s = _wait_healthy(client, running, timeout)
             ok = True
             return running

@@ -162,7 +162,7 @@ class RandomPolicy:
 # -- the environment's own code --------------------------------------------------------------
 
 class ProcessPolicy:
-    """A ``module:callable`` of the environment (e.g. ``validation.oracle``) run by
+    """A ``module:callable`` of the environment (e.g. ``envkit.oracle``) run by
     :class:`envkit.policy.PolicyProcess` in the environment's interpreter."""
 
     def __init__(self, spec: str, root: Path, python: str, timeout_s: float = 30.0):

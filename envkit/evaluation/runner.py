@@ -334,7 +334,7 @@ def evaluate(
             range, oracle, max_steps). Defaults to ``.`` when ``url`` is not given.
         url: a running server (``http://host:port`` or a Space app URL).
         policy: ``"openai"``, ``"random"``, ``"oracle"`` (the manifest's
-            ``validation.oracle``) or ``"module:callable"`` (run in the environment's
+            ``envkit.oracle``) or ``"module:callable"`` (run in the environment's
             interpreter with the environment directory on ``sys.path``).
         model: model id for ``openai`` (default ``$MODEL_NAME``).
         base_url: OpenAI-compatible endpoint (default ``$API_BASE_URL``, else the Hugging
@@ -345,7 +345,7 @@ def evaluate(
         group_size: rollouts per seed, >= 1 (pass@k is reported for k up to this).
         concurrency: parallel WebSocket sessions, >= 1, capped by the server's capacity.
         max_steps: steps per episode before it is cut off (``truncated``); default the
-            manifest's ``validation.max_steps``, else 32.
+            manifest's ``envkit.max_steps``, else 32.
         temperature: sampling temperature for ``openai``; default 0.0 when ``group_size`` is
             1, else 1.0 (identical rollouts make groups pointless).
         seed: first reset seed, >= 0; also seeds the ``random`` policy.

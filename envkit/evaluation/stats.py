@@ -6,7 +6,7 @@ Definitions (also written into ``summary.json`` under ``definitions``):
   counted in ``null_rewards``; openenv-core sends NaN/inf as ``null``, docs/protocol.md).
 - *episode return*: the sum of an episode's step rewards (the reset reward is not included).
 - *success*: some step reward of the episode reached the manifest's maximum reward ``hi``
-  (``validation.reward_range[1]``, OpenEnv RFC 008, huggingface/OpenEnv#1041).
+  (``validation.reward.range[1]``, OpenEnv RFC 008, huggingface/OpenEnv#1041).
 - *pass@k* of a group of ``n`` rollouts of one seed with ``c`` successes: the unbiased
   estimator ``1 - C(n-c, k) / C(n, k)`` (Chen et al. 2021, "Evaluating Large Language Models
   Trained on Code"), averaged over groups for the summary.
@@ -27,7 +27,7 @@ DEFINITIONS = {
                    "counts them)",
     "return": "per-episode return = sum of the episode's step rewards (reset reward excluded)",
     "success": "an episode succeeds when some step reward reaches the maximum reward hi "
-               "(validation.reward_range[1] in openenv.yaml, 1.0 without a manifest)",
+               "(validation.reward.range[1] in openenv.yaml, 1.0 without a manifest)",
     "pass_at_k": "per group of rollouts of one seed: 1 - C(n-c, k)/C(n, k) with n rollouts and "
                  "c successes (unbiased estimator); `mean` averages over groups",
     "std": "population standard deviation (ddof=0)",

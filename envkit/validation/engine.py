@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
-from envkit.manifest import Manifest, ValidationSpec
+from envkit.manifest import EnvSpec, Manifest
 from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
 
 DEFAULT_MAX_STEPS = 50  # episode bound when max_steps is not declared
@@ -36,7 +36,7 @@ EPS = 1e-9  # tolerance of reward comparisons
 T = TypeVar("T")
 
 
-def runtime_spec(manifest: Manifest | None) -> ValidationSpec:
+def runtime_spec(manifest: Manifest | None) -> EnvSpec:
     """envkit's facts about the environment (reward range, max_steps, oracle, seeds, ...):
     :func:`envkit.project.env_spec`, the one accessor every command reads them through;
     ``None`` (a pure ``--url`` run) gives the defaults."""

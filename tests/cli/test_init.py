@@ -159,7 +159,7 @@ def test_templates_command_lists_echo(cli):
 def test_uv_lock_is_written(tmp_path):
     result = init_project("locked-env", output_dir=tmp_path, lock=True)
     assert result.lock.status == "written", result.lock.message
-    assert "openenv-core" in (result.path / "uv.lock").read_text()
+    assert 'name = "openenv"' in (result.path / "uv.lock").read_text()
 
 
 def test_failed_lock_is_a_warning_with_the_retry_command(cli, tmp_path, monkeypatch):

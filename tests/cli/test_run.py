@@ -1,5 +1,5 @@
-"""`envkit run`: the generated echo environment, installed into its own venv with openenv-core,
-served for real on 127.0.0.1, played through openenv-core's client and raw WebSocket frames,
+"""`envkit run`: the generated echo environment, installed into its own venv with openenv 0.10,
+served for real on 127.0.0.1, played through OpenEnv's client and raw WebSocket frames,
 stopped with no orphan process."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _uv(*args: str, cwd: Path | None = None) -> None:
 
 @pytest.fixture(scope="module")
 def installed_env(tmp_path_factory) -> tuple[Path, str]:
-    """A fresh echo environment installed (editable) into its own venv with openenv-core."""
+    """A fresh echo environment installed (editable) into its own venv with openenv 0.10."""
     env = init_project("played-env", output_dir=tmp_path_factory.mktemp("run"), lock=False).path
     _uv("venv", "-q", str(env / ".venv"))
     python = str(env / ".venv" / "bin" / "python")
@@ -90,7 +90,7 @@ def test_run_serves_a_real_episode_then_stops_cleanly(installed_env):
         server_pids = descendants(proc.pid)
         assert server_pids, "the server runs as a child of envkit"
 
-        # openenv-core's own client: a whole episode reaching the max reward
+        # OpenEnv's own client: a whole episode reaching the max reward
         with GenericEnvClient(base_url=url).sync() as client:
             first = client.reset(seed=11)
             target = first.observation["target"]
@@ -151,7 +151,7 @@ def test_missing_runtime_names_the_package(cli, installed_env, tmp_path):
     _uv("venv", "-q", str(tmp_path / "bare"))
     result = cli("run", env, "--python", tmp_path / "bare" / "bin" / "python")
     assert result.exit_code == 1
-    assert "cannot import openenv-core" in result.stderr
+    assert "cannot import openenv" in result.stderr
     assert "pip install -e" in result.stderr  # the next step
 
 

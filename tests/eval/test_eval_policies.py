@@ -40,7 +40,7 @@ def test_oracle_policy_reaches_the_max(echo_env, echo_server, tmp_path):
     assert s["success_rate"] == 1.0 and s["return"] == {"n": 6, "mean": 1.0, "std": 0.0,
                                                         "min": 1.0, "max": 1.0}
     assert s["pass_at_k"]["mean"] == {"1": 1.0, "2": 1.0} and s["settings"]["concurrency"] == 2
-    assert s["settings"]["max_steps"] == read_manifest(echo_env).validation.max_steps
+    assert s["settings"]["max_steps"] == read_manifest(echo_env).spec.max_steps
     assert (tmp_path / "rewards.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -1,9 +1,13 @@
 """Fixtures for the template family (issue 6): each template generated, locked, installed
-into its own venv (openenv-core and the template's dependencies from PyPI through the shared
-uv cache) once per session, and served on 127.0.0.1 once per module."""
+into its own venv (`openenv` 0.10 and the template's dependencies from PyPI through the shared
+uv cache) once per session, and served on 127.0.0.1 once per module. `openenv_cli` is OpenEnv
+0.10's own CLI from a venv of its own (issue #11: `openenv` and `openenv-core` install the
+same packages, so the peer validator never shares a venv with anything else)."""
 
 from __future__ import annotations
 
+import os
+import pwd
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -80,3 +84,31 @@ def served(built_envs: dict[str, BuiltEnv]) -> Iterator[dict[str, str]]:
     finally:
         for server in servers.values():
             server.stop()
+
+
+OPENENV_VERSION = "0.10.0"
+
+
+@pytest.fixture(scope="session")
+def openenv_cli() -> str:
+    """Path of the `openenv` executable of openenv==0.10.0, installed once into its own venv
+    under the real user's cache (`~/.cache/envkit-tests/openenv-0.10.0`, reused across
+    sessions; uv's cache makes a re-install take seconds)."""
+    home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # HOME is isolated per test
+    venv = home / ".cache" / "envkit-tests" / f"openenv-{OPENENV_VERSION}"
+    exe = venv / "bin" / "openenv"
+    if not exe.is_file():
+        uv = _uv()
+        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True,
+                       timeout=120)
+        subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
+                        f"openenv=={OPENENV_VERSION}"], check=True, timeout=900)
+    return str(exe)
+
+
+@pytest.fixture(scope="session")
+def every_env(built_envs: dict[str, BuiltEnv], tmp_path_factory: pytest.TempPathFactory
+              ) -> dict[str, BuiltEnv]:
+    """`built_envs` plus the default echo template, built the same way."""
+    echo = build_env(tmp_path_factory.mktemp("echo-template"), "echo")
+    return {"echo": echo, **built_envs}

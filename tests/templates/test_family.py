@@ -31,7 +31,7 @@ def test_oracle_episode_over_openenv_client_reaches_max(built_envs, served, temp
     from envkit.policy import PolicyProcess
 
     env = built_envs[template]
-    spec = read_manifest(env.path).validation
+    spec = read_manifest(env.path).spec
     hi = spec.reward_range[1]
     oracle = PolicyProcess(spec.oracle, env.path, env.python)
     try:

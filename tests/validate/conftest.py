@@ -25,7 +25,7 @@ def clean_env(echo_env: Path, copy_env) -> Path:
 
 @pytest.fixture(scope="session")
 def openenv_init_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An environment made by openenv-core's own `openenv init` (unchanged)."""
+    """An environment made by OpenEnv's own `openenv init` (0.10, the test extra; unchanged)."""
     parent = tmp_path_factory.mktemp("openenv-init")
     exe = Path(sys.executable).with_name("openenv")
     subprocess.run([str(exe), "init", "my_env"], cwd=parent, check=True, capture_output=True,

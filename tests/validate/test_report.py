@@ -87,7 +87,7 @@ def test_github_escapes_newlines_and_commas(broken_report) -> None:
     f = broken_report.findings[0]
     f.message = "line one\nline, two: 100%"
     out = render(broken_report, "github").splitlines()[0]
-    assert out.startswith("::error file=openenv.yaml,line=6,col=1,title=EK107 manifest-bad-port::")
+    assert out.startswith("::error file=openenv.yaml,line=7,col=1,title=EK107 manifest-bad-port::")
     assert "line one%0Aline, two: 100%25" in out
 
 

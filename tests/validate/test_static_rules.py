@@ -64,25 +64,62 @@ def link_outside(rel: str) -> Callable[[Path], None]:
     return _apply
 
 
+def both(*steps: Callable[[Path], None]) -> Callable[[Path], None]:
+    def _apply(root: Path) -> None:
+        for step in steps:
+            step(root)
+    return _apply
+
+
+EXECUTION = ("  execution:\n    kind: openenv_ws\n    probe_path: validation/runtime.json\n"
+             "    dockerfile: Dockerfile\n    context: .\n")
+ENVKIT_SECTION = "envkit:\n  oracle: server.oracle:policy\n  max_steps: 5\n  seeds: [0, 1, 2]\n"
+VALIDATION_BLOCK = ("validation:\n  reward:\n    range: [0.0, 1.0]\n    oracle_tolerance: 0.0\n"
+                    "    floor_margin: 0.1\n  resources:\n    cpu: 1\n    memory_mb: 1024\n"
+                    "    disk_mb: 1024\n    episode_timeout_s: 60\n  capabilities:\n"
+                    "    verifier: {kind: reward_channel}\n  types:\n    tags: [echo]\n"
+                    "  network:\n    mode: no-network\n" + EXECUTION)
+
 # code -> (mutation, expected (file, line) of the first finding or None to skip the check)
 CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] = {
     "EK101": (delete("openenv.yaml"), ("openenv.yaml", None)),
     "EK102": (write("openenv.yaml", "name: echo_env\nport 8000\napp: [\n"), ("openenv.yaml", 3)),
-    "EK103": (append("openenv.yaml", "variables: [A, B]\n"), ("openenv.yaml", 16)),
+    "EK103": (append("openenv.yaml", "variables: [A, B]\n"), ("openenv.yaml", 40)),
     "EK104": (edit("openenv.yaml", 'name: "echo_env"', "name: server"), ("openenv.yaml", 2)),
     "EK105": (edit("openenv.yaml", "app: server.app:app", "app: server/app.py"),
-              ("openenv.yaml", 5)),
+              ("openenv.yaml", 6)),
     "EK106": (edit("openenv.yaml", "app: server.app:app", "app: server.app:application"),
-              ("openenv.yaml", 5)),
-    "EK107": (edit("openenv.yaml", "port: 8000", "port: 80000"), ("openenv.yaml", 6)),
-    "EK108": (edit("openenv.yaml", "reward_range: [0.0, 1.0]", "reward_range: [1.0, 0.0]"),
-              ("openenv.yaml", 11)),
-    "EK109": (edit("openenv.yaml", "max_steps:", "max_step:"), ("openenv.yaml", 12)),
+              ("openenv.yaml", 6)),
+    "EK107": (edit("openenv.yaml", "port: 8000", "port: 80000"), ("openenv.yaml", 7)),
+    "EK108": (edit("openenv.yaml", "max_steps: 5", "max_steps: 0"), ("openenv.yaml", 37)),
+    "EK109": (edit("openenv.yaml", "max_steps:", "max_step:"), ("openenv.yaml", 37)),
     "EK110": (edit("openenv.yaml", "server.oracle:policy", "server.oracle:solve"),
-              ("openenv.yaml", 13)),
+              ("openenv.yaml", 36)),
+    "EK111": (edit("openenv.yaml", VALIDATION_BLOCK, ""), ("openenv.yaml", 1)),
+    "EK112": (edit("openenv.yaml", "    floor_margin: 0.1\n", ""), ("openenv.yaml", 12)),
+    "EK113": (edit("openenv.yaml", "range: [0.0, 1.0]", "range: [1.0, 0.0]"),
+              ("openenv.yaml", 12)),
+    "EK114": (edit("openenv.yaml", "    disk_mb: 1024\n", "    disk_mb: 1024\n    disk_gb: 1\n"),
+              ("openenv.yaml", 20)),
+    "EK115": (edit("openenv.yaml", "  network:\n", "  netwrk:\n"), ("openenv.yaml", 25)),
+    "EK116": (edit("openenv.yaml", "floor_margin: 0.1", "floor_margin: 0.05"),
+              ("openenv.yaml", 15)),
+    "EK117": (edit("openenv.yaml", "  network:\n", "  judge: {model: m, version: '1'}\n"
+                   "  network:\n"), ("openenv.yaml", 25)),
+    "EK118": (edit("openenv.yaml", "mode: no-network", "mode: no-network\n"
+                   "    allowed_hosts: [example.org]"), ("openenv.yaml", 27)),
+    "EK119": (both(edit("openenv.yaml", ENVKIT_SECTION, ""),
+                   edit("openenv.yaml", "  execution:\n", "  oracle: server.oracle:policy\n"
+                        "  max_steps: 5\n  execution:\n")), ("openenv.yaml", 27)),
+    "EK120": (edit("openenv.yaml", EXECUTION, ""), ("openenv.yaml", 11)),
+    "EK121": (delete("validation/runtime.json"), ("openenv.yaml", 29)),
+    "EK122": (edit("openenv.yaml", "dockerfile: Dockerfile", "dockerfile: server/Dockerfile"),
+              ("openenv.yaml", 30)),
+    "EK123": (edit("openenv.yaml", "  execution:\n", "  max_steps: 5\n  execution:\n"),
+              ("openenv.yaml", 27)),
     "EK201": (delete("pyproject.toml"), ("pyproject.toml", None)),
     "EK202": (edit("pyproject.toml", 'version = "0.1.0"\n', ""), ("pyproject.toml", 4)),
-    "EK203": (edit("pyproject.toml", '"openenv-core>=0.3.0,<0.4"', '"fastapi"'),
+    "EK203": (edit("pyproject.toml", '"openenv>=0.10,<0.11"', '"fastapi"'),
               ("pyproject.toml", 11)),
     "EK204": (edit("pyproject.toml", "server = ", "serve = "), ("pyproject.toml", 17)),
     "EK205": (delete("client.py"), ("client.py", None)),
@@ -100,6 +137,10 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
     "EK213": (edit("server/echo_env_environment.py", "    SUPPORTS_CONCURRENT_SESSIONS = True\n",
                    "    SUPPORTS_CONCURRENT_SESSIONS = False\n"),
               ("server/echo_env_environment.py", 45)),
+    "EK214": (edit("pyproject.toml", '"openenv>=0.10,<0.11"', '"openenv-core>=0.3.0,<0.4"'),
+              ("pyproject.toml", 12)),
+    "EK215": (edit("pyproject.toml", '"openenv>=0.10,<0.11",', '"openenv>=0.10,<0.11",\n'
+                   '    "openenv-core>=0.3",'), ("pyproject.toml", 13)),
     "EK301": (delete("Dockerfile"), ("Dockerfile", None)),
     "EK302": (move("Dockerfile", "server/Dockerfile"), ("server/Dockerfile", None)),
     "EK303": (append("Dockerfile", "FORM python:3.11-slim\n"), ("Dockerfile", 40)),
@@ -184,27 +225,90 @@ def test_dockerfile_env_value_token_is_flagged_without_value(clean_env: Path) ->
 def test_manifest_problems_are_all_reported_and_located(clean_env: Path) -> None:
     text = (clean_env / "openenv.yaml").read_text()
     text = text.replace("port: 8000", "port: 0").replace("max_steps: 5", "max_steps: 0")
-    text = text.replace("floor_margin: 0.1", "floor_margn: 0.1")
+    text = text.replace("seeds:", "sedes:").replace("memory_mb: 1024", "memory_mb: -1")
     (clean_env / "openenv.yaml").write_text(text)
     report = validate(clean_env, static=True)
     got = sorted((f.code, f.location.line) for f in report.findings)
-    assert got == [("EK107", 6), ("EK108", 12), ("EK109", 15)]
+    assert got == [("EK107", 7), ("EK108", 37), ("EK109", 38), ("EK113", 18)]
     typo = next(f for f in report.findings if f.code == "EK109")
-    assert "`floor_margin`" in typo.message
+    assert "`seeds`" in typo.message
 
 
 def test_top_level_typo_is_flagged(clean_env: Path) -> None:
-    edit("openenv.yaml", "validation:", "valdation:")(clean_env)
+    edit("openenv.yaml", "envkit:", "envkti:")(clean_env)
     report = validate(clean_env, static=True)
-    assert [(f.code, f.location.line) for f in report.findings] == [("EK109", 10)]
-    assert "did you mean `validation`" in report.findings[0].message
+    assert [(f.code, f.location.line) for f in report.findings] == [("EK109", 35)]
+    assert "did you mean `envkit`" in report.findings[0].message
+
+
+def test_policy_bounds_are_each_located(clean_env: Path) -> None:
+    text = (clean_env / "openenv.yaml").read_text()
+    text = text.replace("oracle_tolerance: 0.0", "oracle_tolerance: 0.2")
+    text = text.replace("floor_margin: 0.1", "floor_margin: 0.1\n    variance_tolerance: 0.3")
+    text = text.replace("episode_timeout_s: 60", "episode_timeout_s: 3601")
+    (clean_env / "openenv.yaml").write_text(text)
+    report = validate(clean_env, static=True)
+    got = sorted((f.code, f.location.line) for f in report.findings)
+    # variance_tolerance without llm_judged is fine for OpenEnv's model, but over the bound
+    assert got == [("EK116", 14), ("EK116", 16), ("EK116", 21)]
+
+
+def test_openenv_init_manifest_is_valid_and_keeps_defaults(tmp_path: Path) -> None:
+    """The manifest `openenv init` 0.10 writes: no error, only the schema-1 warning, and the
+    defaults envkit needs resolved (issue #11: it used to give four false EK109 errors)."""
+    from envkit.manifest import read_manifest
+
+    (tmp_path / "openenv.yaml").write_text(OPENENV_INIT_MANIFEST)
+    manifest = read_manifest(tmp_path)
+    assert manifest.validation is not None and manifest.validation.schema_version == "1"
+    spec = manifest.spec
+    assert spec.reward_range == (0.0, 1.0) and spec.floor_margin == 0.1
+    assert spec.episode_timeout_s == 60.0 and spec.memory_mb == 1024 and spec.cpu == 1.0
+    assert spec.network_mode == "public" and spec.oracle is None and spec.max_steps is None
+
+
+def test_legacy_layout_still_resolves(tmp_path: Path) -> None:
+    from envkit.manifest import read_manifest
+
+    (tmp_path / "openenv.yaml").write_text(
+        "name: old\nvalidation:\n  reward_range: [-1.0, 2.0]\n  max_steps: 7\n"
+        "  oracle: server.oracle:policy\n  floor_margin: 0.3\n")
+    m = read_manifest(tmp_path)
+    assert m.validation is None
+    assert (m.spec.reward_range, m.spec.max_steps, m.spec.floor_margin) == ((-1.0, 2.0), 7, 0.3)
+    assert m.spec.oracle == "server.oracle:policy"
+
+
+OPENENV_INIT_MANIFEST = """spec_version: 1
+name: my_env
+version: 0.1.0
+type: space
+runtime: fastapi
+app: server.app:app
+port: 8000
+validation:
+  reward:
+    range: [0.0, 1.0]
+    oracle_tolerance: 0.0
+    floor_margin: 0.1
+  resources:
+    cpu: 1.0
+    memory_mb: 1024
+    disk_mb: 512
+    episode_timeout_s: 60.0
+  capabilities:
+    verifier:
+      kind: reward_channel
+  types:
+    tags: [demo]
+"""
 
 
 def test_duplicate_yaml_key_is_located(clean_env: Path) -> None:
     append("openenv.yaml", "port: 9000\n")(clean_env)
     report = validate(clean_env, static=True)
     assert [f.code for f in report.findings] == ["EK102"]
-    assert report.findings[0].location.line == 16
+    assert report.findings[0].location.line == 40
     assert "duplicate key" in report.findings[0].message
 
 

@@ -128,7 +128,7 @@ CASES: dict[str, Case] = {
     "EK430": Case(crash="determinism.check", extra=_crash_reported),
     "EK501": Case("nan_reward"),
     "EK502": Case("bool_reward"),
-    "EK503": Case("out_of_range", extra=_says("`reward_range` [0, 1]")),
+    "EK503": Case("out_of_range", extra=_says("`validation.reward.range` [0, 1]")),
     "EK504": Case("constant"),
     "EK505": Case("hackable"),
     "EK506": Case("oracle_wrong", root=True, episodes=1, extra=_says("server.oracle:policy")),

@@ -17,7 +17,7 @@ from envkit.wire import EnvErrorFrame
 RESET_NONDETERMINISTIC = register(
     "EK411", "reset-not-deterministic", Severity.ERROR,
     summary="`reset(seed=s)` twice gives different observations.",
-    what="For each seed in `validation.seeds`, envkit resets twice on fresh sessions and "
+    what="For each seed in `envkit.seeds`, envkit resets twice on fresh sessions and "
          "deep-compares the observations, reporting the first differing field.",
     why="Reproducible evaluation and debugging need a seed to fix the episode "
         "(Gymnasium's determinism check).",
@@ -42,7 +42,7 @@ REWARD_NONDETERMINISTIC = register(
 SEED_IGNORED = register(
     "EK413", "seed-ignored", Severity.WARNING,
     summary="Different seeds give identical episodes: `reset()` most likely ignores `seed`.",
-    what="envkit resets with every seed in `validation.seeds` and plays the same actions; "
+    what="envkit resets with every seed in `envkit.seeds` and plays the same actions; "
          "when every reset observation and every reward is identical, the seed has no effect.",
     why="openenv-core silently drops `reset` arguments the method does not declare "
         "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever.",

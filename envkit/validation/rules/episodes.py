@@ -31,14 +31,14 @@ ACTION_RAISES = register(
 
 EPISODE_NEVER_ENDS = register(
     "EK414", "episode-never-ends", Severity.ERROR,
-    summary="Episodes do not end (done=true) within `validation.max_steps`.",
+    summary="Episodes do not end (done=true) within `envkit.max_steps`.",
     what="envkit plays fuzzed and degenerate policies and counts the steps until `done` is "
-         "true; none may exceed `validation.max_steps` (50 when it is not declared).",
+         "true; none may exceed `envkit.max_steps` (50 when it is not declared).",
     why="Trainers batch rollouts by episode; an episode that never ends blocks the batch "
         "until an outer timeout and wastes the GPU time around it.",
     example="The `openenv init` template returns `done=False` on every step.",
     fix="End the episode (done=True) on success and after a maximum number of steps; "
-        "declare it as `validation.max_steps`.",
+        "declare it as `envkit.max_steps`.",
 )
 
 STEP_AFTER_DONE = register(
@@ -119,9 +119,9 @@ def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -
         s.close()
     engine.ran(ACTION_RAISES, EPISODE_NEVER_ENDS)
     if overlong:
-        bound = (f"`validation.max_steps` ({settings.max_steps})"
+        bound = (f"`envkit.max_steps` ({settings.max_steps})"
                  if settings.max_steps_declared
-                 else f"{settings.max_steps} steps (`validation.max_steps` is not declared)")
+                 else f"{settings.max_steps} steps (`envkit.max_steps` is not declared)")
         engine.add(EPISODE_NEVER_ENDS,
                    f"Every episode must end (`done=true`) within {bound}; "
                    f"{len(overlong)} of {settings.episodes} fuzzed episodes did not (seeds "

@@ -18,30 +18,30 @@ SERVER_START_FAILED = register(
     "EK401", "server-start-failed", Severity.ERROR,
     summary="The environment server exits or does not answer GET /health in time.",
     what="envkit starts `uvicorn <app>` from openenv.yaml on a free 127.0.0.1 port and waits "
-         "for `GET /health` for `validation.startup_timeout_s` seconds (or `--timeout`).",
+         "for `GET /health` for `envkit.startup_timeout_s` seconds (or `--timeout`).",
     why="A server that does not start is a Space stuck in RUNTIME_ERROR and a trainer that "
         "never gets its first observation.",
     example="`ModuleNotFoundError: No module named 'models'` in server/app.py; a dataset "
             "download at import time that takes longer than the timeout.",
     fix="Read the log tail in the message, fix the import or start-up error, or raise "
-        "`validation.startup_timeout_s`.",
+        "`envkit.startup_timeout_s`.",
 )
 
 STEP_LATENCY = register(
     "EK421", "step-latency-over-budget", Severity.WARNING,
-    summary="The 95th percentile of step latency exceeds `validation.step_timeout_s`.",
+    summary="The 95th percentile of step latency exceeds `envkit.step_timeout_s`.",
     what="envkit times every `step` it sends (request to answer) and compares the p95 with "
-         "`validation.step_timeout_s` (5 s by default).",
+         "`envkit.step_timeout_s` (5 s by default).",
     why="A slow step throttles every rollout; openenv-core has no server-side step timeout.",
     example="`step` calls a remote judge synchronously.",
-    fix="Make `step` faster (cache, batch, precompute) or raise `validation.step_timeout_s` "
+    fix="Make `step` faster (cache, batch, precompute) or raise `envkit.step_timeout_s` "
         "when the latency is expected.",
 )
 
 ENV_UNRESPONSIVE = register(
     "EK422", "env-unresponsive", Severity.ERROR,
     summary="The environment did not answer a frame within the timeout.",
-    what="Every request envkit sends has a deadline (twice `validation.step_timeout_s`, at "
+    what="Every request envkit sends has a deadline (twice `envkit.step_timeout_s`, at "
          "least 2 s, at most `--timeout`); a request without an answer stops the runtime "
          "stage.",
     why="A hanging `step` hangs the trainer's rollout worker and holds its session slot "

@@ -1,8 +1,10 @@
 """EK2xx project and packaging rules (pyproject, files, README card, inference script).
 
-Facts (docs/protocol.md): `openenv validate` checks pyproject.toml, uv.lock, a
-`[project.scripts] server` entry containing `:main`, a dependency starting with "openenv", and
-`def main(` plus an `if __name__ == "__main__"` guard in server/app.py. `create_app(...,
+Facts (docs/rules.md, issue #11): OpenEnv 0.10's deployment check
+(`openenv.cli._validation.validate_multi_mode_deployment`; 0.10's `openenv validate` path mode
+no longer runs it) wants pyproject.toml, uv.lock, a `[project.scripts] server` entry containing
+`:main`, an `openenv` (or legacy `openenv-core`) dependency, and `def main(` plus an
+`if __name__ == "__main__"` guard in server/app.py. `create_app(...,
 max_concurrent_envs=N)` defaults to 1 and N > 1 needs `SUPPORTS_CONCURRENT_SESSIONS = True`.
 TRL needs capacity >= its generation batch size.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
+from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
@@ -20,11 +23,11 @@ PYPROJECT_MISSING = register(
     "EK201", "pyproject-missing", Severity.ERROR,
     summary="`pyproject.toml` is missing.",
     what="The environment has a `pyproject.toml`.",
-    why="The Docker image, `uv run server`, `openenv validate` and pip installs all read the "
-        "dependencies and the `server` script from it.",
+    why="The Docker image, `uv run server`, pip installs and OpenEnv's deployment check "
+        "(`openenv.cli._validation`) read the dependencies and the `server` script from it.",
     example="An environment with only `requirements.txt`.",
     fix="Add a PEP 621 `pyproject.toml` with `[project]` (name, version, dependencies "
-        "including `openenv-core`) and `[project.scripts] server = \"<pkg>.server.app:main\"`.",
+        "including `openenv`) and `[project.scripts] server = \"<pkg>.server.app:main\"`.",
 )
 PYPROJECT_INVALID = register(
     "EK202", "pyproject-invalid", Severity.ERROR,
@@ -34,24 +37,25 @@ PYPROJECT_INVALID = register(
          "and a valid `requires-python`.",
     why="pip, uv and the Docker build refuse an invalid project table, late and with less "
         "context.",
-    example="`dependencies = \"openenv-core\"` (a string instead of a list).",
+    example="`dependencies = \"openenv\"` (a string instead of a list).",
     fix="Correct the key the message names.",
 )
 NO_OPENENV_DEP = register(
     "EK203", "openenv-dependency-missing", Severity.ERROR,
-    summary="`[project] dependencies` does not include openenv-core.",
-    what="One of `[project] dependencies` is a package whose name starts with `openenv` "
-         "(what `openenv validate` checks), normally `openenv-core`.",
+    summary="`[project] dependencies` does not include `openenv`.",
+    what="`[project] dependencies` includes the OpenEnv runtime, `openenv` (0.10; "
+         "`openenv-core` also counts here, see EK214), as OpenEnv's deployment check "
+         "requires.",
     why="The server imports `openenv.core`; without the dependency the image builds and then "
         "fails at start-up with ModuleNotFoundError.",
     example="`dependencies = [\"fastapi\", \"uvicorn\"]`.",
-    fix="Add `\"openenv-core>=0.3,<0.4\"` to `[project] dependencies`.",
+    fix="Add `\"openenv>=0.10,<0.11\"` to `[project] dependencies`.",
 )
 NO_SERVER_SCRIPT = register(
     "EK204", "server-script-missing", Severity.ERROR,
     summary="`[project.scripts]` has no `server` entry pointing at `...:main`.",
     what="`[project.scripts] server` exists and names a `main` function "
-         "(`<pkg>.server.app:main`), as `openenv validate` requires.",
+         "(`<pkg>.server.app:main`), as OpenEnv's deployment check requires.",
     why="`uv run server` and OpenEnv's multi-mode deployment start the environment through "
         "this script.",
     example="`[project.scripts] serve = \"my_env.server.app:run\"`.",
@@ -72,9 +76,9 @@ SERVER_NO_MAIN = register(
     summary="`server/app.py` lacks `def main(...)` or an `if __name__ == \"__main__\":` guard "
             "calling it.",
     what="`server/app.py` defines a top-level `main` function and calls it under "
-         "`if __name__ == \"__main__\":` (what `openenv validate` checks).",
-    why="The `server` console script and `python -m server.app` need both; `openenv validate` "
-        "fails without them.",
+         "`if __name__ == \"__main__\":` (what OpenEnv's deployment check looks for).",
+    why="The `server` console script and `python -m server.app` need both; OpenEnv's "
+        "deployment check (`openenv.cli._validation`) fails without them.",
     example="A `server/app.py` that only defines `app = create_app(...)`.",
     fix="Add `def main(host: str = \"127.0.0.1\", port: int = 8000): uvicorn.run(app, "
         "host=host, port=port)` and `if __name__ == \"__main__\": main()`.",
@@ -115,8 +119,8 @@ UV_LOCK_MISSING = register(
     "EK210", "uv-lock-missing", Severity.WARNING,
     summary="`uv.lock` is missing.",
     what="The environment has a `uv.lock` next to `pyproject.toml`.",
-    why="`openenv validate` fails without it, and Docker/Space builds resolve dependencies "
-        "afresh each time, so two builds can differ.",
+    why="OpenEnv's deployment check fails without it, and Docker/Space builds resolve "
+        "dependencies afresh each time, so two builds can differ.",
     example="A fresh environment where `uv lock` was never run.",
     fix="Run `uv lock` in the environment directory and commit `uv.lock`.",
 )
@@ -151,10 +155,34 @@ CONCURRENCY_UNDECLARED = register(
             "`SUPPORTS_CONCURRENT_SESSIONS = True`.",
     what="When the app allows more than one session, the environment class passed to "
          "`create_app` sets `SUPPORTS_CONCURRENT_SESSIONS = True`.",
-    why="openenv-core refuses to start such a server, so the Space crashes at start-up.",
+    why="OpenEnv's `create_app` refuses to start such a server, so the Space crashes at "
+        "start-up.",
     example="`create_app(MyEnv, ..., max_concurrent_envs=8)` with `MyEnv` not declaring it.",
     fix="Set `SUPPORTS_CONCURRENT_SESSIONS = True` on the class once its state lives on the "
         "instance, or lower `max_concurrent_envs` to 1.",
+)
+
+OPENENV_CORE_DEP = register(
+    "EK214", "openenv-core-dependency", Severity.WARNING,
+    summary="The environment depends on `openenv-core`, the distribution OpenEnv replaced by "
+            "`openenv`.",
+    what="`[project] dependencies` names `openenv` (0.10), not `openenv-core` (which stopped "
+         "at 0.3.0).",
+    why="`openenv` and `openenv-core` install the same packages and silently overwrite each "
+        "other in one venv; TRL's OpenEnv harness imports `openenv.core.harness`, which only "
+        "`openenv` has.",
+    example="`dependencies = [\"openenv-core>=0.3.0,<0.4\"]`.",
+    fix="Replace it with `\"openenv>=0.10,<0.11\"` (the import paths stay `openenv.core...`), "
+        "or run `envkit migrate`, which also moves requirements files and Dockerfile installs.",
+)
+OPENENV_BOTH = register(
+    "EK215", "openenv-dependency-conflict", Severity.ERROR,
+    summary="The environment depends on both `openenv` and `openenv-core`.",
+    what="`[project] dependencies` names only one OpenEnv distribution.",
+    why="Both install the top-level packages `openenv` and `openenv_core`: whichever is "
+        "installed last wins, file by file, so the server may import a mix of 0.3 and 0.10.",
+    example="`dependencies = [\"openenv>=0.10,<0.11\", \"openenv-core>=0.3\"]`.",
+    fix="Remove `openenv-core` (or run `envkit migrate`).",
 )
 
 REQUIRED_FILES = ("__init__.py", "models.py", "client.py", "server/__init__.py", "server/app.py")
@@ -175,8 +203,8 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     yield from _inference(ctx)
     if not ctx.exists("uv.lock"):
         yield UV_LOCK_MISSING.finding(
-            "Expected `uv.lock` next to `pyproject.toml`; found none. `openenv validate` and "
-            "reproducible Space builds need it.", location=Location("uv.lock"))
+            "Expected `uv.lock` next to `pyproject.toml`; found none. OpenEnv's deployment "
+            "check and reproducible Space builds need it.", location=Location("uv.lock"))
     yield from _concurrency(ctx)
 
 
@@ -185,13 +213,13 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
     data, error = ctx.pyproject()
     codes = ("EK202", "EK203", "EK204")
     if data is None and error is None:
-        ctx.skip(codes, "no pyproject.toml")
+        ctx.skip(codes + ("EK214", "EK215"), "no pyproject.toml")
         yield PYPROJECT_MISSING.finding(
             "Expected `pyproject.toml` in the environment directory; found none.",
             location=Location("pyproject.toml"))
         return
     if error is not None:
-        ctx.skip(("EK203", "EK204"), "pyproject.toml is not TOML")
+        ctx.skip(("EK203", "EK204", "EK214", "EK215"), "pyproject.toml is not TOML")
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
         loc = Location("pyproject.toml", int(m.group(1)), int(m.group(2))) if m else \
             Location("pyproject.toml")
@@ -207,7 +235,7 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
         return Location("pyproject.toml", line or proj_line or 1, 1)
 
     if not isinstance(project, dict):
-        ctx.skip(("EK203", "EK204"), "no [project] table")
+        ctx.skip(("EK203", "EK204", "EK214", "EK215"), "no [project] table")
         yield PYPROJECT_INVALID.finding(
             "`pyproject.toml` must have a PEP 621 `[project]` table; found none. Most likely "
             "the metadata is in `[tool.poetry]` or `setup.py`.", location=loc())
@@ -245,19 +273,42 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
             yield PYPROJECT_INVALID.finding(
                 f"`[project] requires-python` must be a version specifier such as `>=3.10`; "
                 f"got {rp!r}.", location=loc(r"^\s*requires-python\s*="))
-    if not any(n.startswith("openenv") for n in names):
-        yield NO_OPENENV_DEP.finding(
-            "`[project] dependencies` must include `openenv-core` (the server imports "
-            f"`openenv.core`); got {', '.join(names) or 'no dependencies'}.",
-            location=loc(r"^\s*dependencies\s*="))
+    yield from _openenv_dependency(names, deps, loc)
     scripts = project.get("scripts") if isinstance(project.get("scripts"), dict) else {}
     server = scripts.get("server")
     if not isinstance(server, str) or ":main" not in server:
         got = f"`server = {server!r}`" if server is not None else "no `server` entry"
         yield NO_SERVER_SCRIPT.finding(
             "`[project.scripts]` must have `server = \"<package>.server.app:main\"` (what "
-            f"`uv run server` and `openenv validate` use); got {got}.",
+            f"`uv run server` and OpenEnv's deployment check use); got {got}.",
             location=loc(r"^\s*server\s*=" if server is not None else r"^\s*\[project\.scripts\]"))
+
+
+def _openenv_dependency(names: list[str], deps: list[str], loc: Any) -> Iterator[Finding]:
+    """EK203, EK214, EK215 (issue #11: `openenv` 0.10 is the runtime; `openenv-core` is the
+    distribution it replaced; both install the same packages)."""
+    def where(name: str) -> Location:
+        dep = next((d for d in deps if re.match(rf"\s*{name.replace('-', '[-_.]')}\b", d,
+                                                re.IGNORECASE)), None)
+        return loc(re.escape(dep) if dep else r"^\s*dependencies\s*=")
+
+    has_new, has_core = "openenv" in names, "openenv-core" in names
+    if has_new and has_core:
+        yield OPENENV_BOTH.finding(
+            "`[project] dependencies` must name one OpenEnv distribution; it names both "
+            "`openenv` and `openenv-core`, which overwrite each other's files in one venv.",
+            location=where("openenv-core"))
+    elif has_core:
+        yield OPENENV_CORE_DEP.finding(
+            "`[project] dependencies` should name `openenv` (0.10); it names `openenv-core`, "
+            "the distribution `openenv` replaced (it stopped at 0.3.0).",
+            location=where("openenv-core"),
+            fix="Replace it with `\"openenv>=0.10,<0.11\"`, or run `envkit migrate`.")
+    elif not has_new:
+        yield NO_OPENENV_DEP.finding(
+            "`[project] dependencies` must include `openenv` (the server imports "
+            f"`openenv.core`); got {', '.join(names) or 'no dependencies'}.",
+            location=loc(r"^\s*dependencies\s*="))
 
 
 # -- files and modules -------------------------------------------------------------------------
@@ -491,7 +542,7 @@ def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
         node = kw.value if kw is not None else call
         where = Location(app_rel, node.lineno, node.col_offset + 1)
         if capacity == 1:
-            how = "is 1" if kw is not None else "is not set (openenv-core's default is 1)"
+            how = "is 1" if kw is not None else "is not set (OpenEnv's default is 1)"
             yield CAPACITY_ONE.finding(
                 f"`create_app(max_concurrent_envs=...)` should be at least the trainer's "
                 f"generation batch size; it {how}. A second concurrent session gets "
@@ -505,7 +556,7 @@ def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
                 if flag is False:
                     yield CONCURRENCY_UNDECLARED.finding(
                         f"`{env_name}` must set `SUPPORTS_CONCURRENT_SESSIONS = True` when "
-                        f"`max_concurrent_envs={capacity}`; it does not, so openenv-core "
+                        f"`max_concurrent_envs={capacity}`; it does not, so OpenEnv "
                         "refuses to start the server.",
                         location=Location(found[0], found[1].lineno, found[1].col_offset + 1))
     for rel in files:

@@ -42,15 +42,15 @@ REWARD_NOT_NUMERIC = register(
 
 REWARD_OUT_OF_RANGE = register(
     "EK503", "reward-out-of-range", Severity.ERROR,
-    summary="A step reward lies outside `validation.reward_range` ([0, 1] by default).",
+    summary="A step reward lies outside `validation.reward.range` ([0, 1] by default).",
     what="Every step reward envkit receives must lie in `[lo, hi]` of "
-         "`validation.reward_range`.",
+         "`validation.reward.range`.",
     why="Reward scale is part of the training recipe (advantages, KL weights, clipping); an "
         "unbounded reward lets one rollout dominate the batch (RFC 008 defaults to [0, 1]).",
     example="The `openenv init` template: `reward = len(message) * 0.1`, 20.0 for a "
             "200-character answer.",
     fix="Bound the reward (normalise or clamp it), or declare the true range in "
-        "`validation.reward_range`.",
+        "`validation.reward.range`.",
 )
 
 REWARD_CONSTANT = register(
@@ -73,8 +73,8 @@ REWARD_HACKABLE = register(
     what="envkit plays degenerate policies built from the action schema: empty values "
          "(empty strings, zeros, false, empty lists), minimum values, maximum values "
          "(longest strings, largest numbers) and the first fuzzed action repeated. None may "
-         "reach `hi` of `validation.reward_range`, nor score (best step reward, averaged over "
-         "the seeds) within `validation.floor_margin` of the oracle.",
+         "reach `hi` of `validation.reward.range`, nor score (best step reward, averaged over "
+         "the seeds) within `validation.reward.floor_margin` of the oracle.",
     why="The policy will find the shortcut: a verifier on the Hub gave 1.0 to the empty "
         "answer (huggingface/OpenEnv#778), and a length-based reward trains verbosity.",
     example="`reward = len(message) * 0.1`: a 200-character answer of `a`s scores 20.",
@@ -84,27 +84,27 @@ REWARD_HACKABLE = register(
 
 ORACLE_BELOW_MAX = register(
     "EK506", "oracle-below-max", Severity.ERROR,
-    summary="The declared oracle does not reach `hi` of `validation.reward_range`, or fails.",
-    what="envkit runs `validation.oracle` (a `module:callable` taking the observation dict, "
+    summary="The declared oracle does not reach `hi` of `validation.reward.range`, or fails.",
+    what="envkit runs `envkit.oracle` (a `module:callable` taking the observation dict, "
          "run in the environment's interpreter) for one episode per seed; its best step "
          "reward must reach `hi` in every episode.",
     why="If a perfect policy cannot reach the maximum, the reward is broken or the range is "
         "wrong, and the reward-hacking check has nothing to compare against.",
     example="The oracle answers `observation[\"target\"]` but the observation field was "
             "renamed to `goal`.",
-    fix="Fix the reward or the oracle, or lower `hi` in `validation.reward_range`.",
+    fix="Fix the reward or the oracle, or lower `hi` in `validation.reward.range`.",
 )
 
 NO_ORACLE = register(
     "EK507", "no-oracle", Severity.INFO,
     summary="No oracle is declared, so the reward-hacking floor is checked against `hi` only.",
-    what="`validation.oracle` is not set in openenv.yaml (or envkit validated a URL without "
+    what="`envkit.oracle` is not set in openenv.yaml (or envkit validated a URL without "
          "the environment's files).",
     why="An oracle proves the maximum reward is reachable and lets envkit compare "
         "degenerate policies with the best one.",
-    example="`validation:` without `oracle:`.",
+    example="An `envkit:` section without `oracle:`.",
     fix="Write `server/oracle.py` with `def policy(observation: dict) -> dict` and set "
-        "`validation.oracle: server.oracle:policy`.",
+        "`envkit.oracle: server.oracle:policy`.",
 )
 
 
@@ -146,7 +146,7 @@ def verdicts(engine: Engine) -> None:
                                 "or a missing `reward=`.",
         REWARD_NOT_NUMERIC.code: "Every step reward must be a number; {n} of {total} were "
                                  "not, first: {first}.",
-        REWARD_OUT_OF_RANGE.code: f"Every step reward must lie in `reward_range` [{lo:g}, "
+        REWARD_OUT_OF_RANGE.code: f"Every step reward must lie in `validation.reward.range` [{lo:g}, "
                                   f"{hi:g}]; {{n}} of {{total}} did not, first: {{first}}. "
                                   "Most likely the reward is not normalised.",
     }
@@ -180,7 +180,7 @@ def oracle(engine: Engine, root: Path | None, python: str | None) -> float | Non
     engine.ran(ORACLE_BELOW_MAX, NO_ORACLE)
     if not spec:
         engine.add(NO_ORACLE,
-                   "An oracle should be declared (`validation.oracle`) so the maximum "
+                   "An oracle should be declared (`envkit.oracle`) so the maximum "
                    f"reward ({settings.hi:g}) is shown reachable; none is"
                    + ("." if settings.has_manifest
                       else " (validating a URL without the environment's manifest)."))
@@ -253,7 +253,7 @@ def degenerate(engine: Engine, schema: dict[str, Any], actions: ActionPool,
                     and settings.max_steps_declared
                     and not engine.has(episodes.EPISODE_NEVER_ENDS)):
                 engine.add(episodes.EPISODE_NEVER_ENDS,
-                           f"Every episode must end within `validation.max_steps` "
+                           f"Every episode must end within `envkit.max_steps` "
                            f"({settings.max_steps}); the degenerate policy `{name}` "
                            f"({fuzz.short_json(action)}) played {settings.max_steps} steps "
                            f"with seed {seed} without `done=true`.")
