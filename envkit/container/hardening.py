@@ -123,7 +123,12 @@ class HardenedOptions:
         return shm, budget - shm
 
     def create_kwargs(self, host_port: int | None, host: str = "127.0.0.1") -> dict[str, Any]:
-        """Keyword arguments for ``client.containers.create`` (without image, name, labels)."""
+        """Keyword arguments for ``client.containers.create`` (without image, name, labels).
+
+        Args:
+            host_port: TCP port to publish on ``host``; ``None`` lets the engine pick one.
+            host: address to publish on (loopback by default).
+        """
         shm, tmp = self._sizes()
         mem = f"{self.facts.memory_mb}m"
         kw: dict[str, Any] = {
@@ -136,7 +141,7 @@ class HardenedOptions:
         }
         if self.isolated:
             kw["network_mode"] = "none"
-        elif host_port is not None:
+        else:  # host_port None: the engine picks a free port (no race with a probe)
             kw["ports"] = {f"{self.facts.port}/tcp": (host, host_port)}
         return kw
 

@@ -156,7 +156,7 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         label = str(root) if root is not None else str(url)
     timings["total"] = time.perf_counter() - t0
     return ValidationReport(target=label, findings=kept, checks=checks, timings=timings,
-                            root=root)
+                            root=root, lane="url" if url else "source")
 
 
 def run_static_only(path: str | Path = ".", *, select: Sequence[str] | None = None,
