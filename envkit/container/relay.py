@@ -103,11 +103,13 @@ class ExecRelay:
     Args:
         container_id: the running container.
         port: the server's port inside the container.
+        bind_port: host port to listen on (127.0.0.1); 0 picks a free one.
     """
 
-    def __init__(self, container_id: str, port: int):
+    def __init__(self, container_id: str, port: int, *, bind_port: int = 0):
         self.container_id = container_id
         self.port = port
+        self.bind_port = bind_port
         self._proc: subprocess.Popen[bytes] | None = None
         self._listener: socket.socket | None = None
         self._conns: dict[int, socket.socket] = {}
@@ -138,7 +140,8 @@ class ExecRelay:
              str(self.port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, start_new_session=True)
         self._listener = socket.socket()
-        self._listener.bind(("127.0.0.1", 0))
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", self.bind_port))
         self._listener.listen(128)
         threading.Thread(target=self._accept, daemon=True, name="relay-accept").start()
         threading.Thread(target=self._demux, daemon=True, name="relay-demux").start()
