@@ -9,6 +9,7 @@ nothing envkit created may be left: no container, no network, no image.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -206,3 +207,25 @@ def test_cli_docker_flags_conflict(tmp_path, built_echo):
     r = Cli()("validate", "--docker", str(built_echo.path), "--static")
     assert r.exit_code == 2
     assert "--static does not apply to --docker" in r.stderr
+
+
+@pytest.mark.parametrize("template", ["echo", "guess", "code", "rlvr", "gymnasium", "tools"])
+def test_every_template_image_passes_the_lane(template, dclient, labels, run_id, tmp_path):
+    """Issue #14 "Done when": each template's image works read-only as an arbitrary uid and
+    passes the container lane with 0 findings (each builds its own image: slow, ~2-5 min)."""
+    from envkit.container import build_image, validate_docker
+    from envkit.scaffold import init_project
+    from envkit.validation.report import render
+
+    path = init_project(f"lane-{template}", template=template, output_dir=tmp_path,
+                        lock=True, skills=False).path
+    tag = f"envkit-test-lane-{template}:{run_id}"
+    try:
+        build_image(path, tag=tag, labels=labels)
+        report = validate_docker(path, image=tag)
+        assert report.findings == [], render(report, "text")
+        assert report.lane == "docker"
+    finally:
+        with contextlib.suppress(Exception):
+            dclient.images.remove(tag, force=True)
+    assert _lane_containers(dclient, path.resolve()) == []
