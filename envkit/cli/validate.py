@@ -145,8 +145,7 @@ def _validate_docker(path: Optional[Path], image: Optional[str], *, url: Optiona
                      ignore: Optional[list[str]], episodes: int, seed: int,
                      timeout: Optional[float], progress: Callable[[str], None]) -> Any:
     """``--docker`` / ``--image``: the container lane (issue #14)."""
-    for flag, used in (("--url", url is not None), ("--python", python is not None),
-                       ("--static", static)):
+    for flag, used in (("--url", url is not None), ("--static", static)):
         if used:
             raise UsageError(f"{flag} does not apply to --docker (the lane plays the image).",
                              hint=f"Drop {flag} or --docker.")
@@ -158,7 +157,7 @@ def _validate_docker(path: Optional[Path], image: Optional[str], *, url: Optiona
 
     return validate_docker(path or Path("."), image=image, select=select, ignore=ignore,
                            episodes=episodes, seed=seed, timeout_s=timeout,
-                           on_event=on_event, progress=progress)
+                           on_event=on_event, progress=progress, python=python)
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

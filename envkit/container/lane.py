@@ -167,10 +167,7 @@ class _Attempt:
             self.relay.start()
             url = self.relay.url
         else:
-            self.container.reload()
-            binding = self.container.attrs["NetworkSettings"]["Ports"][
-                f"{self.facts.port}/tcp"][0]
-            url = f"http://127.0.0.1:{binding['HostPort']}"
+            url = ""
         deadline = start + self.timeout_s
         next_look = start + SOCKET_CHECK_S
         with httpx.Client(timeout=2.0, trust_env=False) as http:
@@ -184,8 +181,10 @@ class _Attempt:
                 if state.get("Status") in ("exited", "dead"):
                     self.failure = ("exited", str(state.get("ExitCode")))
                     return None
+                if not url:
+                    url = self._published_url(state)
                 try:
-                    if http.get(f"{url}/health").status_code == 200:
+                    if url and http.get(f"{url}/health").status_code == 200:
                         return Started(self.container.id, url, time.monotonic() - start,
                                        self.relay)
                 except httpx.HTTPError:
@@ -205,6 +204,14 @@ class _Attempt:
                         self.failure = ("timeout", ", ".join(sorted(addrs)))
                     return None
                 time.sleep(POLL_S)
+
+    def _published_url(self, state: dict[str, Any]) -> str:
+        """``http://127.0.0.1:<port>`` once the engine reports the binding, else ''."""
+        ports = (self.container.attrs.get("NetworkSettings") or {}).get("Ports") or {}
+        bindings = ports.get(f"{self.facts.port}/tcp") or []
+        if not state.get("Running") or not bindings or not bindings[0].get("HostPort"):
+            return ""
+        return f"http://127.0.0.1:{bindings[0]['HostPort']}"
 
     def logs(self, lines: int | None = LOG_TAIL) -> str:
         from docker.errors import DockerException
@@ -413,7 +420,8 @@ def validate_docker(path: str | os.PathLike[str] = ".", *, image: str | None = N
                     labels: Mapping[str, str] | None = None,
                     build_options: Mapping[str, Any] | None = None,
                     on_event: Callable[[Any], None] | None = None,
-                    progress: Callable[[str], None] | None = None) -> Any:
+                    progress: Callable[[str], None] | None = None,
+                    python: str | None = None) -> Any:
     """``envkit validate --docker``: static checks, then the runtime stage played against the
     environment's image run hardened (issue #14).
 
@@ -428,6 +436,8 @@ def validate_docker(path: str | os.PathLike[str] = ".", *, image: str | None = N
         build_options: extra keyword arguments for ``build_image``.
         on_event: build progress (:class:`envkit.container.BuildEvent`).
         progress: short progress lines.
+        python: interpreter that runs the oracle (the agent side, on the host) against the
+            container (default as :func:`envkit.project.resolve_python`).
 
     Returns:
         A :class:`~envkit.validation.report.ValidationReport` with ``lane == "docker"``.
@@ -464,8 +474,9 @@ def validate_docker(path: str | os.PathLike[str] = ".", *, image: str | None = N
     reports: list[Any] = []
 
     def play(url: str) -> None:
-        reports.append(validate(root, url=url, select=select, ignore=ignore, episodes=episodes,
-                                seed=seed, timeout_s=timeout_s, progress=progress))
+        reports.append(validate(root, url=url, python=python, select=select, ignore=ignore,
+                                episodes=episodes, seed=seed, timeout_s=timeout_s,
+                                progress=progress, oracle_with_url=True))
 
     lane = run_lane(root, image, timeout_s=timeout_s, labels=labels, play=play,
                     progress=progress)

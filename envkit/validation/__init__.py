@@ -37,7 +37,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
              python: str | None = None, static: bool = False,
              select: Sequence[str] | None = None, ignore: Sequence[str] | None = None,
              episodes: int = 5, seed: int = 0, timeout_s: float | None = None,
-             progress: Callable[[str], None] | None = None) -> ValidationReport:
+             progress: Callable[[str], None] | None = None,
+             oracle_with_url: bool = False) -> ValidationReport:
     """Validate an environment directory, a running server, or both.
 
     Args:
@@ -57,6 +58,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         seed: seed of the action generator (runs are reproducible).
         timeout_s: overall runtime-stage budget in seconds (``None``: the engine's default).
         progress: called with short progress lines (the CLI prints them on stderr).
+        oracle_with_url: with ``url`` and ``path``, also play ``path``'s oracle (in
+            ``python``) against the URL; the docker lane does (issue #14).
 
     Returns:
         The :class:`ValidationReport`; ``report.passed`` is False when an error finding
@@ -117,7 +120,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
     else:
         from envkit.validation.runtime import RuntimeTarget, run_runtime
 
-        target = RuntimeTarget(url=url, root=None if url else root, manifest=manifest,
+        target = RuntimeTarget(url=url, root=root if oracle_with_url or not url else None,
+                               manifest=manifest,
                                python=python)
         outcome = run_runtime(target, episodes=episodes, seed=seed, timeout_s=timeout_s,
                               progress=progress)

@@ -46,16 +46,23 @@ def _overlay(built_echo, name: str, dest: Path) -> Path:
     return path
 
 
-def _declare_no_network(path: Path) -> None:
-    """Add RFC 008's ``validation.network: {mode: no-network}`` to the manifest (after the
-    build: until the manifest layout of issue #11 lands, envkit's manifest model rejects
-    the key, which only the lane's own reader needs)."""
+#: RFC 008 keys each fixture declares in ``validation:`` (added after the build: until the
+#: manifest layout of issue #11 lands, envkit's manifest model rejects them, and only the
+#: lane's own reader needs them).
+DECLARE = {
+    "ignores_no_network": {"network": {"mode": "no-network"}},
+    "over_memory": {"resources": {"cpu": 1, "memory_mb": 128, "disk_mb": 256,
+                                  "episode_timeout_s": 60}},
+}
+
+
+def _declare(path: Path, keys: dict) -> None:
     from ruamel.yaml import YAML
 
     yaml = YAML()
     manifest = path / "openenv.yaml"
     data = yaml.load(manifest.read_text(encoding="utf-8"))
-    data["validation"]["network"] = {"mode": "no-network"}
+    data["validation"].update(keys)
     with manifest.open("w", encoding="utf-8") as fh:
         yaml.dump(data, fh)
 
@@ -93,12 +100,11 @@ def fixture_images(built_echo, dclient, labels, run_id, tmp_path_factory):
 
     dest = tmp_path_factory.mktemp("lane-envs")
     out = {}
-    for name in ("loopback", "needs_root", "writes_app", "ignores_no_network"):
+    for name in ("loopback", "needs_root", "writes_app", "ignores_no_network", "over_memory"):
         path = _overlay(built_echo, name, dest)
         tag = f"envkit-test-lane-{name.replace('_', '-')}:{run_id}"
         build_image(path, tag=tag, labels=labels, check=False)
-        if name == "ignores_no_network":
-            _declare_no_network(path)
+        _declare(path, DECLARE.get(name, {}))
         out[name] = (path, tag)
     return out
 
@@ -108,6 +114,7 @@ def fixture_images(built_echo, dclient, labels, run_id, tmp_path_factory):
     ("needs_root", "EK441"),
     ("writes_app", "EK442"),
     ("ignores_no_network", "EK445"),
+    ("over_memory", "EK443"),
 ])
 def test_fixture_gives_exactly_its_finding(fixture_images, built_echo, dclient, name, code):
     from envkit.container import validate_docker
@@ -123,6 +130,8 @@ def test_fixture_gives_exactly_its_finding(fixture_images, built_echo, dclient, 
     assert tag in finding.message and "envkit run --docker --hardened" in finding.message
     if name == "ignores_no_network":
         assert "--network none" in finding.message
+    elif name == "over_memory":
+        assert "--memory 128m --memory-swap 128m" in finding.message
     else:
         assert "--publish 127.0.0.1::8000" in finding.message
     check = next(c for c in report.checks if c.code == code)
@@ -152,7 +161,7 @@ def test_no_network_template_plays_through_the_relay(built_echo, dclient, tmp_pa
 
     path = tmp_path / "echo-nn"
     shutil.copytree(built_echo.path, path)
-    _declare_no_network(path)
+    _declare(path, DECLARE["ignores_no_network"])
     before = _images(dclient)
     report = validate_docker(path, image=built_echo.tag, select=["EK44", "EK40"])
     assert report.findings == [], report.findings
