@@ -1,6 +1,6 @@
 """Benchmark of `envkit validate`'s runtime stage (issue #3, "Benchmark").
 
-Run:  .venv/bin/python bench/validate.py [--episodes 5] [--steps 300]
+Run:  .venv/bin/python bench/validate.py [--episodes 5] [--steps 300] [--no-docker | --only-lanes]
 
 Measured in the same run, on a freshly generated echo environment:
 1. the server's own cold start (start uvicorn, wait for GET /health) -- the baseline;
@@ -8,6 +8,8 @@ Measured in the same run, on a freshly generated echo environment:
 3. static-only validate (`envkit.validation.validate(static=True)`)       target <= 0.5 s;
 4. fuzz steps/s (envkit's session stepping fuzzed actions) vs raw client steps/s
    (openenv-core's GenericEnvClient on the same server)                     target >= 0.8x.
+5. (issue #14; skip with --no-docker) the container lane (`validate_docker`, image already built:
+   warm image cache) vs the source lane (`validate`), both full runs       target <= 2x.
 """
 
 from __future__ import annotations
@@ -93,10 +95,47 @@ def fuzz_vs_raw(root: Path, steps: int) -> tuple[float, float]:
         server.stop(grace_s=1)
 
 
+def lanes(root: Path, episodes: int) -> tuple[float, float, float]:
+    """(source lane s, docker lane s, build s): full `validate` runs of each lane; the image
+    is built once first (the docker lane then finds it warm, like a re-run before a deploy)."""
+    from envkit.container import build_image, validate_docker
+    from envkit.validation import validate
+
+    tag = "envkit-bench-echo:latest"
+    t = time.perf_counter()
+    build_image(root, tag=tag, labels={"envkit.bench": "validate"})
+    build = time.perf_counter() - t
+    try:
+        validate_docker(root, image=tag, episodes=episodes)  # warm the page cache once
+        t = time.perf_counter()
+        docker = validate_docker(root, image=tag, episodes=episodes)
+        docker_s = time.perf_counter() - t
+        t = time.perf_counter()
+        source = validate(root, python=sys.executable, episodes=episodes)
+        source_s = time.perf_counter() - t
+        for lane, rep in (("docker", docker), ("source", source)):
+            if rep.errors:
+                print(f"warning: the {lane} lane reported {len(rep.errors)} error(s): "
+                      + ", ".join(f.code for f in rep.errors), file=sys.stderr)
+    finally:
+        from envkit.container import docker_client
+
+        client = docker_client()
+        try:
+            client.images.remove(tag, force=True)
+        finally:
+            client.close()
+    return source_s, docker_s, build
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--episodes", type=int, default=5)
     ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--no-docker", dest="docker", action="store_false",
+                    help="skip the container lane vs source lane timing (needs Docker)")
+    ap.add_argument("--only-lanes", action="store_true",
+                    help="time only the two lanes")
     args = ap.parse_args()
 
     from envkit.scaffold import init_project
@@ -106,6 +145,14 @@ def main() -> None:
         from envkit.manifest import read_manifest
 
         app = read_manifest(root).app
+        lane_times = lanes(root, args.episodes) if args.docker else None
+        if lane_times is not None:
+            src, dock, build = lane_times
+            print(f"source lane validate          {src:7.2f} s")
+            print(f"docker lane validate          {dock:7.2f} s   ratio {dock / src:5.2f}x  "
+                  f"(target <= 2x; warm image, built once in {build:.1f} s)")
+        if args.only_lanes:
+            return
         cold_start(root, app)  # warm the OS caches once, like any later run would be
         base = cold_start(root, app)
         full, nfind = full_runtime(root, args.episodes)

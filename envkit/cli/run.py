@@ -50,6 +50,10 @@ def run_cmd(
     label: Annotated[Optional[list[str]], typer.Option(
         "--label", help="--docker: extra container (and image) label KEY=VALUE "
         "(repeatable).", show_default=False)] = None,
+    hardened: Annotated[bool, typer.Option(
+        "--hardened", help="--docker: run as `envkit validate --docker` does (read-only, uid "
+        "65532, no capabilities, declared memory/CPU/network) to reproduce its "
+        "findings.")] = False,
 ) -> None:
     """Serve the environment until Ctrl-C: with uvicorn, or in Docker with --docker.
 
@@ -70,6 +74,7 @@ def run_cmd(
       envkit run --docker
       envkit run --docker --detach --port 8000 -e MY_KEY=1 --web
       envkit run --timeout 600   # serve for at most 10 minutes (e.g. in CI)
+      envkit run --docker --hardened
     """
     variables = parse_key_values(env, "--env")
     if web:
@@ -85,10 +90,11 @@ def run_cmd(
         _run_docker(path, host=host, port=port, timeout=startup_timeout, env=variables,
                     build=build,
                     detach=detach, name=name, tag=tag,
-                    labels=parse_key_values(label, "--label"))
+                    labels=parse_key_values(label, "--label"), hardened=hardened)
         return
     for flag, used in (("--build", build), ("--detach", detach), ("--name", name is not None),
-                       ("--tag", tag is not None), ("--label", bool(label))):
+                       ("--tag", tag is not None), ("--label", bool(label)),
+                       ("--hardened", hardened)):
         if used:
             raise UsageError(f"{flag} needs --docker.", hint=f"Add --docker or drop {flag}.")
 
@@ -141,16 +147,27 @@ def _stop(server: object, message: str) -> None:
 
 def _run_docker(path: Path, *, host: str, port: int | None, timeout: float | None,
                 env: dict[str, str], build: bool, detach: bool, name: str | None,
-                tag: str | None, labels: dict[str, str]) -> None:
+                tag: str | None, labels: dict[str, str], hardened: bool = False) -> None:
     from envkit.cli.build import BuildProgress
     from envkit.container import run_container
+
+    if hardened and detach:
+        from envkit.container.hardening import container_facts
+        from envkit.project import EnvProject
+
+        if container_facts(EnvProject.load(path).root).network_mode == "no-network":
+            raise UsageError("--hardened --detach cannot serve a `no-network` environment: "
+                             "its port is relayed by this process.",
+                             hint="Drop --detach (Ctrl-C stops it) or --hardened.")
 
     progress = BuildProgress(quiet=False, live=_output.is_tty())
     with progress:
         running = run_container(path, tag=tag, host=host, port=port, env=env, build=build,
                                 name=name, labels=labels, timeout_s=timeout,
-                                on_event=progress)
+                                on_event=progress, hardened=hardened)
     try:
+        if running.docker_run:
+            _output.info(f"  hardened as: {_output.esc(running.docker_run)}")
         _output.success(f"{_output.esc(running.image)} is serving at {running.url} in container "
                         f"{_output.esc(running.name)} (ready in {running.ready_s:.1f} s).")
         _output.info(f"  WebSocket sessions: {running.url.replace('http', 'ws', 1)}/ws   "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -72,6 +72,13 @@ def validate_cmd(
     explain_code: Annotated[Optional[str], typer.Option(
         "--explain", metavar="CODE", help="Print the documentation of one rule and exit.")]
     = None,
+    docker: Annotated[bool, typer.Option(
+        "--docker", help="Container lane: build the image (or use --image), run it hardened "
+        "(read-only, uid 65532, no capabilities, declared memory/CPU/network) and play the "
+        "runtime stage through its port.")] = False,
+    image: Annotated[Optional[str], typer.Option(
+        "--image", metavar="TAG", help="--docker: play this image instead of building one.",
+        show_default=False)] = None,
 ) -> None:
     """Check an environment: manifest, packaging, Dockerfile, secrets, live protocol, rewards.
 
@@ -87,6 +94,8 @@ def validate_cmd(
       envkit validate
       envkit validate envs/my-env --static
       envkit validate --url https://me-my-env.hf.space
+      envkit validate --docker
+      envkit validate --docker --image my-env:0.1.0
       envkit validate --format github --select EK1,EK2,EK3
       envkit validate --format junit --output report.xml --exit-zero
       envkit validate --explain EK503
@@ -110,10 +119,17 @@ def validate_cmd(
             _output.err.print(f"[dim]{_output.esc(line)}[/dim]")
 
     with status if status is not None else contextlib.nullcontext():
-        report = validate(path, url=url, python=python, static=static, select=select,
-                          ignore=ignore, episodes=episodes, seed=seed, timeout_s=timeout,
-                          startup_timeout_s=startup_timeout, reply_timeout_s=reply_timeout,
-                          progress=progress)
+        if docker or image is not None:
+            report = _validate_docker(path, image, url=url, python=python, static=static,
+                                      select=select, ignore=ignore, episodes=episodes,
+                                      seed=seed, timeout=timeout,
+                                      startup_timeout=startup_timeout,
+                                      reply_timeout=reply_timeout, progress=progress)
+        else:
+            report = validate(path, url=url, python=python, static=static, select=select,
+                              ignore=ignore, episodes=episodes, seed=seed, timeout_s=timeout,
+                              startup_timeout_s=startup_timeout,
+                              reply_timeout_s=reply_timeout, progress=progress)
     sink = _output.Output(fmt)
     text = render(report, fmt.value)
     if output is not None:
@@ -130,6 +146,28 @@ def validate_cmd(
             _output.info(_output.esc(summary_line(report)))
     if not report.passed and not exit_zero:
         raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _validate_docker(path: Optional[Path], image: Optional[str], *, url: Optional[str],
+                     python: Optional[str], static: bool, select: Optional[list[str]],
+                     ignore: Optional[list[str]], episodes: int, seed: int,
+                     timeout: Optional[float], startup_timeout: Optional[float],
+                     reply_timeout: Optional[float], progress: Callable[[str], None]) -> Any:
+    """``--docker`` / ``--image``: the container lane (issue #14)."""
+    for flag, used in (("--url", url is not None), ("--static", static)):
+        if used:
+            raise UsageError(f"{flag} does not apply to --docker (the lane plays the image).",
+                             hint=f"Drop {flag} or --docker.")
+    from envkit.container.lane import validate_docker
+
+    def on_event(event: Any) -> None:
+        if event.kind == "step":
+            progress(f"build step {event.step}/{event.total}: {event.text}")
+
+    return validate_docker(path or Path("."), image=image, select=select, ignore=ignore,
+                           episodes=episodes, seed=seed, timeout_s=timeout,
+                           startup_timeout_s=startup_timeout, reply_timeout_s=reply_timeout,
+                           on_event=on_event, progress=progress, python=python)
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

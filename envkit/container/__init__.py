@@ -5,6 +5,8 @@
 
 from envkit.container._engine import MANAGED_LABEL, docker_client, docker_host
 from envkit.container.build import BuildEvent, BuildResult, BuildStep, build_image
+from envkit.container.hardening import HardenedOptions, container_facts
+from envkit.container.lane import validate_docker
 from envkit.container.run import (
     RunningContainer,
     StoppedContainer,
@@ -12,6 +14,7 @@ from envkit.container.run import (
     stop_containers,
 )
 
-__all__ = ["MANAGED_LABEL", "BuildEvent", "BuildResult", "BuildStep", "RunningContainer",
-           "StoppedContainer", "build_image", "docker_client", "docker_host", "run_container",
-           "stop_containers"]
+__all__ = ["MANAGED_LABEL", "BuildEvent", "BuildResult", "BuildStep", "HardenedOptions",
+           "RunningContainer", "StoppedContainer", "build_image", "container_facts",
+           "docker_client", "docker_host", "run_container", "stop_containers",
+           "validate_docker"]

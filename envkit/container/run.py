@@ -35,6 +35,7 @@ class RunningContainer:
         container_port: the manifest's port inside the container.
         ready_s: seconds from start until healthy.
         build: the build done first, or ``None`` when an existing image was used.
+        docker_run: with ``hardened``, the equivalent ``docker run`` line (issue #14).
     """
 
     id: str
@@ -45,7 +46,9 @@ class RunningContainer:
     container_port: int
     ready_s: float = 0.0
     build: BuildResult | None = None
+    docker_run: str = ""
     _client: Any = field(default=None, repr=False)
+    _relay: Any = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -103,6 +106,9 @@ class RunningContainer:
 
     def stop(self, timeout_s: float = 3.0) -> None:
         """Stop (SIGTERM, then SIGKILL after ``timeout_s`` seconds) and remove. Idempotent."""
+        if self._relay is not None:
+            self._relay.close()
+            self._relay = None
         _stop_and_remove(self._client, self.id, timeout_s)
 
     def close(self) -> None:
@@ -156,6 +162,7 @@ def run_container(
     timeout_s: float | None = None,
     build_options: Mapping[str, Any] | None = None,
     on_event: Callable[[BuildEvent], None] | None = None,
+    hardened: bool = False,
 ) -> RunningContainer:
     """Start the environment's image detached and wait until it is healthy.
 
@@ -177,6 +184,11 @@ def run_container(
             ``envkit.startup_timeout_s``, 60).
         build_options: extra keyword arguments for ``build_image`` (``no_cache``, ...).
         on_event: build progress and warnings (see :class:`BuildEvent`).
+        hardened: run with the container lane's options (issue #14; see
+            :class:`envkit.container.hardening.HardenedOptions`): read-only, uid 65532, no
+            capabilities, declared memory/CPU, ``/tmp`` tmpfs. With ``network.mode:
+            no-network`` the container gets ``--network none`` and ``host:port`` is served
+            by an exec relay living in this process (so it stops with it).
 
     Returns:
         The :class:`RunningContainer`; stop it with ``.stop()`` or ``envkit stop NAME``.
@@ -238,15 +250,30 @@ def run_container(
         cname = name or f"envkit-{manifest.name.replace('_', '-').lower()}-{secrets.token_hex(3)}"
         container_labels = {MANAGED_LABEL: "true", ENV_LABEL: manifest.name,
                             ROOT_LABEL: str(project.root), **dict(labels or {})}
+        options = None
+        create: dict[str, Any] = {"environment": variables,
+                                  "ports": {f"{manifest.port}/tcp": (host, port)}}
+        if hardened:
+            from envkit.container.hardening import HardenedOptions, container_facts
+
+            options = HardenedOptions(container_facts(project.root))
+            create = options.create_kwargs(port, host)
+            create["environment"] = {**create["environment"], **variables}
         container = client.containers.create(
-            tag, name=cname, detach=True, environment=variables, labels=container_labels,
-            ports={f"{manifest.port}/tcp": (host, port)})
+            tag, name=cname, detach=True, labels=container_labels, **create)
         running = RunningContainer(id=container.id, name=cname, image=tag, host=host,
                                    host_port=port, container_port=manifest.port, build=built,
                                    _client=client)
+        if options is not None:
+            running.docker_run = options.command(tag, port)
         try:
             try:
                 container.start()
+                if options is not None and options.isolated:
+                    from envkit.container.relay import ExecRelay
+
+                    running._relay = ExecRelay(container.id, manifest.port, bind_port=port)
+                    running._relay.start()
             except APIError as exc:
                 text = str(exc).lower()
                 if any(m in text for m in _PORT_BUSY):
@@ -258,12 +285,17 @@ def run_container(
                                      f"{getattr(exc, 'explanation', None) or exc}.",
                                      hint="Check the image's CMD and the engine log.") from None
             timeout = timeout_s if timeout_s is not None else manifest.spec.startup_timeout_s
-            running.ready_s = _wait_healthy(client, running, timeout)
+            try:
+                running.ready_s = _wait_healthy(client, running, timeout)
+            except ContainerError as exc:
+                if running.docker_run:
+                    exc.hint = f"{exc.hint} Reproduce by hand: `{running.docker_run}`."
+                raise
             ok = True
             return running
         finally:
             if not ok:
-                _stop_and_remove(client, container.id, 0)
+                running.stop(0)
     finally:
         if not ok:
             client.close()

@@ -36,7 +36,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
              select: Sequence[str] | None = None, ignore: Sequence[str] | None = None,
              episodes: int = 5, seed: int = 0, timeout_s: float | None = None,
              startup_timeout_s: float | None = None, reply_timeout_s: float | None = None,
-             progress: Callable[[str], None] | None = None) -> ValidationReport:
+             progress: Callable[[str], None] | None = None,
+             oracle_with_url: bool = False) -> ValidationReport:
     """Validate an environment directory, a running server, or both.
 
     Args:
@@ -59,6 +60,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
         reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
         progress: called with short progress lines (the CLI prints them on stderr).
+        oracle_with_url: with ``url`` and ``path``, also play ``path``'s oracle (in
+            ``python``) against the URL; the docker lane does (issue #14).
 
     Returns:
         The :class:`ValidationReport`; ``report.passed`` is False when an error finding
@@ -120,7 +123,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         from envkit.validation.runtime import RuntimeTarget, run_runtime
 
         # run_runtime resolves the interpreter once and hands it to the server and the oracle
-        target = RuntimeTarget(url=url, root=None if url else root, manifest=manifest,
+        target = RuntimeTarget(url=url, root=root if oracle_with_url or not url else None,
+                               manifest=manifest,
                                python=python)
         outcome = run_runtime(target, episodes=episodes, seed=seed, timeout_s=timeout_s,
                               startup_timeout_s=startup_timeout_s,
@@ -160,7 +164,7 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         label = str(root) if root is not None else str(url)
     timings["total"] = time.perf_counter() - t0
     return ValidationReport(target=label, findings=kept, checks=checks, timings=timings,
-                            root=root)
+                            root=root, lane="url" if url else "source")
 
 
 def run_static_only(path: str | Path = ".", *, select: Sequence[str] | None = None,

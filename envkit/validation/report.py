@@ -59,6 +59,9 @@ class ValidationReport:
         checks: one :class:`CheckResult` per rule (selected or not).
         timings: seconds per stage, e.g. ``{"static": 0.04, "startup": 4.1, "total": 9.9}``.
         root: the environment directory (``None`` for ``--url`` only); not serialised.
+        lane: how the runtime stage reached the environment (issue #14): ``source`` (a
+            server envkit started from the code), ``docker`` (the image, run hardened) or
+            ``url`` (a running server).
     """
 
     target: str
@@ -66,6 +69,7 @@ class ValidationReport:
     checks: list[CheckResult] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     root: Path | None = None
+    lane: str = "source"
 
     def __post_init__(self) -> None:
         self.findings.sort(key=_sort_key)
@@ -103,6 +107,7 @@ class ValidationReport:
         return {
             "envkit_version": __version__,
             "target": self.target,
+            "lane": self.lane,
             "passed": self.passed,
             "summary": self.summary,
             "findings": [f.to_dict() for f in self.findings],
@@ -146,7 +151,7 @@ def render_text(report: ValidationReport) -> str:
     for f in report.findings:
         key = _display_file(report, f.location.file) if f.location else f"({f.stage})"
         groups.setdefault(key, []).append(f)
-    lines = [f"envkit validate {report.target}", ""]
+    lines = [f"envkit validate {report.target}", f"lane: {report.lane}", ""]
     for key in sorted(groups, key=lambda k: (k.startswith("("), k)):
         lines.append(key)
         for f in sorted(groups[key], key=lambda f: ((f.location.line or 0) if f.location else 0,
@@ -190,7 +195,8 @@ def render_github(report: ValidationReport) -> str:
         props.append(f"title={_gh_prop(f'{f.code} {f.name}')}")
         msg = f.message + (f" Fix: {f.fix}" if f.fix else "")
         out.append(f"::{level[f.severity]} {','.join(props)}::{_gh_data(msg)}")
-    out.append(f"::notice title=envkit validate::{_gh_data(summary_line(report))}")
+    out.append(f"::notice title=envkit validate ({report.lane} lane)::"
+               f"{_gh_data(summary_line(report))}")
     return "\n".join(out) + "\n"
 
 
@@ -219,7 +225,8 @@ def render_junit(report: ValidationReport) -> str:
             case.stdout = "\n".join(f"{f.severity.value}: {f.location or '-'}: {f.message}"
                                     for f in others)
         suites.setdefault(c.stage, []).append(case)
-    ts = [TestSuite(f"envkit validate ({stage})", cases, package="envkit")
+    ts = [TestSuite(f"envkit validate ({stage})", cases, package="envkit",
+                    properties={"lane": report.lane})
           for stage, cases in suites.items()]
     return to_xml_report_string(ts, encoding="utf-8")
 

@@ -18,6 +18,7 @@ from types import ModuleType
 
 from envkit.findings import FAMILIES, Stage
 from envkit.validation.rules import (
+    container,
     deploy,
     determinism,
     dockerfile,
@@ -64,6 +65,8 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(determinism, "4", "seeds fix episodes; different seeds differ"),
     RuleModule(sessions, "4", "concurrent sessions and capacity"),
     RuleModule(reward, "5", "reward range, NaN, constant, oracle, degenerate policies"),
+    RuleModule(container, "4", "the image run hardened: reachable, non-root, read-only, "
+                               "memory, start-up time, network (`validate --docker`)"),
 )
 
 

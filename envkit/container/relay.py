@@ -1,0 +1,243 @@
+"""Reach a server inside a ``--network none`` container from the host (issue #14).
+
+A container without a network has nothing to publish a port on. OpenEnv 0.10's validator
+relays through ``docker exec`` into a helper image pulled from a registry; envkit pulls
+nothing: :class:`ExecRelay` runs ONE ``docker exec -i CONTAINER python3 -c RELAY PORT`` in
+the environment's own container and multiplexes every TCP connection of a host listener on
+127.0.0.1 over that process's stdin/stdout (one ``docker exec`` per connection costs ~0.15 s
+each; the runtime stage opens about a hundred sessions).
+
+Frames both ways: ``>IBI`` (connection id, kind, payload length) then the payload; kinds
+0 = open, 1 = data, 2 = close (half-close towards the receiver).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+from typing import IO
+
+from envkit.errors import ContainerError
+
+_HEADER = struct.Struct(">IBI")
+OPEN, DATA, CLOSE = 0, 1, 2
+
+#: Runs inside the container (standard library only, as the container's own user).
+RELAY_SCRIPT = r"""
+import os, socket, struct, sys, threading
+H = struct.Struct(">IBI"); P = int(sys.argv[1])
+I = sys.stdin.buffer; O = sys.stdout.buffer; L = threading.Lock(); S = {}
+def w(c, k, d=b""):
+    with L:
+        O.write(H.pack(c, k, len(d)) + d); O.flush()
+def rd(n):
+    b = b""
+    while len(b) < n:
+        x = I.read(n - len(b))
+        if not x:
+            os._exit(0)
+        b += x
+    return b
+def pump(c, s):
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            w(c, 1, d)
+    except OSError:
+        pass
+    w(c, 2)
+    try:
+        s.close()
+    except OSError:
+        pass
+while True:
+    c, k, n = H.unpack(rd(9)); d = rd(n) if n else b""
+    if k == 0:
+        try:
+            s = socket.create_connection(("127.0.0.1", P), timeout=10); s.settimeout(None)
+            S[c] = s; threading.Thread(target=pump, args=(c, s), daemon=True).start()
+        except OSError:
+            w(c, 2)
+    elif k == 1 and c in S:
+        try:
+            S[c].sendall(d)
+        except OSError:
+            pass
+    elif k == 2 and c in S:
+        try:
+            S.pop(c).shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+"""
+
+
+def docker_cli() -> str:
+    """The docker CLI used for ``docker exec`` (``$ENVKIT_DOCKER_CLI``, else ``docker`` on
+    ``PATH``, else ``/usr/bin/docker``).
+
+    Raises:
+        ContainerError: none found.
+    """
+    import os
+
+    for exe in (os.environ.get("ENVKIT_DOCKER_CLI"), shutil.which("docker"), "/usr/bin/docker"):
+        if exe and os.path.isfile(exe) and os.access(exe, os.X_OK):
+            return exe
+    raise ContainerError("No docker CLI found: the `no-network` lane relays through "
+                         "`docker exec`.", hint="Install the docker CLI (or set "
+                         "ENVKIT_DOCKER_CLI), or declare `network: {mode: public}`.")
+
+
+class ExecRelay:
+    """A host TCP listener on 127.0.0.1 whose connections reach ``127.0.0.1:port`` inside a
+    container, through one ``docker exec`` process.
+
+    Use as a context manager; :attr:`url` is ``http://127.0.0.1:<listener port>``.
+
+    Args:
+        container_id: the running container.
+        port: the server's port inside the container.
+        bind_port: host port to listen on (127.0.0.1); 0 picks a free one.
+    """
+
+    def __init__(self, container_id: str, port: int, *, bind_port: int = 0):
+        self.container_id = container_id
+        self.port = port
+        self.bind_port = bind_port
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._listener: socket.socket | None = None
+        self._conns: dict[int, socket.socket] = {}
+        self._next = 1
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def url(self) -> str:
+        assert self._listener is not None
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+
+    def __enter__(self) -> ExecRelay:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the ``docker exec`` process and the listener.
+
+        Raises:
+            ContainerError: no docker CLI.
+        """
+        self._proc = subprocess.Popen(
+            [docker_cli(), "exec", "-i", self.container_id, "python3", "-c", RELAY_SCRIPT,
+             str(self.port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        self._listener = socket.socket()
+        self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._listener.bind(("127.0.0.1", self.bind_port))
+        self._listener.listen(128)
+        threading.Thread(target=self._accept, daemon=True, name="relay-accept").start()
+        threading.Thread(target=self._demux, daemon=True, name="relay-demux").start()
+
+    def alive(self) -> bool:
+        """True while the ``docker exec`` process runs."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def _send(self, cid: int, kind: int, data: bytes = b"") -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        with self._lock:
+            try:
+                self._proc.stdin.write(_HEADER.pack(cid, kind, len(data)) + data)
+                self._proc.stdin.flush()
+            except (OSError, ValueError):
+                pass
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._closed:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                cid = self._next
+                self._next += 1
+            self._conns[cid] = conn
+            self._send(cid, OPEN)
+            threading.Thread(target=self._upstream, args=(cid, conn), daemon=True).start()
+
+    def _upstream(self, cid: int, conn: socket.socket) -> None:
+        try:
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    break
+                self._send(cid, DATA, data)
+        except OSError:
+            pass
+        self._send(cid, CLOSE)
+
+    def _demux(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        out: IO[bytes] = self._proc.stdout
+        while True:
+            head = _read_exact(out, _HEADER.size)
+            if head is None:
+                break
+            cid, kind, n = _HEADER.unpack(head)
+            data = _read_exact(out, n) if n else b""
+            if data is None:
+                break
+            conn = self._conns.get(cid)
+            if conn is None:
+                continue
+            if kind == DATA:
+                try:
+                    conn.sendall(data)
+                except OSError:
+                    pass
+            elif kind == CLOSE:
+                self._conns.pop(cid, None)
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+        for conn in list(self._conns.values()):  # the exec ended: drop every connection
+            with contextlib.suppress(OSError):
+                conn.close()
+        self._conns.clear()
+
+    def close(self) -> None:
+        """Stop listening, drop connections, end the ``docker exec`` process. Idempotent."""
+        self._closed = True
+        if self._listener is not None:
+            with contextlib.suppress(OSError):
+                self._listener.close()
+        for conn in list(self._conns.values()):
+            with contextlib.suppress(OSError):
+                conn.close()
+        if self._proc is not None and self._proc.poll() is None:
+            with contextlib.suppress(OSError, ValueError):
+                assert self._proc.stdin is not None
+                self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+
+def _read_exact(stream: IO[bytes], n: int) -> bytes | None:
+    buf = b""
+    while len(buf) < n:
+        chunk = stream.read(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
