@@ -27,9 +27,11 @@ from envkit.validation.rules import (
     files,
     liveness,
     manifest,
+    mcp,
     project,
     protocol,
     reward,
+    routes,
     sessions,
 )
 
@@ -59,6 +61,8 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(liveness, "4", "the server starts, answers in time, stays up; envkit's "
                               "checks finish"),
     RuleModule(endpoints, "4", "GET /health, /schema, /metadata"),
+    RuleModule(routes, "4", "the route set: simulation or production mode, the Task API"),
+    RuleModule(mcp, "4", "POST /mcp answers JSON-RPC 2.0"),
     RuleModule(protocol, "4", "WebSocket frames, state, step before reset, invalid actions, "
                               "malformed frames, observation schema"),
     RuleModule(episodes, "4", "fuzzed episodes: actions that raise, episodes that never end"),
