@@ -198,8 +198,15 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
             if manifest is None:
                 assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
         findings += runtime_findings
+        from envkit.validation.rules import lane_only_codes
+
+        elsewhere = lane_only_codes("url" if url else "source")
         for code in runtime_codes:
-            if code not in outcome.checks_run:
+            if code in elsewhere:
+                skipped.setdefault(code, "only in the "
+                                   + " and ".join(f"`{lane}`" for lane in elsewhere[code])
+                                   + " lane (`envkit validate --docker`)")
+            elif code not in outcome.checks_run:
                 skipped.setdefault(code, "not evaluated by the runtime stage")
         timings.update(outcome.timings)
 

@@ -183,7 +183,7 @@ def summary_line(report: ValidationReport) -> str:
     took = f" in {total:.2f} s" if total is not None else ""
     verdict = "PASSED" if report.passed else "FAILED"
     why_static = report.static_only_reason
-    if why_static is not None and report.checks and report.passed:
+    if why_static is not None and report.checks:
         verdict += f" (static checks only: the runtime stage did not run because {why_static})"
     return (f"{verdict}: {_plural(s['errors'], 'error')}, {_plural(s['warnings'], 'warning')}, "
             f"{_plural(s['infos'], 'info')} ({s['checks_run']} checks run{took}).")

@@ -36,13 +36,22 @@ from envkit.validation.rules import (
 )
 
 
+ALL_LANES = ("source", "docker", "url")
+
+
 @dataclass(frozen=True)
 class RuleModule:
-    """One rule module and the code family (first digit) of every rule it registers."""
+    """One rule module and the code family (first digit) of every rule it registers.
+
+    ``lanes``: where its rules are evaluated (issue #14): ``source`` (envkit starts the
+    server from PATH), ``docker`` (``validate --docker`` runs the image hardened), ``url``
+    (``--url``). Every module but the container one is evaluated in all three.
+    """
 
     module: ModuleType
     family: str
     about: str
+    lanes: tuple[str, ...] = ALL_LANES
 
     @property
     def stage(self) -> Stage:
@@ -70,8 +79,17 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(sessions, "4", "concurrent sessions and capacity"),
     RuleModule(reward, "5", "reward range, NaN, constant, oracle, degenerate policies"),
     RuleModule(container, "4", "the image run hardened: reachable, non-root, read-only, "
-                               "memory, start-up time, network (`validate --docker`)"),
+                               "memory, start-up time, network (`validate --docker`)",
+               lanes=("docker",)),
 )
+
+
+def lane_only_codes(lane: str) -> dict[str, tuple[str, ...]]:
+    """Codes of the rules NOT evaluated in ``lane``, with the lanes that evaluate them."""
+    from envkit.findings import Rule
+
+    return {v.code: m.lanes for m in MODULES if lane not in m.lanes
+            for v in vars(m.module).values() if isinstance(v, Rule)}
 
 
 def static_modules() -> list[ModuleType]:
