@@ -20,11 +20,11 @@ HEALTH_BROKEN = register(
     rfc008="runtime.startup",
     summary="GET /health does not answer 200 with a JSON object.",
     what="`GET /health` must answer HTTP 200 with `{\"status\": \"healthy\"}` "
-         "(openenv-core's answer).",
+         "(OpenEnv's answer).",
     why="Docker health checks, `envkit run` and Space orchestration poll /health; a wrong "
         "answer makes a working server look dead.",
     example="A custom middleware answering 503 or an HTML page on /health.",
-    fix="Serve the app made by openenv-core's `create_app`, or answer /health with "
+    fix="Serve the app made by OpenEnv's `create_app`, or answer /health with "
         "`{\"status\": \"healthy\"}`.",
 )
 

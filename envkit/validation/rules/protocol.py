@@ -31,7 +31,7 @@ ROUND_TRIP_FAILED = register(
         "through it.",
     example="The session closes after `reset`; `state` answers a non-object; frames too large "
             "(over 16 MiB) for a client.",
-    fix="Serve the environment with openenv-core's `create_app` and return Observation "
+    fix="Serve the environment with OpenEnv's `create_app` and return Observation "
         "objects from `reset` and `step`.",
 )
 
@@ -87,7 +87,7 @@ MALFORMED_FRAME_CRASH = register(
         "sessions share.",
     example="A custom WebSocket handler that calls `json.loads` without a try and closes "
             "the socket.",
-    fix="Use openenv-core's `/ws` handler, or answer bad frames with an error frame and "
+    fix="Use OpenEnv's `/ws` handler, or answer bad frames with an error frame and "
         "keep reading.",
 )
 
