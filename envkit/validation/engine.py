@@ -219,6 +219,9 @@ class Engine:
         checks: names of the checks run through :meth:`guard`, in order.
         lost_sessions: ``(check, cause)`` of checks ended by a session failing.
         crashes: ``(check, error, traceback)`` of checks that raised inside envkit.
+        launch: how the server envkit started was started (``None``: ``--url``), e.g.
+            ``package form from the parent folder: uvicorn NAME.server.app:app in /x/envs``.
+        notes: lines for the report (how the server was started, probes skipped and why).
     """
 
     def __init__(self, settings: Settings, progress: Callable[[str], None] | None = None):
@@ -234,6 +237,8 @@ class Engine:
         self.checks: list[str] = []
         self.lost_sessions: list[tuple[str, str]] = []
         self.crashes: list[tuple[str, str, str]] = []
+        self.launch: str | None = None
+        self.notes: list[str] = []
         self._watch: Callable[[Any, str], None] | None = None
         self._http: Any = None
         self._deadline = time.monotonic() + settings.budget_s
@@ -277,6 +282,15 @@ class Engine:
         finally:
             self.timings["startup"] = round(time.perf_counter() - t, 3)
         self.url = self.server.url
+        cand = self.server.candidate
+        if cand is not None:
+            self.launch = cand.describe()
+            if self.server.attempts:  # not the manifest form: say which one worked
+                self.notes.append(
+                    f"started with the {self.launch} (after {len(self.server.attempts)} "
+                    "way(s) that exited: " + "; ".join(
+                        f"{a.command} -> {a.cause.line if a.cause else a.exit_code}"
+                        for a in self.server.attempts) + ")")
 
     def close(self) -> None:
         """Close the HTTP client and stop the server envkit started (its process group)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from envkit.findings import Finding
@@ -60,12 +60,19 @@ class RuntimeOutcome:
         checks_run: codes of the runtime rules evaluated (passed or failed).
         timings: seconds, e.g. ``{"startup": 4.1, "runtime": 9.8}``.
         capacity: sessions the server accepted at once (``None``: not probed).
+        launch: how envkit started the server (``None``: ``--url``, or it did not start),
+            e.g. ``package form from the parent folder: uvicorn NAME.server.app:app in
+            /x/envs`` (issue #13 item 1).
+        notes: lines for the report: the way the server started when it was not the
+            manifest form, probes skipped and why.
     """
 
     findings: list[Finding]
     checks_run: list[str]
     timings: dict[str, float]
     capacity: int | None = None
+    launch: str | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
@@ -126,7 +133,8 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
         protocol.lost_sessions(engine)
         liveness.crashes(engine)
         engine.timings["runtime"] = round(time.perf_counter() - t0, 3)
-    return RuntimeOutcome(engine.findings, engine.checks_run, engine.timings, capacity)
+    return RuntimeOutcome(engine.findings, engine.checks_run, engine.timings, capacity,
+                          launch=engine.launch, notes=engine.notes)
 
 
 def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
