@@ -22,6 +22,7 @@ from envkit.validation.rules import (
     determinism,
     endpoints,
     episodes,
+    integrity,
     liveness,
     protocol,
     reward,
@@ -154,16 +155,28 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         engine.guard("step before reset", protocol.step_before_reset, engine, actions)
         engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
     engine.guard("malformed frames", protocol.malformed_frames, engine)
+    after_done = integrity.AfterDone(engine, actions)
+    oracle_best = None
     if actions and api.action is not None:
+        engine.on_episode_end = after_done  # every finished episode is stepped again
         engine.guard("fuzzed episodes", episodes.fuzz_episodes, engine, api.action, actions)
         reference = engine.guard("determinism", determinism.check, engine, actions)
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python)
-        engine.guard("degenerate policies", reward.degenerate, engine, api.action, actions,
-                     oracle_best)
+        means = engine.guard("degenerate policies", reward.degenerate, engine, api.action,
+                             actions, oracle_best)
+        engine.guard("solution leakage", integrity.leak, engine, api.action, actions,
+                     quiet=True)
+        engine.on_episode_end = None
+        engine.guard("fresh instance", integrity.fresh_http, engine, api.action, actions,
+                     means, quiet=True)
         engine.guard("concurrent sessions", sessions.interleaved, engine, actions, reference)
     capacity = engine.guard("capacity", sessions.capacity, engine)
 
-    engine.guard("reward verdicts", reward.verdicts, engine, quiet=True)
+    engine.guard("after done verdict", after_done.verdict, quiet=True)
+    engine.guard("reward verdicts", lambda: reward.verdicts(
+        engine, oracle_played=engine.settings.oracle is not None and root is not None
+        and python is not None), quiet=True)
+    engine.guard("action verdict", integrity.ignores_action, engine, quiet=True)
     engine.guard("observation verdict", protocol.observations, engine, watch, quiet=True)
     engine.guard("latency verdict", liveness.latency, engine, quiet=True)
     return capacity
