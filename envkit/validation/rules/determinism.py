@@ -258,6 +258,7 @@ def check(engine: Engine, actions: ActionPool) -> Reference | None:
         return None
     reference = Reference({seed: a for seed, (a, _b) in runs.items()}, volatile)
     if len(runs) >= 2:
+        engine.ran(SEED_IGNORED)
         first, *others = reference.episodes.values()
         if all(not compare(first, e, volatile) for e in others):
             _seed_control(engine, list(runs), volatile)
