@@ -488,9 +488,9 @@ def start_server(
     if fallbacks:
         rest = [c for c in launch_candidates(root, SimpleNamespace(app=app))
                 if c._key() != first._key()]
-    spawn_args: dict[str, object] = dict(
-        python=interpreter, host=host, port=port, reload=reload, capture_log=capture_log,
-        env=dict(env) if env else None)
+    spawn_args: dict[str, object] = {
+        "python": interpreter, "host": host, "port": port, "reload": reload,
+        "capture_log": capture_log, "env": dict(env) if env else None}
     server = _spawn(first, **spawn_args)  # type: ignore[arg-type]
     server.candidate, server.fallbacks, server._spawn_args = first, rest, spawn_args
     return server

@@ -223,11 +223,11 @@ def _without_metadata(obs: dict[str, Any]) -> dict[str, Any]:
 
 def _fits(field_schema: dict[str, Any], root: dict[str, Any], value: Any) -> Any:
     """``value`` converted to what the field takes, or ``None`` when it cannot take it."""
-    node = fuzz._resolve(field_schema, root)  # noqa: SLF001 - the one schema walker
-    options = [node] + [fuzz._resolve(o, root) for o in  # noqa: SLF001
+    node = fuzz._resolve(field_schema, root)
+    options = [node] + [fuzz._resolve(o, root) for o in
                         (node.get("anyOf") or node.get("oneOf") or [])]
     for opt in options:
-        types = fuzz._types(opt)  # noqa: SLF001
+        types = fuzz._types(opt)
         if isinstance(opt.get("enum"), list):
             if value in opt["enum"]:
                 return value

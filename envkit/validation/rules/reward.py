@@ -17,7 +17,6 @@ from envkit.validation.engine import EPS, ActionPool, Engine, Episode, is_number
 from envkit.validation.rules import episodes
 from envkit.wire import EnvErrorFrame
 
-
 REWARD_NOT_FINITE = register(
     "EK501", "reward-not-finite", Severity.ERROR,
     summary="A step reward is null on the wire: NaN, infinity, or no reward set.",

@@ -24,7 +24,6 @@ from envkit.wire import (
     open_sessions,
 )
 
-
 CAPACITY_PROBE_LIMIT = 64  # sessions opened at most when looking for CAPACITY_REACHED
 
 SESSIONS_INTERFERE = register(
