@@ -20,7 +20,7 @@ LAYERS: list[set[str]] = [
     {"envkit.validation.rules"},
     {"envkit.validation.rules.*"},
     {"envkit.validation.engine", "envkit.validation.context"},
-    {"envkit.validation.fuzz", "envkit.validation.static_secrets"},
+    {"envkit.validation.fuzz"},
 ]
 
 

@@ -348,7 +348,7 @@ def _pairs(ins: str, value: str) -> list[tuple[str, str | None]]:
 
 
 def _secrets(rel: str, instrs: list[dict]) -> Iterator[Finding]:
-    from envkit.validation.static_secrets import looks_secret
+    from envkit.secret_scan import looks_secret
 
     for e in instrs:
         ins = e["instruction"]
