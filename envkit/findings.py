@@ -103,6 +103,8 @@ class Finding:
         url: link to the rule's documentation.
         stage: ``static`` or ``runtime``.
         data: extra machine-readable context (the offending action, the two rewards, ...).
+        hygiene: the rule is a generic layout warning (:attr:`Rule.hygiene`).
+        rfc008: the RFC 008 check id of the rule (:attr:`Rule.rfc008`), or ``None``.
     """
 
     code: str
@@ -114,6 +116,8 @@ class Finding:
     url: str = ""
     stage: str = "static"
     data: dict[str, Any] = field(default_factory=dict)
+    hygiene: bool = False
+    rfc008: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of a finding (the machine contract of ``--format json``)."""
@@ -125,6 +129,8 @@ class Finding:
             "location": self.location.to_dict() if self.location else None,
             "fix": self.fix,
             "url": self.url,
+            "hygiene": self.hygiene,
+            "rfc008": self.rfc008,
         }
 
 
@@ -138,6 +144,12 @@ class Rule:
         severity: default severity; users may re-grade it in ``[tool.envkit.validate]``.
         summary: one line, shown by ``envkit rules``.
         what, why, example, fix: the rule's documentation (``envkit validate --explain CODE``).
+        hygiene: a generic layout or packaging warning (``.gitignore``, BuildKit syntax, ...)
+            rather than a defect of this environment: the text report folds these into one
+            line per family unless ``--show-all`` (issue #13 item 4). Declared where the rule
+            is registered.
+        rfc008: the RFC 008 check id the rule corresponds to (one of :data:`RFC008_LOCAL`
+            or :data:`RFC008_HUB`), ``None`` when none does (issue #13 item 5).
     """
 
     code: str
@@ -148,6 +160,8 @@ class Rule:
     why: str
     example: str
     fix: str
+    hygiene: bool = False
+    rfc008: str | None = None
 
     @property
     def family(self) -> str:
@@ -182,13 +196,21 @@ class Rule:
             url=self.url,
             stage=self.stage,
             data=dict(data),
+            hygiene=self.hygiene,
+            rfc008=self.rfc008,
         )
 
     def explain(self) -> str:
         """The rule's documentation as Markdown."""
+        rfc = (f"RFC 008 check: `{self.rfc008}`"
+               + (" (graded by `openenv validate` 0.10)" if self.rfc008 in RFC008_OPENENV_010
+                  else "")
+               if self.rfc008 else "RFC 008 check: none")
+        kind = ("\nHygiene: a generic layout warning, folded in the text report unless "
+                "`--show-all`.\n" if self.hygiene else "")
         return (
             f"# {self.code} {self.name} ({self.severity.value}, {self.family})\n\n"
-            f"{self.summary}\n\n"
+            f"{self.summary}\n\n{rfc}\n{kind}\n"
             f"## What it checks\n{self.what}\n\n"
             f"## Why it matters\n{self.why}\n\n"
             f"## Example\n{self.example}\n\n"
@@ -197,6 +219,42 @@ class Rule:
 
 
 RULES: dict[str, Rule] = {}
+
+
+# -- RFC 008 check ids ---------------------------------------------------------------------------
+#: The 34 local-lane check ids of RFC 008 (huggingface/OpenEnv#1041), in the order of openenv
+#: 0.10.0's severity policy ``severity-v2`` (level 1 static, 2 runtime, 3 semantic). Issue #13
+#: item 5: every envkit rule names the one it corresponds to (``rfc008=``).
+RFC008_LOCAL: tuple[str, ...] = (
+    "static.manifest", "static.reproducible_build", "static.image_hygiene", "static.layout",
+    "static.sbom", "static.oci_labels", "static.resource_declaration", "static.timeout_ceiling",
+    "static.dependency_pinning", "static.task_distribution_pinning",
+    "runtime.startup", "runtime.reward_well_formed", "runtime.rubric_introspectable",
+    "runtime.observation_schema", "runtime.state_contract", "runtime.trajectory_record",
+    "runtime.reward_attribution", "runtime.tool_declaration_accuracy",
+    "runtime.task_declaration_accuracy", "runtime.seed_control", "runtime.episode_determinism",
+    "runtime.network_policy", "runtime.host_containment", "runtime.resource_bounds",
+    "runtime.episode_isolation", "runtime.oracle_containment",
+    "semantic.oracle_max", "semantic.floor_gap", "semantic.canary_floor",
+    "semantic.no_solution_leakage", "semantic.verifier_determinism",
+    "semantic.verifier_portability", "semantic.resource_envelope", "semantic.replayability",
+)
+#: The 12 hub-lane ids of the same policy (run by the Hub, not by a local validator).
+RFC008_HUB: tuple[str, ...] = (
+    "hub.layer_isolation", "hub.time_to_first_work", "hub.cosign_signature",
+    "hub.cross_host_determinism", "hub.immutable_versioning",
+    "statistical.reward_reachability", "statistical.difficulty_separation",
+    "statistical.headroom", "statistical.variance_bound", "statistical.training_signal",
+    "statistical.adversarial_floor", "statistical.gameability_gap",
+)
+#: The local-lane ids ``openenv validate`` 0.10.0 actually grades: its runner registers the
+#: graders of ``static.manifest``, ``runtime.reward_well_formed``,
+#: ``runtime.observation_schema``, ``runtime.state_contract`` and ``runtime.network_policy``,
+#: and reports ``runtime.startup`` itself. The other 28 are reserved (policy entries only).
+RFC008_OPENENV_010: frozenset[str] = frozenset({
+    "static.manifest", "runtime.startup", "runtime.reward_well_formed",
+    "runtime.observation_schema", "runtime.state_contract", "runtime.network_policy",
+})
 
 
 def family_digits(stage: Stage) -> str:
@@ -220,12 +278,18 @@ def register(
     why: str,
     example: str,
     fix: str,
+    hygiene: bool = False,
+    rfc008: str | None = None,
 ) -> Rule:
     """Register a rule once and return it.
 
+    Args:
+        hygiene: a generic layout warning, folded in the text report (:attr:`Rule.hygiene`).
+        rfc008: the RFC 008 check id the rule corresponds to (:attr:`Rule.rfc008`).
+
     Raises:
-        ValueError: malformed code or name, an empty documentation section, or a code or name
-            registered twice (codes are never reused).
+        ValueError: malformed code or name, an empty documentation section, a code or name
+            registered twice (codes are never reused), or an unknown RFC 008 check id.
     """
     if not _CODE.fullmatch(code):
         raise ValueError(f"rule code {code!r} must be EK followed by 3 digits, family 1-6")
@@ -239,7 +303,9 @@ def register(
         raise ValueError(f"rule code {code} registered twice")
     if any(r.name == name for r in RULES.values()):
         raise ValueError(f"rule name {name} registered twice")
+    if rfc008 is not None and rfc008 not in RFC008_LOCAL + RFC008_HUB:
+        raise ValueError(f"rule {code}: {rfc008!r} is not an RFC 008 check id")
     rule = Rule(code, name, Severity(severity), summary.strip(), what.strip(), why.strip(),
-                example.strip(), fix.strip())
+                example.strip(), fix.strip(), hygiene=hygiene, rfc008=rfc008)
     RULES[code] = rule
     return rule

@@ -79,6 +79,9 @@ def validate_cmd(
     image: Annotated[Optional[str], typer.Option(
         "--image", metavar="TAG", help="--docker: play this image instead of building one.",
         show_default=False)] = None,
+    show_all: Annotated[bool, typer.Option(
+        "--show-all", help="Text format: list generic hygiene warnings (.gitignore, "
+        "BuildKit syntax, ...) one by one instead of one line per family.")] = False,
 ) -> None:
     """Check an environment: manifest, packaging, Dockerfile, secrets, live protocol, rewards.
 
@@ -99,6 +102,7 @@ def validate_cmd(
       envkit validate --format github --select EK1,EK2,EK3
       envkit validate --format junit --output report.xml --exit-zero
       envkit validate --explain EK503
+      envkit validate --show-all
     """
     if explain_code is not None:
         _output.out.print(explain(explain_code), end="", markup=False, emoji=False)
@@ -131,7 +135,7 @@ def validate_cmd(
                               startup_timeout_s=startup_timeout,
                               reply_timeout_s=reply_timeout, progress=progress)
     sink = _output.Output(fmt)
-    text = render(report, fmt.value)
+    text = render(report, fmt.value, show_all=show_all)
     if output is not None:
         try:
             write_atomic(output, text, parents=False)

@@ -53,8 +53,11 @@ class EvalSettings:
         return [(g * self.group_size + m, g, m, self.seed + g)
                 for g in range(self.episodes) for m in range(self.group_size)]
 
-    def to_json(self, *, concurrency_used: int) -> dict[str, Any]:
-        """``summary.json``'s ``settings`` (same keys as before the records were typed)."""
+    def to_json(self, *, concurrency_used: int,
+                system_prompt_text: str | None = None) -> dict[str, Any]:
+        """``summary.json``'s ``settings`` (same keys as before the records were typed, plus
+        ``system_prompt_text``: the system message the ``openai`` policy sent, so a
+        preference export can start its prompts with it; issue #15)."""
         openai = self.policy == "openai"
         return {
             "groups_planned": self.episodes, "group_size": self.group_size,
@@ -66,6 +69,7 @@ class EvalSettings:
             "concurrency_requested": self.concurrency, "concurrency": concurrency_used,
             "system_prompt": ("custom" if self.system_prompt is not None
                               else "derived from /schema") if openai else None,
+            "system_prompt_text": system_prompt_text if openai else None,
             "timeout_s": self.timeouts.budget_s,
             "startup_timeout_s": self.timeouts.startup_s,
             "reply_timeout_s": self.timeouts.reply_s,

@@ -511,6 +511,7 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
         raise WireError(f"GET {env_url}/schema has no `action` JSON Schema.",
                         hint="Check the server runs openenv-core's create_app.")
     client = None
+    prompt: str | None = None
     policy = settings.policy
     if policy == "openai":
         try:
@@ -642,7 +643,7 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
         "model": settings.model,
         "base_url": settings.base_url,
         "api_key_env": settings.api_key_env,
-        "settings": settings.to_json(concurrency_used=len(sessions)),
+        "settings": settings.to_json(concurrency_used=len(sessions), system_prompt_text=prompt),
         "complete": not interrupted and fatal is None and len(finished) == total,
         "interrupted": interrupted,
         "aborted": (getattr(fatal, "message", None) or str(fatal)) if fatal else None,

@@ -134,6 +134,8 @@ def preference_rows(folder: EvalFolder, store: LabelStore, *, min_agreement: flo
                          "agree.")
     pairs, stale = aggregate(folder, store.labels())
     by_id = folder.by_id()
+    system = (folder.summary.get("settings") or {}).get("system_prompt_text")
+    system = system if isinstance(system, str) and system else None
     result = ExportResult(path=None, format="jsonl", rows=0, stale=stale)
     labeled = {(p.a, p.b) for p in pairs}
     result.unlabeled = sum(1 for p in select_pairs(folder, "all") if (p.a, p.b) not in labeled)
@@ -153,7 +155,7 @@ def preference_rows(folder: EvalFolder, store: LabelStore, *, min_agreement: flo
         chosen, rejected = (by_id[p.a], by_id[p.b]) if p.majority == "a" else \
             (by_id[p.b], by_id[p.a])
         result.records.append({
-            "prompt": chosen.prompt_messages(),
+            "prompt": chosen.prompt_messages(system),
             "chosen": chosen.completion_messages(),
             "rejected": rejected.completion_messages(),
             "seed": chosen.seed,

@@ -67,14 +67,16 @@ class Trajectory:
         reset = self.record.get("reset") or {}
         return reset.get("observation")
 
-    def prompt_messages(self) -> list[dict[str, str]]:
-        """The conversation before the first action: the reset observation as the user
-        message the ``openai`` policy sends (``envkit.evaluation.prompts``). The system prompt
-        is not recorded in ``trajectories.jsonl`` and is therefore not included."""
+    def prompt_messages(self, system: str | None = None) -> list[dict[str, str]]:
+        """The conversation before the first action: the system message (``system``: the
+        ``summary.json`` ``settings.system_prompt_text`` of an ``openai`` run, when recorded)
+        then the reset observation as the user message the ``openai`` policy sends
+        (``envkit.evaluation.prompts``)."""
         from envkit.evaluation.prompts import observation_message
 
         obs = self.reset_observation
-        return [{"role": "user", "content": observation_message(
+        head = [{"role": "system", "content": system}] if system else []
+        return head + [{"role": "user", "content": observation_message(
             obs if isinstance(obs, dict) else {"observation": obs}, reward=None, step=0)}]
 
     def completion_messages(self) -> list[dict[str, str]]:

@@ -145,24 +145,69 @@ def summary_line(report: ValidationReport) -> str:
             f"{_plural(s['infos'], 'info')} ({s['checks_run']} checks run{took}).")
 
 
-def render_text(report: ValidationReport) -> str:
-    """Findings grouped by file (static) and by stage (runtime), then one summary line."""
-    groups: dict[str, list[Finding]] = {}
-    for f in report.findings:
-        key = _display_file(report, f.location.file) if f.location else f"({f.stage})"
-        groups.setdefault(key, []).append(f)
+def _is_behaviour(f: Finding) -> bool:
+    """EK4xx/EK5xx: what the environment does when played (issue #13 item 4 leads with them)."""
+    return f.code[2:3] in ("4", "5")
+
+
+def folded(report: ValidationReport, show_all: bool = False) -> list[Finding]:
+    """The findings the text report folds: hygiene rules (:attr:`Rule.hygiene`) below error
+    severity, unless ``show_all``. An error is never folded (a user may re-grade one)."""
+    if show_all:
+        return []
+    return [f for f in report.findings if f.hygiene and f.severity is not Severity.ERROR]
+
+
+def _finding_lines(f: Finding) -> list[str]:
+    pos = ""
+    if f.location and f.location.line is not None:
+        pos = f"{f.location.line}:{f.location.column or 1}"
+    out = [f"  {pos:>7}  {f.severity.value:<7}  {f.code} {f.name}",
+           f"           {f.message}"]
+    if f.fix:
+        out.append(f"           fix: {f.fix}")
+    return out
+
+
+def render_text(report: ValidationReport, show_all: bool = False) -> str:
+    """Behaviour findings (EK4xx/EK5xx) first, then the others grouped by file; generic
+    hygiene warnings folded into one line per family with a count unless ``show_all``
+    (issue #13 item 4); checks skipped because the environment lives in a repository; one
+    summary line."""
+    hidden = folded(report, show_all)
+    hidden_ids = {id(f) for f in hidden}
+    shown = [f for f in report.findings if id(f) not in hidden_ids]
+    groups: dict[tuple[bool, str], list[Finding]] = {}
+    for f in shown:
+        where = _display_file(report, f.location.file) if f.location else f"({f.stage})"
+        groups.setdefault((not _is_behaviour(f), where), []).append(f)
     lines = [f"envkit validate {report.target}", f"lane: {report.lane}", ""]
-    for key in sorted(groups, key=lambda k: (k.startswith("("), k)):
-        lines.append(key)
+    for key in sorted(groups, key=lambda k: (k[0], k[1].startswith("("), k[1])):
+        lines.append(key[1])
         for f in sorted(groups[key], key=lambda f: ((f.location.line or 0) if f.location else 0,
                                                      f.severity.rank, f.code)):
-            pos = ""
-            if f.location and f.location.line is not None:
-                pos = f"{f.location.line}:{f.location.column or 1}"
-            lines.append(f"  {pos:>7}  {f.severity.value:<7}  {f.code} {f.name}")
-            lines.append(f"           {f.message}")
-            if f.fix:
-                lines.append(f"           fix: {f.fix}")
+            lines += _finding_lines(f)
+        lines.append("")
+    if hidden:
+        lines.append(f"{_plural(len(hidden), 'hygiene finding')} folded (generic layout "
+                     "warnings, not defects; `--show-all` lists them):")
+        by_family: dict[str, dict[str, int]] = {}
+        for f in sorted(hidden, key=lambda f: f.code):
+            fam = FAMILIES.get(f.code[2])
+            counts = by_family.setdefault(fam.name if fam else "other", {})
+            label = f"{f.code} {f.name}"
+            counts[label] = counts.get(label, 0) + 1
+        width = max(len(name) for name in by_family)
+        for name, counts in by_family.items():
+            total = sum(counts.values())
+            parts = ", ".join(label + (f" x{n}" if n > 1 else "") for label, n in counts.items())
+            lines.append(f"  {name:<{width}}  {total}: {parts}")
+        lines.append("")
+    in_repo = [c for c in report.checks if c.status == "skipped"
+               and c.reason.startswith("in-repo")]
+    if in_repo:
+        lines.append("Not checked here:")
+        lines += [f"  {c.code} {c.name}: {c.reason}" for c in in_repo]
         lines.append("")
     if not report.findings:
         lines.append("No findings.")
@@ -231,10 +276,12 @@ def render_junit(report: ValidationReport) -> str:
     return to_xml_report_string(ts, encoding="utf-8")
 
 
-def render(report: ValidationReport, fmt: str) -> str:
-    """Render ``report`` in one of :data:`FORMATS`."""
-    return {"text": render_text, "json": render_json, "github": render_github,
-            "junit": render_junit}[fmt](report)
+def render(report: ValidationReport, fmt: str, show_all: bool = False) -> str:
+    """Render ``report`` in one of :data:`FORMATS`. ``show_all`` expands the hygiene
+    findings the text format folds; the other formats always carry every finding."""
+    if fmt == "text":
+        return render_text(report, show_all=show_all)
+    return {"json": render_json, "github": render_github, "junit": render_junit}[fmt](report)
 
 
 # -- rule documentation ------------------------------------------------------------------------
@@ -260,9 +307,11 @@ def rules_markdown(rules: list[Rule] | None = None) -> str:
                 f"{r.summary.replace('|', '&#124;')} |" for r in fam]
         out.append("")
         for r in fam:
+            extra = (f" · *RFC 008:* `{r.rfc008}`" if r.rfc008 else "") + \
+                (" · *hygiene* (folded in the text report)" if r.hygiene else "")
             out += [f"## {r.code} {r.name}", "",
-                    f"*Severity:* {r.severity.value} · *stage:* {r.stage} · *family:* {family}",
-                    "", r.summary, "",
+                    f"*Severity:* {r.severity.value} · *stage:* {r.stage} · *family:* {family}"
+                    f"{extra}", "", r.summary, "",
                     f"**What it checks.** {r.what}", "",
                     f"**Why it matters.** {r.why}", "",
                     f"**Example.** {r.example}", "",
@@ -270,8 +319,27 @@ def rules_markdown(rules: list[Rule] | None = None) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-def rules_table(rules: list[Rule] | None = None) -> list[dict[str, str]]:
+def rules_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
     """Every rule as a JSON-ready dict (``envkit rules --format json``)."""
     rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
     return [{"code": r.code, "name": r.name, "severity": r.severity.value, "family": r.family,
-             "stage": r.stage, "summary": r.summary, "url": r.url} for r in rules]
+             "stage": r.stage, "summary": r.summary, "url": r.url, "hygiene": r.hygiene,
+             "rfc008": r.rfc008} for r in rules]
+
+
+def rfc008_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
+    """RFC 008's 34 local-lane check ids with the envkit rules that implement each and
+    whether ``openenv validate`` 0.10 grades it (``envkit rules --rfc008``; issue #13 item 5).
+
+    Returns:
+        One dict per id, in the policy's order: ``check_id`` (``runtime.seed_control``),
+        ``level`` (``static``, ``runtime`` or ``semantic``), ``envkit`` (codes, sorted) and
+        ``openenv_0_10`` (bool). Source: openenv 0.10.0's ``severity-v2`` policy and the
+        graders its runner registers (:data:`envkit.findings.RFC008_OPENENV_010`).
+    """
+    from envkit.findings import RFC008_LOCAL, RFC008_OPENENV_010
+
+    rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
+    return [{"check_id": cid, "level": cid.split(".", 1)[0],
+             "envkit": [r.code for r in rules if r.rfc008 == cid],
+             "openenv_0_10": cid in RFC008_OPENENV_010} for cid in RFC008_LOCAL]

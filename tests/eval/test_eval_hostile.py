@@ -58,7 +58,10 @@ def test_hanging_step_is_cut_by_the_whole_run_budget(tmp_path):
     assert "exceeded --timeout 5 s" in info.value.message
     assert elapsed < 5 + 10, elapsed
     summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["settings"]["timeout_s"] == 5 and summary["episodes"] == 0
+    # the per-reply limit is capped by the budget (5 s), so the hung episode may be recorded as
+    # lost just before the budget ends the run: either way no step was ever answered
+    assert summary["settings"]["timeout_s"] == 5 and summary["steps"] == 0
+    assert summary["episodes"] == summary["episode_errors"] <= 1
 
 
 def test_cli_exit_code_and_one_line_cause(cli, monkeypatch, tmp_path):

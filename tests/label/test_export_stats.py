@@ -51,8 +51,11 @@ def test_export_rows_and_load_with_datasets(eval_dir: Path, tmp_path: Path):
     assert set(row) == {"prompt", "chosen", "rejected", "seed", "chosen_return",
                         "rejected_return", "labeler", "agreement", "n_labels", "chosen_id",
                         "rejected_id"}
+    system = folder.summary["settings"]["system_prompt_text"]  # what the openai policy sent
+    assert isinstance(system, str) and "action" in system.lower()
     for r in rows:
-        assert r["prompt"][0]["role"] == "user"
+        assert [m["role"] for m in r["prompt"]] == ["system", "user"]
+        assert r["prompt"][0]["content"] == system
         for side in ("chosen", "rejected"):  # TRL: lists of messages ending with the model
             assert r[side] and r[side][-1]["role"] == "assistant"
             assert all(set(m) == {"role", "content"} for m in r[side])

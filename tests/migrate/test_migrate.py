@@ -163,3 +163,37 @@ def test_openenv_init_outputs(tmp_path: Path, openenv010_bin: Path,
     for root in (new, old):
         tree = _tree(root)
         assert migrate(root, probe_plan=False).changes == [] and _tree(root) == tree
+
+
+def test_probe_plan_from_the_oracle_then_both_validators(legacy_copy,
+                                                          openenv010_bin: Path) -> None:
+    """With the environment installed, migrate records the oracle's episode as OpenEnv's probe
+    plan and declares `execution` (schema 2); OpenEnv's static level and envkit's full
+    validate (runtime stage included) then pass."""
+    from envkit.scaffold import uv_binary
+    from envkit.validation import validate
+
+    root = legacy_copy("echo")
+    uv = uv_binary()
+    subprocess.run([uv, "venv", "-q", str(root / ".venv")], check=True, timeout=120)
+    python = str(root / ".venv" / "bin" / "python")
+    subprocess.run([uv, "pip", "install", "-q", "--python", python, "-e", str(root)],
+                   check=True, timeout=600)
+
+    result = migrate(root)
+    paths = [c.path for c in result.changes]
+    assert "validation/runtime.json" in paths and result.notes == []
+    plan = json.loads((root / "validation" / "runtime.json").read_text())
+    assert plan["plan_schema_version"] == "1" and plan["reset"]["seed"] == 0
+    assert 1 <= len(plan["actions"]) <= 100 and "message" in plan["actions"][0]
+    m = _manifest(root)
+    assert m["validation"]["execution"]["probe_path"] == "validation/runtime.json"
+    assert m["validation"]["execution"]["dockerfile"] == "Dockerfile"
+    assert migrate(root).changes == []          # idempotent with the plan too
+
+    report = openenv_validate(openenv010_bin, root)
+    assert report["verdict"] == "pass", report
+    env_report = validate(root, python=python, episodes=2)
+    errors = [(f.code, f.message) for f in env_report.findings if f.severity.value == "error"]
+    assert errors == [] and env_report.passed
+    assert {f.code for f in env_report.findings} <= {"EK210"}  # fixture rendered --no-lock

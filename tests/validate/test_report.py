@@ -54,6 +54,11 @@ def test_output_snapshot(fmt: str, broken_report) -> None:
     _snapshot(f"broken.{'txt' if fmt == 'text' else fmt}", text)
 
 
+def test_text_show_all_snapshot(broken_report) -> None:
+    """`--show-all` lists the hygiene findings the default text folds (issue #13 item 4)."""
+    _snapshot("broken-all.txt", render(broken_report, "text", show_all=True))
+
+
 def test_json_matches_schema_and_contract(broken_report) -> None:
     import jsonschema
 

@@ -14,6 +14,7 @@ from envkit.findings import Severity, register
 
 PORT_UNREACHABLE = register(
     "EK440", "container-port-unreachable", Severity.ERROR,
+    rfc008="runtime.startup",
     summary="The server in the image listens on loopback only: unreachable through the port "
             "mapping while the container looks healthy.",
     what="Inside the hardened container the server listens on the manifest's port on every "
@@ -30,6 +31,7 @@ PORT_UNREACHABLE = register(
 )
 NEEDS_ROOT = register(
     "EK441", "container-needs-root", Severity.ERROR,
+    rfc008="runtime.host_containment",
     summary="The image only runs as root (or only without the hardening options).",
     what="The image starts and answers `GET /health` as an arbitrary non-root uid (65532) "
          "with every capability dropped and `no-new-privileges`. A `PermissionError` "
@@ -46,6 +48,7 @@ NEEDS_ROOT = register(
 )
 WRITES_ROOTFS = register(
     "EK442", "container-writes-rootfs", Severity.ERROR,
+    rfc008="runtime.host_containment",
     summary="The server writes outside `/tmp`: it fails on a read-only root filesystem.",
     what="With `--read-only` and a tmpfs on `/tmp`, nothing the server does at start or in "
          "an episode fails with `EROFS` (`[Errno 30] Read-only file system`).",
@@ -58,6 +61,7 @@ WRITES_ROOTFS = register(
 )
 MEMORY_EXCEEDED = register(
     "EK443", "container-memory-exceeded", Severity.ERROR,
+    rfc008="runtime.resource_bounds",
     summary="The container was killed for exceeding its declared memory.",
     what="With `--memory` set to `validation.resources.memory_mb` (1024 MB when undeclared) "
          "and no swap, the engine never reports the container `OOMKilled` during start-up "
@@ -70,6 +74,7 @@ MEMORY_EXCEEDED = register(
 )
 COLD_START_SLOW = register(
     "EK444", "container-cold-start-slow", Severity.ERROR,
+    rfc008="runtime.startup",
     summary="The container does not answer `GET /health` within the start-up timeout.",
     what="The hardened container answers `GET /health` with 200 through the published port "
          "within `envkit.startup_timeout_s` seconds (60 when undeclared).",
@@ -81,6 +86,7 @@ COLD_START_SLOW = register(
 )
 NETWORK_NOT_HONOURED = register(
     "EK445", "container-network-not-honoured", Severity.ERROR,
+    rfc008="runtime.network_policy",
     summary="`network.mode: no-network` is declared, but the environment needs the network.",
     what="With `validation.network.mode: no-network` the lane runs the container with "
          "`--network none` and checks from inside that only the loopback interface exists "
@@ -96,6 +102,7 @@ NETWORK_NOT_HONOURED = register(
 )
 CONTAINER_START_FAILED = register(
     "EK446", "container-start-failed", Severity.ERROR,
+    rfc008="runtime.startup",
     summary="The hardened container exits before it answers `GET /health`, for a reason "
             "EK441-EK445 do not cover.",
     what="The image's container starts and answers `GET /health`; the finding carries the "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from envkit.findings import Finding, Location, Severity, register
@@ -17,6 +18,7 @@ from envkit.validation.context import StaticContext
 
 SECRET_FILE = register(
     "EK601", "secret-file-uploaded", Severity.ERROR,
+    rfc008="static.image_hygiene",
     summary="A credentials file (`.env`, a private key, `secrets.json`, ...) would be uploaded "
             "or built into the image.",
     what="No file named like a credentials store -- `.env`/`.env.*`/`*.env`, a private key "
@@ -66,6 +68,7 @@ NOT_SCANNED = register(
 )
 NO_GITIGNORE = register(
     "EK604", "gitignore-missing", Severity.WARNING,
+    hygiene=True,
     summary="`.gitignore` is missing.",
     what="The environment has a `.gitignore`.",
     why="Without it `git add .` commits `.venv`, `__pycache__` and `.env` files, which then "
@@ -75,6 +78,7 @@ NO_GITIGNORE = register(
 )
 NO_DOCKERIGNORE = register(
     "EK605", "dockerignore-missing", Severity.WARNING,
+    rfc008="static.image_hygiene", hygiene=True,
     summary="`.dockerignore` is missing.",
     what="The environment has a `.dockerignore`.",
     why="Without it the build context includes `.git`, `.venv` and secrets: builds are slow "
@@ -82,6 +86,51 @@ NO_DOCKERIGNORE = register(
     example="A fresh directory made by `openenv init`.",
     fix="Add a `.dockerignore` listing `.git`, `.venv`, `**/__pycache__`, `.env` and `*.pem`.",
 )
+
+@dataclass(frozen=True)
+class EnclosingRepository:
+    """The repository an in-repo environment lives in (OpenEnv's ``envs/NAME`` layout).
+
+    Attributes:
+        top: the repository's top folder (holds ``.git``, else the highest ``.gitignore``).
+        gitignore: the nearest ``.gitignore`` above the environment, inside ``top``, or
+            ``None``.
+    """
+
+    top: Path
+    gitignore: Path | None
+
+    def rel(self, root: Path, path: Path) -> str:
+        """``path`` as seen from the environment ``root`` (``../../.gitignore``)."""
+        return Path(os.path.relpath(path, root)).as_posix()
+
+
+def enclosing_repository(root: Path) -> EnclosingRepository | None:
+    """The repository ``root`` sits inside, ``None`` for a standalone environment.
+
+    Walks up from ``root``'s parent: the first folder holding ``.git`` (a folder or a
+    worktree's file) is the top; a ``.gitignore`` on the way (the nearest one) is the one git
+    applies to the environment's files. Without ``.git`` above, a parent ``.gitignore`` still
+    marks a repository (an exported copy), except in the home folder, where it is often a
+    global excludes file. An environment holding its own ``.git`` is standalone. Issue #13
+    item 4: in-repo environments are not nagged about layout.
+    """
+    root = root.resolve()
+    if (root / ".git").exists():
+        return None
+    home = Path.home().resolve()
+    nearest: Path | None = None
+    highest: Path | None = None
+    for parent in root.parents:
+        if (parent / ".gitignore").is_file() and parent != home:
+            nearest = nearest or parent / ".gitignore"
+            highest = parent
+        if (parent / ".git").exists():
+            return EnclosingRepository(parent, nearest)
+    if highest is not None:
+        return EnclosingRepository(highest, nearest)
+    return None
+
 
 INLINE_LIMIT = 10 * 1024 * 1024  # bytes; the Hub needs LFS/Xet above this
 _PRUNE = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox",
@@ -134,7 +183,11 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     from envkit.upload_set import upload_set
 
     root = ctx.root
-    if not (root / ".gitignore").is_file():
+    repo = enclosing_repository(root) if not (root / ".gitignore").is_file() else None
+    if repo is not None and repo.gitignore is not None:
+        ctx.skip(("EK604",), f"in-repo environment: `{repo.rel(root, repo.gitignore)}` of the "
+                 f"enclosing repository (`{repo.rel(root, repo.top)}`) applies")
+    elif not (root / ".gitignore").is_file():
         yield NO_GITIGNORE.finding(
             "Expected a `.gitignore` (keeps `.venv`, caches and `.env` out of commits and "
             "uploads); found none.", location=Location(".gitignore"))

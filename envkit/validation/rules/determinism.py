@@ -16,6 +16,7 @@ from envkit.wire import EnvErrorFrame
 
 RESET_NONDETERMINISTIC = register(
     "EK411", "reset-not-deterministic", Severity.ERROR,
+    rfc008="runtime.episode_determinism",
     summary="`reset(seed=s)` twice gives different observations.",
     what="For each seed in `envkit.seeds`, envkit resets twice on fresh sessions and "
          "deep-compares the observations, reporting the first differing field.",
@@ -29,6 +30,7 @@ RESET_NONDETERMINISTIC = register(
 
 REWARD_NONDETERMINISTIC = register(
     "EK412", "rewards-not-deterministic", Severity.ERROR,
+    rfc008="runtime.episode_determinism",
     summary="The same seed and the same actions give different rewards.",
     what="envkit replays one action sequence twice after `reset(seed=s)` and compares the "
          "step rewards one by one.",
@@ -41,6 +43,7 @@ REWARD_NONDETERMINISTIC = register(
 
 SEED_IGNORED = register(
     "EK413", "seed-ignored", Severity.WARNING,
+    rfc008="runtime.seed_control",
     summary="Different seeds give identical episodes: `reset()` most likely ignores `seed`.",
     what="envkit resets with every seed in `envkit.seeds` and plays the same actions; "
          "when every reset observation and every reward is identical, the seed has no effect.",

@@ -17,9 +17,11 @@ from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
+from envkit.validation.rules.deploy import enclosing_repository
 
 NO_DOCKERFILE = register(
     "EK301", "dockerfile-missing", Severity.ERROR,
+    rfc008="static.reproducible_build",
     summary="There is no Dockerfile.",
     what="The environment has a `Dockerfile` at its root (or at least in `server/`).",
     why="A Docker Space, `envkit build` and `from_docker_image()` all need one.",
@@ -28,6 +30,7 @@ NO_DOCKERFILE = register(
 )
 SERVER_ONLY = register(
     "EK302", "dockerfile-not-at-root", Severity.WARNING,
+    rfc008="static.layout", hygiene=True,
     summary="The Dockerfile is only in `server/`.",
     what="The Dockerfile is at the root of the environment, not only in `server/`.",
     why="Hugging Face Spaces build only the root Dockerfile. OpenEnv's in-repo environments "
@@ -38,6 +41,7 @@ SERVER_ONLY = register(
 )
 UNPARSEABLE = register(
     "EK303", "dockerfile-unparseable", Severity.ERROR,
+    rfc008="static.reproducible_build",
     summary="The Dockerfile cannot be read or has an unknown instruction.",
     what="The Dockerfile is UTF-8 text and every instruction is one Docker knows.",
     why="`docker build` stops at the first unknown instruction, after sending the context.",
@@ -46,6 +50,7 @@ UNPARSEABLE = register(
 )
 NO_FROM = register(
     "EK304", "dockerfile-no-from", Severity.ERROR,
+    rfc008="static.reproducible_build",
     summary="The Dockerfile has no `FROM`.",
     what="The Dockerfile's first instruction (after `ARG`s and comments) is `FROM`.",
     why="Docker refuses to build without a base image.",
@@ -54,6 +59,7 @@ NO_FROM = register(
 )
 UNPINNED_BASE = register(
     "EK305", "base-image-unpinned", Severity.WARNING,
+    rfc008="static.reproducible_build", hygiene=True,
     summary="A base image uses `latest` or no tag.",
     what="Every `FROM` image (after `ARG` defaults are substituted) has an explicit tag other "
          "than `latest`, or a digest.",
@@ -64,6 +70,7 @@ UNPINNED_BASE = register(
 )
 BUILDKIT_ONLY = register(
     "EK306", "buildkit-only-syntax", Severity.WARNING,
+    rfc008="static.reproducible_build", hygiene=True,
     summary="The Dockerfile needs BuildKit (`RUN --mount`, heredocs, `# syntax=`, ...).",
     what="No BuildKit-only syntax: `# syntax=` directives, `RUN --mount/--network/--security`, "
          "`COPY/ADD --link/--chmod/--exclude/--parents/--checksum`, heredocs (`<<EOF`).",
@@ -74,6 +81,7 @@ BUILDKIT_ONLY = register(
 )
 PORT_MISMATCH = register(
     "EK307", "dockerfile-port-mismatch", Severity.ERROR,
+    rfc008="runtime.startup",
     summary="`EXPOSE` or the server command's `--port` differs from the manifest port.",
     what="`EXPOSE` includes the manifest's `port`, and a `--port N` in `CMD`/`ENTRYPOINT` "
          "equals it.",
@@ -84,6 +92,7 @@ PORT_MISMATCH = register(
 )
 RUNS_AS_ROOT = register(
     "EK308", "dockerfile-runs-as-root", Severity.WARNING,
+    rfc008="static.image_hygiene", hygiene=True,
     summary="The image runs as root (no `USER` in the final stage).",
     what="The final stage sets `USER` to a non-root user.",
     why="Spaces run containers as uid 1000: files created as root during the build are then "
@@ -93,6 +102,7 @@ RUNS_AS_ROOT = register(
 )
 SECRET_IN_IMAGE = register(
     "EK309", "dockerfile-secret", Severity.ERROR,
+    rfc008="static.image_hygiene",
     summary="A secret is passed through `ENV` or `ARG`.",
     what="No `ENV` or `ARG` name looks like a credential (`*_TOKEN`, `*_KEY`, `PASSWORD`, "
          "`SECRET`, ... as docker's SecretsUsedInArgOrEnv check) and no value contains a "
@@ -104,6 +114,7 @@ SECRET_IN_IMAGE = register(
 )
 COPY_BEFORE_INSTALL = register(
     "EK310", "dockerfile-copy-before-install", Severity.INFO,
+    rfc008="static.image_hygiene", hygiene=True,
     summary="`COPY . ` comes before the dependency install (every code edit reinstalls).",
     what="Dependencies are installed from `pyproject.toml`/`uv.lock` before the whole "
          "context is copied.",
@@ -169,7 +180,12 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
             "none.", location=Location("Dockerfile"))
         return
     rel = "Dockerfile" if root_df else "server/Dockerfile"
-    if not root_df:
+    repo = None if root_df else enclosing_repository(ctx.root)
+    if repo is not None:
+        ctx.skip(("EK302",), "in-repo environment (repository at "
+                 f"`{repo.rel(ctx.root, repo.top)}`): OpenEnv's `envs/NAME` layout keeps the "
+                 "Dockerfile in `server/`; `envkit push` moves it to the root of its staged copy")
+    elif not root_df:
         yield SERVER_ONLY.finding(
             "Expected the `Dockerfile` at the environment root, where Spaces look for it; "
             "found only `server/Dockerfile`. `envkit push` moves it in its staged copy.",

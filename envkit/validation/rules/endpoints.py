@@ -16,6 +16,7 @@ from envkit.wire import Health
 
 HEALTH_BROKEN = register(
     "EK402", "health-endpoint-broken", Severity.ERROR,
+    rfc008="runtime.startup",
     summary="GET /health does not answer 200 with a JSON object.",
     what="`GET /health` must answer HTTP 200 with `{\"status\": \"healthy\"}` "
          "(openenv-core's answer).",
@@ -28,6 +29,7 @@ HEALTH_BROKEN = register(
 
 SCHEMA_INVALID = register(
     "EK403", "schema-endpoint-invalid", Severity.ERROR,
+    rfc008="runtime.observation_schema",
     summary="GET /schema does not give valid JSON Schemas for action and observation.",
     what="`GET /schema` must answer `{\"action\": <JSON Schema>, \"observation\": <JSON Schema>, "
          "\"state\": ...}`; each schema is checked against its JSON Schema meta-schema.",

@@ -16,6 +16,7 @@ from envkit.validation.engine import Engine, NoAnswer, OutOfTime, ServerDied, St
 
 SERVER_START_FAILED = register(
     "EK401", "server-start-failed", Severity.ERROR,
+    rfc008="runtime.startup",
     summary="The environment server exits or does not answer GET /health in time.",
     what="envkit starts `uvicorn <app>` from openenv.yaml on a free 127.0.0.1 port and waits "
          "for `GET /health` for `envkit.startup_timeout_s` seconds (or `--timeout`).",
@@ -29,6 +30,7 @@ SERVER_START_FAILED = register(
 
 STEP_LATENCY = register(
     "EK421", "step-latency-over-budget", Severity.WARNING,
+    rfc008="runtime.resource_bounds",
     summary="The 95th percentile of step latency exceeds `envkit.step_timeout_s`.",
     what="envkit times every `step` it sends (request to answer) and compares the p95 with "
          "`envkit.step_timeout_s` (5 s by default).",

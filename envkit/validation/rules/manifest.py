@@ -21,6 +21,7 @@ from envkit.validation.context import StaticContext
 
 MANIFEST_MISSING = register(
     "EK101", "manifest-missing", Severity.ERROR,
+    rfc008="static.manifest",
     summary="`openenv.yaml` is missing.",
     what="The environment directory has an `openenv.yaml` file.",
     why="Every OpenEnv tool (openenv push, TRL's loaders, envkit) finds the server's `app`, "
@@ -32,6 +33,7 @@ MANIFEST_MISSING = register(
 )
 MANIFEST_YAML = register(
     "EK102", "manifest-invalid-yaml", Severity.ERROR,
+    rfc008="static.manifest",
     summary="`openenv.yaml` is not valid YAML or not a mapping.",
     what="`openenv.yaml` parses as YAML (no duplicate keys) and its top level is a mapping.",
     why="A manifest that does not parse stops every tool at its first line; the error "
@@ -42,6 +44,7 @@ MANIFEST_YAML = register(
 )
 MANIFEST_SCHEMA = register(
     "EK103", "manifest-schema", Severity.ERROR,
+    rfc008="static.manifest",
     summary="A required manifest key is missing or has the wrong type.",
     what="`openenv.yaml` follows the manifest schema: `name` present, `spec_version` an "
          "integer, `type`/`runtime` strings, `variables` a mapping of strings.",
@@ -51,6 +54,7 @@ MANIFEST_SCHEMA = register(
 )
 MANIFEST_NAME_RULE = register(
     "EK104", "manifest-bad-name", Severity.ERROR,
+    rfc008="static.manifest",
     summary="`name` is not a valid package and Space name.",
     what="`name` is ASCII letters, digits, `-` or `_`, starts with a letter, at most 64 "
          "characters, and does not shadow a module every environment imports (`server`, "
@@ -62,6 +66,7 @@ MANIFEST_NAME_RULE = register(
 )
 MANIFEST_APP_FORM = register(
     "EK105", "manifest-bad-app", Severity.ERROR,
+    rfc008="static.manifest",
     summary="`app` is not of the form `module.path:attribute`.",
     what="`app` names a module and an attribute separated by one colon.",
     why="uvicorn and openenv load the server with exactly this string; anything else fails "
@@ -71,6 +76,7 @@ MANIFEST_APP_FORM = register(
 )
 MANIFEST_APP_MISSING = register(
     "EK106", "manifest-app-not-found", Severity.ERROR,
+    rfc008="static.manifest",
     summary="The module or attribute named by `app` does not exist.",
     what="The module file of `app` exists under the environment directory, parses, and "
          "defines the attribute at module level.",
@@ -82,6 +88,7 @@ MANIFEST_APP_MISSING = register(
 )
 MANIFEST_PORT = register(
     "EK107", "manifest-bad-port", Severity.ERROR,
+    rfc008="static.manifest",
     summary="`port` is not an integer in 1..65535.",
     what="`port` is an integer between 1 and 65535.",
     why="The port is written into the Dockerfile, the Space card's `app_port` and every "
@@ -103,6 +110,7 @@ MANIFEST_VALIDATION = register(
 )
 MANIFEST_UNKNOWN_KEY = register(
     "EK109", "manifest-unknown-key", Severity.ERROR,
+    rfc008="static.manifest",
     summary="An unknown key in `envkit:` or a misspelt top-level key.",
     what="Every key inside envkit's section `envkit:` is known (`oracle`, `max_steps`, "
          "`seeds`, `step_timeout_s`, `startup_timeout_s`), and no top-level key is a "
@@ -125,6 +133,7 @@ MANIFEST_ORACLE_MISSING = register(
 
 VALIDATION_MISSING = register(
     "EK111", "validation-block-missing", Severity.WARNING,
+    rfc008="static.manifest",
     summary="`openenv.yaml` has no RFC 008 `validation:` block.",
     what="`openenv.yaml` declares OpenEnv's `validation:` block (RFC 008): `reward`, "
          "`resources`, `capabilities`, `types`.",
@@ -136,6 +145,7 @@ VALIDATION_MISSING = register(
 )
 VALIDATION_REQUIRED = register(
     "EK112", "validation-field-missing", Severity.ERROR,
+    rfc008="static.manifest",
     summary="A field RFC 008 requires is missing from `validation:`.",
     what="`validation:` has `reward.floor_margin`, `resources` (`cpu`, `memory_mb`, "
          "`disk_mb`, `episode_timeout_s`), `capabilities.verifier.kind`, `types.tags`, and "
@@ -148,6 +158,7 @@ VALIDATION_REQUIRED = register(
 )
 VALIDATION_VALUE = register(
     "EK113", "validation-bad-value", Severity.ERROR,
+    rfc008="static.manifest",
     summary="A value in RFC 008's `validation:` block has the wrong type or range.",
     what="Every value in `validation:` has the type and range of OpenEnv 0.10's manifest "
          "model: `reward.range` strictly increasing (and finite), tolerances >= 0, "
@@ -160,6 +171,7 @@ VALIDATION_VALUE = register(
 )
 VALIDATION_EXTRA = register(
     "EK114", "validation-unknown-field", Severity.ERROR,
+    rfc008="static.manifest",
     summary="An unknown key inside a section of `validation:`.",
     what="Inside `validation.reward`, `resources`, `capabilities`, `types`, `network`, "
          "`judge`, `task_distribution` and `execution`, every key is one OpenEnv's manifest "
@@ -170,6 +182,7 @@ VALIDATION_EXTRA = register(
 )
 VALIDATION_IGNORED = register(
     "EK115", "validation-key-ignored", Severity.WARNING,
+    rfc008="static.manifest",
     summary="A key directly under `validation:` that OpenEnv ignores.",
     what="Every key directly under `validation:` is an RFC 008 section (`reward`, `judge`, "
          "`resources`, `task_distribution`, `network`, `capabilities`, `types`, "
@@ -181,6 +194,7 @@ VALIDATION_IGNORED = register(
 )
 VALIDATION_POLICY = register(
     "EK116", "validation-outside-policy", Severity.ERROR,
+    rfc008="static.manifest",
     summary="A declared tolerance or budget is outside OpenEnv's policy bounds.",
     what="`reward.oracle_tolerance` <= 0.1, `reward.floor_margin` >= 0.1, "
          "`reward.variance_tolerance` <= 0.2 and `resources.episode_timeout_s` <= 3600 "
@@ -192,6 +206,7 @@ VALIDATION_POLICY = register(
 )
 VALIDATION_JUDGE = register(
     "EK117", "validation-judge-mismatch", Severity.ERROR,
+    rfc008="static.manifest",
     summary="`judge` (and `reward.variance_tolerance`) declared without `llm_judged`, or "
             "missing with it.",
     what="`validation.judge` and `validation.reward.variance_tolerance` are present iff "
@@ -204,6 +219,7 @@ VALIDATION_JUDGE = register(
 )
 VALIDATION_ALLOWLIST = register(
     "EK118", "validation-allowlist-mismatch", Severity.ERROR,
+    rfc008="static.manifest",
     summary="`network.allowed_hosts` without `mode: allowlist`, or `allowlist` without hosts.",
     what="`validation.network.allowed_hosts` is non-empty iff `validation.network.mode` is "
          "`allowlist`.",
@@ -214,6 +230,7 @@ VALIDATION_ALLOWLIST = register(
 )
 VALIDATION_LEGACY = register(
     "EK119", "validation-legacy-layout", Severity.WARNING,
+    rfc008="static.manifest",
     summary="envkit's keys sit directly under `validation:` (the layout before OpenEnv 0.10).",
     what="envkit's own keys (`reward_range`, `max_steps`, `oracle`, `seeds`, "
          "`floor_margin`, `step_timeout_s`, `startup_timeout_s`) are not directly under "
@@ -226,6 +243,7 @@ VALIDATION_LEGACY = register(
 )
 VALIDATION_NO_EXECUTION = register(
     "EK120", "validation-execution-missing", Severity.WARNING,
+    rfc008="static.manifest",
     summary="`validation:` has no `execution` section (manifest schema 1).",
     what="`validation.execution` names the Dockerfile and the runtime probe plan "
          "(manifest schema 2).",
@@ -237,6 +255,7 @@ VALIDATION_NO_EXECUTION = register(
 )
 PROBE_PLAN = register(
     "EK121", "probe-plan-invalid", Severity.ERROR,
+    rfc008="static.manifest",
     summary="The runtime probe plan (`execution.probe_path`) is missing or invalid.",
     what="The file named by `validation.execution.probe_path` exists inside the environment, "
          "is JSON of at most 64 KiB, and follows OpenEnv's plan schema 1: "
@@ -248,6 +267,7 @@ PROBE_PLAN = register(
 )
 EXECUTION_PATH = register(
     "EK122", "execution-path-missing", Severity.ERROR,
+    rfc008="static.manifest",
     summary="`execution.dockerfile` or `execution.context` does not exist.",
     what="`validation.execution.dockerfile` is a file and `validation.execution.context` a "
          "directory inside the environment.",
@@ -259,6 +279,7 @@ EXECUTION_PATH = register(
 )
 ENVKIT_TWICE = register(
     "EK123", "envkit-facts-declared-twice", Severity.ERROR,
+    rfc008="static.manifest",
     summary="envkit's facts are declared both in `envkit:` and under `validation:`.",
     what="envkit's own keys appear in one place: the `envkit:` section, not also as legacy "
          "keys under `validation:`.",

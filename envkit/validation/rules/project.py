@@ -21,6 +21,7 @@ from envkit.validation.context import StaticContext
 
 PYPROJECT_MISSING = register(
     "EK201", "pyproject-missing", Severity.ERROR,
+    rfc008="static.layout",
     summary="`pyproject.toml` is missing.",
     what="The environment has a `pyproject.toml`.",
     why="The Docker image, `uv run server`, pip installs and OpenEnv's deployment check "
@@ -31,6 +32,7 @@ PYPROJECT_MISSING = register(
 )
 PYPROJECT_INVALID = register(
     "EK202", "pyproject-invalid", Severity.ERROR,
+    rfc008="static.layout",
     summary="`pyproject.toml` is not valid TOML or not a valid PEP 621 `[project]` table.",
     what="`pyproject.toml` parses as TOML and has a `[project]` table with a string `name`, a "
          "`version` (or `dynamic = [\"version\"]`), a list of valid PEP 508 `dependencies` "
@@ -42,6 +44,7 @@ PYPROJECT_INVALID = register(
 )
 NO_OPENENV_DEP = register(
     "EK203", "openenv-dependency-missing", Severity.ERROR,
+    rfc008="static.layout",
     summary="`[project] dependencies` does not include `openenv`.",
     what="`[project] dependencies` includes the OpenEnv runtime, `openenv` (0.10; "
          "`openenv-core` also counts here, see EK214), as OpenEnv's deployment check "
@@ -53,6 +56,7 @@ NO_OPENENV_DEP = register(
 )
 NO_SERVER_SCRIPT = register(
     "EK204", "server-script-missing", Severity.ERROR,
+    rfc008="static.layout",
     summary="`[project.scripts]` has no `server` entry pointing at `...:main`.",
     what="`[project.scripts] server` exists and names a `main` function "
          "(`<pkg>.server.app:main`), as OpenEnv's deployment check requires.",
@@ -63,6 +67,7 @@ NO_SERVER_SCRIPT = register(
 )
 FILES_MISSING = register(
     "EK205", "required-file-missing", Severity.ERROR,
+    rfc008="static.layout",
     summary="A file of the OpenEnv layout is missing (models.py, client.py, server/app.py, ...).",
     what="`models.py`, `client.py`, `__init__.py`, `server/__init__.py` and `server/app.py` "
          "exist, as in `openenv init`'s layout.",
@@ -73,6 +78,7 @@ FILES_MISSING = register(
 )
 SERVER_NO_MAIN = register(
     "EK206", "server-main-missing", Severity.ERROR,
+    rfc008="static.layout",
     summary="`server/app.py` lacks `def main(...)` or an `if __name__ == \"__main__\":` guard "
             "calling it.",
     what="`server/app.py` defines a top-level `main` function and calls it under "
@@ -85,6 +91,7 @@ SERVER_NO_MAIN = register(
 )
 MODELS_MISSING = register(
     "EK207", "action-observation-missing", Severity.ERROR,
+    rfc008="static.layout",
     summary="`models.py` defines no `Action` or no `Observation` subclass.",
     what="`models.py` defines a class deriving from openenv's `Action` and one deriving from "
          "`Observation` (found by reading the source, nothing is imported).",
@@ -106,6 +113,7 @@ CARD_INVALID = register(
 )
 INFERENCE_SCRIPT = register(
     "EK209", "inference-script-invalid", Severity.WARNING,
+    hygiene=True,
     summary="`inference.py` is missing or does not read API_BASE_URL, MODEL_NAME and HF_TOKEN.",
     what="`inference.py` exists at the root and reads the `API_BASE_URL`, `MODEL_NAME` and "
          "`HF_TOKEN` environment variables.",
@@ -117,6 +125,7 @@ INFERENCE_SCRIPT = register(
 )
 UV_LOCK_MISSING = register(
     "EK210", "uv-lock-missing", Severity.WARNING,
+    rfc008="static.dependency_pinning", hygiene=True,
     summary="`uv.lock` is missing.",
     what="The environment has a `uv.lock` next to `pyproject.toml`.",
     why="OpenEnv's deployment check fails without it, and Docker/Space builds resolve "
@@ -137,6 +146,7 @@ CAPACITY_ONE = register(
 )
 MODULE_STATE = register(
     "EK212", "concurrent-shared-state", Severity.WARNING,
+    rfc008="runtime.episode_isolation",
     summary="A class declaring `SUPPORTS_CONCURRENT_SESSIONS = True` keeps module- or "
             "class-level mutable state.",
     what="In the module of a class with `SUPPORTS_CONCURRENT_SESSIONS = True`, no function "
@@ -151,6 +161,7 @@ MODULE_STATE = register(
 )
 CONCURRENCY_UNDECLARED = register(
     "EK213", "concurrency-undeclared", Severity.ERROR,
+    rfc008="runtime.episode_isolation",
     summary="`max_concurrent_envs` > 1 but the environment class does not declare "
             "`SUPPORTS_CONCURRENT_SESSIONS = True`.",
     what="When the app allows more than one session, the environment class passed to "

@@ -19,6 +19,7 @@ from envkit.wire import EnvErrorFrame
 
 ROUND_TRIP_FAILED = register(
     "EK405", "session-round-trip-failed", Severity.ERROR,
+    rfc008="runtime.state_contract",
     summary="A WebSocket reset/step/state/close round trip does not follow the protocol.",
     what="envkit opens `/ws`, sends `reset`, `state`, `step`, `state`, `close` and checks each "
          "answer is the frame the protocol defines (`observation` with `observation`, `reward`, "
@@ -33,6 +34,7 @@ ROUND_TRIP_FAILED = register(
 
 OBSERVATION_SCHEMA_MISMATCH = register(
     "EK406", "observation-schema-mismatch", Severity.ERROR,
+    rfc008="runtime.observation_schema",
     summary="An observation sent on the wire does not conform to the /schema observation.",
     what="Every observation envkit receives is validated against the observation JSON Schema "
          "from /schema (`reward`, `done`, `metadata` travel outside it).",
@@ -85,6 +87,7 @@ MALFORMED_FRAME_CRASH = register(
 
 STEP_COUNT_WRONG = register(
     "EK415", "step-count-wrong", Severity.ERROR,
+    rfc008="runtime.state_contract",
     summary="`state.step_count` is not 0 after `reset` or does not count steps.",
     what="envkit reads `state` after `reset` (must be 0) and after steps (must equal the "
          "number of steps taken in the episode).",
@@ -95,6 +98,7 @@ STEP_COUNT_WRONG = register(
 
 EPISODE_ID_IGNORED = register(
     "EK416", "episode-id-ignored", Severity.ERROR,
+    rfc008="runtime.state_contract",
     summary="`reset(episode_id=...)` is not reflected in `state.episode_id`.",
     what="envkit resets with `episode_id=\"envkit-<random>\"` and reads `state.episode_id`.",
     why="Trainers pass episode ids to join rollouts with logs; an ignored id breaks "
@@ -105,6 +109,7 @@ EPISODE_ID_IGNORED = register(
 
 HEALTH_WHILE_RESET_FAILS = register(
     "EK418", "health-while-reset-fails", Severity.ERROR,
+    rfc008="runtime.startup",
     summary="GET /health answers 200 while `reset` fails.",
     what="When `reset` answers an error frame, envkit checks /health again: it still says "
          "healthy.",

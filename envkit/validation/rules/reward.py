@@ -19,6 +19,7 @@ from envkit.wire import EnvErrorFrame
 
 REWARD_NOT_FINITE = register(
     "EK501", "reward-not-finite", Severity.ERROR,
+    rfc008="runtime.reward_well_formed",
     summary="A step reward is null on the wire: NaN, infinity, or no reward set.",
     what="Every step reward envkit receives must be a finite number. openenv-core serialises "
          "NaN and ±inf as `null`, so a step reward of `null` is a finding (a `reset` reward "
@@ -32,6 +33,7 @@ REWARD_NOT_FINITE = register(
 
 REWARD_NOT_NUMERIC = register(
     "EK502", "reward-not-a-number", Severity.ERROR,
+    rfc008="runtime.reward_well_formed",
     summary="A step reward is not a number (a boolean, a string, a list, ...).",
     what="The step reward on the wire must be an int or a float; booleans are refused.",
     why="Trainers sum and normalise rewards; `true` or `\"1\"` either crashes them or is "
@@ -42,6 +44,7 @@ REWARD_NOT_NUMERIC = register(
 
 REWARD_OUT_OF_RANGE = register(
     "EK503", "reward-out-of-range", Severity.ERROR,
+    rfc008="runtime.reward_well_formed",
     summary="A step reward lies outside `validation.reward.range` ([0, 1] by default).",
     what="Every step reward envkit receives must lie in `[lo, hi]` of "
          "`validation.reward.range`.",
@@ -55,6 +58,7 @@ REWARD_OUT_OF_RANGE = register(
 
 REWARD_CONSTANT = register(
     "EK504", "reward-constant", Severity.WARNING,
+    rfc008="statistical.training_signal",
     summary="Every step envkit played got the same reward: no learning signal.",
     what="Across all steps of the runtime stage (fuzzed, degenerate and oracle policies) the "
          "reward never changes.",
@@ -68,6 +72,7 @@ REWARD_CONSTANT = register(
 
 REWARD_HACKABLE = register(
     "EK505", "reward-hackable", Severity.ERROR,
+    rfc008="semantic.floor_gap",
     summary="A degenerate policy reaches the maximum reward or scores within `floor_margin` "
             "of the oracle.",
     what="envkit plays degenerate policies built from the action schema: empty values "
@@ -84,6 +89,7 @@ REWARD_HACKABLE = register(
 
 ORACLE_BELOW_MAX = register(
     "EK506", "oracle-below-max", Severity.ERROR,
+    rfc008="semantic.oracle_max",
     summary="The declared oracle does not reach `hi` of `validation.reward.range`, or fails.",
     what="envkit runs `envkit.oracle` (a `module:callable` taking the observation dict, "
          "run in the environment's interpreter) for one episode per seed; its best step "
@@ -97,6 +103,7 @@ ORACLE_BELOW_MAX = register(
 
 NO_ORACLE = register(
     "EK507", "no-oracle", Severity.INFO,
+    rfc008="semantic.oracle_max",
     summary="No oracle is declared, so the reward-hacking floor is checked against `hi` only.",
     what="`envkit.oracle` is not set in openenv.yaml (or envkit validated a URL without "
          "the environment's files).",

@@ -27,6 +27,7 @@ CAPACITY_PROBE_LIMIT = 64  # sessions opened at most when looking for CAPACITY_R
 
 SESSIONS_INTERFERE = register(
     "EK419", "sessions-interfere", Severity.ERROR,
+    rfc008="runtime.episode_isolation",
     summary="Two concurrent sessions change each other's episodes.",
     what="When the server accepts two sessions, envkit plays two seeded episodes "
          "interleaved step by step and compares them with the same episodes played one "
