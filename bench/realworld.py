@@ -12,15 +12,17 @@ deployment). The table goes to stdout as markdown (and to --markdown FILE); each
 JSON report and stderr are kept in --out DIR, so `--reuse` can rebuild the table without
 re-running anything.
 
-EXPORT is a folder of environments such as huggingface/OpenEnv's `envs/`, exported from a
-snapshot with git (never committed here); PY is the interpreter of a venv holding openenv 0.10
-and the environments' dependencies. Only the environments that serve offline make sense (see
-docs/realworld.md, "Which environments serve offline"), e.g.:
+EXPORT is a folder of environments such as the `envs/` of a checkout of huggingface/OpenEnv
+(never committed here; keep it inside the checkout, so the repository's `.git`/`.gitignore` is
+above it and envkit recognises in-repo environments as a user's clone would); PY is the
+interpreter of a venv holding openenv 0.10 and the environments' dependencies. Only the
+environments that serve offline make sense (see docs/realworld.md, "Which environments serve
+offline"), e.g.:
 
-    .venv/bin/python bench/realworld.py /tmp/realworld/envs --python /tmp/realworld/venv/bin/python \\
+    .venv/bin/python bench/realworld.py /tmp/OpenEnv/envs --python /tmp/oe-venv/bin/python \\
         --envs echo_env,connect4_env,maze_env,chess_env,coding_env,wildfire_env,grid_world_env \\
         --envs carla_env,textarena_env,repl_env,reasoning_gym_env,dipg_safety_env,openspiel_env \\
-        --envs atari_env --out /tmp/realworld/out2 --markdown /tmp/realworld/table.md
+        --envs atari_env --out /tmp/rw-out --markdown /tmp/rw-table.md
 
 Every server envkit starts binds 127.0.0.1; nothing else is contacted.
 Exit code: 0 when every environment produced a report, 1 when one did not (timeout, crash,
@@ -88,10 +90,18 @@ class EnvResult:
     report: dict | None
     stderr: str = ""
     codes: Counter = field(default_factory=Counter)
+    hygiene: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
         if self.report is not None:
-            self.codes = Counter(f["code"] for f in self.report.get("findings", []))
+            found = self.report.get("findings", [])
+            self.codes = Counter(f["code"] for f in found)
+            # `hygiene`: generic layout warnings the text report folds (issue #13 item 4)
+            self.hygiene = Counter(f["code"] for f in found if f.get("hygiene"))
+
+    def checks(self) -> int | None:
+        """Checks run (rules evaluated, not skipped), from the report's summary."""
+        return (self.report or {}).get("summary", {}).get("checks_run")
 
     def families(self) -> Counter:
         """Findings per family name."""
@@ -183,29 +193,39 @@ def load_one(name: str, out: Path) -> EnvResult:
 def markdown(results: list[EnvResult]) -> str:
     """The summary table plus a totals line, as markdown."""
     fams = list(FAMILY_NAMES.values())
-    head = ["environment", "start form", "exit", "time s", "findings by code",
-            *fams, "total"]
+    head = ["environment", "start form", "exit", "time s", "checks", "findings by code",
+            "hygiene (folded)", *fams, "total"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     total: Counter = Counter()
     for r in results:
         fam = r.families()
         total.update(fam)
-        codes = ", ".join(f"{c}" + (f"x{n}" if n > 1 else "")
-                          for c, n in sorted(r.codes.items())) or "-"
+        shown = r.codes - r.hygiene
+        codes = _codes(shown)
+        folded = _codes(r.hygiene)
         exit_txt = "timeout" if r.exit_code is None else str(r.exit_code)
-        row = [r.name, r.start_form(), exit_txt, f"{r.seconds:.0f}", codes,
+        checks = r.checks()
+        row = [r.name, r.start_form(), exit_txt, f"{r.seconds:.0f}",
+               "-" if checks is None else str(checks), codes, folded,
                *(str(fam.get(f, 0)) for f in fams), str(sum(fam.values()))]
         lines.append("| " + " | ".join(row) + " |")
     n = sum(total.values())
+    n_hygiene = sum(sum(r.hygiene.values()) for r in results)
     behaviour = total.get("runtime", 0) + total.get("reward", 0)
     lines.append("")
     lines.append(f"{len(results)} environments, {n} findings: "
                  + ", ".join(f"{f} {total.get(f, 0)}" for f in fams)
                  + (f" (behaviour, runtime+reward: {behaviour}, {100 * behaviour // n}%)."
                     if n else "."))
+    lines.append(f"Hygiene findings folded in the text report: {n_hygiene} of {n}.")
     started = sum(1 for r in results if r.report is not None and "EK401" not in r.codes)
     lines.append(f"Started by envkit itself: {started} of {len(results)}.")
     return "\n".join(lines) + "\n"
+
+
+def _codes(counts: Counter) -> str:
+    """``EK401, EK503x2``: codes in order, with a count when repeated; ``-`` when none."""
+    return ", ".join(c + (f"x{n}" if n > 1 else "") for c, n in sorted(counts.items())) or "-"
 
 
 def pick(export: Path, names: list[str]) -> list[Path]:
