@@ -111,18 +111,18 @@ class EnvResult:
         return out
 
     def start_form(self) -> str:
-        """How the server was started, from the report: its `launch`/`start` entry (kind and
-        label of the `envkit.launch` candidate that served) when present, else read from the
-        findings and progress lines; ``"none (EK401)"`` when nothing served."""
+        """How the server was started: the kind of `envkit.launch` candidate that served
+        (``manifest``, ``package``, ``script``, ``dockerfile``), read from the report's
+        `launch` entry when it has one, else from the progress line envkit prints when the
+        manifest form was not the one ("started with the package form from ..."); ``manifest``
+        when the server started without a fallback; ``none (EK401)`` when nothing served."""
         rep = self.report or {}
-        for key in ("launch", "start", "started", "start_form"):
+        for key in ("launch", "start", "start_form"):
             val = rep.get(key)
             if isinstance(val, dict):
-                kind = val.get("kind") or val.get("form") or ""
-                label = val.get("label") or val.get("command") or ""
-                return f"{kind}" + (f" ({label})" if label and label != kind else "")
+                val = val.get("label") or val.get("kind") or ""
             if isinstance(val, str) and val:
-                return val
+                return _form(val)
         if self.exit_code is None:
             return "timeout"
         if self.report is None:
@@ -130,10 +130,25 @@ class EnvResult:
         if "EK401" in self.codes:
             return "none (EK401)"
         for line in self.stderr.splitlines():
-            low = line.lower()
-            if "started" in low and ("form" in low or "folder" in low):
-                return line.strip()
+            line = line.strip()
+            if line.lower().startswith("started with the "):
+                return _form(line[len("started with the "):])
         return "manifest"
+
+
+#: Labels of `envkit.launch.LaunchCandidate`, shortened for the table.
+_FORMS = (("manifest app from an enclosing", "manifest (enclosing folder)"),
+          ("manifest", "manifest"), ("package", "package"), ("[project.scripts]", "script"),
+          ("dockerfile", "dockerfile"))
+
+
+def _form(label: str) -> str:
+    """``package form from the parent folder: uvicorn ...`` -> ``package``."""
+    low = label.lower()
+    for prefix, short in _FORMS:
+        if low.startswith(prefix.lower()):
+            return short
+    return label.split(": ", 1)[0]
 
 
 def run_one(root: Path, python: str, *, timeout_s: float, extra: list[str],
