@@ -327,7 +327,7 @@ def start_server(
             (``True``) or let the server inherit the terminal (``False``). Nothing is
             written to disk either way.
         env: extra environment variables for the server.
-        check: probe the interpreter for openenv-core/uvicorn first (~50 ms).
+        check: probe the interpreter for openenv/uvicorn first (~50 ms).
 
     Raises:
         UsageError: ``port`` is already taken.

@@ -50,9 +50,9 @@ class StepResult:
     """One ``observation`` frame.
 
     Attributes:
-        observation: the observation fields (without reward/done, which openenv-core moves
+        observation: the observation fields (without reward/done, which OpenEnv moves
             to the top level).
-        reward: the reward, or ``None`` (openenv-core sends NaN/inf as ``null``).
+        reward: the reward, or ``None`` (OpenEnv sends NaN/inf as ``null``).
         done: whether the episode ended.
         latency_s: seconds between sending the frame and receiving the answer.
         raw: the whole frame ``data``.
@@ -255,7 +255,7 @@ class Health:
     @property
     def healthy(self) -> bool:
         """The one definition of healthy: HTTP 200 with a JSON object whose ``status`` is
-        ``"healthy"`` (openenv-core's ``create_app`` answers ``{"status": "healthy"}``; an
+        ``"healthy"`` (OpenEnv's ``create_app`` answers ``{"status": "healthy"}``; an
         object without ``status`` is accepted)."""
         return (self.status_code == 200 and isinstance(self.body, dict)
                 and self.body.get("status", HEALTHY) == HEALTHY)

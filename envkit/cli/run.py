@@ -36,7 +36,7 @@ def run_cmd(
         "uvicorn.")] = False,
     env: EnvVarOpt = None,
     web: Annotated[bool, typer.Option(
-        "--web", help="Set ENABLE_WEB_INTERFACE=true (openenv-core's web UI at /web).")] = False,
+        "--web", help="Set ENABLE_WEB_INTERFACE=true (OpenEnv's web UI at /web).")] = False,
     build: Annotated[bool, typer.Option("--build", help="--docker: rebuild the image "
                                         "first.")] = False,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="--docker: leave the "

@@ -176,7 +176,7 @@ def run_container(
         host: address to publish on; loopback by default.
         port: host TCP port; ``None`` picks a free one.
         env: environment variables for the container.
-        web: set ``ENABLE_WEB_INTERFACE=true`` (openenv-core mounts its web UI at ``/web``).
+        web: set ``ENABLE_WEB_INTERFACE=true`` (OpenEnv mounts its web UI at ``/web``).
         build: build even when the image exists.
         name: container name (default ``envkit-<env>-<6 hex>``).
         labels: extra labels for the container (and for the image if it is built).

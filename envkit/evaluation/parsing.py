@@ -22,7 +22,7 @@ class ActionParseError(ValueError):
 
 
 def action_fields(action_schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The action's properties, without openenv-core's ``metadata`` field."""
+    """The action's properties, without OpenEnv's ``metadata`` field."""
     props = dict(action_schema.get("properties") or {})
     props.pop("metadata", None)
     return props

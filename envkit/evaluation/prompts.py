@@ -19,7 +19,7 @@ def _compact_schema(schema: dict[str, Any], fields: dict[str, Any]) -> str:
 
 def system_prompt(schemas: dict[str, Any], metadata: dict[str, Any] | None = None) -> str:
     """The default system prompt: what the environment is, the action JSON Schema (without
-    openenv-core's ``metadata`` field), the observation JSON Schema and the reply format.
+    OpenEnv's ``metadata`` field), the observation JSON Schema and the reply format.
 
     Args:
         schemas: ``GET /schema`` answer (``{"action": ..., "observation": ..., "state": ...}``).

@@ -509,7 +509,7 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
     action_schema = schemas.get("action")
     if not isinstance(action_schema, dict):
         raise WireError(f"GET {env_url}/schema has no `action` JSON Schema.",
-                        hint="Check the server runs openenv-core's create_app.")
+                        hint="Check the server runs OpenEnv's create_app.")
     client = None
     prompt: str | None = None
     policy = settings.policy

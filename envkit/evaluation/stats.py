@@ -3,7 +3,7 @@
 Definitions (also written into ``summary.json`` under ``definitions``):
 
 - *step reward*: the ``reward`` of one ``step`` answer (``null`` on the wire counts as 0 and is
-  counted in ``null_rewards``; openenv-core sends NaN/inf as ``null``, docs/protocol.md).
+  counted in ``null_rewards``; OpenEnv sends NaN/inf as ``null``, docs/protocol.md).
 - *episode return*: the sum of an episode's step rewards (the reset reward is not included).
 - *success*: some step reward of the episode reached the manifest's maximum reward ``hi``
   (``validation.reward.range[1]``, OpenEnv RFC 008, huggingface/OpenEnv#1041).

@@ -22,9 +22,51 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from envkit.findings import RULES, Finding, Stage, codes_of, family_digits
-from envkit.validation.report import CheckResult, ValidationReport
+from envkit.validation.report import CheckResult, RuntimeNote, ValidationReport
 
-__all__ = ["CheckResult", "ValidationReport", "run_static_only", "validate"]
+__all__ = ["CheckResult", "RuntimeNote", "ValidationReport", "run_static_only", "validate"]
+
+DEFAULT_APP = "server.app:app"  # what `openenv init` writes and OpenEnv serves by default
+
+
+def raw_app(root: Path) -> tuple[str | None, str]:
+    """The app to start when ``openenv.yaml`` cannot be read as a manifest (issue #11 item 4):
+    its raw ``app`` key when the file is YAML with a ``module:attr`` string there, else
+    ``server.app:app`` when ``server/app.py`` exists.
+
+    Returns:
+        ``(app, where it came from)``; ``(None, why not)`` when there is nothing to start.
+    """
+    from envkit.errors import SpecError
+    from envkit.manifest import APP_PATTERN, MANIFEST_NAME, load_yaml
+
+    path = root / MANIFEST_NAME
+    if path.is_file():
+        try:
+            data = load_yaml(path).data
+        except SpecError:
+            data = None
+        app = data.get("app") if isinstance(data, dict) else None
+        if isinstance(app, str) and APP_PATTERN.fullmatch(app):
+            return app, f"`{app}` from openenv.yaml's `app` key"
+    if (root / "server" / "app.py").is_file():
+        return DEFAULT_APP, f"`{DEFAULT_APP}` (the default: openenv.yaml names no usable app)"
+    return None, ("openenv.yaml is missing or invalid (see EK1xx) and there is no "
+                  "server/app.py to start")
+
+
+def _assumed_defaults(why: str) -> list[str]:
+    """What the runtime stage assumes without a readable manifest (the defaults of
+    :class:`envkit.manifest.EnvSpec`)."""
+    from envkit.manifest import EnvSpec
+    from envkit.validation.engine import DEFAULT_MAX_STEPS
+
+    spec = EnvSpec()
+    lo, hi = spec.reward_range
+    return [f"reward range [{lo:g}, {hi:g}] (the default: {why})",
+            f"max_steps {spec.max_steps or DEFAULT_MAX_STEPS} (the default)",
+            f"seeds {list(spec.seeds)[:3]}, floor margin {spec.floor_margin:g} (the defaults)",
+            "no oracle: the oracle checks (EK506, EK507) were not played"]
 
 
 def _load_rules() -> None:
@@ -113,26 +155,58 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         manifest = spec_or_none(root)
 
     runtime_codes = codes_of(Stage.RUNTIME)
+    app: str | None = None
+    assumptions: list[str] = []
+    not_run = ""
     if static or not selection.wants_stage(family_digits(Stage.RUNTIME)):
-        why = "--static" if static else "not selected"
-        skipped.update({c: why for c in runtime_codes})
-    elif root is not None and manifest is None and not url:
-        skipped.update({c: "openenv.yaml is missing or invalid (see EK1xx)"
-                        for c in runtime_codes})
+        not_run = "--static was given" if static else "no runtime rule is selected"
+    elif manifest is None:
+        # never skipped silently: play what can be played, say what was assumed (issue #11)
+        why = ("openenv.yaml is missing or invalid (see EK1xx)" if root is not None
+               else "--url without an environment directory")
+        if root is not None and not url:
+            app, source = raw_app(root)
+            if app is None:
+                not_run = source
+            else:
+                assumptions.append(f"server started from {source}")
+        if not not_run:
+            assumptions += _assumed_defaults(why)
+    if not_run:
+        skipped.update({c: not_run for c in runtime_codes})
     else:
         from envkit.validation.runtime import RuntimeTarget, run_runtime
 
         # run_runtime resolves the interpreter once and hands it to the server and the oracle
         target = RuntimeTarget(url=url, root=root if oracle_with_url or not url else None,
                                manifest=manifest,
-                               python=python)
+                               python=python, app=app)
         outcome = run_runtime(target, episodes=episodes, seed=seed, timeout_s=timeout_s,
                               startup_timeout_s=startup_timeout_s,
                               reply_timeout_s=reply_timeout_s, progress=progress)
-        findings += outcome.findings
-        ran.update(outcome.checks_run)
+        runtime_findings = outcome.findings
+        if manifest is None and root is not None:
+            # the oracle may be declared in the unreadable manifest: "none declared" would
+            # be a guess, so the oracle rules are not evaluated
+            oracle_codes = {"EK506", "EK507"}
+            runtime_findings = [f for f in runtime_findings if f.code not in oracle_codes]
+            ran.update(c for c in outcome.checks_run if c not in oracle_codes)
+            skipped.update({c: "openenv.yaml is invalid: the oracle is unknown"
+                            for c in oracle_codes})
+        else:
+            ran.update(outcome.checks_run)
+            if manifest is None:
+                assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
+        findings += runtime_findings
+        from envkit.validation.rules import lane_only_codes
+
+        elsewhere = lane_only_codes("url" if url else "source")
         for code in runtime_codes:
-            if code not in outcome.checks_run:
+            if code in elsewhere:
+                skipped.setdefault(code, "only in the "
+                                   + " and ".join(f"`{lane}`" for lane in elsewhere[code])
+                                   + " lane (`envkit validate --docker`)")
+            elif code not in outcome.checks_run:
                 skipped.setdefault(code, "not evaluated by the runtime stage")
         timings.update(outcome.timings)
 
@@ -163,8 +237,9 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
     else:
         label = str(root) if root is not None else str(url)
     timings["total"] = time.perf_counter() - t0
+    note = RuntimeNote(ran=not not_run, reason=not_run or None, assumptions=assumptions)
     return ValidationReport(target=label, findings=kept, checks=checks, timings=timings,
-                            root=root, lane="url" if url else "source")
+                            root=root, lane="url" if url else "source", runtime=note)
 
 
 def run_static_only(path: str | Path = ".", *, select: Sequence[str] | None = None,

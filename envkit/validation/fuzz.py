@@ -13,7 +13,7 @@ Plus :func:`shrink` (minimise an action that makes the environment raise, field 
 :func:`first_difference` (the first differing field path of two JSON values, for the
 determinism findings).
 
-openenv-core's ``Action`` carries a ``metadata`` field; it is never generated or sent.
+OpenEnv's ``Action`` carries a ``metadata`` field; it is never generated or sent.
 """
 
 from __future__ import annotations

@@ -42,6 +42,26 @@ class CheckResult:
     findings: list[Finding] = field(default_factory=list)
 
 
+@dataclass
+class RuntimeNote:
+    """Whether the runtime stage ran, and on what assumptions (issue #11 item 4: it is never
+    skipped silently).
+
+    Attributes:
+        ran: the runtime stage was played.
+        reason: why it was not (``None`` when it ran).
+        assumptions: what it assumed because the manifest could not be read (defaults
+            used, the app started, checks not played); empty with a readable manifest.
+    """
+
+    ran: bool = True
+    reason: str | None = None
+    assumptions: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ran": self.ran, "reason": self.reason, "assumptions": list(self.assumptions)}
+
+
 def _sort_key(f: Finding) -> tuple:
     loc = f.location
     return (f.severity.rank, loc is None, loc.file if loc else "",
@@ -62,6 +82,7 @@ class ValidationReport:
         lane: how the runtime stage reached the environment (issue #14): ``source`` (a
             server envkit started from the code), ``docker`` (the image, run hardened) or
             ``url`` (a running server).
+        runtime: whether the runtime stage ran and what it assumed (:class:`RuntimeNote`).
     """
 
     target: str
@@ -70,6 +91,7 @@ class ValidationReport:
     timings: dict[str, float] = field(default_factory=dict)
     root: Path | None = None
     lane: str = "source"
+    runtime: RuntimeNote = field(default_factory=RuntimeNote)
 
     def __post_init__(self) -> None:
         self.findings.sort(key=_sort_key)
@@ -92,6 +114,23 @@ class ValidationReport:
         return not self.errors
 
     @property
+    def runtime_ran(self) -> bool:
+        """Some runtime check was evaluated (a report whose every runtime check was skipped
+        says so next to its verdict)."""
+        return self.runtime.ran and any(c.stage == "runtime" and c.status != "skipped"
+                                        for c in self.checks)
+
+    @property
+    def static_only_reason(self) -> str | None:
+        """Why no runtime check ran, ``None`` when some did."""
+        if self.runtime_ran:
+            return None
+        if self.runtime.reason:
+            return self.runtime.reason
+        reasons = {c.reason for c in self.checks if c.stage == "runtime" and c.reason}
+        return "; ".join(sorted(reasons)) or "no runtime check was evaluated"
+
+    @property
     def checks_run(self) -> int:
         return sum(1 for c in self.checks if c.status != "skipped")
 
@@ -109,6 +148,8 @@ class ValidationReport:
             "target": self.target,
             "lane": self.lane,
             "passed": self.passed,
+            "runtime": self.runtime.to_dict() | {"ran": self.runtime_ran,
+                                                 "reason": self.static_only_reason},
             "summary": self.summary,
             "findings": [f.to_dict() for f in self.findings],
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
@@ -141,6 +182,9 @@ def summary_line(report: ValidationReport) -> str:
     total = report.timings.get("total")
     took = f" in {total:.2f} s" if total is not None else ""
     verdict = "PASSED" if report.passed else "FAILED"
+    why_static = report.static_only_reason
+    if why_static is not None and report.checks:
+        verdict += f" (static checks only: the runtime stage did not run because {why_static})"
     return (f"{verdict}: {_plural(s['errors'], 'error')}, {_plural(s['warnings'], 'warning')}, "
             f"{_plural(s['infos'], 'info')} ({s['checks_run']} checks run{took}).")
 
@@ -211,6 +255,10 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
         lines.append("")
     if not report.findings:
         lines.append("No findings.")
+        lines.append("")
+    if report.runtime.assumptions:
+        lines.append("The runtime stage ran without a readable manifest and assumed:")
+        lines += [f"  - {a}" for a in report.runtime.assumptions]
         lines.append("")
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"

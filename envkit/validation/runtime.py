@@ -23,8 +23,10 @@ from envkit.validation.rules import (
     endpoints,
     episodes,
     liveness,
+    mcp,
     protocol,
     reward,
+    routes,
     sessions,
 )
 from envkit.wire import normalise_url
@@ -42,12 +44,16 @@ class RuntimeTarget:
             defaults of :func:`envkit.validation.engine.runtime_spec` apply, no oracle).
         python: interpreter for the server and the oracle (``--python``; see
             :func:`envkit.project.resolve_python`).
+        app: the ASGI app to start (``module:attr``) when ``manifest`` could not be read
+            (openenv.yaml's raw ``app`` key; issue #11 item 4); ``None``: the manifest's,
+            else ``server.app:app``.
     """
 
     url: str | None
     root: Path | None
     manifest: Manifest | None
     python: str | None
+    app: str | None = None
 
 
 @dataclass
@@ -116,7 +122,7 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
             engine.url = normalise_url(target.url)
             capacity = _play(engine, root, python)
         elif root is not None and python is not None:
-            app = target.manifest.app if target.manifest else "server.app:app"
+            app = target.app or (target.manifest.app if target.manifest else "server.app:app")
             if liveness.start(engine, root, app, python):
                 capacity = _play(engine, root, python)
     except Stop as stop:
@@ -135,12 +141,15 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
     api = engine.guard("endpoints", endpoints.check, engine, quiet=True)
     if api is None:  # no answer on /health (reported), or the check crashed: nothing to play
         return None
-    watch = protocol.ObservationWatch(api.observation)
+    served = engine.guard("routes", routes.check, engine, quiet=True) or routes.Served(None)
+    engine.guard("mcp", mcp.check, engine, quiet=True)
+    watch = protocol.ObservationWatch(api.observation, api.reset_observation)
     engine.watch_observations(watch)
     actions = engine.guard("action generation", episodes.action_pool, engine, api.action,
                            quiet=True) or ActionPool([])
 
-    if engine.guard("round trip", protocol.round_trip, engine, actions) is False:
+    if engine.guard("round trip", protocol.round_trip, engine, actions,
+                    served.production) is False:
         return None  # `reset` fails: reported (EK418 or EK405)
     if actions and api.action is not None:
         engine.guard("step before reset", protocol.step_before_reset, engine, actions)

@@ -3,7 +3,9 @@
 Most cases switch one misbehaviour of the knobs environment (its mode file) and play the
 shared knobs server by URL, so one server start serves many rules; a rule about starting,
 hanging or dying has envkit start the server itself (``root``); capacity needs a server of
-its own. A test fails when a runtime rule has no case here.
+its own. The rules of OpenEnv 0.10's wire (issue #11 item 4) use the ``v010`` environment
+(``fixture``), started by envkit with ``env`` set. A test fails when a runtime rule has no
+case here.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ class Case:
         episodes: fuzzed episodes.
         crash: ``module.function`` of a runtime rule module made to raise (an envkit bug).
         extra: further assertions on the outcome and the one finding.
+        fixture: another environment under ``envs/`` than knobs, started by envkit (root
+            mode) with its own manifest.
+        env: environment variables of that server (e.g. ``OPENENV_MODE``).
     """
 
     mode: str = ""
@@ -53,6 +58,8 @@ class Case:
     episodes: int = 3
     crash: str = ""
     extra: Extra | None = None
+    fixture: str = ""
+    env: tuple[tuple[str, str], ...] = ()
 
 
 def _says(*parts: str) -> Extra:
@@ -98,6 +105,16 @@ def _pure_url(out: RuntimeOutcome, f: Finding) -> None:
     assert "EK503" in out.checks_run and "EK414" in out.checks_run
 
 
+def _production(out: RuntimeOutcome, f: Finding) -> None:
+    assert f.severity.value == "info" and "production mode" in f.message
+    # episodes still played over /ws; the HTTP /step halves skipped, not failed
+    assert {"EK405", "EK407", "EK408", "EK415", "EK416"} <= set(out.checks_run)
+
+
+def _jsonrpc_both(_out: RuntimeOutcome, f: Finding) -> None:
+    assert "`jsonrpc` is null" in f.message and "HTTP 500" in f.message
+
+
 # rule code -> the case that must produce exactly that rule's finding
 CASES: dict[str, Case] = {
     "EK401": Case(root=True, start="import_error", episodes=2, extra=_start_failed),
@@ -125,6 +142,13 @@ CASES: dict[str, Case] = {
     # 2 x step_timeout_s (1.0), at least 2 s
     "EK422": Case("hang", root=True, episodes=2, extra=_says("within 2 s")),
     "EK423": Case("crash", root=True, episodes=2, extra=_says("exited with code 3")),
+    "EK424": Case(fixture="v010", env=(("V010_MODE", "bad_mcp"),), extra=_jsonrpc_both),
+    "EK425": Case(fixture="v010", env=(("V010_MODE", "no_mcp"),)),
+    "EK426": Case(fixture="v010", env=(("OPENENV_MODE", "production"),), extra=_production),
+    "EK427": Case(fixture="v010", env=(("V010_MODE", "half_routes"),),
+                  extra=_says("/state missing")),
+    "EK428": Case(fixture="v010", env=(("V010_MODE", "task_500"),),
+                  extra=_says("`GET /v010/splits`", "500")),
     "EK430": Case(crash="determinism.check", extra=_crash_reported),
     "EK501": Case("nan_reward"),
     "EK502": Case("bool_reward"),
@@ -137,9 +161,12 @@ CASES: dict[str, Case] = {
 
 
 def test_every_runtime_rule_has_a_fixture() -> None:
-    import envkit.validation.rules  # noqa: F401
+    """Every rule the source lane evaluates has a case here (the container lane's rules have
+    theirs in tests/docker/test_validate_docker.py)."""
+    from envkit.validation.rules import lane_only_codes
 
-    assert codes_of(Stage.RUNTIME) == sorted(CASES)
+    docker_only = lane_only_codes("source")
+    assert [c for c in codes_of(Stage.RUNTIME) if c not in docker_only] == sorted(CASES)
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +206,16 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
     manifest = _manifest(case, tmp_path)
     if case.crash:
         _inject_crash(monkeypatch, case.crash)
-    if case.root:
+    if case.fixture:
+        root = KNOBS.parent / case.fixture
+        for key, value in case.env:
+            monkeypatch.setenv(key, value)
+        before = descendants(os.getpid())
+        out = run_runtime(RuntimeTarget(url=None, root=root, manifest=read_manifest(root),
+                                        python=sys.executable), episodes=case.episodes)
+        time.sleep(0.2)
+        assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
+    elif case.root:
         monkeypatch.setenv("KNOBS_MODE", case.mode)
         monkeypatch.setenv("KNOBS_START", case.start)
         monkeypatch.delenv("KNOBS_MODE_FILE", raising=False)

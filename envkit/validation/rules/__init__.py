@@ -27,20 +27,31 @@ from envkit.validation.rules import (
     files,
     liveness,
     manifest,
+    mcp,
     project,
     protocol,
     reward,
+    routes,
     sessions,
 )
 
 
+ALL_LANES = ("source", "docker", "url")
+
+
 @dataclass(frozen=True)
 class RuleModule:
-    """One rule module and the code family (first digit) of every rule it registers."""
+    """One rule module and the code family (first digit) of every rule it registers.
+
+    ``lanes``: where its rules are evaluated (issue #14): ``source`` (envkit starts the
+    server from PATH), ``docker`` (``validate --docker`` runs the image hardened), ``url``
+    (``--url``). Every module but the container one is evaluated in all three.
+    """
 
     module: ModuleType
     family: str
     about: str
+    lanes: tuple[str, ...] = ALL_LANES
 
     @property
     def stage(self) -> Stage:
@@ -59,6 +70,8 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(liveness, "4", "the server starts, answers in time, stays up; envkit's "
                               "checks finish"),
     RuleModule(endpoints, "4", "GET /health, /schema, /metadata"),
+    RuleModule(routes, "4", "the route set: simulation or production mode, the Task API"),
+    RuleModule(mcp, "4", "POST /mcp answers JSON-RPC 2.0"),
     RuleModule(protocol, "4", "WebSocket frames, state, step before reset, invalid actions, "
                               "malformed frames, observation schema"),
     RuleModule(episodes, "4", "fuzzed episodes: actions that raise, episodes that never end"),
@@ -66,8 +79,17 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(sessions, "4", "concurrent sessions and capacity"),
     RuleModule(reward, "5", "reward range, NaN, constant, oracle, degenerate policies"),
     RuleModule(container, "4", "the image run hardened: reachable, non-root, read-only, "
-                               "memory, start-up time, network (`validate --docker`)"),
+                               "memory, start-up time, network (`validate --docker`)",
+               lanes=("docker",)),
 )
+
+
+def lane_only_codes(lane: str) -> dict[str, tuple[str, ...]]:
+    """Codes of the rules NOT evaluated in ``lane``, with the lanes that evaluate them."""
+    from envkit.findings import Rule
+
+    return {v.code: m.lanes for m in MODULES if lane not in m.lanes
+            for v in vars(m.module).values() if isinstance(v, Rule)}
 
 
 def static_modules() -> list[ModuleType]:

@@ -47,7 +47,7 @@ SEED_IGNORED = register(
     summary="Different seeds give identical episodes: `reset()` most likely ignores `seed`.",
     what="envkit resets with every seed in `envkit.seeds` and plays the same actions; "
          "when every reset observation and every reward is identical, the seed has no effect.",
-    why="openenv-core silently drops `reset` arguments the method does not declare "
+    why="OpenEnv silently drops `reset` arguments the method does not declare "
         "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever.",
     example="`def reset(self):` (the `openenv init` template) — no `seed` parameter.",
     fix="Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw the episode "
@@ -110,6 +110,6 @@ def check(engine: Engine, actions: ActionPool) -> dict[int, Episode] | None:
             engine.add(SEED_IGNORED,
                        f"Different seeds ({', '.join(map(str, runs))}) must give different "
                        "episodes; every reset observation and every reward was identical. "
-                       "Most likely `reset()` ignores `seed` (openenv-core silently drops "
+                       "Most likely `reset()` ignores `seed` (OpenEnv silently drops "
                        "arguments `reset` does not declare).", seeds=list(runs))
     return reference

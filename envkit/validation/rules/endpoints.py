@@ -1,7 +1,8 @@
-"""EK4xx endpoints: ``GET /health``, ``/schema`` and ``/metadata`` answer as openenv-core's do.
+"""EK4xx endpoints: ``GET /health``, ``/schema`` and ``/metadata`` answer as OpenEnv's do.
 
-Source: issue #3 ("EK4xx runtime and protocol"); wire facts of openenv-core 0.3.0 (its
-``create_app``).
+Source: issue #3 ("EK4xx runtime and protocol"); wire facts of openenv-core 0.3.0 and
+``openenv`` 0.10 (their ``create_app``). 0.10's ``/schema`` has a fourth key,
+``reset_observation`` (the observation ``reset`` returns; issue #11 item 4).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ HEALTH_BROKEN = register(
     rfc008="runtime.startup",
     summary="GET /health does not answer 200 with a JSON object.",
     what="`GET /health` must answer HTTP 200 with `{\"status\": \"healthy\"}` "
-         "(openenv-core's answer).",
+         "(OpenEnv's answer).",
     why="Docker health checks, `envkit run` and Space orchestration poll /health; a wrong "
         "answer makes a working server look dead.",
     example="A custom middleware answering 503 or an HTML page on /health.",
-    fix="Serve the app made by openenv-core's `create_app`, or answer /health with "
+    fix="Serve the app made by OpenEnv's `create_app`, or answer /health with "
         "`{\"status\": \"healthy\"}`.",
 )
 
@@ -32,7 +33,8 @@ SCHEMA_INVALID = register(
     rfc008="runtime.observation_schema",
     summary="GET /schema does not give valid JSON Schemas for action and observation.",
     what="`GET /schema` must answer `{\"action\": <JSON Schema>, \"observation\": <JSON Schema>, "
-         "\"state\": ...}`; each schema is checked against its JSON Schema meta-schema.",
+         "\"state\": ...}` (OpenEnv 0.10 adds `\"reset_observation\"`); each schema is checked "
+         "against its JSON Schema meta-schema.",
     why="Clients, web UIs and envkit's own fuzzer generate actions from the action schema; "
         "an invalid schema means nobody can build a valid action without reading your code.",
     example="`{\"action\": {\"type\": \"strin\"}}` (a typo in a hand-written schema).",
@@ -58,10 +60,13 @@ class Api:
             generated: the checks that step are skipped).
         observation: a validator of observations (``reward``, ``done``, ``metadata`` not
             required: they travel outside the observation), ``None`` when missing or invalid.
+        reset_observation: the same for the observation ``reset`` returns, from 0.10's
+            ``reset_observation`` when /schema has it, else ``observation``.
     """
 
     action: dict[str, Any] | None
     observation: Any
+    reset_observation: Any = None
 
 
 def _shown(status: int | None, body: Any, text: str) -> str:
@@ -101,9 +106,11 @@ def _schema(engine: Engine) -> Api:
         problems.append(f"GET /schema answered {_shown(status, body, text)}")
         body = {}
     action: dict[str, Any] | None = None
-    observation: Any = None
-    for key in ("action", "observation"):
+    validators: dict[str, Any] = {}
+    for key in ("action", "observation", "reset_observation"):
         sub = body.get(key)
+        if key == "reset_observation" and sub is None:
+            continue  # openenv-core 0.3.0: reset returns the observation type
         if not isinstance(sub, dict):
             if body:
                 problems.append(f"`{key}` is missing or not an object")
@@ -121,8 +128,10 @@ def _schema(engine: Engine) -> Api:
             obs_schema = dict(sub)
             obs_schema["required"] = [r for r in obs_schema.get("required") or []
                                       if r not in ("reward", "done", "metadata")]
-            observation = cls(obs_schema)
+            validators[key] = cls(obs_schema)
     if problems:
         engine.add(SCHEMA_INVALID, "GET /schema must give valid JSON Schemas for `action` and "
-                   "`observation`; " + "; ".join(problems) + ".")
-    return Api(action, observation)
+                   "`observation` (and `reset_observation` when given); "
+                   + "; ".join(problems) + ".")
+    observation = validators.get("observation")
+    return Api(action, observation, validators.get("reset_observation", observation))

@@ -34,7 +34,7 @@ STEP_LATENCY = register(
     summary="The 95th percentile of step latency exceeds `envkit.step_timeout_s`.",
     what="envkit times every `step` it sends (request to answer) and compares the p95 with "
          "`envkit.step_timeout_s` (5 s by default).",
-    why="A slow step throttles every rollout; openenv-core has no server-side step timeout.",
+    why="A slow step throttles every rollout; OpenEnv has no server-side step timeout.",
     example="`step` calls a remote judge synchronously.",
     fix="Make `step` faster (cache, batch, precompute) or raise `envkit.step_timeout_s` "
         "when the latency is expected.",

@@ -1,8 +1,11 @@
 """EK4xx protocol: WebSocket frames and ``POST /step`` follow the OpenEnv contract.
 
 A reset/state/step/state round trip, ``state`` fields, ``step`` before ``reset``, actions that
-break the schema, malformed frames, and every observation against the /schema observation.
-Source: issue #3 ("EK4xx runtime and protocol"); openenv-core 0.3.0's ``/ws`` handler.
+break the schema, malformed frames, and every observation against the /schema observation
+(``reset``'s against 0.10's ``reset_observation`` when given). Source: issue #3 ("EK4xx runtime
+and protocol"); the ``/ws`` handler of openenv-core 0.3.0 and ``openenv`` 0.10 (issue #11 item
+4: 0.10 keeps ``metadata`` in observations and adds a top-level ``metadata`` to replies, both
+accepted; a production-mode server has no HTTP ``/step``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ ROUND_TRIP_FAILED = register(
         "through it.",
     example="The session closes after `reset`; `state` answers a non-object; frames too large "
             "(over 16 MiB) for a client.",
-    fix="Serve the environment with openenv-core's `create_app` and return Observation "
+    fix="Serve the environment with OpenEnv's `create_app` and return Observation "
         "objects from `reset` and `step`.",
 )
 
@@ -37,7 +40,9 @@ OBSERVATION_SCHEMA_MISMATCH = register(
     rfc008="runtime.observation_schema",
     summary="An observation sent on the wire does not conform to the /schema observation.",
     what="Every observation envkit receives is validated against the observation JSON Schema "
-         "from /schema (`reward`, `done`, `metadata` travel outside it).",
+         "from /schema; `reset`'s against `reset_observation` when /schema gives it (OpenEnv "
+         "0.10), else against `observation`. `reward` and `done` travel outside the "
+         "observation; `metadata` may be inside it (0.10) or not (0.3.0).",
     why="Clients parse observations with your schema; a field of the wrong type breaks "
         "them at training time, not at development time.",
     example="`Observation.model_construct(count=\"3\")` sends a string for an integer field.",
@@ -49,7 +54,8 @@ STEP_BEFORE_RESET = register(
     "EK407", "step-before-reset-crash", Severity.ERROR,
     summary="`step` before `reset` raises inside the environment.",
     what="envkit sends a valid action on a fresh WebSocket session, before any `reset`, and "
-         "`POST /step` (which never resets: a fresh instance per request).",
+         "`POST /step` (which never resets: a fresh instance per request; skipped when the "
+         "server does not serve it, e.g. in production mode).",
     why="Clients reconnect and step, HTTP /step never resets, and a raise there shows up as "
         "EXECUTION_ERROR frames or HTTP 500s in training logs.",
     example="`step` reads `self._target`, which only `reset` sets: AttributeError.",
@@ -63,7 +69,7 @@ INVALID_ACTION_ACCEPTED = register(
     what="envkit sends actions that break the action schema: a required field missing, a "
          "field of the wrong type, an unknown extra field (when the schema forbids extras). "
          "Over /ws each must give a VALIDATION_ERROR frame and leave the session usable; over "
-         "`POST /step` each must give HTTP 422.",
+         "`POST /step` (when served: production mode has none) each must give HTTP 422.",
     why="An agent's malformed tool call must come back as a validation error it can learn "
         "from, not as a silently coerced action, a crash, or a dead session.",
     example="A `field_validator(mode=\"before\")` that turns anything into a string accepts "
@@ -81,7 +87,7 @@ MALFORMED_FRAME_CRASH = register(
         "sessions share.",
     example="A custom WebSocket handler that calls `json.loads` without a try and closes "
             "the socket.",
-    fix="Use openenv-core's `/ws` handler, or answer bad frames with an error frame and "
+    fix="Use OpenEnv's `/ws` handler, or answer bad frames with an error frame and "
         "keep reading.",
 )
 
@@ -89,8 +95,9 @@ STEP_COUNT_WRONG = register(
     "EK415", "step-count-wrong", Severity.ERROR,
     rfc008="runtime.state_contract",
     summary="`state.step_count` is not 0 after `reset` or does not count steps.",
-    what="envkit reads `state` after `reset` (must be 0) and after steps (must equal the "
-         "number of steps taken in the episode).",
+    what="envkit reads `state` after `reset` (must be 0) and after one and two steps (must "
+         "equal the number of steps taken in the episode). With EK416 this is RFC 008's "
+         "`runtime.state_contract`, which `openenv validate --level runtime` 0.10 checks.",
     why="Trainers and dashboards read `step_count` for episode lengths and step budgets.",
     example="`step` forgets `self._state.step_count += 1`.",
     fix="Reset `step_count` to 0 in `reset` and add 1 in every `step`.",
@@ -100,7 +107,10 @@ EPISODE_ID_IGNORED = register(
     "EK416", "episode-id-ignored", Severity.ERROR,
     rfc008="runtime.state_contract",
     summary="`reset(episode_id=...)` is not reflected in `state.episode_id`.",
-    what="envkit resets with `episode_id=\"envkit-<random>\"` and reads `state.episode_id`.",
+    what="envkit resets with `episode_id=\"envkit-<random>\"` and reads `state.episode_id` "
+         "after `reset` and after each step of the episode: it must equal the id sent. With "
+         "EK415 this is RFC 008's `runtime.state_contract`, which `openenv validate --level "
+         "runtime` 0.10 checks.",
     why="Trainers pass episode ids to join rollouts with logs; an ignored id breaks "
         "that join silently.",
     example="`reset()` always sets `State(episode_id=str(uuid4()))`.",
@@ -125,17 +135,23 @@ def _fmt(value: Any) -> str:
     return fuzz.short_json(value, 80)
 
 
-def round_trip(engine: Engine, actions: ActionPool) -> bool:
+def round_trip(engine: Engine, actions: ActionPool, production: bool = False) -> bool:
     """EK405, EK415, EK416 (and EK418 when ``reset`` fails): reset (seed, episode_id) ->
-    state -> step -> state -> close. ``False`` when ``reset`` fails (nothing else can be
-    played)."""
+    state -> step -> state -> step -> state -> close (RFC 008's ``runtime.state_contract``).
+    ``False`` when ``reset`` fails (nothing else can be played); in ``production`` mode that
+    is reported as "episode checks not applicable" (EK426), not as a defect."""
     eid = f"envkit-{uuid.uuid4().hex[:12]}"
     s = engine.open()
     try:
         try:
             first = engine.reset(s, engine.settings.seeds[0], episode_id=eid)
         except EnvErrorFrame as exc:
-            reset_failed(engine, exc)
+            if production:
+                from envkit.validation.rules.routes import episodes_not_applicable
+
+                episodes_not_applicable(engine, exc)
+            else:
+                reset_failed(engine, exc)
             return False
         engine.ran(ROUND_TRIP_FAILED, EPISODE_ID_IGNORED, STEP_COUNT_WRONG,
                    HEALTH_WHILE_RESET_FAILS)
@@ -146,9 +162,13 @@ def round_trip(engine: Engine, actions: ActionPool) -> bool:
         check_state(engine, state, eid, 0, "after `reset`")
         if actions:
             try:
-                engine.step(s, actions.at(0))
-                state = engine.call("`state`", s.state)
-                check_state(engine, state, eid, 1, "after 1 step")
+                for n in (1, 2):
+                    res = engine.step(s, actions.at(n - 1))
+                    state = engine.call("`state`", s.state)
+                    check_state(engine, state, eid, n,
+                                f"after {n} step{'s' if n > 1 else ''}")
+                    if res.done:
+                        break  # what follows `done` is EK417's business
             except EnvErrorFrame:
                 pass  # an action raising is EK410's business (episodes)
     finally:
@@ -224,7 +244,7 @@ def step_before_reset(engine: Engine, actions: ActionPool) -> None:
     finally:
         s.close()
     status, _text = engine.post("/step", {"action": action})
-    if status is not None and status >= 500:
+    if status is not None and status >= 500:  # 404/405: not served (production mode)
         problems.append(f"`POST /step` (a fresh, never reset instance) answered {status}")
     engine.ran(STEP_BEFORE_RESET)
     if problems:
@@ -274,6 +294,8 @@ def invalid_actions(engine: Engine, schema: dict[str, Any], actions: ActionPool)
         s.close()
     for label, bad in cases:
         status, _ = engine.post("/step", {"action": bad})
+        if status in (404, 405):
+            break  # HTTP /step not served (production mode: EK426)
         if status is not None and status != 422:
             problems.append(f"{label}: `POST /step` answered {status}, not 422")
     engine.ran(INVALID_ACTION_ACCEPTED)
@@ -317,19 +339,22 @@ def malformed_frames(engine: Engine) -> None:
 
 
 class ObservationWatch:
-    """Validates every observation the engine sees against the /schema observation
+    """Validates every observation the engine sees against the /schema observation, and
+    ``reset``'s against ``reset_observation`` when /schema has it (OpenEnv 0.10)
     (:meth:`Engine.watch_observations`); :func:`observations` reports EK406."""
 
-    def __init__(self, validator: Any):
+    def __init__(self, validator: Any, reset_validator: Any = None):
         self.validator = validator
+        self.reset_validator = reset_validator if reset_validator is not None else validator
         self.count = 0
         self.first = ""
 
     def __call__(self, obs: Any, where: str) -> None:
-        if self.validator is None:
+        validator = self.reset_validator if where == "reset" else self.validator
+        if validator is None:
             return
         try:
-            err = next(iter(self.validator.iter_errors(obs)), None)
+            err = next(iter(validator.iter_errors(obs)), None)
         except Exception:  # noqa: BLE001 - a broken schema is EK403's business
             return
         if err is not None:
@@ -347,5 +372,6 @@ def observations(engine: Engine, watch: ObservationWatch) -> None:
     engine.ran(OBSERVATION_SCHEMA_MISMATCH)
     if watch.count:
         engine.add(OBSERVATION_SCHEMA_MISMATCH,
-                   f"Observations must conform to the /schema observation schema; "
+                   f"Observations must conform to the /schema observation schema "
+                   f"(`reset_observation` for `reset`'s when given); "
                    f"{watch.count} did not, first: {watch.first}.")

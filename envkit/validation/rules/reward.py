@@ -21,7 +21,7 @@ REWARD_NOT_FINITE = register(
     "EK501", "reward-not-finite", Severity.ERROR,
     rfc008="runtime.reward_well_formed",
     summary="A step reward is null on the wire: NaN, infinity, or no reward set.",
-    what="Every step reward envkit receives must be a finite number. openenv-core serialises "
+    what="Every step reward envkit receives must be a finite number. OpenEnv serialises "
          "NaN and ±inf as `null`, so a step reward of `null` is a finding (a `reset` reward "
          "of null is fine).",
     why="One NaN reward turns the policy's loss into NaN and silently ruins the run "
@@ -65,7 +65,7 @@ REWARD_CONSTANT = register(
     why="A constant reward gives zero advantage to every rollout: training runs, burns "
         "GPU-hours, and learns nothing.",
     example="The rubric is not wired up and `_apply_rubric` silently returns 0.0 "
-            "(openenv-core).",
+            "(OpenEnv).",
     fix="Check the reward is computed from the action; declare an oracle so envkit can "
         "see the maximum reachable.",
 )

@@ -1,0 +1,5 @@
+"""Oracle: answer the target word."""
+
+
+def policy(observation):
+    return {"message": observation["target"]}
