@@ -15,6 +15,15 @@ marker; on systems without ``/proc`` only the process group is swept.)
 Nothing is written to disk (issue #12, defect 3): the server's stdout and stderr go to a pipe
 read by a thread that keeps only the last :data:`LOG_TAIL_BYTES` bytes in memory, enough for
 error messages, however much the server prints.
+
+Any OpenEnv layout starts by itself (issue #13 item 1): :func:`start_server` starts the
+manifest's app from the environment folder first; when that process exits before answering
+``GET /health``, :meth:`ServerProcess.wait_healthy` stops it and starts the next way the
+environment's files describe (:func:`envkit.launch.launch_candidates`: the package form from
+the parent folder, ``[project.scripts] server``, the Dockerfile's command), until one is
+healthy. :attr:`ServerProcess.candidate` says which one worked; when none does, the error
+leads with the root-cause line of the log (:func:`envkit.launch.root_cause`), then the command
+tried, then the log tail.
 """
 
 from __future__ import annotations
@@ -29,9 +38,14 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from envkit.errors import ServerStartError, UsageError
 from envkit.project import check_runtime, resolve_python
+
+if TYPE_CHECKING:
+    from envkit.launch import LaunchCandidate, RootCause
 
 RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
 LOG_TAIL_BYTES = 1024 * 1024  # the most of a server's output kept (in memory), bytes
@@ -166,6 +180,11 @@ class LogTail:
             data = bytes(self._buf[-64_000:])
         return "\n".join(data.decode("utf-8", "replace").splitlines()[-lines:])
 
+    def wait_eof(self, timeout_s: float = 2.0) -> None:
+        """Wait up to ``timeout_s`` seconds for every writer to be gone (the pipe read to
+        its end), so :meth:`text` holds a dead process's last words."""
+        self._thread.join(timeout_s)
+
     def close(self, timeout_s: float = 2.0) -> None:
         """Wait for EOF up to ``timeout_s`` seconds, then close the pipe."""
         self._thread.join(timeout_s)
@@ -173,6 +192,39 @@ class LogTail:
             self._stream.close()  # type: ignore[attr-defined]
         except OSError:
             pass
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One way of starting the server that exited before answering ``GET /health``.
+
+    Attributes:
+        candidate: what was started (:class:`envkit.launch.LaunchCandidate`).
+        command: the command line, as a user would type it.
+        exit_code: the process's exit code.
+        log_tail: the last lines of its output ('' when not captured).
+        cause: the root-cause line of the log (:func:`envkit.launch.root_cause`), or ``None``.
+    """
+
+    candidate: LaunchCandidate
+    command: str
+    exit_code: int | None
+    log_tail: str
+    cause: RootCause | None
+
+    def layout_error(self) -> bool:
+        """The failure says the form is wrong (the module is not importable this way: a
+        relative import without its package, uvicorn cannot import the app module), not that
+        the environment is broken."""
+        if self.cause is None:
+            return False
+        line = self.cause.line
+        if "relative import" in line or "Could not import module" in line:
+            return True
+        app = self.candidate.app or self.candidate.main or ""
+        top = app.split(":", 1)[0].split(".", 1)[0]
+        return self.cause.exc_type in ("ModuleNotFoundError", "ImportError") \
+            and f"No module named '{top}" in line
 
 
 @dataclass
@@ -190,6 +242,11 @@ class ServerProcess:
             terminal.
         strays: after :meth:`stop`, the processes that had left the process group and had
             to be killed by their marker (``"pid N: command"``); empty when none.
+        candidate: the way of starting it that is running (after :meth:`wait_healthy`: the
+            one that answered), ``None`` for a server started without fallbacks.
+        fallbacks: the ways still to try, in order, should the running one exit before
+            answering ``GET /health``.
+        attempts: the ways tried that exited before answering, in order.
     """
 
     root: Path
@@ -201,6 +258,10 @@ class ServerProcess:
     run_id: str = ""
     log: LogTail | None = None
     strays: list[str] = field(default_factory=list)
+    candidate: LaunchCandidate | None = None
+    fallbacks: list[LaunchCandidate] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    _spawn_args: dict[str, object] = field(default_factory=dict, repr=False)
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -222,41 +283,112 @@ class ServerProcess:
     def wait_healthy(self, timeout_s: float = 60.0, interval_s: float = 0.1) -> float:
         """Poll ``GET /health`` until the server is healthy (:func:`envkit.wire.get_health`).
 
+        When the process exits before answering and :attr:`fallbacks` remain, it is stopped
+        and the next way of starting the environment is tried (issue #13 item 1); each one
+        gets ``timeout_s``. A server that stays up without answering is not replaced: a slow
+        start is no layout problem.
+
         Args:
-            timeout_s: seconds to wait in total (the start-up timeout).
+            timeout_s: seconds to wait for each way of starting it (the start-up timeout).
             interval_s: seconds between polls.
 
         Returns:
-            Seconds it took.
+            Seconds it took in total.
 
         Raises:
-            ServerStartError: the process exited, or it was not healthy within ``timeout_s``
-                (the server is stopped then); the details carry the tail of its log.
+            ServerStartError: every way exited, or the running one was not healthy within
+                ``timeout_s`` (the server is stopped then). After exits, the message leads
+                with the root-cause line of the most telling log, then the command tried;
+                the details list every way tried and that log's tail.
         """
         from envkit.wire import wait_healthy
 
+        class _Exited(Exception):
+            pass
+
         def exited() -> None:
-            code = self.popen.returncode
-            tail = self.log_tail()
-            hint = "Fix the error above and try again."
-            if "address already in use" in tail.lower():
-                hint = f"Port {self.port} is busy: pass another with --port."
-            raise ServerStartError(
-                f"The environment server (`{self.app}`) exited with code {code} "
-                "before answering /health.", hint=hint, details=tail or None)
+            raise _Exited
+
+        t0 = time.monotonic()
+        while True:
+            try:
+                wait_healthy(self.url, timeout_s=timeout_s, interval_s=interval_s,
+                             alive=self.alive, on_exit=exited)
+                return time.monotonic() - t0
+            except _Exited:
+                self._record_exit()
+                if self.fallbacks:
+                    self._next_candidate()
+                    continue
+                self.stop(grace_s=0.5)  # sweep what the last one may have left
+                raise self._exit_error() from None
+            except TimeoutError as exc:
+                tail = self.log_tail()
+                self.stop()
+                raise ServerStartError(
+                    f"The environment server (`{self.command()}`) was not healthy within "
+                    f"{timeout_s:g} s ({exc}).",
+                    hint="Raise --startup-timeout (or `startup_timeout_s` in openenv.yaml), or "
+                    "look for slow work at import time.",
+                    details=tail or None) from None
+
+    def command(self) -> str:
+        """The running command as a user would type it (``uvicorn APP`` in FOLDER)."""
+        if self.candidate is not None:
+            return self.candidate.describe().split(": ", 1)[-1]
+        return f"uvicorn {self.app} in {self.root}"
+
+    def _record_exit(self) -> None:
+        from envkit.launch import LaunchCandidate, root_cause
 
         try:
-            return wait_healthy(self.url, timeout_s=timeout_s, interval_s=interval_s,
-                                alive=self.alive, on_exit=exited)
-        except TimeoutError as exc:
-            tail = self.log_tail()
-            self.stop()
-            raise ServerStartError(
-                f"The environment server was not healthy within {timeout_s:g} s "
-                f"({exc}).",
-                hint="Raise --startup-timeout (or `startup_timeout_s` in openenv.yaml), or "
-                "look for slow work at import time.",
-                details=tail or None) from None
+            self.popen.wait(timeout=2)
+        except subprocess.TimeoutExpired:  # pragma: no cover - alive() said it exited
+            pass
+        if self.log is not None:
+            self.log.wait_eof(2.0)
+        tail = self.log_tail()
+        full = self.log.text(400) if self.log is not None else ""
+        cand = self.candidate or LaunchCandidate(
+            kind="manifest", label="manifest app from the environment folder", app=self.app,
+            cwd=self.root)
+        self.attempts.append(Attempt(cand, self.command(), self.popen.returncode, tail,
+                                     root_cause(full)))
+
+    def _next_candidate(self) -> None:
+        """Stop the exited process (and anything it left) and start the next fallback."""
+        self.stop(grace_s=0.5)
+        cand = self.fallbacks.pop(0)
+        fresh = _spawn(cand, **self._spawn_args)  # type: ignore[arg-type]
+        self.popen, self.log, self.run_id = fresh.popen, fresh.log, fresh.run_id
+        self.root, self.app, self.candidate = fresh.root, fresh.app, cand
+        self.strays, self._stopped = [], False
+
+    def _exit_error(self) -> ServerStartError:
+        """Every way exited: lead with the most telling root cause (the first failure that
+        is not a layout error, else the first), then its command, then its log tail."""
+        attempts = self.attempts
+        telling = next((a for a in attempts if not a.layout_error()), attempts[0])
+        cause = telling.cause.line if telling.cause is not None else None
+        head = f"`{cause}`: the" if cause else "The"
+        message = (f"{head} environment server exited with code {telling.exit_code} before "
+                   f"answering /health (`{telling.command}`).")
+        if len(attempts) > 1:
+            message += f" {len(attempts)} ways to start it were tried; none served."
+        tried = "\n".join(
+            f"  {i}. {a.candidate.label}: {a.command} -> "
+            f"{a.cause.line if a.cause else f'exit code {a.exit_code}'}"
+            for i, a in enumerate(attempts, 1))
+        details = (f"Tried:\n{tried}\n" if len(attempts) > 1 else "") + \
+            (f"Log tail of `{telling.command}`:\n{telling.log_tail}" if telling.log_tail
+             else "")
+        hint = "Fix the error above and try again."
+        if "address already in use" in telling.log_tail.lower():
+            hint = f"Port {self.port} is busy: pass another with --port."
+        err = ServerStartError(message, hint=hint, details=details.strip() or None)
+        err.attempts = list(attempts)  # type: ignore[attr-defined]
+        err.root_cause = cause  # type: ignore[attr-defined]
+        return err
 
     def stop(self, grace_s: float = 3.0) -> int | None:
         """Stop the server and every process it started, however detached. Idempotent.
@@ -312,8 +444,14 @@ def start_server(
     capture_log: bool = True,
     env: Mapping[str, str] | None = None,
     check: bool = True,
+    fallbacks: bool = True,
 ) -> ServerProcess:
     """Start ``uvicorn app`` for the environment at ``root``; does not wait for health.
+
+    With ``fallbacks`` the other ways the environment's files describe
+    (:func:`envkit.launch.launch_candidates`) are kept on the server, and
+    :meth:`ServerProcess.wait_healthy` tries them in order when this one exits before
+    answering (issue #13 item 1).
 
     Args:
         root: environment directory (working directory of the server).
@@ -328,11 +466,14 @@ def start_server(
             written to disk either way.
         env: extra environment variables for the server.
         check: probe the interpreter for openenv/uvicorn first (~50 ms).
+        fallbacks: try the other launch forms when this one exits before answering.
 
     Raises:
         UsageError: ``port`` is already taken.
         ServerStartError: the interpreter lacks the runtime or the process cannot start.
     """
+    from envkit.launch import LaunchCandidate, launch_candidates
+
     interpreter = python if python is not None else resolve_python(root)
     if check:
         check_runtime(interpreter, root)
@@ -341,12 +482,33 @@ def start_server(
     elif port_in_use(url_host(host), port):
         raise UsageError(f"Port {port} on {host} is already in use.",
                          hint="Stop what listens there or pass another --port.")
-    cmd = [interpreter, "-m", "uvicorn", app, "--host", host, "--port", str(port),
-           "--log-level", "info", "--no-access-log"]
-    if reload:
-        cmd += ["--reload", "--reload-dir", str(root)]
+    first = LaunchCandidate(kind="manifest", label="manifest app from the environment folder",
+                            app=app, cwd=Path(root), source="openenv.yaml `app`")
+    rest: list[LaunchCandidate] = []
+    if fallbacks:
+        rest = [c for c in launch_candidates(root, SimpleNamespace(app=app))
+                if c._key() != first._key()]
+    spawn_args: dict[str, object] = {
+        "python": interpreter, "host": host, "port": port, "reload": reload,
+        "capture_log": capture_log, "env": dict(env) if env else None}
+    server = _spawn(first, **spawn_args)  # type: ignore[arg-type]
+    server.candidate, server.fallbacks, server._spawn_args = first, rest, spawn_args
+    return server
+
+
+def _spawn(cand: LaunchCandidate, *, python: str, host: str, port: int, reload: bool,
+           capture_log: bool, env: Mapping[str, str] | None) -> ServerProcess:
+    """Start one candidate in its own process group, marked with a fresh run id."""
+    if cand.app is not None:
+        cmd = [python, "-m", "uvicorn", cand.app, "--host", host, "--port", str(port),
+               "--log-level", "info", "--no-access-log"]
+        if reload:
+            cmd += ["--reload", "--reload-dir", str(cand.cwd)]
+    else:
+        cmd = cand.argv(python, host, port)
     run_id = new_run_id()
-    child_env = marked_env(run_id)
+    child_env = cand.merged_env(marked_env(run_id))
+    child_env.update(cand.run_env(host, port))
     child_env.setdefault("PYTHONUNBUFFERED", "1")
     child_env["PYTHONDONTWRITEBYTECODE"] = "1"
     if env:
@@ -354,15 +516,15 @@ def start_server(
     child_env[RUN_ID_VAR] = run_id
     try:
         popen = subprocess.Popen(
-            cmd, cwd=root, env=child_env,
+            cmd, cwd=cand.cwd, env=child_env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE if capture_log else None,
             stderr=subprocess.STDOUT if capture_log else None,
             start_new_session=True,
         )
     except OSError as exc:
-        raise ServerStartError(f"Cannot start {interpreter}: {exc}.",
+        raise ServerStartError(f"Cannot start {python}: {exc}.",
                                hint="Pass a working interpreter with --python.") from None
     log = LogTail(popen.stdout) if capture_log else None
-    return ServerProcess(root=root, python=interpreter, app=app, host=host, port=port,
-                         popen=popen, run_id=run_id, log=log)
+    return ServerProcess(root=Path(cand.cwd), python=python, app=cand.app or cand.main or "",
+                         host=host, port=port, popen=popen, run_id=run_id, log=log)

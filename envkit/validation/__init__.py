@@ -157,6 +157,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
     runtime_codes = codes_of(Stage.RUNTIME)
     app: str | None = None
     assumptions: list[str] = []
+    launch: str | None = None
+    runtime_notes: list[str] = []
     not_run = ""
     if static or not selection.wants_stage(family_digits(Stage.RUNTIME)):
         not_run = "--static was given" if static else "no runtime rule is selected"
@@ -185,6 +187,7 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
                               startup_timeout_s=startup_timeout_s,
                               reply_timeout_s=reply_timeout_s, progress=progress)
         runtime_findings = outcome.findings
+        launch, runtime_notes = outcome.launch, list(outcome.notes)
         if manifest is None and root is not None:
             # the oracle may be declared in the unreadable manifest: "none declared" would
             # be a guess, so the oracle rules are not evaluated
@@ -237,7 +240,8 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
     else:
         label = str(root) if root is not None else str(url)
     timings["total"] = time.perf_counter() - t0
-    note = RuntimeNote(ran=not not_run, reason=not_run or None, assumptions=assumptions)
+    note = RuntimeNote(ran=not not_run, reason=not_run or None, assumptions=assumptions,
+                       launch=launch, notes=runtime_notes)
     return ValidationReport(target=label, findings=kept, checks=checks, timings=timings,
                             root=root, lane="url" if url else "source", runtime=note)
 

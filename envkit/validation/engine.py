@@ -145,12 +145,26 @@ def is_number(value: Any) -> bool:
 
 @dataclass
 class Episode:
-    """One played episode: the seed, the reset observation and every step answered."""
+    """One played episode: the seed, the reset observation and every step answered.
+
+    Attributes:
+        seed: the reset seed.
+        reset_obs: the observation ``reset`` answered.
+        steps: every step answered, in order.
+        done: the last step said ``done=true``.
+        actions: the action of each answered step (``actions[i]`` earned ``steps[i]``).
+        policy: who chose the actions (``fuzz``, ``oracle``, ``degenerate:empty``, ...).
+        states: ``state`` after ``reset`` (``"reset"``) and after the last step (``"end"``),
+            when the episode was played ``with_state``.
+    """
 
     seed: int | None
     reset_obs: dict[str, Any]
     steps: list[StepResult] = field(default_factory=list)
     done: bool = False
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    policy: str = ""
+    states: dict[str, Any] = field(default_factory=dict)
 
     @property
     def rewards(self) -> list[Any]:
@@ -163,10 +177,17 @@ class Episode:
 
     def trace(self) -> dict[str, Any]:
         """What two plays of the same episode must share: reset observation, rewards and
-        observations."""
-        return {"reset": self.reset_obs,
-                "steps": [{"reward": x.reward, "observation": x.observation}
-                          for x in self.steps]}
+        observations (and ``state`` when it was recorded)."""
+        out: dict[str, Any] = {"reset": self.reset_obs,
+                               "steps": [{"reward": x.reward, "observation": x.observation}
+                                         for x in self.steps]}
+        if self.states:
+            out["state"] = self.states
+        return out
+
+    def observations(self) -> list[dict[str, Any]]:
+        """The reset observation, then every step's."""
+        return [self.reset_obs] + [x.observation for x in self.steps]
 
 
 class ActionPool:
@@ -195,6 +216,9 @@ class SeenReward:
 
 
 Policy = Callable[[dict[str, Any], int], dict[str, Any]]  # (observation, step index) -> action
+#: Called when an episode envkit plays ends (``done=true``): (session, episode); the session
+#: is still open, so the callee may step the finished episode again.
+EpisodeEnd = Callable[[EnvSession, "Episode"], None]
 
 
 def is_capacity_reached(answer: dict[str, Any]) -> bool:
@@ -219,6 +243,12 @@ class Engine:
         checks: names of the checks run through :meth:`guard`, in order.
         lost_sessions: ``(check, cause)`` of checks ended by a session failing.
         crashes: ``(check, error, traceback)`` of checks that raised inside envkit.
+        launch: how the server envkit started was started (``None``: ``--url``), e.g.
+            ``package form from the parent folder: uvicorn NAME.server.app:app in /x/envs``.
+        notes: lines for the report (how the server was started, probes skipped and why).
+        episodes: every episode played to its end or bound, by any policy (in order).
+        on_episode_end: called when an episode ends with ``done=true`` (see
+            :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
     """
 
     def __init__(self, settings: Settings, progress: Callable[[str], None] | None = None):
@@ -234,6 +264,10 @@ class Engine:
         self.checks: list[str] = []
         self.lost_sessions: list[tuple[str, str]] = []
         self.crashes: list[tuple[str, str, str]] = []
+        self.launch: str | None = None
+        self.notes: list[str] = []
+        self.episodes: list[Episode] = []
+        self.on_episode_end: EpisodeEnd | None = None
         self._watch: Callable[[Any, str], None] | None = None
         self._http: Any = None
         self._deadline = time.monotonic() + settings.budget_s
@@ -277,6 +311,15 @@ class Engine:
         finally:
             self.timings["startup"] = round(time.perf_counter() - t, 3)
         self.url = self.server.url
+        cand = self.server.candidate
+        if cand is not None:
+            self.launch = cand.describe()
+            if self.server.attempts:  # not the manifest form: say which one worked
+                self.notes.append(
+                    f"started with the {self.launch} (after {len(self.server.attempts)} "
+                    "way(s) that exited: " + "; ".join(
+                        f"{a.command} -> {a.cause.line if a.cause else a.exit_code}"
+                        for a in self.server.attempts) + ")")
 
     def close(self) -> None:
         """Close the HTTP client and stop the server envkit started (its process group)."""
@@ -344,6 +387,28 @@ class Engine:
         except httpx.HTTPError as exc:
             self.check_alive()
             return None, f"{type(exc).__name__}: {exc}"
+
+    def post_json(self, path: str, payload: Any) -> tuple[int | None, Any, str]:
+        """:meth:`post`, with the JSON body parsed: ``(status or None, body or None, text)``
+        (``text`` cut at 300 characters)."""
+        import httpx
+
+        self.check_budget()
+        try:
+            with httpx.Client(timeout=self.settings.reply_s, trust_env=False,
+                              headers={"Connection": "close"}) as c:
+                r = c.post(self.url + path, json=payload)
+        except httpx.TimeoutException:
+            self.check_alive()
+            return None, None, f"no answer within {self.settings.reply_s:g} s"
+        except httpx.HTTPError as exc:
+            self.check_alive()
+            return None, None, f"{type(exc).__name__}: {exc}"
+        try:
+            body = r.json()
+        except ValueError:
+            body = None
+        return r.status_code, body, r.text[:300]
 
     # -- sessions ---------------------------------------------------------------------------
     def connect(self) -> EnvSession:
@@ -419,35 +484,56 @@ class Engine:
         return res
 
     def play_episode(self, s: EnvSession, seed: int | None, policy: Policy,
-                     episode_id: str | None = None) -> Episode:
+                     episode_id: str | None = None, *, name: str = "",
+                     with_state: bool = False) -> Episode:
         """Reset with ``seed`` and step ``policy``'s actions until ``done`` or ``max_steps``.
-        A step that raised (EXECUTION_ERROR) is skipped.
+        A step that raised (EXECUTION_ERROR) is skipped. The episode is added to
+        :attr:`episodes`; when it ends with ``done``, :attr:`on_episode_end` is called.
+
+        Args:
+            name: who the policy is (``Episode.policy``).
+            with_state: also record ``state`` after ``reset`` and after the last step.
 
         Raises:
             EnvErrorFrame: ``reset`` failed, or another error frame than EXECUTION_ERROR.
         """
         first = self.reset(s, seed, episode_id)
-        ep = Episode(seed, first.observation)
+        ep = Episode(seed, first.observation, policy=name)
+        if with_state:
+            ep.states["reset"] = self.call("`state`", s.state)
         obs = first.observation
         for i in range(self.settings.max_steps):
+            action = policy(obs, i)
             try:
-                res = self.step(s, policy(obs, i))
+                res = self.step(s, action)
             except EnvErrorFrame as exc:
                 if exc.code == "EXECUTION_ERROR":
                     continue
                 raise
             ep.steps.append(res)
+            ep.actions.append(action)
             obs = res.observation
             if res.done:
                 ep.done = True
                 break
+        if with_state:
+            ep.states["end"] = self.call("`state`", s.state)
+        self.ended(s, ep)
         return ep
 
-    def play_alone(self, seed: int | None, policy: Policy) -> Episode:
+    def ended(self, s: EnvSession, ep: Episode) -> None:
+        """Record a played episode; call :attr:`on_episode_end` when it ended with ``done``
+        (the session still open)."""
+        self.episodes.append(ep)
+        if ep.done and self.on_episode_end is not None:
+            self.on_episode_end(s, ep)
+
+    def play_alone(self, seed: int | None, policy: Policy, *, name: str = "",
+                   with_state: bool = False) -> Episode:
         """:meth:`play_episode` on a session of its own."""
         s = self.open()
         try:
-            return self.play_episode(s, seed, policy)
+            return self.play_episode(s, seed, policy, name=name, with_state=with_state)
         finally:
             s.close()
 

@@ -52,14 +52,22 @@ class RuntimeNote:
         reason: why it was not (``None`` when it ran).
         assumptions: what it assumed because the manifest could not be read (defaults
             used, the app started, checks not played); empty with a readable manifest.
+        launch: how envkit started the server (issue #13 item 1: e.g. "package form from
+            the parent folder: uvicorn NAME.server.app:app"), ``None`` with ``--url`` or when
+            it did not start.
+        notes: what the runtime stage wants the reader to know beyond findings (e.g. a
+            reward rule not judged on a sparse task, and why).
     """
 
     ran: bool = True
     reason: str | None = None
     assumptions: list[str] = field(default_factory=list)
+    launch: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ran": self.ran, "reason": self.reason, "assumptions": list(self.assumptions)}
+        return {"ran": self.ran, "reason": self.reason, "assumptions": list(self.assumptions),
+                "launch": self.launch, "notes": list(self.notes)}
 
 
 def _sort_key(f: Finding) -> tuple:
@@ -255,6 +263,11 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
         lines.append("")
     if not report.findings:
         lines.append("No findings.")
+        lines.append("")
+    if report.runtime.launch or report.runtime.notes:
+        if report.runtime.launch:
+            lines.append(f"Server started with the {report.runtime.launch}.")
+        lines += [f"Note: {n}" for n in report.runtime.notes]
         lines.append("")
     if report.runtime.assumptions:
         lines.append("The runtime stage ran without a readable manifest and assumed:")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from envkit.findings import Finding
@@ -22,6 +22,7 @@ from envkit.validation.rules import (
     determinism,
     endpoints,
     episodes,
+    integrity,
     liveness,
     mcp,
     protocol,
@@ -66,12 +67,19 @@ class RuntimeOutcome:
         checks_run: codes of the runtime rules evaluated (passed or failed).
         timings: seconds, e.g. ``{"startup": 4.1, "runtime": 9.8}``.
         capacity: sessions the server accepted at once (``None``: not probed).
+        launch: how envkit started the server (``None``: ``--url``, or it did not start),
+            e.g. ``package form from the parent folder: uvicorn NAME.server.app:app in
+            /x/envs`` (issue #13 item 1).
+        notes: lines for the report: the way the server started when it was not the
+            manifest form, probes skipped and why.
     """
 
     findings: list[Finding]
     checks_run: list[str]
     timings: dict[str, float]
     capacity: int | None = None
+    launch: str | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
@@ -132,7 +140,8 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
         protocol.lost_sessions(engine)
         liveness.crashes(engine)
         engine.timings["runtime"] = round(time.perf_counter() - t0, 3)
-    return RuntimeOutcome(engine.findings, engine.checks_run, engine.timings, capacity)
+    return RuntimeOutcome(engine.findings, engine.checks_run, engine.timings, capacity,
+                          launch=engine.launch, notes=engine.notes)
 
 
 def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
@@ -155,16 +164,28 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         engine.guard("step before reset", protocol.step_before_reset, engine, actions)
         engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
     engine.guard("malformed frames", protocol.malformed_frames, engine)
+    after_done = integrity.AfterDone(engine, actions)
+    oracle_best = None
     if actions and api.action is not None:
+        engine.on_episode_end = after_done  # every finished episode is stepped again
         engine.guard("fuzzed episodes", episodes.fuzz_episodes, engine, api.action, actions)
         reference = engine.guard("determinism", determinism.check, engine, actions)
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python)
-        engine.guard("degenerate policies", reward.degenerate, engine, api.action, actions,
-                     oracle_best)
+        means = engine.guard("degenerate policies", reward.degenerate, engine, api.action,
+                             actions, oracle_best)
+        engine.guard("solution leakage", integrity.leak, engine, api.action, actions,
+                     quiet=True)
+        engine.on_episode_end = None
+        engine.guard("fresh instance", integrity.fresh_http, engine, api.action, actions,
+                     means, quiet=True)
         engine.guard("concurrent sessions", sessions.interleaved, engine, actions, reference)
     capacity = engine.guard("capacity", sessions.capacity, engine)
 
-    engine.guard("reward verdicts", reward.verdicts, engine, quiet=True)
+    engine.guard("after done verdict", after_done.verdict, quiet=True)
+    engine.guard("reward verdicts", lambda: reward.verdicts(
+        engine, oracle_played=engine.settings.oracle is not None and root is not None
+        and python is not None), quiet=True)
+    engine.guard("action verdict", integrity.ignores_action, engine, quiet=True)
     engine.guard("observation verdict", protocol.observations, engine, watch, quiet=True)
     engine.guard("latency verdict", liveness.latency, engine, quiet=True)
     return capacity

@@ -184,11 +184,3 @@ def test_server_crash_at_import_shows_its_log(cli, echo_env, copy_env):
     assert "exited with code" in result.stderr
 
 
-def test_openenv_validate_accepts_a_fresh_environment(tmp_path):
-    env = init_project("openenv-ok", output_dir=tmp_path, lock=True).path
-    assert (env / "uv.lock").exists()
-    openenv = Path(sys.executable).parent / "openenv"
-    proc = subprocess.run([str(openenv), "validate", str(env)], capture_output=True, text=True,
-                          timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "[OK]" in proc.stdout

@@ -49,10 +49,17 @@ def _overlay(built_echo, name: str, dest: Path) -> Path:
 #: RFC 008 keys each fixture declares in ``validation:`` (added after the build: until the
 #: manifest layout of issue #11 lands, envkit's manifest model rejects them, and only the
 #: lane's own reader needs them).
+# The templates declare `network.mode: no-network` (the lane then runs `--network none` and
+# reaches the server through the exec relay); the fixtures about the published port declare
+# `public` so the port mapping is what is played.
+PUBLIC = {"network": {"mode": "public"}}
 DECLARE = {
+    "loopback": PUBLIC,
+    "needs_root": PUBLIC,
+    "writes_app": PUBLIC,
     "ignores_no_network": {"network": {"mode": "no-network"}},
-    "over_memory": {"resources": {"cpu": 1, "memory_mb": 128, "disk_mb": 256,
-                                  "episode_timeout_s": 60}},
+    "over_memory": {**PUBLIC, "resources": {"cpu": 1, "memory_mb": 128, "disk_mb": 256,
+                                            "episode_timeout_s": 60}},
 }
 
 

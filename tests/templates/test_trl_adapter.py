@@ -111,7 +111,7 @@ def test_adapter_plays_oracle_episodes_as_trl_does(with_transformers, served, te
     from envkit.manifest import read_manifest
 
     env = with_transformers[template]
-    spec = read_manifest(env.path).validation
+    spec = read_manifest(env.path).spec
     package, class_name = _package(env)
     seeds = list(spec.seeds[:2])
     proc = _run(env, served[template], DRIVER, template, package, class_name, json.dumps(seeds))

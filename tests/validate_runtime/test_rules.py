@@ -4,8 +4,10 @@ Most cases switch one misbehaviour of the knobs environment (its mode file) and 
 shared knobs server by URL, so one server start serves many rules; a rule about starting,
 hanging or dying has envkit start the server itself (``root``); capacity needs a server of
 its own. The rules of OpenEnv 0.10's wire (issue #11 item 4) use the ``v010`` environment
-(``fixture``), started by envkit with ``env`` set. A test fails when a runtime rule has no
-case here.
+(``fixture``), started by envkit with ``env`` set; the reward-integrity probes of issue
+#13 play a ``realworld_*`` environment (``realworld``, started by envkit). A test fails
+when a runtime rule has no case here. The clean look-alikes (issue #13 item 3) must give
+no finding.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from envkit.validation.runtime import RuntimeOutcome, RuntimeTarget, run_runtime
 from tests.helpers import descendants
 
 from .conftest import KNOBS, serve_knobs
+
+ENVS = KNOBS.parent
 
 Extra = Callable[[RuntimeOutcome, Finding], None]
 
@@ -47,6 +51,9 @@ class Case:
         fixture: another environment under ``envs/`` than knobs, started by envkit (root
             mode) with its own manifest.
         env: environment variables of that server (e.g. ``OPENENV_MODE``).
+        realworld: a ``realworld_*`` environment envkit starts itself (its own manifest).
+        also: codes the environment gives by design besides the rule's (e.g. EK507 where
+            no oracle is declared); documented per row.
     """
 
     mode: str = ""
@@ -60,6 +67,8 @@ class Case:
     extra: Extra | None = None
     fixture: str = ""
     env: tuple[tuple[str, str], ...] = ()
+    realworld: str = ""
+    also: frozenset[str] = frozenset()
 
 
 def _says(*parts: str) -> Extra:
@@ -100,6 +109,42 @@ def _p95_over_budget(_out: RuntimeOutcome, f: Finding) -> None:
     assert f.data["p95_s"] > 0.05
 
 
+def _farmed(_out: RuntimeOutcome, f: Finding) -> None:
+    assert f.data["done"] is True and f.data["reward"] == 1.0
+    assert f.data["sent"] == {"answer": f.data["sent"]["answer"]} and f.data["seed"] in (0, 1, 2)
+    assert "`reset(seed=" in f.message and "`step(" in f.message
+
+
+def _leaked(field: str, when: str) -> Extra:
+    def check(_out: RuntimeOutcome, f: Finding) -> None:
+        assert f.data["field"] == field and f.data["when"] == when, f.data
+        assert f.data["action"] == {"answer": f.data["value"]} and f.data["reward"] == 1.0
+        assert f.rfc008 == "semantic.no_solution_leakage"  # from the rule (issue #13 item 5)
+        assert f"`{field}`" in f.message and "`reset(seed=0)`" in f.message
+    return check
+
+
+def _fresh(_out: RuntimeOutcome, f: Finding) -> None:
+    assert f.data["request"] == {"action": {"answer": ""}} and f.data["reward"] == 1.0
+    assert "`POST /step`" in f.message
+
+
+def _ignores(_out: RuntimeOutcome, f: Finding) -> None:
+    assert f.data["comparisons"] >= 5 and len({_key(e["action"]) for e in f.data["examples"]}) >= 2
+    assert len({e["reward"] for e in f.data["examples"]}) == 1
+
+
+def _key(value) -> str:
+    import json
+
+    return json.dumps(value, sort_keys=True)
+
+
+def _seed_control(_out: RuntimeOutcome, f: Finding) -> None:
+    assert f.data["field"] == "target" and f.data["first"] != f.data["second"]
+    assert "one session reset" in f.message
+
+
 def _pure_url(out: RuntimeOutcome, f: Finding) -> None:
     assert "without the environment's manifest" in f.message
     assert "EK503" in out.checks_run and "EK414" in out.checks_run
@@ -129,7 +174,7 @@ CASES: dict[str, Case] = {
     "EK410": Case("raise_long", extra=_minimised),
     "EK411": Case("reset_random", extra=_names_field),
     "EK412": Case("reward_random"),
-    "EK413": Case("seed_ignored"),
+    "EK413": Case("seed_ignored", extra=_seed_control),
     "EK414": Case("never_done"),
     "EK415": Case("step_count_wrong"),
     "EK416": Case("episode_id_ignored"),
@@ -157,6 +202,28 @@ CASES: dict[str, Case] = {
     "EK505": Case("hackable"),
     "EK506": Case("oracle_wrong", root=True, episodes=1, extra=_says("server.oracle:policy")),
     "EK507": Case(manifest=False, episodes=1, extra=_pure_url),
+    "EK508": Case(realworld="realworld_farming", extra=_farmed),
+    "EK509": Case(realworld="realworld_reveal", extra=_leaked("observation.solution",
+                                                         "terminal observation")),
+    "EK510": Case(realworld="realworld_http_fresh", extra=_fresh),
+    "EK511": Case("reward_ignores_action", extra=_ignores),
+}
+
+# issue #13: the defect a realworld_* environment shows beyond its CASES row -> (codes, extra)
+REALWORLD: dict[str, tuple[set[str], Extra | None]] = {
+    # the answer is a field of `state`
+    "realworld_state_leak": ({"EK509"}, _leaked("state.target", "after `reset`")),
+    # a secret drawn unseeded that only `state` shows; no oracle declared (EK507)
+    "realworld_unseeded": ({"EK411", "EK507"}, None),
+    # null on every step but the last, then 0.5 whatever the answer: EK504 judged on the
+    # numeric rewards; the nulls are EK501; the oracle cannot reach 1 (EK506)
+    "realworld_constant": ({"EK501", "EK504", "EK506"}, None),
+    # clean look-alikes: no randomness at all (not "seed ignored"); timings and ids that vary
+    # on every reply (not determinism or isolation diffs); a sparse task nobody solved (not
+    # "constant reward"; it declares no oracle on purpose: EK507)
+    "realworld_fixed": (set(), None),
+    "realworld_timing": (set(), None),
+    "realworld_sparse": ({"EK507"}, None),
 }
 
 
@@ -215,6 +282,8 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
                                         python=sys.executable), episodes=case.episodes)
         time.sleep(0.2)
         assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
+    elif case.realworld:
+        out = _run_env(case.realworld, case.episodes)
     elif case.root:
         monkeypatch.setenv("KNOBS_MODE", case.mode)
         monkeypatch.setenv("KNOBS_START", case.start)
@@ -235,11 +304,51 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
         out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=manifest,
                                         python=None), episodes=case.episodes)
         assert server.alive()
-    assert {f.code for f in out.findings} == {code}, [(f.code, f.message) for f in out.findings]
+    assert {f.code for f in out.findings} == {code} | case.also, \
+        [(f.code, f.message) for f in out.findings]
     assert all(f.stage == "runtime" for f in out.findings)
     assert code in out.checks_run
     if case.extra is not None:
-        case.extra(out, out.findings[0])
+        case.extra(out, next(f for f in out.findings if f.code == code))
+
+
+def _run_env(name: str, episodes: int) -> RuntimeOutcome:
+    """Validate a realworld_* environment with envkit starting (and stopping) its server."""
+    root = ENVS / name
+    before = descendants(os.getpid())
+    out = run_runtime(RuntimeTarget(url=None, root=root, manifest=read_manifest(root),
+                                    python=sys.executable), episodes=episodes)
+    time.sleep(0.2)
+    assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
+    return out
+
+
+@pytest.mark.parametrize("name", list(REALWORLD))
+def test_realworld_environment_gives_its_findings(name: str) -> None:
+    codes, extra = REALWORLD[name]
+    out = _run_env(name, 3)
+    assert {f.code for f in out.findings} == codes, [(f.code, f.message) for f in out.findings]
+    if extra is not None:
+        (first,) = [f for f in out.findings if f.code == "EK509"]
+        extra(out, first)
+    if name == "realworld_sparse":
+        assert "EK504" in out.checks_run
+        assert any("sparse task" in n for n in out.notes)
+    if name == "realworld_fixed":
+        assert "EK413" in out.checks_run  # judged, and no randomness found
+    if name == "realworld_timing":
+        assert {"EK411", "EK419"} <= set(out.checks_run)
+
+
+def test_one_lucky_seed_is_no_reward_hack(knobs_server):
+    """Clean look-alike (issue #13): the empty answer wins with seed 0 only; over all seeds
+    it stays far below the maximum."""
+    server, mode_file = knobs_server
+    mode_file.write_text("lucky")
+    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
+                                    python=None), episodes=3)
+    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    assert "EK505" in out.checks_run
 
 
 def test_clean_knobs_has_no_finding(knobs_server):

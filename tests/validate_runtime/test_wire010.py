@@ -125,7 +125,8 @@ def test_static_only_pass_says_so():
     assert line.startswith("PASSED (static checks only: the runtime stage did not run "
                            "because --static was given)"), line
     data = json.loads(render_json(report))
-    assert data["runtime"] == {"ran": False, "reason": "--static was given", "assumptions": []}
+    assert data["runtime"] == {"ran": False, "reason": "--static was given", "assumptions": [],
+                               "launch": None, "notes": []}
     _schema_ok(report)
 
 

@@ -25,6 +25,7 @@ from envkit.validation.rules import (
     endpoints,
     episodes,
     files,
+    integrity,
     liveness,
     manifest,
     mcp,
@@ -78,6 +79,8 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(determinism, "4", "seeds fix episodes; different seeds differ"),
     RuleModule(sessions, "4", "concurrent sessions and capacity"),
     RuleModule(reward, "5", "reward range, NaN, constant, oracle, degenerate policies"),
+    RuleModule(integrity, "5", "reward farming after done, solution leakage, fresh "
+                               "instances over HTTP, reward independent of the action"),
     RuleModule(container, "4", "the image run hardened: reachable, non-root, read-only, "
                                "memory, start-up time, network (`validate --docker`)",
                lanes=("docker",)),

@@ -1,12 +1,18 @@
 """EK4xx determinism: a seed fixes the episode, and different seeds give different episodes.
 
 Every seed of ``seeds`` is played twice with the same actions on fresh sessions (Gymnasium's
-determinism check); the deterministic episodes are the reference the sessions check compares
-interleaved play with. Source: issue #3 ("EK4xx runtime and protocol").
+determinism check), comparing the observations, the rewards and ``state`` (after ``reset``
+and at the end: a secret drawn without the seed may show only there, issue #13). Fields whose
+value is fresh on every reply of a single run and differs at every position between the two
+runs (timings, request ids) are *volatile*: they are left out here and in the sessions check.
+The deterministic episodes are the reference the sessions check compares interleaved play
+with. Source: issue #3 ("EK4xx runtime and protocol"); precision: issue #13 item 3.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from envkit.findings import Severity, register
@@ -14,16 +20,22 @@ from envkit.validation import fuzz
 from envkit.validation.engine import ActionPool, Engine, Episode
 from envkit.wire import EnvErrorFrame
 
+#: State fields that are not the episode's content (EK415/EK416 check them).
+STATE_BOOKKEEPING = ("episode_id", "step_count")
+
 RESET_NONDETERMINISTIC = register(
     "EK411", "reset-not-deterministic", Severity.ERROR,
     rfc008="runtime.episode_determinism",
-    summary="`reset(seed=s)` twice gives different observations.",
-    what="For each seed in `envkit.seeds`, envkit resets twice on fresh sessions and "
-         "deep-compares the observations, reporting the first differing field.",
+    summary="The same seed and actions give different observations or `state`.",
+    what="For each seed in `envkit.seeds`, envkit plays the same actions twice after "
+         "`reset(seed=s)` on fresh sessions and deep-compares the observations and `state` "
+         "(after `reset` and after the last step), reporting the first differing field. "
+         "Fields fresh on every reply of a single run (timings, request ids) are left out. "
+         "RFC 008: `runtime.episode_determinism`.",
     why="Reproducible evaluation and debugging need a seed to fix the episode "
         "(Gymnasium's determinism check).",
     example="`reset` draws its task with the global `random` module instead of "
-            "`random.Random(seed)`.",
+            "`random.Random(seed)`; a secret code drawn unseeded that only `state` shows.",
     fix="Derive every random choice in `reset` from `random.Random(seed)` (or a seeded "
         "numpy Generator) stored on the instance.",
 )
@@ -44,15 +56,18 @@ REWARD_NONDETERMINISTIC = register(
 SEED_IGNORED = register(
     "EK413", "seed-ignored", Severity.WARNING,
     rfc008="runtime.seed_control",
-    summary="Different seeds give identical episodes: `reset()` most likely ignores `seed`.",
-    what="envkit resets with every seed in `envkit.seeds` and plays the same actions; "
-         "when every reset observation and every reward is identical, the seed has no effect.",
+    summary="The environment has randomness, but the seed does not select the episode.",
+    what="envkit resets with every seed in `envkit.seeds` and plays the same actions. When "
+         "every observation, reward and `state` is identical across the seeds, it resets "
+         "one session four times (two seeds, then twice without a seed): if those differ, "
+         "the environment draws something the seed does not control. Identical everywhere "
+         "means no randomness at all, which is no defect.",
     why="OpenEnv silently drops `reset` arguments the method does not declare "
         "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever.",
-    example="`def reset(self):` (the `openenv init` template) — no `seed` parameter.",
+    example="`def reset(self):` with `self._rng = random.Random(1234)` created in "
+            "`__init__`: every new session starts with the same task, whatever the seed.",
     fix="Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw the episode "
-        "from `random.Random(seed)`. If the environment has no randomness at all, ignore "
-        "EK413.",
+        "from `random.Random(seed)`.",
 )
 
 
@@ -60,12 +75,138 @@ def _fmt(value: Any) -> str:
     return fuzz.short_json(value, 80)
 
 
-def check(engine: Engine, actions: ActionPool) -> dict[int, Episode] | None:
+_MISSING = "<missing>"
+
+
+def flatten(value: Any, path: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every leaf of a JSON value by dotted path (``board[2].cell``); empty containers are
+    leaves."""
+    out = {} if out is None else out
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            flatten(v, f"{path}.{k}" if path else str(k), out)
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            flatten(v, f"{path}[{i}]", out)
+    else:
+        out[path or "(value)"] = value
+    return out
+
+
+def _k(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _state_view(state: Any) -> dict[str, Any]:
+    return {k: v for k, v in (state or {}).items() if k not in STATE_BOOKKEEPING} \
+        if isinstance(state, dict) else {}
+
+
+def _sequences(ep: Episode) -> dict[str, list[str]]:
+    """Path -> the values (JSON keys) it takes along one episode: every observation at
+    ``obs:PATH``, ``state`` (after reset, at the end) at ``state:PATH``."""
+    out: dict[str, list[str]] = {}
+    obs = [flatten(o) for o in ep.observations()]
+    for path in set().union(*obs):
+        out[f"obs:{path}"] = [_k(o.get(path, _MISSING)) for o in obs]
+    states = [flatten(_state_view(ep.states[k])) for k in ("reset", "end") if k in ep.states]
+    for path in set().union(*states) if states else ():
+        out[f"state:{path}"] = [_k(st.get(path, _MISSING)) for st in states]
+    return out
+
+
+def volatile_paths(a: Episode, b: Episode) -> set[str]:
+    """Paths (``obs:PATH``, ``state:PATH``) fresh on every reply of each run that also
+    differ at every position between the two runs of one seed: timings, request ids."""
+    sa, sb = _sequences(a), _sequences(b)
+    out: set[str] = set()
+    for path in set(sa) & set(sb):
+        xa, xb = sa[path], sb[path]
+        if len(xa) < 2 or len(xa) != len(xb):
+            continue
+        if len(set(xa)) == len(xa) and len(set(xb)) == len(xb) \
+                and all(x != y for x, y in zip(xa, xb)):
+            out.add(path)
+    return out
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where two plays of one seed first differ.
+
+    Attributes:
+        where: ``reset`` (the reset observation), ``step N`` (an observation), ``reward N``,
+            ``state after reset``, ``state at the end``, ``length``.
+        path: the field, e.g. ``target``, ``state.code_digest``.
+        first, second: the two values.
+    """
+
+    where: str
+    path: str
+    first: Any
+    second: Any
+
+
+def _first_diff(a: dict[str, Any], b: dict[str, Any], skip: set[str],
+                prefix: str) -> tuple[str, Any, Any] | None:
+    fa, fb = flatten(a), flatten(b)
+    for path in sorted(set(fa) | set(fb)):
+        if f"{prefix}:{path}" in skip:
+            continue
+        va, vb = fa.get(path, _MISSING), fb.get(path, _MISSING)
+        if fuzz.first_difference(va, vb) is not None:
+            return path, va, vb
+    return None
+
+
+def compare(a: Episode, b: Episode, volatile: set[str] = frozenset(), *,
+            state: bool = True) -> list[Difference]:
+    """The first difference of each kind between two plays (observations then rewards then
+    state), volatile paths left out."""
+    out: list[Difference] = []
+    obs_a, obs_b = a.observations(), b.observations()
+    for i, (x, y) in enumerate(zip(obs_a, obs_b)):
+        d = _first_diff(x, y, volatile, "obs")
+        if d:
+            out.append(Difference("reset" if i == 0 else f"step {i}", *d))
+            break
+    for i, (x, y) in enumerate(zip(a.rewards, b.rewards)):
+        if fuzz.first_difference(x, y) is not None:
+            out.append(Difference(f"reward {i + 1}", f"rewards[{i}]", x, y))
+            break
+    if len(a.steps) != len(b.steps) and not out:
+        out.append(Difference("length", "steps (length)", len(a.steps), len(b.steps)))
+    if state:
+        for key, label in (("reset", "state after reset"), ("end", "state at the end")):
+            if key in a.states and key in b.states:
+                d = _first_diff(_state_view(a.states[key]), _state_view(b.states[key]),
+                                volatile, "state")
+                if d:
+                    path, va, vb = d
+                    out.append(Difference(label, f"state.{path}", va, vb))
+                    break
+    return out
+
+
+@dataclass
+class Reference:
+    """The deterministic episode of each seed, and the volatile paths left out of every
+    comparison (the sessions check uses both).
+
+    Attributes:
+        episodes: seed -> its episode (first of the two plays).
+        volatile: ``obs:PATH`` / ``state:PATH`` fresh on every reply.
+    """
+
+    episodes: dict[int, Episode]
+    volatile: set[str] = field(default_factory=set)
+
+
+def check(engine: Engine, actions: ActionPool) -> Reference | None:
     """EK411, EK412, EK413.
 
     Returns:
-        The reference episode of every seed (seed -> episode) when the environment is
-        deterministic, else ``None``.
+        The :class:`Reference` when the environment is deterministic, else ``None``.
     """
     def replay(_obs: dict[str, Any], i: int) -> dict[str, Any]:
         return actions.at(i)
@@ -73,43 +214,93 @@ def check(engine: Engine, actions: ActionPool) -> dict[int, Episode] | None:
     runs: dict[int, tuple[Episode, Episode]] = {}
     for seed in engine.settings.seeds:
         try:
-            runs[seed] = (engine.play_alone(seed, replay), engine.play_alone(seed, replay))
+            runs[seed] = (engine.play_alone(seed, replay, name="determinism", with_state=True),
+                          engine.play_alone(seed, replay, name="determinism", with_state=True))
         except EnvErrorFrame as exc:
             if exc.code == "CAPACITY_REACHED":
                 raise
             return None
     engine.ran(RESET_NONDETERMINISTIC, REWARD_NONDETERMINISTIC)
+    volatile: set[str] = set()
+    for a, b in runs.values():
+        volatile |= volatile_paths(a, b)
     deterministic = True
     for seed, (a, b) in runs.items():
-        diff = fuzz.first_difference(a.reset_obs, b.reset_obs)
-        if diff and not engine.has(RESET_NONDETERMINISTIC):
+        for d in compare(a, b, volatile):
             deterministic = False
-            path, va, vb = diff
+            if d.where.startswith("reward"):
+                if engine.has(REWARD_NONDETERMINISTIC):
+                    continue
+                engine.add(REWARD_NONDETERMINISTIC,
+                           f"The same seed ({seed}) and the same actions must give the same "
+                           f"rewards; step rewards differ at `{d.path}` ({_fmt(d.first)}, "
+                           f"{_fmt(d.second)}). Most likely the reward uses an unseeded "
+                           f"random generator or outside state. Actions: {_fmt(a.actions)}.",
+                           seed=seed, field=d.path, first=d.first, second=d.second,
+                           actions=a.actions)
+                continue
+            if engine.has(RESET_NONDETERMINISTIC):
+                continue
+            if d.where == "reset":
+                lead = (f"`reset(seed={seed})` must return the same observation twice; got "
+                        f"two different `{d.path}` values")
+            elif d.where == "state after reset":
+                lead = (f"`reset(seed={seed})` must give the same `state` twice; got two "
+                        f"different `{d.path}` values")
+            else:
+                lead = (f"The same seed ({seed}) and the same actions must give the same "
+                        f"episode; {d.where} gave two different `{d.path}` values")
             engine.add(RESET_NONDETERMINISTIC,
-                       f"`reset(seed={seed})` must return the same observation twice; got "
-                       f"two different `{path}` values ({_fmt(va)}, {_fmt(vb)}). Most likely "
-                       "`reset()` draws from an unseeded random generator.",
-                       seed=seed, field=path, first=va, second=vb)
-        diff = fuzz.first_difference(a.rewards, b.rewards)
-        if diff and not engine.has(REWARD_NONDETERMINISTIC):
-            deterministic = False
-            path, va, vb = diff
-            engine.add(REWARD_NONDETERMINISTIC,
-                       f"The same seed ({seed}) and the same actions must give the same "
-                       f"rewards; step rewards differ at `rewards{path}` ({_fmt(va)}, "
-                       f"{_fmt(vb)}). Most likely the reward uses an unseeded random "
-                       "generator or outside state.", seed=seed, field=path, first=va,
-                       second=vb)
+                       f"{lead} ({_fmt(d.first)}, {_fmt(d.second)}). Most likely the "
+                       "episode draws from an unseeded random generator"
+                       + (f" (actions sent: {_fmt(a.actions)})." if d.where != "reset"
+                          else "."),
+                       seed=seed, field=d.path, where=d.where, first=d.first,
+                       second=d.second, actions=a.actions)
     if not deterministic:
         return None
-    reference = {seed: a for seed, (a, _b) in runs.items()}
+    reference = Reference({seed: a for seed, (a, _b) in runs.items()}, volatile)
     if len(runs) >= 2:
         engine.ran(SEED_IGNORED)
-        first, *others = reference.values()
-        if all(fuzz.first_difference(first.trace(), e.trace()) is None for e in others):
-            engine.add(SEED_IGNORED,
-                       f"Different seeds ({', '.join(map(str, runs))}) must give different "
-                       "episodes; every reset observation and every reward was identical. "
-                       "Most likely `reset()` ignores `seed` (OpenEnv silently drops "
-                       "arguments `reset` does not declare).", seeds=list(runs))
+        first, *others = reference.episodes.values()
+        if all(not compare(first, e, volatile) for e in others):
+            _seed_control(engine, list(runs), volatile)
     return reference
+
+
+def _seed_control(engine: Engine, seeds: list[int], volatile: set[str]) -> None:
+    """EK413: every seed gave the same episode. Randomness the seed does not control shows
+    as different resets on one session; none means no randomness (no finding)."""
+    engine.ran(SEED_IGNORED)
+    s = engine.open()
+    try:
+        plan = [seeds[0], seeds[1], None, None]
+        got: list[tuple[int | None, dict[str, Any], dict[str, Any]]] = []
+        for seed in plan:
+            obs = engine.reset(s, seed).observation
+            got.append((seed, obs, _state_view(engine.call("`state`", s.state))))
+    finally:
+        s.close()
+    base_seed, base_obs, base_state = got[0]
+    for seed, obs, state in got[1:]:
+        d = _first_diff(base_obs, obs, volatile, "obs")
+        label = ""
+        if d is None:
+            d = _first_diff(base_state, state, volatile, "state")
+            label = "state."
+        if d is None:
+            continue
+        path, va, vb = d
+        shown = ", ".join("`reset()`" if x is None else f"`reset(seed={x})`" for x in plan)
+        engine.add(SEED_IGNORED,
+                   f"The seed must select the episode; seeds {', '.join(map(str, seeds))} "
+                   f"each gave the same episode on a fresh session, yet one session reset "
+                   f"four times ({shown}) got `{label}{path}` = {_fmt(va)} after "
+                   f"`reset(seed={base_seed})` and {_fmt(vb)} after "
+                   f"{'`reset()`' if seed is None else f'`reset(seed={seed})`'}. The "
+                   "environment draws at random, but not from the seed. Most likely "
+                   "`reset()` ignores `seed` (openenv-core silently drops arguments `reset` "
+                   "does not declare) and draws from a generator created once per instance.",
+                   seeds=seeds, resets=[x for x in plan], field=f"{label}{path}", first=va,
+                   second=vb)
+        return

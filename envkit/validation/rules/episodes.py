@@ -12,9 +12,9 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import ACTION_POOL, ActionPool, Engine
+from envkit.validation.engine import ACTION_POOL, ActionPool, Engine, Episode
 from envkit.validation.rules import protocol
-from envkit.wire import EnvErrorFrame, EnvSession
+from envkit.wire import EnvErrorFrame
 
 ACTION_RAISES = register(
     "EK410", "action-raises", Severity.ERROR,
@@ -44,8 +44,10 @@ EPISODE_NEVER_ENDS = register(
 STEP_AFTER_DONE = register(
     "EK417", "step-after-done-accepted", Severity.WARNING,
     summary="A step after `done=true` continues the episode as if nothing happened.",
-    what="After an episode ends, envkit sends one more step; the answer should keep "
-         "`done=true` (or be an error frame), not `done=false`.",
+    what="After every episode end envkit reaches (fuzzed, oracle and degenerate policies), "
+         "it steps the finished episode again (the last action, the oracle's winning action, "
+         "a fuzzed action); the answer should keep `done=true` (or be an error frame), not "
+         "`done=false`. A reward paid while `done` stays true is EK508.",
     why="Clients that miss `done` keep collecting reward from a finished episode, which "
         "corrupts returns.",
     example="`step` never checks whether the episode is over.",
@@ -74,26 +76,25 @@ def action_pool(engine: Engine, schema: dict[str, Any] | None) -> ActionPool:
 
 
 def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
-    """EK410, EK414, EK417 (and EK415 after the first episode): ``settings.episodes``
-    episodes of fuzzed actions on one session."""
+    """EK410, EK414 (and EK415 after the first episode): ``settings.episodes`` episodes of
+    fuzzed actions on one session. Each finished episode goes to
+    :meth:`Engine.ended` (the after-``done`` probes, EK417/EK508, hook in there)."""
     settings = engine.settings
     raised: list[tuple[int | None, dict[str, Any], str]] = []
     overlong: list[int | None] = []
-    after_done_checked = False
     idx = 0
     s = engine.open()
     try:
-        for ep in range(settings.episodes):
-            seed = settings.seeds[ep % len(settings.seeds)]
+        for n in range(settings.episodes):
+            seed = settings.seeds[n % len(settings.seeds)]
             eid = f"envkit-{uuid.uuid4().hex[:12]}"
-            engine.progress(f"fuzzed episode {ep + 1}/{settings.episodes} (seed {seed})")
+            engine.progress(f"fuzzed episode {n + 1}/{settings.episodes} (seed {seed})")
             try:
-                engine.reset(s, seed, episode_id=eid)
+                first = engine.reset(s, seed, episode_id=eid)
             except EnvErrorFrame as exc:
                 protocol.reset_failed(engine, exc)
                 return
-            done = False
-            taken = 0
+            ep = Episode(seed, first.observation, policy="fuzz")
             for _ in range(settings.max_steps):
                 action = actions.at(idx)
                 idx += 1
@@ -103,18 +104,18 @@ def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -
                     if exc.code == "EXECUTION_ERROR":
                         raised.append((seed, action, str(exc.data.get("message", ""))))
                     continue
-                taken += 1
+                ep.steps.append(res)
+                ep.actions.append(action)
                 if res.done:
-                    done = True
+                    ep.done = True
                     break
-            if ep == 0 and not raised:
+            taken = len(ep.steps)
+            if n == 0 and not raised:
                 state = engine.call("`state`", s.state)
                 protocol.check_state(engine, state, None, taken, f"after {taken} steps")
-            if not done and taken >= settings.max_steps:
+            if not ep.done and taken >= settings.max_steps:
                 overlong.append(seed)
-            elif not after_done_checked:
-                after_done_checked = True
-                _step_after_done(engine, s, actions.at(idx))
+            engine.ended(s, ep)
     finally:
         s.close()
     engine.ran(ACTION_RAISES, EPISODE_NEVER_ENDS)
@@ -129,20 +130,6 @@ def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -
                    "`step` never sets `done=True`.", seeds=overlong)
     if raised:
         _report_raise(engine, schema, raised)
-
-
-def _step_after_done(engine: Engine, s: EnvSession, action: dict[str, Any]) -> None:
-    engine.ran(STEP_AFTER_DONE)
-    try:
-        res = engine.call("`step` after `done`", s.step, action)
-    except EnvErrorFrame:
-        return
-    engine.latencies.append(res.latency_s)
-    if not res.done:
-        engine.add(STEP_AFTER_DONE,
-                   f"A `step` after `done=true` must keep `done=true` (or answer an error); "
-                   f"got `done=false` with reward {res.reward!r}. Most likely `step` does "
-                   "not check whether the episode is over.")
 
 
 def _report_raise(engine: Engine, schema: dict[str, Any],

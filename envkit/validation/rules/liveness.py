@@ -19,7 +19,12 @@ SERVER_START_FAILED = register(
     rfc008="runtime.startup",
     summary="The environment server exits or does not answer GET /health in time.",
     what="envkit starts `uvicorn <app>` from openenv.yaml on a free 127.0.0.1 port and waits "
-         "for `GET /health` for `envkit.startup_timeout_s` seconds (or `--timeout`).",
+         "for `GET /health` for `envkit.startup_timeout_s` seconds (or `--timeout`). When "
+         "that process exits, envkit tries the other ways the environment's files describe, "
+         "in order: the package form from the parent folder (`uvicorn NAME.server.app:app`, "
+         "what in-repo OpenEnv environments need), `[project.scripts] server`, and the "
+         "Dockerfile's `CMD` translated to a local command; the finding comes when none "
+         "serves, and leads with the root-cause line of the log.",
     why="A server that does not start is a Space stuck in RUNTIME_ERROR and a trainer that "
         "never gets its first observation.",
     example="`ModuleNotFoundError: No module named 'models'` in server/app.py; a dataset "
@@ -79,19 +84,31 @@ CHECK_CRASHED = register(
 
 
 def start(engine: Engine, root: Path, app: str, python: str) -> bool:
-    """Start the environment's server (EK401). ``False`` when it did not start (reported)."""
+    """Start the environment's server (EK401), trying every way its files describe
+    (:func:`envkit.launch.launch_candidates`, issue #13 item 1). ``False`` when none
+    started (reported: the root-cause line first, then the command, then the log tail)."""
     engine.progress(f"starting `{app}` with {python}")
     engine.ran(SERVER_START_FAILED)
     try:
         engine.start_server(root, app, python)
     except ServerStartError as exc:
-        tail = (exc.details or "").strip()
-        engine.add(SERVER_START_FAILED,
-                   f"The server must answer GET /health within {engine.settings.startup_s:g} s; "
-                   f"{exc.message[0].lower()}{exc.message[1:]}"
-                   + (f" Log tail:\n{tail}" if tail else ""),
-                   log_tail=tail)
+        details = (exc.details or "").strip()
+        cause = getattr(exc, "root_cause", None)
+        attempts = getattr(exc, "attempts", None) or []
+        if attempts:  # exited: the message already leads with the root cause
+            message = (f"{exc.message} The server must answer GET /health within "
+                       f"{engine.settings.startup_s:g} s."
+                       + (f"\n{details}" if details else ""))
+        else:
+            message = (f"The server must answer GET /health within "
+                       f"{engine.settings.startup_s:g} s; "
+                       f"{exc.message[0].lower()}{exc.message[1:]}"
+                       + (f" Log tail:\n{details}" if details else ""))
+        engine.add(SERVER_START_FAILED, message, log_tail=details, root_cause=cause,
+                   tried=[a.command for a in attempts])
         return False
+    if engine.server is not None and engine.server.attempts:
+        engine.progress(f"started with the {engine.launch}")
     return True
 
 

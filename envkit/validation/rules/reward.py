@@ -61,7 +61,9 @@ REWARD_CONSTANT = register(
     rfc008="statistical.training_signal",
     summary="Every step envkit played got the same reward: no learning signal.",
     what="Across all steps of the runtime stage (fuzzed, degenerate and oracle policies) the "
-         "reward never changes.",
+         "numeric reward never changes (null rewards are left out: EK501 reports them). A "
+         "reward stuck at the low end of the range without a declared oracle is not judged: "
+         "it is what a sparse task looks like when no policy envkit tried solves it.",
     why="A constant reward gives zero advantage to every rollout: training runs, burns "
         "GPU-hours, and learns nothing.",
     example="The rubric is not wired up and `_apply_rubric` silently returns 0.0 "
@@ -77,9 +79,10 @@ REWARD_HACKABLE = register(
             "of the oracle.",
     what="envkit plays degenerate policies built from the action schema: empty values "
          "(empty strings, zeros, false, empty lists), minimum values, maximum values "
-         "(longest strings, largest numbers) and the first fuzzed action repeated. None may "
-         "reach `hi` of `validation.reward.range`, nor score (best step reward, averaged over "
-         "the seeds) within `validation.reward.floor_margin` of the oracle.",
+         "(longest strings, largest numbers) and the first fuzzed action repeated, once per "
+         "seed. None may score (best step reward, averaged over all the seeds) within "
+         "`validation.reward.floor_margin` of `hi` of `validation.reward.range` or of the "
+         "oracle: one lucky episode does not decide it. RFC 008: `semantic.floor_gap`.",
     why="The policy will find the shortcut: a verifier on the Hub gave 1.0 to the empty "
         "answer (huggingface/OpenEnv#778), and a length-based reward trains verbosity.",
     example="`reward = len(message) * 0.1`: a 200-character answer of `a`s scores 20.",
@@ -131,8 +134,13 @@ def classify(reward: Any, lo: float, hi: float) -> tuple[Rule, str] | None:
     return None
 
 
-def verdicts(engine: Engine) -> None:
-    """EK501-EK504 over every step reward the engine received (any policy)."""
+def verdicts(engine: Engine, *, oracle_played: bool = False) -> None:
+    """EK501-EK504 over every step reward the engine received (any policy).
+
+    Args:
+        oracle_played: the declared oracle was played; without it a reward stuck at the
+            low end of the range is a sparse task nobody solved, not EK504 (issue #13).
+    """
     if not engine.rewards and not engine.latencies:
         return
     lo, hi = engine.settings.lo, engine.settings.hi
@@ -159,14 +167,29 @@ def verdicts(engine: Engine) -> None:
     }
     for code, (rule, count, first) in issues.items():
         engine.add(rule, texts[code].format(n=count, total=total, first=first))
-    numbers = [float(s.reward) for s in engine.rewards if is_number(s.reward)]
-    if len(numbers) >= 5:
-        engine.ran(REWARD_CONSTANT)
-        if max(numbers) - min(numbers) <= EPS and not issues:
-            engine.add(REWARD_CONSTANT,
-                       f"Rewards should vary with the actions; all {len(numbers)} step "
-                       f"rewards envkit saw were {numbers[0]:g}. Most likely the reward is "
-                       "not computed from the action (an unset rubric gives 0.0).")
+    numeric = [s for s in engine.rewards if is_number(s.reward)]
+    numbers = [float(s.reward) for s in numeric]
+    if len(numbers) < 5 or REWARD_NOT_NUMERIC.code in issues:
+        return
+    engine.ran(REWARD_CONSTANT)
+    if max(numbers) - min(numbers) > EPS:
+        return
+    if abs(numbers[0] - lo) <= EPS and not oracle_played:
+        engine.notes.append(
+            f"reward: every policy envkit tried saw {lo:g} (the low end of the range) on all "
+            f"{len(numbers)} numeric step rewards; without an oracle a sparse task cannot be "
+            "told from a constant reward, so EK504 was not judged.")
+        return
+    nulls = total - len(numbers)
+    actions = sorted({fuzz.short_json(s.action, 40) for s in numeric})
+    engine.add(REWARD_CONSTANT,
+               f"Rewards should vary with the actions; all {len(numbers)} numeric step "
+               f"rewards envkit saw were {numbers[0]:g}"
+               + (f" ({nulls} more were `null`)" if nulls else "")
+               + f", for {len(actions)} different actions (e.g. {', '.join(actions[:3])}). "
+               "Most likely the reward is not computed from the action (an unset rubric "
+               "gives 0.0).", value=numbers[0], count=len(numbers), nulls=nulls,
+               actions=actions[:10])
 
 
 def oracle(engine: Engine, root: Path | None, python: str | None) -> float | None:
@@ -204,7 +227,7 @@ def oracle(engine: Engine, root: Path | None, python: str | None) -> float | Non
         with PolicyProcess(spec, root, python,
                            timeout_s=max(settings.reply_s, 10.0)) as policy:
             for seed in settings.seeds:
-                ep = engine.play_alone(seed, lambda obs, _i: policy(obs))
+                ep = engine.play_alone(seed, lambda obs, _i: policy(obs), name="oracle")
                 bests.append((seed, ep.best()))
     except PolicyError as exc:
         engine.add(ORACLE_BELOW_MAX, f"The oracle `{spec}` must play every seed; it failed: "
@@ -225,25 +248,34 @@ def oracle(engine: Engine, root: Path | None, python: str | None) -> float | Non
 
 
 def degenerate(engine: Engine, schema: dict[str, Any], actions: ActionPool,
-               oracle_best: float | None) -> None:
+               oracle_best: float | None) -> dict[str, float]:
     """EK505 (and EK414 when a degenerate episode never ends): empty, minimum, maximum and
-    repeat-first policies must score clearly below ``hi`` and below ``oracle_best`` minus
-    ``floor_margin``."""
+    repeat-first policies, each played once per seed, must score (best step reward averaged
+    over all the seeds; a seed without a numeric reward counts as ``lo``) below ``hi`` minus
+    ``floor_margin`` and below ``oracle_best`` minus ``floor_margin``. One lucky episode
+    does not decide it (issue #13 item 3).
+
+    Returns:
+        Policy name -> its mean best step reward (the fresh-instance probe's baseline).
+    """
     settings = engine.settings
     policies = fuzz.degenerate_actions(schema, actions.at(0))
-    floor = oracle_best - settings.floor_margin if oracle_best is not None else None
+    margin = settings.floor_margin
+    floor = min(settings.hi, oracle_best if oracle_best is not None else settings.hi) - margin
     hacks: list[str] = []
+    evidence: list[dict[str, Any]] = []
+    means: dict[str, float] = {}
     for name, action in policies.items():
         engine.progress(f"degenerate policy `{name}`")
-        bests: list[float] = []
-        reached: int | None = None
+        bests: dict[Any, float] = {}
+
         def repeat(_obs: dict[str, Any], _i: int, a: dict[str, Any] = action) -> dict[str, Any]:
             return dict(a)
 
         for seed in settings.seeds:
             ep: Episode | None
             try:
-                ep = engine.play_alone(seed, repeat)
+                ep = engine.play_alone(seed, repeat, name=f"degenerate:{name}")
             except EnvErrorFrame as exc:
                 if exc.code == "CAPACITY_REACHED":
                     raise
@@ -251,11 +283,7 @@ def degenerate(engine: Engine, schema: dict[str, Any], actions: ActionPool,
             if ep is None or not ep.steps:
                 break
             best = ep.best()
-            if best is None:
-                continue
-            bests.append(best)
-            if best >= settings.hi - EPS and reached is None:
-                reached = seed
+            bests[seed] = best if best is not None else settings.lo
             if (not ep.done and len(ep.steps) >= settings.max_steps
                     and settings.max_steps_declared
                     and not engine.has(episodes.EPISODE_NEVER_ENDS)):
@@ -266,17 +294,21 @@ def degenerate(engine: Engine, schema: dict[str, Any], actions: ActionPool,
                            f"with seed {seed} without `done=true`.")
         if not bests:
             continue
-        mean = sum(bests) / len(bests)
-        if reached is not None:
-            hacks.append(f"`{name}` ({fuzz.short_json(action)}) reached the maximum "
-                         f"{settings.hi:g} (best step reward {max(bests):g}, seed {reached})")
-        elif floor is not None and oracle_best is not None and mean >= floor - EPS:
-            hacks.append(f"`{name}` ({fuzz.short_json(action)}) scored {mean:g}, within "
-                         f"`floor_margin` {settings.floor_margin:g} of the oracle's "
-                         f"{oracle_best:g}")
+        mean = sum(bests.values()) / len(bests)
+        means[name] = mean
+        if mean >= floor - EPS:
+            per_seed = ", ".join(f"seed {k}: {v:g}" for k, v in bests.items())
+            against = (f"the oracle's {oracle_best:g}" if oracle_best is not None
+                       and oracle_best < settings.hi - EPS else f"the maximum {settings.hi:g}")
+            hacks.append(f"`{name}` ({fuzz.short_json(action)}, every step) scored {mean:g} "
+                         f"on average over {len(bests)} seed(s) ({per_seed}), within "
+                         f"`floor_margin` {margin:g} of {against}")
+            evidence.append({"policy": name, "action": action, "mean": mean,
+                             "bests": {str(k): v for k, v in bests.items()}})
     engine.ran(REWARD_HACKABLE)
     if hacks:
         engine.add(REWARD_HACKABLE,
                    "Degenerate policies must score clearly below the maximum reward; "
                    + "; ".join(hacks) + ". Most likely the reward rewards a proxy (length, "
-                   "presence) rather than the task.", policies=hacks)
+                   "presence) rather than the task.", policies=evidence)
+    return means

@@ -12,6 +12,7 @@ from typing import Any
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import ActionPool, Engine, Episode
+from envkit.validation.rules import determinism
 from envkit.wire import (
     CAPACITY_REACHED,
     CONNECT_FAILED,
@@ -58,9 +59,11 @@ def _fmt(value: Any) -> str:
 
 
 def interleaved(engine: Engine, actions: ActionPool,
-                reference: dict[int, Episode] | None) -> None:
+                reference: determinism.Reference | None) -> None:
     """EK419: two seeded episodes played step by step at the same time must equal the
-    ``reference`` episodes (from the determinism check; ``None``: not deterministic, skip)."""
+    ``reference`` episodes (from the determinism check; ``None``: not deterministic, skip).
+    Fields the determinism check found fresh on every reply of a single solo run (timings,
+    request ids) are left out (issue #13 item 3)."""
     if reference is None:
         return
     seeds = (list(engine.settings.seeds) * 2)[:2]
@@ -75,7 +78,7 @@ def interleaved(engine: Engine, actions: ActionPool,
             return  # capacity 1: nothing to interleave
         try:
             engine.progress("two sessions interleaved")
-            eps = [Episode(seed, engine.reset(s, seed).observation)
+            eps = [Episode(seed, engine.reset(s, seed).observation, policy="interleaved")
                    for s, seed in ((a, seeds[0]), (b, seeds[1]))]
             live = [0, 1]
             for i in range(engine.settings.max_steps):
@@ -85,6 +88,7 @@ def interleaved(engine: Engine, actions: ActionPool,
                     except EnvErrorFrame:
                         continue
                     eps[k].steps.append(res)
+                    eps[k].actions.append(actions.at(i))
                     if res.done:
                         live.remove(k)
                 if not live:
@@ -95,16 +99,20 @@ def interleaved(engine: Engine, actions: ActionPool,
         a.close()
     engine.ran(SESSIONS_INTERFERE)
     for ep in eps:
-        alone = reference.get(ep.seed) if ep.seed is not None else None
-        diff = fuzz.first_difference(alone.trace(), ep.trace()) if alone else None
-        if diff:
-            path, va, vb = diff
+        alone = reference.episodes.get(ep.seed) if ep.seed is not None else None
+        diffs = determinism.compare(alone, ep, reference.volatile, state=False) \
+            if alone else []
+        if diffs:
+            d = diffs[0]
+            where = "the reset observation" if d.where == "reset" else d.where
             engine.add(SESSIONS_INTERFERE,
                        f"Two sessions played at the same time must each see the episode they "
                        f"would see alone; with seeds {seeds[0]} and {seeds[1]} interleaved, "
-                       f"`{path}` was {_fmt(vb)} instead of {_fmt(va)} (seed {ep.seed}). Most "
+                       f"`{d.path}` ({where}) was {_fmt(d.second)} instead of "
+                       f"{_fmt(d.first)} (seed {ep.seed}, actions {_fmt(ep.actions)}). Most "
                        "likely episode state lives in a module-level or class-level variable.",
-                       field=path, alone=va, interleaved=vb)
+                       field=d.path, where=d.where, alone=d.first, interleaved=d.second,
+                       seed=ep.seed, actions=ep.actions)
             return
 
 

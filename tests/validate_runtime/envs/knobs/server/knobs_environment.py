@@ -29,6 +29,8 @@ class KnobsEnvironment(Environment):
         self._target = ""
         self._count = 0
         self._done = False
+        self._seed: Optional[int] = None
+        self._instance_rng = random.Random(1234)  # mode "seed_ignored": one per instance
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
               **kwargs: Any) -> KnobsObservation:
@@ -36,7 +38,10 @@ class KnobsEnvironment(Environment):
         if m == "reset_fails":
             raise FileNotFoundError("words.txt is missing from the image")
         rng = random.Random() if m == "reset_random" else random.Random(seed)
-        self._target = "amber" if m == "seed_ignored" else rng.choice(WORDS)
+        # seed_ignored: every new session starts with the same word whatever the seed, and
+        # the next reset of that session draws another (randomness the seed does not control)
+        self._target = (self._instance_rng if m == "seed_ignored" else rng).choice(WORDS)
+        self._seed = seed
         if m == "interfere":
             _SHARED["target"] = self._target
         self._count = 0
@@ -81,6 +86,10 @@ class KnobsEnvironment(Environment):
             reward = 0.5
         elif m == "hackable" and action.message == "":
             reward = 1.0
+        elif m == "lucky" and action.message == "" and self._seed == 0:
+            reward = 1.0  # clean look-alike: one lucky seed is no reward hack
+        elif m == "reward_ignores_action":
+            reward = round(self._count / 10, 3)
         elif m == "reward_random" and reward < 1.0:
             reward += random.random() * 0.01
         self._done = action.message == target or self._count >= MAX_STEPS

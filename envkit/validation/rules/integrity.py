@@ -1,0 +1,416 @@
+"""EK5xx reward-integrity probes: the reward-hacking defects that cost the most in real
+environments (issue #13 item 2, found on huggingface/OpenEnv ``envs/``, see docs/realworld.md).
+
+* EK508: a finished episode keeps paying when stepped again (reward farming after ``done``);
+* EK509: the solution is readable (``state``, ``metadata``, the terminal observation) and
+  scores the maximum when submitted in a fresh episode of the same seed (RFC 008
+  ``semantic.no_solution_leakage``);
+* EK510: the stateless HTTP ``POST /step`` (a fresh instance, never reset) pays a degenerate
+  action at or near the top of the range;
+* EK511: the reward does not depend on the action at all.
+
+Every finding carries what a user needs to reproduce it (seed, actions sent, what came back)
+in its message and ``data``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from envkit.findings import Severity, register
+from envkit.validation import fuzz
+from envkit.validation.engine import EPS, ActionPool, Engine, Episode, is_number
+from envkit.validation.rules import episodes
+from envkit.wire import EnvErrorFrame, EnvSession
+
+#: RFC 008 (huggingface/OpenEnv#1041) check id of each rule here that has one.
+
+AFTER_DONE_PROBES = 24  # episode ends probed at most (each costs up to 3 steps)
+LEAK_TRIES = 32  # (leaf, field) submissions of the leak probe at most
+LEAF_LIMIT = 200  # leaves collected per JSON value at most
+
+REWARD_AFTER_DONE = register(
+    "EK508", "reward-after-done", Severity.ERROR,
+    summary="A finished episode pays again when stepped after `done=true` (reward farming).",
+    what="After every episode end envkit reaches (oracle, fuzzed and degenerate policies), "
+         "it steps the finished episode again, in the same session, with the episode's last "
+         "action, the oracle's winning action for that seed and one fuzzed action. Any reward "
+         "above the low end of `validation.reward.range` while `done` stays true is a "
+         "finding (`done` going back to false is EK417).",
+    why="A policy that learns to keep sending the right answer after the episode ended "
+        "collects the full reward as often as the trainer lets it step: returns explode and "
+        "the learning signal is the farming, not the task.",
+    example="`step` checks `if self._done:` but still computes "
+            "`reward = 1.0 if action.answer == self._target else 0.0`.",
+    fix="Once the episode is over, answer every step with `done=True` and the low end of "
+        "the range (or raise a clear error) until `reset`.",
+)
+
+SOLUTION_LEAK = register(
+    "EK509", "solution-leak", Severity.ERROR,
+    rfc008="semantic.no_solution_leakage",
+    summary="A value readable by the agent (`state`, `metadata`, the terminal observation) "
+            "scores the maximum when submitted (RFC 008 `semantic.no_solution_leakage`).",
+    what="envkit plays one episode of the first seed and collects the string and number "
+         "leaves of `state` (after `reset` and at the end), of every observation's `metadata` "
+         "and of the terminal observation, leaving out values the task shows before the end "
+         "(the reset and non-terminal observations) and values envkit sent. It then submits "
+         "each leaf in the action's fields whose type fits, each in a fresh episode of the "
+         "same seed (at most 32 submissions); reaching the top of `validation.reward.range` "
+         "is a finding naming the field that leaked. RFC 008: `semantic.no_solution_leakage`.",
+    why="The policy reads everything it can reach: an answer in `state` (HTTP `GET /state`, "
+        "the WebSocket `state` message) or revealed at the end of a lost episode and reused "
+        "next time with the same seed is learned instead of the task.",
+    example="`State(episode_id=..., target=self._target)`; a terminal observation "
+            "`solution=self._target` after a lost episode, with the seed picking the same "
+            "task again.",
+    fix="Keep the solution out of `state`, `metadata` and observations; if the answer must "
+        "be shown after the episode, do not let the same seed draw the same task for "
+        "training, or put it in a channel the agent never sees.",
+)
+
+FRESH_INSTANCE_PAYS = register(
+    "EK510", "fresh-instance-pays", Severity.ERROR,
+    summary="HTTP `POST /step` on a fresh, never-reset instance pays a degenerate action at "
+            "or near the top of the range.",
+    what="openenv's stateless HTTP `POST /step` builds a fresh environment and steps it "
+         "without `reset`. envkit sends the degenerate actions (empty, minimum, maximum, the "
+         "first fuzzed action) there; none may score within `validation.reward.floor_margin` "
+         "of the top of `validation.reward.range`.",
+    why="A never-reset instance usually compares the answer with an empty or default target: "
+        "the empty answer then scores 1.0, and any client or evaluation harness using the "
+        "HTTP endpoints is handed a free maximum.",
+    example="`self._target = \"\"` in `__init__` and no \"call reset() first\" guard: "
+            "`POST /step {\"action\": {\"answer\": \"\"}}` answers reward 1.0.",
+    fix="Guard `step` before `reset` (answer `done=True` with the low end of the range, or "
+        "raise), and never start from a target a trivial answer matches.",
+)
+
+REWARD_IGNORES_ACTION = register(
+    "EK511", "reward-ignores-action", Severity.WARNING,
+    summary="Different actions at the same seed and step got the same reward, every time: "
+            "the reward does not depend on the action.",
+    what="envkit compares the rewards every policy it played (fuzzed, degenerate, oracle) "
+         "got at the same seed and step index; when at least 5 such comparisons across the "
+         "seeds pair different actions and every one got the same reward, although rewards "
+         "vary (by step or seed; a constant reward is EK504), the reward ignores the action.",
+    why="A reward fixed by the step index or the seed gives every rollout of a batch the "
+        "same return: no advantage, no learning signal, whatever the policy does.",
+    example="`reward = step_count / max_steps`, or a rubric reading the episode's progress "
+            "instead of the answer.",
+    fix="Compute the reward from the action (the answer, the move) and the task, not from "
+        "the step counter or the seed.",
+)
+
+
+def _fmt(value: Any) -> str:
+    return fuzz.short_json(value, 80)
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+# -- EK508 (and EK417): stepping a finished episode ----------------------------------------
+class AfterDone:
+    """The probe :attr:`Engine.on_episode_end` calls: step each finished episode again.
+
+    Args:
+        engine: the engine playing the server.
+        actions: the fuzzed actions (one of them is sent after ``done``).
+    """
+
+    def __init__(self, engine: Engine, actions: ActionPool):
+        self.engine = engine
+        self.actions = actions
+        self.oracle_actions: dict[int | None, dict[str, Any]] = {}
+        self.probed = 0
+        self.paid: list[dict[str, Any]] = []  # EK508 evidence
+        self.reopened: list[dict[str, Any]] = []  # EK417 evidence
+
+    def __call__(self, s: EnvSession, ep: Episode) -> None:
+        if not ep.actions:
+            return
+        last = ep.actions[-1]
+        if ep.policy == "oracle":
+            self.oracle_actions[ep.seed] = last
+        if self.probed >= AFTER_DONE_PROBES:
+            return
+        self.probed += 1
+        sends = [("the episode's last action", last)]
+        if ep.seed in self.oracle_actions:
+            sends.append(("the oracle's winning action", self.oracle_actions[ep.seed]))
+        if self.actions:
+            sends.append(("a fuzzed action", self.actions.at(self.probed)))
+        seen: set[str] = set()
+        for what, action in sends:
+            if _key(action) in seen:
+                continue
+            seen.add(_key(action))
+            try:
+                res = self.engine.call("`step` after `done`", s.step, action)
+            except EnvErrorFrame:
+                continue  # refusing a finished episode is fine
+            self.engine.latencies.append(res.latency_s)
+            evidence = {"episode": self.probed, "seed": ep.seed, "policy": ep.policy, "episode_actions": ep.actions,
+                        "terminal_reward": ep.steps[-1].reward, "sent": action, "what": what,
+                        "reward": res.reward, "done": res.done}
+            if not res.done:
+                self.reopened.append(evidence)
+                return  # the episode goes on: stepping it further proves nothing more
+            if is_number(res.reward) and float(res.reward) > self.engine.settings.lo + EPS:
+                self.paid.append(evidence)
+
+    def verdict(self) -> None:
+        """EK508 and EK417 from what the probes saw (evaluated once an episode ended)."""
+        engine = self.engine
+        if not self.probed:
+            return
+        engine.ran(REWARD_AFTER_DONE, episodes.STEP_AFTER_DONE)
+        if self.reopened:
+            e = self.reopened[0]
+            engine.add(episodes.STEP_AFTER_DONE,
+                       f"A `step` after `done=true` must keep `done=true` (or answer an "
+                       f"error); after the {e['policy'] or 'played'} episode of seed "
+                       f"{e['seed']} ended (actions {_fmt(e['episode_actions'])}), "
+                       f"`step({_fmt(e['sent'])})` ({e['what']}) got `done=false` with reward "
+                       f"{e['reward']!r} ({len(self.reopened)} of {self.probed} finished "
+                       "episodes). Most likely `step` does not check whether the episode is "
+                       "over.", **e)
+        if self.paid:
+            e = self.paid[0]
+            lo = engine.settings.lo
+            engine.add(REWARD_AFTER_DONE,
+                       f"A finished episode must not pay again: after the "
+                       f"{e['policy'] or 'played'} episode of seed {e['seed']} ended "
+                       f"(`reset(seed={e['seed']})`, actions {_fmt(e['episode_actions'])}, "
+                       f"`done=true`), `step({_fmt(e['sent'])})` ({e['what']}) got reward "
+                       f"{e['reward']!r} > {lo:g} with `done=true` "
+                       f"({len({p['episode'] for p in self.paid})} of {self.probed} finished "
+                       "episodes paid again). Most likely `step` computes the reward before "
+                       "checking whether the episode is over.", **e)
+
+
+# -- EK509: solution leakage ----------------------------------------------------------------
+def _leaves(value: Any, path: str, out: list[tuple[str, Any]]) -> None:
+    """String and number leaves of a JSON value as ``(dotted path, value)``."""
+    if len(out) >= LEAF_LIMIT:
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _leaves(v, f"{path}.{k}" if path else str(k), out)
+    elif isinstance(value, list):
+        for i, v in enumerate(value[:50]):
+            _leaves(v, f"{path}[{i}]", out)
+    elif isinstance(value, str):
+        if value.strip():
+            out.append((path, value))
+    elif is_number(value) and math.isfinite(float(value)):
+        out.append((path, value))
+
+
+def _values(value: Any) -> set[str]:
+    found: list[tuple[str, Any]] = []
+    _leaves(value, "", found)
+    return {_key(v) for _, v in found}
+
+
+def _without_metadata(obs: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obs.items() if k != "metadata"}
+
+
+def _fits(field_schema: dict[str, Any], root: dict[str, Any], value: Any) -> Any:
+    """``value`` converted to what the field takes, or ``None`` when it cannot take it."""
+    node = fuzz._resolve(field_schema, root)
+    options = [node] + [fuzz._resolve(o, root) for o in
+                        (node.get("anyOf") or node.get("oneOf") or [])]
+    for opt in options:
+        types = fuzz._types(opt)
+        if isinstance(opt.get("enum"), list):
+            if value in opt["enum"]:
+                return value
+            continue
+        if "string" in types:
+            return value if isinstance(value, str) else str(value)
+        if "integer" in types:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                return int(value)
+        if "number" in types and is_number(value):
+            return value
+    return None
+
+
+def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
+    """EK509: collect what the agent could read, submit it in fresh episodes of one seed."""
+    settings = engine.settings
+    seed = settings.seeds[0]
+    aschema = fuzz.action_schema(schema)
+    props = aschema.get("properties") or {}
+    base = fuzz.extreme_value(aschema, aschema, "empty")
+    if not props or not isinstance(base, dict):
+        return
+    engine.progress("solution leakage")
+    s = engine.open()
+    try:
+        # 1. one episode with the base (empty) action: a lost episode tells the most.
+        ep = engine.play_episode(s, seed, lambda _o, _i: dict(base), name="leak-collect",
+                                 with_state=True)
+        if ep.best() is not None and ep.best() >= settings.hi - EPS:
+            return  # the empty answer already wins: EK505's business, no baseline here
+        shown: set[str] = set()
+        for obs in [ep.reset_obs] + [x.observation for x in ep.steps[:-1]]:
+            shown |= _values(_without_metadata(obs))
+        sent = set().union(*(_values(a) for a in ep.actions)) if ep.actions else set()
+        found: list[tuple[str, str, Any]] = []  # (field path, when, value)
+
+        def collect(value: Any, prefix: str, when: str) -> None:
+            leaves: list[tuple[str, Any]] = []
+            _leaves(value, prefix, leaves)
+            found.extend((path, when, v) for path, v in leaves)
+
+        for when, state in ep.states.items():
+            collect({k: v for k, v in (state or {}).items() if k != "episode_id"}, "state",
+                    f"after {'`reset`' if when == 'reset' else 'the last step'}")
+        for i, obs in enumerate(ep.observations()):
+            if obs.get("metadata"):
+                collect(obs["metadata"], "observation.metadata",
+                        "after `reset`" if i == 0 else f"after step {i}")
+        if ep.done and ep.steps:
+            collect(_without_metadata(ep.steps[-1].observation), "observation",
+                    "terminal observation")
+        candidates: list[tuple[str, str, Any]] = []
+        keys: set[str] = set()
+        for path, when, value in found:
+            k = _key(value)
+            if k in shown or k in sent or k in keys:
+                continue
+            keys.add(k)
+            candidates.append((path, when, value))
+        engine.ran(SOLUTION_LEAK)
+        tries = 0
+        for where, when, value in candidates:
+            for fname, fschema in props.items():
+                if tries >= LEAK_TRIES:
+                    return
+                filled = _fits(fschema, aschema, value)
+                if filled is None:
+                    continue
+                tries += 1
+                action = {**base, fname: filled}
+                try:
+                    engine.reset(s, seed)
+                    res = engine.call("`step`", s.step, action)
+                except EnvErrorFrame as exc:
+                    if exc.code in ("EXECUTION_ERROR", "VALIDATION_ERROR"):
+                        continue
+                    raise
+                if is_number(res.reward) and float(res.reward) >= settings.hi - EPS:
+                    engine.add(SOLUTION_LEAK,
+                               f"No value the agent can read may score the maximum when "
+                               f"submitted; `{where}` ({when}) = {_fmt(value)} did: `reset(seed={seed})` then "
+                               f"`step({_fmt(action)})` got reward {res.reward!r} (the empty "
+                               f"answer {_fmt(base)} got {ep.best()!r} in the episode it was "
+                               f"read from). Most likely the solution is exposed in "
+                               f"`{where.split('.', 1)[0]}`.",
+                               seed=seed, field=where, when=when, value=value,
+                               action=action, reward=res.reward, done=res.done,
+                               collect_actions=ep.actions)
+                    return
+    finally:
+        s.close()
+
+
+# -- EK510: a fresh instance over HTTP -------------------------------------------------------
+def fresh_http(engine: Engine, schema: dict[str, Any], actions: ActionPool,
+               after_reset: dict[str, float] | None = None) -> None:
+    """EK510: ``POST /step`` (never reset) with each degenerate action.
+
+    Args:
+        after_reset: the degenerate policies' mean best reward over WebSocket episodes
+            (:func:`envkit.validation.rules.reward.degenerate`); a policy that already pays
+            the top after ``reset`` is EK505's finding, not this one.
+    """
+    settings = engine.settings
+    policies = fuzz.degenerate_actions(schema, actions.at(0) if actions else None)
+    if not policies:
+        return
+    engine.progress("HTTP /step on a fresh instance")
+    top = settings.hi - settings.floor_margin
+    checked = False
+    for name, action in policies.items():
+        if after_reset and after_reset.get(name, settings.lo) >= top - EPS:
+            continue
+        status, body, text = engine.post_json("/step", {"action": action})
+        if status in (404, 405):
+            return  # no stateless HTTP endpoint: nothing to probe
+        if status != 200 or not isinstance(body, dict):
+            continue
+        checked = True
+        reward = body.get("reward")
+        if is_number(reward) and float(reward) >= top - EPS:
+            engine.ran(FRESH_INSTANCE_PAYS)
+            engine.add(FRESH_INSTANCE_PAYS,
+                       f"A never-reset instance must not pay a degenerate action; "
+                       f"`POST /step` with `{{\"action\": {_fmt(action)}}}` (`{name}`, no "
+                       f"`reset` before) answered reward {reward!r} (done={body.get('done')!r})"
+                       f", at or within `floor_margin` {settings.floor_margin:g} of the top "
+                       f"{settings.hi:g}. Most likely `step` compares with a target that is "
+                       "empty until `reset`.",
+                       request={"action": action}, status=status, reward=reward,
+                       done=body.get("done"), reply=text)
+            return
+    if checked:
+        engine.ran(FRESH_INSTANCE_PAYS)
+
+
+# -- EK511: reward independent of the action ------------------------------------------------
+MIN_COMPARISONS = 5
+
+
+def ignores_action(engine: Engine) -> None:
+    """EK511 over :attr:`Engine.episodes`: rewards at the same (seed, step index) for
+    different actions."""
+    by_slot: dict[tuple[Any, int], dict[str, tuple[float, dict[str, Any], str]]] = {}
+    numbers: list[float] = []
+    for ep in engine.episodes:
+        for i, (res, action) in enumerate(zip(ep.steps, ep.actions)):
+            if not is_number(res.reward):
+                continue
+            numbers.append(float(res.reward))
+            by_slot.setdefault((ep.seed, i), {}).setdefault(
+                _key(action), (float(res.reward), action, ep.policy))
+    if len(numbers) < 5 or max(numbers) - min(numbers) <= EPS:
+        return  # too little, or constant (EK504)
+    engine.ran(REWARD_IGNORES_ACTION)
+    comparisons = 0
+    seeds: set[Any] = set()
+    example: tuple[Any, int, list[tuple[float, dict[str, Any], str]]] | None = None
+    for (seed, i), got in by_slot.items():
+        if len(got) < 2:
+            continue
+        rewards = {r for r, _a, _p in got.values()}
+        if max(rewards) - min(rewards) > EPS:
+            return  # the action changed the reward somewhere
+        comparisons += len(got) - 1
+        seeds.add(seed)
+        if example is None:
+            example = (seed, i, list(got.values())[:3])
+    if comparisons < MIN_COMPARISONS or len(seeds) < min(2, len(engine.settings.seeds)) \
+            or example is None:
+        return
+    seed, i, rows = example
+    shown = "; ".join(f"{_fmt(a)} ({p}) -> {r:g}" for r, a, p in rows)
+    engine.add(REWARD_IGNORES_ACTION,
+               f"The reward should depend on the action; at the same seed and step, "
+               f"{comparisons} pairs of different actions over seeds {sorted(seeds, key=str)} "
+               f"all got the same reward while rewards varied between "
+               f"{min(numbers):g} and {max(numbers):g}. For example, step {i + 1} after "
+               f"`reset(seed={seed})`: {shown}. Most likely the reward is computed from the "
+               "step count or the seed, not from the action.",
+               seed=seed, step=i + 1, examples=[{"action": a, "policy": p, "reward": r}
+                                                for r, a, p in rows],
+               comparisons=comparisons)
