@@ -113,12 +113,13 @@ class EnvResult:
     def start_form(self) -> str:
         """How the server was started: the kind of `envkit.launch` candidate that served
         (``manifest``, ``package``, ``script``, ``dockerfile``), read from the report's
-        `launch` entry when it has one, else from the progress line envkit prints when the
-        manifest form was not the one ("started with the package form from ..."); ``manifest``
-        when the server started without a fallback; ``none (EK401)`` when nothing served."""
+        `runtime.launch` entry when it has one, else from the progress line envkit prints
+        when the manifest form was not the one ("started with the package form from ...");
+        ``manifest`` when the server started without a fallback; ``none (EK401)`` when
+        nothing served."""
         rep = self.report or {}
-        for key in ("launch", "start", "start_form"):
-            val = rep.get(key)
+        runtime = rep.get("runtime") if isinstance(rep.get("runtime"), dict) else {}
+        for val in (runtime.get("launch"), rep.get("launch")):
             if isinstance(val, dict):
                 val = val.get("label") or val.get("kind") or ""
             if isinstance(val, str) and val:
