@@ -16,6 +16,8 @@ Measured in the same run, on a freshly generated echo environment:
    `envkit validate --url URL` vs OpenEnv 0.10's `openenv validate --url URL` (PY's venv):
    wall time of each command and the checks each ran          target envkit <= 1/3 of the time
                                                                 while running >= 10x the checks.
+   Also shown: `envkit validate PATH --url URL` (envkit's static rules on the folder too), and
+   openenv's bare CLI start-up (`openenv --help`), which is most of its wall time.
    Run only this part (EXPORT: the exported `envs/` folder, VENV: its venv):
      .venv/bin/python bench/validate.py --only-real
          --real-env EXPORT/echo_env --real-python VENV/bin/python
@@ -222,10 +224,13 @@ def real_env(root: Path, python: str, episodes: int, repeat: int) -> None:
         url = server.url
         ours_cmd = [sys.executable, "-m", "envkit", "validate", "--url", url,
                     "--format", "json", "--episodes", str(episodes)]
+        # the same server, plus envkit's static rules on the folder it was started from
+        with_path_cmd = ours_cmd[:4] + [str(root)] + ours_cmd[4:]
         theirs_cmd = openenv_command(python) + ["validate", "--url", url, "--json"]
         _timed(ours_cmd)
         _timed(theirs_cmd)
         ours = min((_timed(ours_cmd) for _ in range(repeat)), key=lambda r: r[0])
+        with_path = min((_timed(with_path_cmd) for _ in range(repeat)), key=lambda r: r[0])
         theirs = min((_timed(theirs_cmd) for _ in range(repeat)), key=lambda r: r[0])
         t = time.perf_counter()  # context: how much of theirs is the CLI's own start-up
         subprocess.run(openenv_command(python) + ["--help"], capture_output=True,
@@ -239,6 +244,10 @@ def real_env(root: Path, python: str, episodes: int, repeat: int) -> None:
     print(f"envkit validate --url         {ours[0]:7.2f} s   {n_ours:4d} checks  "
           f"(exit {ours[2]}; {s.get('errors', '?')} errors, {s.get('warnings', '?')} warnings, "
           f"{s.get('infos', '?')} infos)")
+    print(f"envkit validate PATH --url    {with_path[0]:7.2f} s   "
+          f"{envkit_checks(with_path[1]):4d} checks  (static rules too; ratios "
+          f"{with_path[0] / theirs[0]:.2f}x time, "
+          f"{envkit_checks(with_path[1]) / max(n_theirs, 1):.1f}x checks)")
     print(f"openenv validate --url (0.10) {theirs[0]:7.2f} s   {n_theirs:4d} checks  "
           f"(exit {theirs[2]}; passed={theirs[1].get('passed')}; its CLI start-up "
           f"`openenv --help` alone {theirs_startup:.1f} s)")
