@@ -173,6 +173,9 @@ def serve_real(root: Path, python: str):
         except EnvkitError as exc:
             last = f"{cand.describe()}: {exc}\n{server.log_tail(15)}"
             server.stop(grace_s=1)
+        except BaseException:  # Ctrl-C while waiting: leave no server behind
+            server.stop(grace_s=1)
+            raise
     raise SystemExit(f"bench: could not serve {root}.\n{last}")
 
 
