@@ -10,12 +10,26 @@ Measured in the same run, on a freshly generated echo environment:
    (openenv-core's GenericEnvClient on the same server)                     target >= 0.8x.
 5. (issue #14; skip with --no-docker) the container lane (`validate_docker`, image already built:
    warm image cache) vs the source lane (`validate`), both full runs       target <= 2x.
+6. (issue #13; needs --real-env PATH --real-python PY, else skipped) one real OpenEnv environment
+   (e.g. echo_env or connect4_env exported from huggingface/OpenEnv `envs/`), served once with
+   PY (a venv holding openenv 0.10 and the environment's dependencies); on that same server
+   `envkit validate --url URL` vs OpenEnv 0.10's `openenv validate --url URL` (PY's venv):
+   wall time of each command and the checks each ran          target envkit <= 1/3 of the time
+                                                                while running >= 10x the checks.
+   Also shown: `envkit validate PATH --url URL` (envkit's static rules on the folder too), and
+   openenv's bare CLI start-up (`openenv --help`), which is most of its wall time.
+   Run only this part (EXPORT: the exported `envs/` folder, VENV: its venv):
+     .venv/bin/python bench/validate.py --only-real
+         --real-env EXPORT/echo_env --real-python VENV/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -128,6 +142,131 @@ def lanes(root: Path, episodes: int) -> tuple[float, float, float]:
     return source_s, docker_s, build
 
 
+# -- 6. a real OpenEnv environment vs OpenEnv 0.10's validator (issue #13) ----------------------
+def serve_real(root: Path, python: str):
+    """Start the real environment with the first `envkit.launch` candidate that gets healthy.
+
+    Returns:
+        (server, candidate): the running :class:`envkit.server.ServerProcess` (the caller stops
+        it) and the :class:`envkit.launch.LaunchCandidate` that served.
+
+    Raises:
+        SystemExit: no candidate served (the last log tail is printed).
+    """
+    from envkit.errors import EnvkitError
+    from envkit.launch import launch_candidates
+    from envkit.manifest import read_manifest
+    from envkit.server import start_server
+
+    try:
+        manifest = read_manifest(root)
+    except EnvkitError:
+        manifest = None
+    last = ""
+    for cand in launch_candidates(root, manifest):
+        if cand.app is None:  # a main() entry point: envkit validate PATH handles it, not this
+            continue
+        server = start_server(cand.cwd, cand.app, python=python, env=cand.env())
+        try:
+            server.wait_healthy(timeout_s=180)
+            return server, cand
+        except EnvkitError as exc:
+            last = f"{cand.describe()}: {exc}\n{server.log_tail(15)}"
+            server.stop(grace_s=1)
+        except BaseException:  # Ctrl-C while waiting: leave no server behind
+            server.stop(grace_s=1)
+            raise
+    raise SystemExit(f"bench: could not serve {root}.\n{last}")
+
+
+def _timed(argv: list[str]) -> tuple[float, dict, int]:
+    """Run a validator command; (wall seconds, its JSON report, exit code)."""
+    env = dict(os.environ, NO_COLOR="1")
+    t = time.perf_counter()
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800,
+                          stdin=subprocess.DEVNULL)
+    wall = time.perf_counter() - t
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError:
+        raise SystemExit(f"bench: {' '.join(argv[:4])} ... printed no JSON report "
+                         f"(exit {proc.returncode}):\n{proc.stderr[-2000:]}") from None
+    return wall, report, proc.returncode
+
+
+def envkit_checks(report: dict) -> int:
+    """Checks envkit ran: its JSON `checks` with status passed/failed when the report lists
+    them, else `summary.checks_run` (the same count: rules evaluated, not skipped)."""
+    checks = report.get("checks")
+    if isinstance(checks, list):
+        return sum(1 for c in checks if c.get("status") in ("passed", "failed"))
+    return int(report["summary"]["checks_run"])
+
+
+def openenv_checks(report: dict) -> int:
+    """Checks `openenv validate` ran: the entries of its JSON `results` (local-package mode)
+    or `criteria` (`--url` mode in 0.10), skipped ones left out."""
+    items = report.get("results")
+    if not isinstance(items, list):
+        items = report.get("criteria") or []
+    return sum(1 for c in items
+               if str(c.get("status", "")).lower() not in ("skip", "skipped"))
+
+
+def openenv_command(python: str) -> list[str]:
+    """`openenv` next to ``python`` (the console script a user runs), else `-m openenv.cli`."""
+    script = Path(python).parent / "openenv"
+    return [str(script)] if script.is_file() else [python, "-m", "openenv.cli"]
+
+
+def real_env(root: Path, python: str, episodes: int, repeat: int) -> None:
+    """Serve ``root`` once and time both validators on it (best of ``repeat`` runs each, after
+    one untimed warm-up of each so neither pays the cold OS cache); prints the figures."""
+    server, cand = serve_real(root, python)
+    try:
+        url = server.url
+        ours_cmd = [sys.executable, "-m", "envkit", "validate", "--url", url,
+                    "--format", "json", "--episodes", str(episodes)]
+        # the same server, plus envkit's static rules on the folder it was started from
+        with_path_cmd = ours_cmd[:4] + [str(root)] + ours_cmd[4:]
+        theirs_cmd = openenv_command(python) + ["validate", "--url", url, "--json"]
+        _timed(ours_cmd)
+        _timed(theirs_cmd)
+        ours = min((_timed(ours_cmd) for _ in range(repeat)), key=lambda r: r[0])
+        with_path = min((_timed(with_path_cmd) for _ in range(repeat)), key=lambda r: r[0])
+        theirs = min((_timed(theirs_cmd) for _ in range(repeat)), key=lambda r: r[0])
+        t = time.perf_counter()  # context: how much of theirs is the CLI's own start-up
+        subprocess.run(openenv_command(python) + ["--help"], capture_output=True,
+                       stdin=subprocess.DEVNULL, timeout=600)
+        theirs_startup = time.perf_counter() - t
+    finally:
+        server.stop(grace_s=2)
+    n_ours, n_theirs = envkit_checks(ours[1]), openenv_checks(theirs[1])
+    s = ours[1].get("summary", {})
+    print(f"real environment              {root.name} ({cand.label}; {url})")
+    print(f"envkit validate --url         {ours[0]:7.2f} s   {n_ours:4d} checks  "
+          f"(exit {ours[2]}; {s.get('errors', '?')} errors, {s.get('warnings', '?')} warnings, "
+          f"{s.get('infos', '?')} infos)")
+    print(f"envkit validate PATH --url    {with_path[0]:7.2f} s   "
+          f"{envkit_checks(with_path[1]):4d} checks  (static rules too; ratios "
+          f"{with_path[0] / theirs[0]:.2f}x time, "
+          f"{envkit_checks(with_path[1]) / max(n_theirs, 1):.1f}x checks)")
+    print(f"openenv validate --url (0.10) {theirs[0]:7.2f} s   {n_theirs:4d} checks  "
+          f"(exit {theirs[2]}; passed={theirs[1].get('passed')}; its CLI start-up "
+          f"`openenv --help` alone {theirs_startup:.1f} s)")
+    print(f"time ratio envkit/openenv     {ours[0] / theirs[0]:7.2f}x    (target <= 0.33x)")
+    ratio = n_ours / n_theirs if n_theirs else float("inf")
+    print(f"checks ratio envkit/openenv   {ratio:7.1f}x    (target >= 10x)")
+
+
+def real_env_section(args: argparse.Namespace) -> None:
+    if args.real_env is None or args.real_python is None:
+        print("real OpenEnv environment      skipped (pass --real-env PATH --real-python PY: "
+              "an environment folder and a venv with openenv 0.10 and its dependencies)")
+        return
+    real_env(Path(args.real_env).resolve(), args.real_python, args.episodes, args.repeat)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--episodes", type=int, default=5)
@@ -136,7 +275,18 @@ def main() -> None:
                     help="skip the container lane vs source lane timing (needs Docker)")
     ap.add_argument("--only-lanes", action="store_true",
                     help="time only the two lanes")
+    ap.add_argument("--real-env", metavar="PATH",
+                    help="a real OpenEnv environment folder (section 6; skipped without it)")
+    ap.add_argument("--real-python", metavar="PY",
+                    help="interpreter of a venv with openenv 0.10 and the real env's deps")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="timed runs of each validator in section 6 (best kept)")
+    ap.add_argument("--only-real", action="store_true",
+                    help="run only section 6")
     args = ap.parse_args()
+    if args.only_real:
+        real_env_section(args)
+        return
 
     from envkit.scaffold import init_project
 
@@ -167,6 +317,7 @@ def main() -> None:
     print(f"fuzz steps/s (envkit)         {ours:7.0f}")
     print(f"raw client steps/s (openenv)  {theirs:7.0f}     ratio {ours / theirs:5.2f}x  "
           "(target >= 0.8x)")
+    real_env_section(args)
 
 
 if __name__ == "__main__":
