@@ -83,8 +83,8 @@ PORT_MISMATCH = register(
     "EK307", "dockerfile-port-mismatch", Severity.ERROR,
     rfc008="runtime.startup",
     summary="`EXPOSE` or the server command's `--port` differs from the manifest port.",
-    what="`EXPOSE` includes the manifest's `port`, and a `--port N` in `CMD`/`ENTRYPOINT` "
-         "equals it.",
+    what="An `EXPOSE` line includes the manifest's `port`, and a `--port N` in "
+         "`CMD`/`ENTRYPOINT` equals it.",
     why="The Space card routes to `app_port` (= the manifest port); a server on another port "
         "never answers and the Space shows 'starting' forever.",
     example="`port: 8000` in openenv.yaml with `CMD [\"uvicorn\", ..., \"--port\", \"7860\"]`.",

@@ -70,7 +70,8 @@ FILES_MISSING = register(
     rfc008="static.layout",
     summary="A file of the OpenEnv layout is missing (models.py, client.py, server/app.py, ...).",
     what="`models.py`, `client.py`, `__init__.py`, `server/__init__.py` and `server/app.py` "
-         "exist, as in `openenv init`'s layout.",
+         "exist, as in `openenv init`'s layout (an MCP environment whose `server/app.py` "
+         "imports its Action and Observation from openenv's `mcp_types` needs no `models.py`).",
     why="`server/app.py` builds the app from `models.py`; clients import `client.py` from the "
         "package; the `__init__.py` files make the relative imports work when installed.",
     example="An environment whose models live in `server/models.py` only.",
