@@ -488,6 +488,19 @@ class RootCause:
     chain: tuple[str, ...] = field(default=(), compare=False)
 
 
+def _message_below(rest: list[str]) -> str:
+    """The first line of a message printed below an empty ``TYPE:`` line: NLTK's
+    ``LookupError:`` is followed by a ``****`` rule and an indented ``Resource punkt not
+    found.`` (issue #13: textarena_env). Only indented lines count, past blank and rule lines:
+    ``""`` when an unindented line (a log line, the next traceback) comes first."""
+    for ln in rest:
+        text = ln.strip()
+        if not text or not text.strip("*=-_~#"):
+            continue
+        return text if ln[0].isspace() else ""
+    return ""
+
+
 def root_cause(log: str) -> RootCause | None:
     """The root-cause line of a server log: the exception line (type and message) that ends
     the last Python traceback, ignoring shutdown noise (``KeyboardInterrupt``,
@@ -504,7 +517,7 @@ def root_cause(log: str) -> RootCause | None:
     lines = [_ANSI.sub("", raw).rstrip() for raw in log.splitlines()]
     found: list[tuple[str, str, str]] = []
     in_tb = False
-    for ln in lines:
+    for i, ln in enumerate(lines):
         # A frame line also opens a traceback: a log tail may have cut off its header.
         if ln.startswith(("Traceback (most recent call last):", '  File "')):
             in_tb = True
@@ -515,7 +528,12 @@ def root_cause(log: str) -> RootCause | None:
             continue  # frames, source lines, carets
         m = _EXC_LINE.match(ln)
         if m and not ln.startswith(("During handling", "The above exception")):
-            found.append((ln, m.group("type"), (m.group("msg") or "").strip()))
+            typ, msg = m.group("type"), (m.group("msg") or "").strip()
+            if not msg and m.group("msg") is not None:
+                msg = _message_below(lines[i + 1:])
+                if msg:
+                    ln = f"{typ}: {msg}"
+            found.append((ln, typ, msg))
         in_tb = False
     chain = tuple(f[0] for f in found)
     for ln, typ, msg in reversed(found):

@@ -82,3 +82,39 @@ def test_a_tail_that_cut_off_the_traceback_header() -> None:
     tail = "\n".join(RELATIVE.splitlines()[4:])  # starts mid-traceback, as EK401's tail did
     cause = root_cause(tail)
     assert cause is not None and cause.exc_type == "ImportError"
+
+
+NLTK = """\
+Traceback (most recent call last):
+  File "/env/server/app.py", line 9, in <module>
+    nltk.data.find("tokenizers/punkt")
+  File "/venv/lib/python3.11/site-packages/nltk/data.py", line 579, in find
+    raise LookupError(resource_not_found)
+LookupError: \n\
+**********************************************************************
+  Resource \x1b[93mpunkt\x1b[0m not found.
+  Please use the NLTK Downloader to obtain the resource:
+
+  \x1b[31m>>> import nltk
+  >>> nltk.download('punkt')
+  \x1b[0m
+  Attempted to load \x1b[93mtokenizers/punkt\x1b[0m
+**********************************************************************
+
+INFO:     Stopping reloader process [4242]
+"""
+
+
+def test_message_below_an_empty_exception_line() -> None:
+    """NLTK prints its LookupError message on the following lines (issue #13: textarena)."""
+    cause = root_cause(NLTK)
+    assert cause is not None
+    assert cause.line == "LookupError: Resource punkt not found."
+    assert (cause.exc_type, cause.message) == ("LookupError", "Resource punkt not found.")
+
+
+def test_empty_message_followed_by_a_log_line_stays_empty() -> None:
+    log = "Traceback (most recent call last):\n  File \"x\", line 1\nRuntimeError:\n" \
+        "INFO:     Shutting down\n"
+    cause = root_cause(log)
+    assert cause is not None and (cause.line, cause.message) == ("RuntimeError:", "")

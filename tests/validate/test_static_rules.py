@@ -343,3 +343,42 @@ def test_static_results_do_not_depend_on_asserts(clean_env: Path, tmp_path: Path
             for flags in ([], ["-O"])]
     assert json.loads(outs[0]) == json.loads(outs[1])
     assert re.search(r"EK209", outs[0])
+
+
+@pytest.mark.parametrize("expose", ["EXPOSE 2000\nEXPOSE 8000", "EXPOSE 8000\nEXPOSE 2000",
+                                    "EXPOSE 2000 8000/tcp"])
+def test_every_expose_line_counts(clean_env: Path, expose: str) -> None:
+    """carla_env's `EXPOSE 8000` then `EXPOSE 2000` exposes the manifest port (issue #13)."""
+    edit("Dockerfile", "EXPOSE 8000", expose)(clean_env)
+    report = validate(clean_env, static=True)
+    assert [f.code for f in report.findings] == []
+
+
+def test_port_missing_from_all_expose_lines_is_one_finding(clean_env: Path) -> None:
+    edit("Dockerfile", "EXPOSE 8000", "EXPOSE 7860\nEXPOSE 2000")(clean_env)
+    report = validate(clean_env, static=True)
+    assert [(f.code, f.location.line) for f in report.findings] == [("EK307", 33)]
+    assert "got 7860, 2000" in report.findings[0].message
+
+
+def test_mcp_environment_needs_no_models_py(clean_env: Path) -> None:
+    """OpenEnv's echo_env serves openenv's MCP types and has no models.py (issue #13 item 3)."""
+    mcp = "from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation"
+    for old in ("from ..models import EchoEnvAction, EchoEnvObservation",
+                "from models import EchoEnvAction, EchoEnvObservation"):
+        edit("server/app.py", old, mcp)(clean_env)
+    edit("server/app.py", "    EchoEnvAction,\n    EchoEnvObservation,\n",
+         "    CallToolAction,\n    CallToolObservation,\n")(clean_env)
+    delete("models.py")(clean_env)
+    report = validate(clean_env, static=True)
+    assert [(f.code, f.message) for f in report.findings] == []
+    ek207 = next(c for c in report.checks if c.code == "EK207")
+    assert ek207.status == "skipped" and "CallToolAction" in (ek207.reason or "")
+
+
+def test_mcp_action_alone_still_needs_models_py(clean_env: Path) -> None:
+    edit("server/app.py", "from ..models import EchoEnvAction, EchoEnvObservation",
+         "from openenv.core.env_server.mcp_types import CallToolAction")(clean_env)
+    delete("models.py")(clean_env)
+    report = validate(clean_env, static=True)
+    assert [(f.code, f.location.file) for f in report.findings] == [("EK205", "models.py")]

@@ -83,8 +83,8 @@ PORT_MISMATCH = register(
     "EK307", "dockerfile-port-mismatch", Severity.ERROR,
     rfc008="runtime.startup",
     summary="`EXPOSE` or the server command's `--port` differs from the manifest port.",
-    what="`EXPOSE` includes the manifest's `port`, and a `--port N` in `CMD`/`ENTRYPOINT` "
-         "equals it.",
+    what="An `EXPOSE` line includes the manifest's `port`, and a `--port N` in "
+         "`CMD`/`ENTRYPOINT` equals it.",
     why="The Space card routes to `app_port` (= the manifest port); a server on another port "
         "never answers and the Space shows 'starting' forever.",
     example="`port: 8000` in openenv.yaml with `CMD [\"uvicorn\", ..., \"--port\", \"7860\"]`.",
@@ -309,18 +309,25 @@ def _command_words(value: str) -> str:
 
 def _ports(ctx: StaticContext, rel: str, instrs: list[dict]) -> Iterator[Finding]:
     port = ctx.port
+    # Every `EXPOSE` line counts (`EXPOSE 8000` then `EXPOSE 2000`, as carla_env does, exposes
+    # both: docs/realworld.md, issue #13); one finding, at the first, when none has the port.
+    exposed: list[int] = []
+    first_expose = None
     for e in instrs:
         if e["instruction"] == "EXPOSE":
-            ports = []
             for tok in e["value"].split():
                 num = tok.split("/")[0]
                 if num.isdigit():
-                    ports.append(int(num))
-            if ports and port not in ports:
-                yield PORT_MISMATCH.finding(
-                    f"`EXPOSE` should include the manifest port {port}; got "
-                    f"{', '.join(map(str, ports))}.", location=_loc(rel, e))
-        elif e["instruction"] in ("CMD", "ENTRYPOINT"):
+                    if first_expose is None:
+                        first_expose = e
+                    exposed.append(int(num))
+    if first_expose is not None and port not in exposed:
+        yield PORT_MISMATCH.finding(
+            f"`EXPOSE` should include the manifest port {port}; got "
+            f"{', '.join(map(str, dict.fromkeys(exposed)))}.",
+            location=_loc(rel, first_expose))
+    for e in instrs:
+        if e["instruction"] in ("CMD", "ENTRYPOINT"):
             words = _command_words(e["value"])
             for m in _PORT_ARG.finditer(words):
                 if int(m.group(1)) != port:

@@ -70,7 +70,8 @@ FILES_MISSING = register(
     rfc008="static.layout",
     summary="A file of the OpenEnv layout is missing (models.py, client.py, server/app.py, ...).",
     what="`models.py`, `client.py`, `__init__.py`, `server/__init__.py` and `server/app.py` "
-         "exist, as in `openenv init`'s layout.",
+         "exist, as in `openenv init`'s layout (an MCP environment whose `server/app.py` "
+         "imports its Action and Observation from openenv's `mcp_types` needs no `models.py`).",
     why="`server/app.py` builds the app from `models.py`; clients import `client.py` from the "
         "package; the `__init__.py` files make the relative imports work when installed.",
     example="An environment whose models live in `server/models.py` only.",
@@ -323,8 +324,33 @@ def _openenv_dependency(names: list[str], deps: list[str], loc: Any) -> Iterator
 
 
 # -- files and modules -------------------------------------------------------------------------
+def _mcp_models(ctx: StaticContext) -> tuple[str, str] | None:
+    """The (Action, Observation) class names `server/app.py` imports from openenv's MCP types
+    (`openenv.core.env_server.mcp_types`: `CallToolAction`, `CallToolObservation`, ...), or
+    ``None``. Such an MCP environment (OpenEnv's echo_env) has no `models.py` of its own
+    (docs/realworld.md, issue #13 item 3)."""
+    tree = ctx.python("server/app.py")
+    if tree is None:
+        return None
+    action = observation = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] in ("openenv", "openenv_core") \
+                and node.module.rsplit(".", 1)[-1] == "mcp_types":
+            for alias in node.names:
+                if alias.name.endswith("Action"):
+                    action = action or alias.name
+                elif alias.name.endswith("Observation"):
+                    observation = observation or alias.name
+    return (action, observation) if action and observation else None
+
+
 def _files(ctx: StaticContext) -> Iterator[Finding]:
     for rel in REQUIRED_FILES:
+        if rel == "models.py" and not ctx.exists(rel) and (mcp := _mcp_models(ctx)):
+            ctx.skip(["EK207"], f"an MCP environment: its models are openenv's `{mcp[0]}` and "
+                                f"`{mcp[1]}` (server/app.py)")
+            continue
         if not ctx.exists(rel):
             yield FILES_MISSING.finding(
                 f"Expected `{rel}` (part of the OpenEnv environment layout); found none.",
