@@ -340,6 +340,18 @@ def test_realworld_environment_gives_its_findings(name: str) -> None:
         assert {"EK411", "EK419"} <= set(out.checks_run)
 
 
+def test_leak_tries_play_fresh_sessions(monkeypatch) -> None:
+    """EK509 submits each leaf in a fresh session (reasoning_gym_env, docs/realworld.md):
+    with ``REVEAL_MODE=next`` another ``reset`` of the same session serves the next word, so
+    only a fresh session's ``reset(seed=0)`` scores the revealed answer."""
+    monkeypatch.setenv("REVEAL_MODE", "next")
+    out = _run_env("realworld_reveal", 3)
+    assert {f.code for f in out.findings} == {"EK509"}, \
+        [(f.code, f.message) for f in out.findings]
+    (first,) = out.findings
+    _leaked("observation.solution", "terminal observation")(out, first)
+
+
 def test_one_lucky_seed_is_no_reward_hack(knobs_server):
     """Clean look-alike (issue #13): the empty answer wins with seed 0 only; over all seeds
     it stays far below the maximum."""
