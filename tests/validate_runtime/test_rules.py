@@ -352,6 +352,20 @@ def test_leak_tries_play_fresh_sessions(monkeypatch) -> None:
     _leaked("observation.solution", "terminal observation")(out, first)
 
 
+def test_call_reset_first_is_one_finding(knobs_server) -> None:
+    """repl_env (docs/realworld.md): `step` and `state` before `reset` raise a deliberate
+    "Call reset() first."; that is EK407's alone, the malformed-frame probe (EK409) must not
+    count it again."""
+    server, mode_file = knobs_server
+    mode_file.write_text("reset_first")
+    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
+                                    python=None), episodes=2)
+    assert {f.code for f in out.findings} == {"EK407"}, \
+        [(f.code, f.message) for f in out.findings]
+    assert "Call reset() first" in out.findings[0].message
+    assert "EK409" in out.checks_run
+
+
 def test_one_lucky_seed_is_no_reward_hack(knobs_server):
     """Clean look-alike (issue #13): the empty answer wins with seed 0 only; over all seeds
     it stays far below the maximum."""

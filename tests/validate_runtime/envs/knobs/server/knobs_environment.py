@@ -62,6 +62,8 @@ class KnobsEnvironment(Environment):
         if not self._target:
             if m == "step_before_reset_crash":
                 raise AttributeError("'KnobsEnvironment' has no target: call reset first")
+            if m == "reset_first":  # a deliberate guard, like huggingface/OpenEnv's repl_env
+                raise RuntimeError("Environment not initialized. Call reset() first.")
             return KnobsObservation(done=True, reward=0.0, echoed=action.message)
         if self._done:
             if m == "step_after_done":
@@ -102,4 +104,6 @@ class KnobsEnvironment(Environment):
 
     @property
     def state(self) -> State:
+        if mode() == "reset_first" and not self._target:
+            raise RuntimeError("Environment not initialized. Call reset() first.")
         return self._state
