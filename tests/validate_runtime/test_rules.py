@@ -366,6 +366,18 @@ def test_call_reset_first_is_one_finding(knobs_server) -> None:
     assert "EK409" in out.checks_run
 
 
+def test_timings_are_no_determinism_finding(knobs_server) -> None:
+    """Clean look-alike (repl_env, docs/realworld.md): `metadata.execution_time` (0.0 after
+    `reset` and at the end, a measured float in between) and `state.total_execution_time`
+    differ between two runs of one seed; they are timings, not the episode."""
+    server, mode_file = knobs_server
+    mode_file.write_text("timed")
+    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
+                                    python=None), episodes=2)
+    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    assert {"EK411", "EK419"} <= set(out.checks_run)
+
+
 def test_one_lucky_seed_is_no_reward_hack(knobs_server):
     """Clean look-alike (issue #13): the empty answer wins with seed 0 only; over all seeds
     it stays far below the maximum."""
