@@ -315,8 +315,9 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
             if is_number(res.reward) and float(res.reward) >= settings.hi - EPS:
                 engine.add(SOLUTION_LEAK,
                            f"No value the agent can read may score the maximum when "
-                           f"submitted; `{where}` ({when}) = {_fmt(value)} did: on a new session, "
-                           f"`reset(seed={seed})` then `step({_fmt(action)})` got reward {res.reward!r} (the empty "
+                           f"submitted; `{where}` ({when}) = {_fmt(value)} did: on a "
+                           f"new session, `reset(seed={seed})` then `step({_fmt(action)})` "
+                           f"got reward {res.reward!r} (the empty "
                            f"answer {_fmt(base)} got {ep.best()!r} in the episode it was "
                            f"read from). Most likely the solution is exposed in "
                            f"`{where.split('.', 1)[0]}`.",

@@ -81,7 +81,8 @@ MALFORMED_FRAME_CRASH = register(
     "EK409", "malformed-frame-crash", Severity.ERROR,
     summary="A malformed WebSocket frame (not JSON, unknown type) closes or crashes the session.",
     what="On a session it has reset, envkit sends a frame that is not JSON, one with an "
-         "unknown `type` and one without `type`; each must give an `error` frame (INVALID_JSON / UNKNOWN_TYPE) and leave the "
+         "unknown `type` and one without `type`; each must give an `error` frame "
+         "(INVALID_JSON / UNKNOWN_TYPE) and leave the "
          "session and the server running.",
     why="One bad frame from a client must not kill an episode or the server other "
         "sessions share.",
