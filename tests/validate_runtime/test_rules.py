@@ -340,6 +340,44 @@ def test_realworld_environment_gives_its_findings(name: str) -> None:
         assert {"EK411", "EK419"} <= set(out.checks_run)
 
 
+def test_leak_tries_play_fresh_sessions(monkeypatch) -> None:
+    """EK509 submits each leaf in a fresh session (reasoning_gym_env, docs/realworld.md):
+    with ``REVEAL_MODE=next`` another ``reset`` of the same session serves the next word, so
+    only a fresh session's ``reset(seed=0)`` scores the revealed answer."""
+    monkeypatch.setenv("REVEAL_MODE", "next")
+    out = _run_env("realworld_reveal", 3)
+    assert {f.code for f in out.findings} == {"EK509"}, \
+        [(f.code, f.message) for f in out.findings]
+    (first,) = out.findings
+    _leaked("observation.solution", "terminal observation")(out, first)
+
+
+def test_call_reset_first_is_one_finding(knobs_server) -> None:
+    """repl_env (docs/realworld.md): `step` and `state` before `reset` raise a deliberate
+    "Call reset() first."; that is EK407's alone, the malformed-frame probe (EK409) must not
+    count it again."""
+    server, mode_file = knobs_server
+    mode_file.write_text("reset_first")
+    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
+                                    python=None), episodes=2)
+    assert {f.code for f in out.findings} == {"EK407"}, \
+        [(f.code, f.message) for f in out.findings]
+    assert "Call reset() first" in out.findings[0].message
+    assert "EK409" in out.checks_run
+
+
+def test_timings_are_no_determinism_finding(knobs_server) -> None:
+    """Clean look-alike (repl_env, docs/realworld.md): `metadata.execution_time` (0.0 after
+    `reset` and at the end, a measured float in between) and `state.total_execution_time`
+    differ between two runs of one seed; they are timings, not the episode."""
+    server, mode_file = knobs_server
+    mode_file.write_text("timed")
+    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
+                                    python=None), episodes=2)
+    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    assert {"EK411", "EK419"} <= set(out.checks_run)
+
+
 def test_one_lucky_seed_is_no_reward_hack(knobs_server):
     """Clean look-alike (issue #13): the empty answer wins with seed 0 only; over all seeds
     it stays far below the maximum."""

@@ -4,7 +4,8 @@ Every seed of ``seeds`` is played twice with the same actions on fresh sessions 
 determinism check), comparing the observations, the rewards and ``state`` (after ``reset``
 and at the end: a secret drawn without the seed may show only there, issue #13). Fields whose
 value is fresh on every reply of a single run and differs at every position between the two
-runs (timings, request ids) are *volatile*: they are left out here and in the sessions check.
+runs (timings, request ids) are *volatile*: they are left out here and in the sessions check;
+so are float fields named like timings (``execution_time``), which may repeat within a run.
 The deterministic episodes are the reference the sessions check compares interleaved play
 with. Source: issue #3 ("EK4xx runtime and protocol"); precision: issue #13 item 3.
 """
@@ -12,6 +13,7 @@ with. Source: issue #3 ("EK4xx runtime and protocol"); precision: issue #13 item
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +32,9 @@ RESET_NONDETERMINISTIC = register(
     what="For each seed in `envkit.seeds`, envkit plays the same actions twice after "
          "`reset(seed=s)` on fresh sessions and deep-compares the observations and `state` "
          "(after `reset` and after the last step), reporting the first differing field. "
-         "Fields fresh on every reply of a single run (timings, request ids) are left out. "
+         "Fields fresh on every reply of a single run (timings, request ids) and float "
+         "fields named like timings (`*_time`, `*_seconds`, `*_ms`, `elapsed*`, "
+         "`duration*`, `latency*`, `*timestamp`) are left out. "
          "RFC 008: `runtime.episode_determinism`.",
     why="Reproducible evaluation and debugging need a seed to fix the episode "
         "(Gymnasium's determinism check).",
@@ -115,14 +119,47 @@ def _sequences(ep: Episode) -> dict[str, list[str]]:
     return out
 
 
+#: Field names of measured durations and clock readings (``execution_time``,
+#: ``total_execution_time``, ``elapsed_ms``, ``latency``, ``timestamp``): their values differ
+#: between two runs of one seed by the machine's timing, not by the episode.
+TIMING_NAME = re.compile(r"(_time|_seconds|_secs|_ms|timestamp)$|^(elapsed|duration|latency)",
+                         re.IGNORECASE)
+
+
+def _is_float_timing(path: str, xa: list[str], xb: list[str]) -> bool:
+    """A timing-named field (:data:`TIMING_NAME`, on the last name of ``path``) whose
+    values differ between the two runs only where both are numbers, at least one a
+    non-integer float (repl_env's ``metadata.execution_time``, docs/realworld.md)."""
+    name = re.sub(r"\[\d+\]$", "", path.rsplit(".", 1)[-1].split(":", 1)[-1])
+    if not TIMING_NAME.search(name):
+        return False
+    fractional = False
+    for x, y in zip(xa, xb):
+        if x == y:
+            continue
+        va, vb = json.loads(x), json.loads(y)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (va, vb)):
+            return False
+        fractional = fractional or any(isinstance(v, float) and not v.is_integer()
+                                       for v in (va, vb))
+    return fractional
+
+
 def volatile_paths(a: Episode, b: Episode) -> set[str]:
     """Paths (``obs:PATH``, ``state:PATH``) fresh on every reply of each run that also
-    differ at every position between the two runs of one seed: timings, request ids."""
+    differ at every position between the two runs of one seed: timings, request ids. A
+    timing-named float field (:func:`_is_float_timing`) is volatile even when it repeats
+    within a run (0.0 after ``reset`` and at the end, a measured duration in between)."""
     sa, sb = _sequences(a), _sequences(b)
     out: set[str] = set()
     for path in set(sa) & set(sb):
         xa, xb = sa[path], sb[path]
-        if len(xa) < 2 or len(xa) != len(xb):
+        if len(xa) != len(xb):
+            continue
+        if _is_float_timing(path, xa, xb):
+            out.add(path)
+            continue
+        if len(xa) < 2:
             continue
         if len(set(xa)) == len(xa) and len(set(xb)) == len(xb) \
                 and all(x != y for x, y in zip(xa, xb)):

@@ -58,8 +58,9 @@ SOLUTION_LEAK = register(
          "and of the terminal observation, leaving out values the task shows before the end "
          "(the reset and non-terminal observations) and values envkit sent. It then submits "
          "each leaf in the action's fields whose type fits, each in a fresh episode of the "
-         "same seed (at most 32 submissions); reaching the top of `validation.reward.range` "
-         "is a finding naming the field that leaked. RFC 008: `semantic.no_solution_leakage`.",
+         "same seed on a new session (at most 32 submissions); reaching the top of "
+         "`validation.reward.range` is a finding naming the field that leaked. RFC 008: "
+         "`semantic.no_solution_leakage`.",
     why="The policy reads everything it can reach: an answer in `state` (HTTP `GET /state`, "
         "the WebSocket `state` message) or revealed at the end of a lost episode and reused "
         "next time with the same seed is learned instead of the task.",
@@ -254,74 +255,76 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
     if not props or not isinstance(base, dict):
         return
     engine.progress("solution leakage")
-    s = engine.open()
-    try:
-        # 1. one episode with the base (empty) action: a lost episode tells the most.
-        ep = engine.play_episode(s, seed, lambda _o, _i: dict(base), name="leak-collect",
-                                 with_state=True)
-        if ep.best() is not None and ep.best() >= settings.hi - EPS:
-            return  # the empty answer already wins: EK505's business, no baseline here
-        shown: set[str] = set()
-        for obs in [ep.reset_obs] + [x.observation for x in ep.steps[:-1]]:
-            shown |= _values(_without_metadata(obs))
-        sent = set().union(*(_values(a) for a in ep.actions)) if ep.actions else set()
-        found: list[tuple[str, str, Any]] = []  # (field path, when, value)
+    # 1. one episode with the base (empty) action: a lost episode tells the most.
+    ep = engine.play_alone(seed, lambda _o, _i: dict(base), name="leak-collect",
+                           with_state=True)
+    if ep.best() is not None and ep.best() >= settings.hi - EPS:
+        return  # the empty answer already wins: EK505's business, no baseline here
+    shown: set[str] = set()
+    for obs in [ep.reset_obs] + [x.observation for x in ep.steps[:-1]]:
+        shown |= _values(_without_metadata(obs))
+    sent = set().union(*(_values(a) for a in ep.actions)) if ep.actions else set()
+    found: list[tuple[str, str, Any]] = []  # (field path, when, value)
 
-        def collect(value: Any, prefix: str, when: str) -> None:
-            leaves: list[tuple[str, Any]] = []
-            _leaves(value, prefix, leaves)
-            found.extend((path, when, v) for path, v in leaves)
+    def collect(value: Any, prefix: str, when: str) -> None:
+        leaves: list[tuple[str, Any]] = []
+        _leaves(value, prefix, leaves)
+        found.extend((path, when, v) for path, v in leaves)
 
-        for when, state in ep.states.items():
-            collect({k: v for k, v in (state or {}).items() if k != "episode_id"}, "state",
-                    f"after {'`reset`' if when == 'reset' else 'the last step'}")
-        for i, obs in enumerate(ep.observations()):
-            if obs.get("metadata"):
-                collect(obs["metadata"], "observation.metadata",
-                        "after `reset`" if i == 0 else f"after step {i}")
-        if ep.done and ep.steps:
-            collect(_without_metadata(ep.steps[-1].observation), "observation",
-                    "terminal observation")
-        candidates: list[tuple[str, str, Any]] = []
-        keys: set[str] = set()
-        for path, when, value in found:
-            k = _key(value)
-            if k in shown or k in sent or k in keys:
+    for when, state in ep.states.items():
+        collect({k: v for k, v in (state or {}).items() if k != "episode_id"}, "state",
+                f"after {'`reset`' if when == 'reset' else 'the last step'}")
+    for i, obs in enumerate(ep.observations()):
+        if obs.get("metadata"):
+            collect(obs["metadata"], "observation.metadata",
+                    "after `reset`" if i == 0 else f"after step {i}")
+    if ep.done and ep.steps:
+        collect(_without_metadata(ep.steps[-1].observation), "observation",
+                "terminal observation")
+    candidates: list[tuple[str, str, Any]] = []
+    keys: set[str] = set()
+    for path, when, value in found:
+        k = _key(value)
+        if k in shown or k in sent or k in keys:
+            continue
+        keys.add(k)
+        candidates.append((path, when, value))
+    engine.ran(SOLUTION_LEAK)
+    tries = 0
+    for where, when, value in candidates:
+        for fname, fschema in props.items():
+            if tries >= LEAK_TRIES:
+                return
+            filled = _fits(fschema, aschema, value)
+            if filled is None:
                 continue
-            keys.add(k)
-            candidates.append((path, when, value))
-        engine.ran(SOLUTION_LEAK)
-        tries = 0
-        for where, when, value in candidates:
-            for fname, fschema in props.items():
-                if tries >= LEAK_TRIES:
-                    return
-                filled = _fits(fschema, aschema, value)
-                if filled is None:
+            tries += 1
+            action = {**base, fname: filled}
+            # a fresh session each try: some environments serve the NEXT task when one
+            # session is reset again (reasoning_gym_env, docs/realworld.md)
+            t = engine.open()
+            try:
+                engine.reset(t, seed)
+                res = engine.call("`step`", t.step, action)
+            except EnvErrorFrame as exc:
+                if exc.code in ("EXECUTION_ERROR", "VALIDATION_ERROR"):
                     continue
-                tries += 1
-                action = {**base, fname: filled}
-                try:
-                    engine.reset(s, seed)
-                    res = engine.call("`step`", s.step, action)
-                except EnvErrorFrame as exc:
-                    if exc.code in ("EXECUTION_ERROR", "VALIDATION_ERROR"):
-                        continue
-                    raise
-                if is_number(res.reward) and float(res.reward) >= settings.hi - EPS:
-                    engine.add(SOLUTION_LEAK,
-                               f"No value the agent can read may score the maximum when "
-                               f"submitted; `{where}` ({when}) = {_fmt(value)} did: `reset(seed={seed})` then "
-                               f"`step({_fmt(action)})` got reward {res.reward!r} (the empty "
-                               f"answer {_fmt(base)} got {ep.best()!r} in the episode it was "
-                               f"read from). Most likely the solution is exposed in "
-                               f"`{where.split('.', 1)[0]}`.",
-                               seed=seed, field=where, when=when, value=value,
-                               action=action, reward=res.reward, done=res.done,
-                               collect_actions=ep.actions)
-                    return
-    finally:
-        s.close()
+                raise
+            finally:
+                t.close()
+            if is_number(res.reward) and float(res.reward) >= settings.hi - EPS:
+                engine.add(SOLUTION_LEAK,
+                           f"No value the agent can read may score the maximum when "
+                           f"submitted; `{where}` ({when}) = {_fmt(value)} did: on a "
+                           f"new session, `reset(seed={seed})` then `step({_fmt(action)})` "
+                           f"got reward {res.reward!r} (the empty "
+                           f"answer {_fmt(base)} got {ep.best()!r} in the episode it was "
+                           f"read from). Most likely the solution is exposed in "
+                           f"`{where.split('.', 1)[0]}`.",
+                           seed=seed, field=where, when=when, value=value,
+                           action=action, reward=res.reward, done=res.done,
+                           collect_actions=ep.actions)
+                return
 
 
 # -- EK510: a fresh instance over HTTP -------------------------------------------------------

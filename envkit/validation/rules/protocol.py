@@ -80,8 +80,9 @@ INVALID_ACTION_ACCEPTED = register(
 MALFORMED_FRAME_CRASH = register(
     "EK409", "malformed-frame-crash", Severity.ERROR,
     summary="A malformed WebSocket frame (not JSON, unknown type) closes or crashes the session.",
-    what="envkit sends a frame that is not JSON, one with an unknown `type` and one without "
-         "`type`; each must give an `error` frame (INVALID_JSON / UNKNOWN_TYPE) and leave the "
+    what="On a session it has reset, envkit sends a frame that is not JSON, one with an "
+         "unknown `type` and one without `type`; each must give an `error` frame "
+         "(INVALID_JSON / UNKNOWN_TYPE) and leave the "
          "session and the server running.",
     why="One bad frame from a client must not kill an episode or the server other "
         "sessions share.",
@@ -309,13 +310,29 @@ def invalid_actions(engine: Engine, schema: dict[str, Any], actions: ActionPool)
                    problems=problems)
 
 
+def _reset_session(engine: Engine) -> Any:
+    """A new session, reset with the first seed when ``reset`` works (a failing ``reset``
+    is the round trip's finding: the session is then used as it is)."""
+    s = engine.open()
+    try:
+        engine.reset(s, engine.settings.seeds[0])
+    except EnvErrorFrame:
+        pass
+    return s
+
+
 def malformed_frames(engine: Engine) -> None:
-    """EK409: a frame that is not JSON, one of unknown type, one without type."""
+    """EK409: a frame that is not JSON, one of unknown type, one without type.
+
+    The frames are sent on a session that was reset, so the ``state`` that checks the session
+    still works cannot fail for want of a ``reset``: an environment that answers ``step`` or
+    ``state`` before ``reset`` with "Call reset() first" is EK407's finding, not this one
+    (huggingface/OpenEnv's repl_env, docs/realworld.md)."""
     frames = [("a frame that is not JSON", "envkit: this is not JSON {"),
               ("a frame of unknown type", json.dumps({"type": "envkit-unknown"})),
               ("a frame without `type`", json.dumps({"data": {}}))]
     problems: list[str] = []
-    s = engine.open()
+    s = _reset_session(engine)
     try:
         for label, text in frames:
             try:
@@ -328,7 +345,7 @@ def malformed_frames(engine: Engine) -> None:
                 problems.append(f"{label} closed or broke the session ({exc})")
                 s.close()
                 engine.check_alive()
-                s = engine.open()
+                s = _reset_session(engine)
     finally:
         s.close()
     engine.ran(MALFORMED_FRAME_CRASH)

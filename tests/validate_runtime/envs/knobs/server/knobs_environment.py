@@ -48,11 +48,16 @@ class KnobsEnvironment(Environment):
         self._done = False
         eid = str(uuid4()) if m == "episode_id_ignored" else (episode_id or str(uuid4()))
         self._state = State(episode_id=eid, step_count=0)
+        if m == "timed":
+            self._state.total_execution_time = 0.0
+            return KnobsObservation(target=self._target, done=False, reward=0.0,
+                                    metadata={"execution_time": 0.0})
         return KnobsObservation(target=self._target, done=False, reward=0.0)
 
     def step(self, action: KnobsAction, timeout_s: Optional[float] = None,
              **kwargs: Any) -> KnobsObservation:
         m = mode()
+        self._t0 = time.perf_counter()
         if m == "hang":
             time.sleep(3600)
         if m == "crash":
@@ -62,6 +67,8 @@ class KnobsEnvironment(Environment):
         if not self._target:
             if m == "step_before_reset_crash":
                 raise AttributeError("'KnobsEnvironment' has no target: call reset first")
+            if m == "reset_first":  # a deliberate guard, like huggingface/OpenEnv's repl_env
+                raise RuntimeError("Environment not initialized. Call reset() first.")
             return KnobsObservation(done=True, reward=0.0, echoed=action.message)
         if self._done:
             if m == "step_after_done":
@@ -97,9 +104,17 @@ class KnobsEnvironment(Environment):
         if m == "obs_mismatch":
             return KnobsObservation.model_construct(target=target, count="three", echoed="",
                                                     done=done, reward=reward, metadata={})
+        if m == "timed":  # clean look-alike: timings like huggingface/OpenEnv's repl_env
+            took = time.perf_counter() - self._t0
+            self._state.total_execution_time += took  # 0.0 after reset, then a sum
+            return KnobsObservation(target=target, count=self._count, echoed=action.message,
+                                    done=done, reward=reward,
+                                    metadata={"execution_time": 0.0 if done else took})
         return KnobsObservation(target=target, count=self._count, echoed=action.message,
                                 done=done, reward=reward)
 
     @property
     def state(self) -> State:
+        if mode() == "reset_first" and not self._target:
+            raise RuntimeError("Environment not initialized. Call reset() first.")
         return self._state

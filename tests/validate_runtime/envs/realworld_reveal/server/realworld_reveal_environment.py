@@ -3,8 +3,14 @@
 Defect (answer revealed at the end): an episode lost after MAX_STEPS wrong answers ends
 with the answer in `solution`; the same seed draws the same word, so submitting it in a
 fresh episode of that seed scores the full reward.
+
+``REVEAL_MODE=next`` (like huggingface/OpenEnv's reasoning_gym_env, docs/realworld.md): each
+further ``reset`` of one instance (one WebSocket session) serves the NEXT word, whatever the
+seed; a fresh session's first ``reset(seed=s)`` always draws the same word. The revealed
+answer then scores only in a fresh session, not after another ``reset`` of the same one.
 """
 
+import os
 import random
 from typing import Any, Optional
 from uuid import uuid4
@@ -27,10 +33,15 @@ class RevealEnvironment(Environment):
         self._state = State(episode_id=None, step_count=0)
         self._target: Optional[str] = None
         self._done = False
+        self._resets = 0  # resets of this instance (REVEAL_MODE=next)
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
               **kwargs: Any) -> RevealObservation:
-        self._target = random.Random(seed).choice(WORDS)
+        index = random.Random(seed).randrange(len(WORDS))
+        if os.environ.get("REVEAL_MODE") == "next":
+            index += self._resets  # the next question on every further reset
+        self._resets += 1
+        self._target = WORDS[index % len(WORDS)]
         self._done = False
         self._state = State(episode_id=episode_id or str(uuid4()), step_count=0)
         return self._observe()

@@ -1,0 +1,40 @@
+"""Which fields the determinism check leaves out (issue #13 item 3; repl_env's timings,
+docs/realworld.md): measured timings are, episode content is not."""
+
+from __future__ import annotations
+
+from envkit.validation.engine import Episode
+from envkit.validation.rules.determinism import compare, volatile_paths
+from envkit.wire import StepResult
+
+
+def _episode(*values: object, field: str, end_state: object = 0.0) -> Episode:
+    """An episode whose observations carry ``metadata.<field>`` = ``values`` (reset first)."""
+    ep = Episode(0, {"metadata": {field: values[0]}, "board": "x"})
+    for v in values[1:]:
+        ep.steps.append(StepResult({"metadata": {field: v}, "board": "x"}, 0.0, False))
+        ep.actions.append({"a": 1})
+    ep.states = {"reset": {"episode_id": "e", "step_count": 0, field: 0.0},
+                 "end": {"episode_id": "e", "step_count": 1, field: end_state}}
+    return ep
+
+
+def test_timing_floats_are_volatile_even_when_they_repeat_in_a_run() -> None:
+    a = _episode(0.0, 0.00123, 0.0, field="execution_time", end_state=0.00123)
+    b = _episode(0.0, 0.00097, 0.0, field="execution_time", end_state=0.00097)
+    assert volatile_paths(a, b) == {"obs:metadata.execution_time", "state:execution_time"}
+    assert compare(a, b, volatile_paths(a, b)) == []
+
+
+def test_other_names_and_integer_timings_stay_reported() -> None:
+    a = _episode(0.0, 0.25, 0.0, field="score", end_state=0.25)
+    b = _episode(0.0, 0.5, 0.0, field="score", end_state=0.5)
+    assert volatile_paths(a, b) == set()
+    assert [d.path for d in compare(a, b)] == ["metadata.score", "state.score"]
+    a = _episode(0, 3, 0, field="arrival_time", end_state=3)
+    b = _episode(0, 4, 0, field="arrival_time", end_state=4)
+    assert volatile_paths(a, b) == set()
+    # a timing-named field turning into text is no timing noise
+    a = _episode(0.0, 0.1, field="elapsed")
+    b = _episode(0.0, "late", field="elapsed")
+    assert "obs:metadata.elapsed" not in volatile_paths(a, b)
