@@ -183,7 +183,7 @@ OPENENV_CORE_DEP = register(
     why="`openenv` and `openenv-core` install the same packages and silently overwrite each "
         "other in one venv; TRL's OpenEnv harness imports `openenv.core.harness`, which only "
         "`openenv` has.",
-    example="`dependencies = [\"openenv-core>=0.3.0,<0.4\"]`.",
+    example="`dependencies = ['openenv-core>=0.3.0,<0.4']`.",
     fix="Replace it with `\"openenv>=0.10,<0.11\"` (the import paths stay `openenv.core...`), "
         "or run `envkit migrate`, which also moves requirements files and Dockerfile installs.",
 )
@@ -193,7 +193,7 @@ OPENENV_BOTH = register(
     what="`[project] dependencies` names only one OpenEnv distribution.",
     why="Both install the top-level packages `openenv` and `openenv_core`: whichever is "
         "installed last wins, file by file, so the server may import a mix of 0.3 and 0.10.",
-    example="`dependencies = [\"openenv>=0.10,<0.11\", \"openenv-core>=0.3\"]`.",
+    example="`dependencies = ['openenv>=0.10,<0.11', 'openenv-core>=0.3']`.",
     fix="Remove `openenv-core` (or run `envkit migrate`).",
 )
 
