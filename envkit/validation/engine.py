@@ -372,21 +372,9 @@ class Engine:
 
     def post(self, path: str, payload: Any) -> tuple[int | None, str]:
         """``POST url+path`` with a JSON body on a fresh connection (uvicorn drops keep-alive
-        after a 500): ``(status or None, text)``."""
-        import httpx
-
-        self.check_budget()
-        try:
-            with httpx.Client(timeout=self.settings.reply_s, trust_env=False,
-                              headers={"Connection": "close"}) as c:
-                r = c.post(self.url + path, json=payload)
-            return r.status_code, r.text[:300]
-        except httpx.TimeoutException:
-            self.check_alive()
-            return None, f"no answer within {self.settings.reply_s:g} s"
-        except httpx.HTTPError as exc:
-            self.check_alive()
-            return None, f"{type(exc).__name__}: {exc}"
+        after a 500): ``(status or None, text)``; :meth:`post_json` without the parsed body."""
+        status, _body, text = self.post_json(path, payload)
+        return status, text
 
     def post_json(self, path: str, payload: Any) -> tuple[int | None, Any, str]:
         """:meth:`post`, with the JSON body parsed: ``(status or None, body or None, text)``
