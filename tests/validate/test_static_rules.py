@@ -382,3 +382,40 @@ def test_mcp_action_alone_still_needs_models_py(clean_env: Path) -> None:
     delete("models.py")(clean_env)
     report = validate(clean_env, static=True)
     assert [(f.code, f.location.file) for f in report.findings] == [("EK205", "models.py")]
+
+
+DO_ONCE = '''
+
+_CACHE = None
+_READY = False
+_CALLS = 0
+
+
+def _load():
+    global _CACHE
+    if _CACHE is not None:
+        return _CACHE
+    _CACHE = object()
+    return _CACHE
+
+
+def _prepare():
+    global _READY
+    if _READY:
+        return
+    _READY = True
+'''
+
+
+def test_do_once_globals_are_not_shared_episode_state(clean_env: Path) -> None:
+    """Issue #13 item 3 (textarena_env): a global set once per process behind an early
+    return is a cache, not episode state; a counter behind a limit still is."""
+    append("server/echo_env_environment.py", DO_ONCE)(clean_env)
+    report = validate(clean_env, static=True)
+    assert [f.code for f in report.findings] == []
+    append("server/echo_env_environment.py",
+           "\n\ndef _count():\n    global _CALLS\n    if _CALLS > 100:\n        return\n"
+           "    _CALLS += 1\n")(clean_env)
+    report = validate(clean_env, static=True)
+    assert [f.code for f in report.findings] == ["EK212"]
+    assert "`_CALLS`" in report.findings[0].message

@@ -152,7 +152,9 @@ MODULE_STATE = register(
             "class-level mutable state.",
     what="In the module of a class with `SUPPORTS_CONCURRENT_SESSIONS = True`, no function "
          "mutates module-level containers or rebinds globals (`global x`), and no method "
-         "mutates a class-level container through `self`.",
+         "mutates a class-level container through `self`. A global set once per process "
+         "(the function returns early when it is already set: a lazy import, a download "
+         "flag) is not episode state and is not reported.",
     why="Concurrent sessions each get an instance but share the module and the class: one "
         "session's episode then leaks into another's (a heuristic: the runtime check EK4xx "
         "confirms interference by running sessions side by side).",
@@ -650,6 +652,44 @@ def _mutated_roots(func: ast.AST) -> Iterator[tuple[ast.expr, ast.AST]]:
                     yield t, node
 
 
+def _done_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Globals ``func`` rebinds only to do something once per process (issue #13 item 3,
+    textarena_env's ``_ensure_nltk_data``): a top-level ``if`` testing the name, whose body
+    returns or raises, comes before the first statement assigning it. A cache of a lazy
+    import or a download flag is the same for every session, not an episode's state."""
+    guarded: set[str] = set()
+    assigned: set[str] = set()
+    counted: set[str] = set()  # `x += 1` is a counter, never a do-once flag
+    for stmt in func.body:
+        if isinstance(stmt, ast.If) and stmt.body and \
+                isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+            tested = _flag_tested(stmt.test)
+            if tested is not None and tested not in assigned:
+                guarded.add(tested)
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                counted.add(node.target.id)
+            targets: list[ast.expr] = []
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            assigned |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return guarded - counted
+
+
+def _flag_tested(test: ast.expr) -> str | None:
+    """The name ``test`` checks as a set/unset flag: ``x``, ``not x``, ``x is None``,
+    ``x is not None``; ``None`` for any other test (``x > 100`` is a limit, not a flag)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.Name):
+        return test.id
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and \
+            len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) and \
+            isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        return test.left.id
+    return None
+
+
 def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Finding]:
     module_mutable = {name for name, v in _module_assigns(tree).items() if _is_mutable(v)}
     class_mutable = {name for name, v in _module_assigns(ast.Module(body=cls.body, type_ignores=[])
@@ -662,10 +702,11 @@ def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Fin
     reported: set[str] = set()
     funcs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     for func in funcs:
+        once = _done_once(func)
         for node in ast.walk(func):
             if isinstance(node, ast.Global):
                 for name in node.names:
-                    if name not in reported:
+                    if name not in reported and name not in once:
                         reported.add(name)
                         yield MODULE_STATE.finding(
                             f"`{cls.name}` declares `SUPPORTS_CONCURRENT_SESSIONS = True`, so "
