@@ -330,6 +330,10 @@ class Engine:
             self.server.stop(grace_s=STOP_GRACE_S)
 
     # -- stops ------------------------------------------------------------------------------
+    def remaining_s(self) -> float:
+        """Seconds left of the stage's budget (``--timeout``), at least 0."""
+        return max(0.0, self._deadline - time.monotonic())
+
     def check_budget(self) -> None:
         """Raises OutOfTime when the stage's budget is spent."""
         if time.monotonic() > self._deadline:
@@ -473,7 +477,8 @@ class Engine:
 
     def play_episode(self, s: EnvSession, seed: int | None, policy: Policy,
                      episode_id: str | None = None, *, name: str = "",
-                     with_state: bool = False) -> Episode:
+                     with_state: bool = False, max_steps: int | None = None,
+                     until: float | None = None) -> Episode:
         """Reset with ``seed`` and step ``policy``'s actions until ``done`` or ``max_steps``.
         A step that raised (EXECUTION_ERROR) is skipped. The episode is added to
         :attr:`episodes`; when it ends with ``done``, :attr:`on_episode_end` is called.
@@ -481,6 +486,9 @@ class Engine:
         Args:
             name: who the policy is (``Episode.policy``).
             with_state: also record ``state`` after ``reset`` and after the last step.
+            max_steps: steps at most (default ``settings.max_steps``).
+            until: a ``time.monotonic()`` deadline: no step is sent after it (the episode
+                is then recorded unfinished).
 
         Raises:
             EnvErrorFrame: ``reset`` failed, or another error frame than EXECUTION_ERROR.
@@ -490,7 +498,9 @@ class Engine:
         if with_state:
             ep.states["reset"] = self.call("`state`", s.state)
         obs = first.observation
-        for i in range(self.settings.max_steps):
+        for i in range(self.settings.max_steps if max_steps is None else max_steps):
+            if until is not None and time.monotonic() > until:
+                break
             action = policy(obs, i)
             try:
                 res = self.step(s, action)
@@ -517,11 +527,13 @@ class Engine:
             self.on_episode_end(s, ep)
 
     def play_alone(self, seed: int | None, policy: Policy, *, name: str = "",
-                   with_state: bool = False) -> Episode:
+                   with_state: bool = False, max_steps: int | None = None,
+                   until: float | None = None) -> Episode:
         """:meth:`play_episode` on a session of its own."""
         s = self.open()
         try:
-            return self.play_episode(s, seed, policy, name=name, with_state=with_state)
+            return self.play_episode(s, seed, policy, name=name, with_state=with_state,
+                                     max_steps=max_steps, until=until)
         finally:
             s.close()
 

@@ -197,7 +197,7 @@ def generate_actions(schema: dict[str, Any], count: int, seed: int) -> list[dict
 
 
 # -- schema walking --------------------------------------------------------------------------
-def _resolve(node: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+def resolve(node: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     """Follow local ``$ref`` (``#/$defs/X``) and collapse ``allOf`` of one item."""
     while isinstance(node, dict) and "$ref" in node and depth < 20:
         ref = node["$ref"]
@@ -210,12 +210,13 @@ def _resolve(node: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
         depth += 1
     if isinstance(node, dict) and isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
         merged = {k: v for k, v in node.items() if k != "allOf"}
-        merged.update(_resolve(node["allOf"][0], root, depth + 1))
+        merged.update(resolve(node["allOf"][0], root, depth + 1))
         return merged
     return node if isinstance(node, dict) else {}
 
 
-def _types(node: dict[str, Any]) -> list[str]:
+def types_of(node: dict[str, Any]) -> list[str]:
+    """The JSON Schema ``type`` of ``node`` as a list (``[]`` when it declares none)."""
     t = node.get("type")
     if isinstance(t, str):
         return [t]
@@ -232,7 +233,7 @@ def extreme_value(node: Any, root: dict[str, Any], mode: str, depth: int = 0) ->
             ``minimum`` (declared minimums, shortest strings), ``maximum`` (declared
             maximums, longest strings, all fields).
     """
-    node = _resolve(node, root)
+    node = resolve(node, root)
     if depth > 8:
         return None
     if "const" in node:
@@ -240,10 +241,10 @@ def extreme_value(node: Any, root: dict[str, Any], mode: str, depth: int = 0) ->
     if isinstance(node.get("enum"), list) and node["enum"]:
         return node["enum"][-1] if mode == "maximum" else node["enum"][0]
     for key in ("anyOf", "oneOf"):
-        options = [o for o in node.get(key) or [] if _types(_resolve(o, root)) != ["null"]]
+        options = [o for o in node.get(key) or [] if types_of(resolve(o, root)) != ["null"]]
         if options:
             return extreme_value(options[0], root, mode, depth + 1)
-    types = [t for t in _types(node) if t != "null"] or _types(node)
+    types = [t for t in types_of(node) if t != "null"] or types_of(node)
     kind = types[0] if types else ("object" if "properties" in node else None)
     if kind == "string":
         lo = int(node.get("minLength", 0) or 0)
@@ -336,8 +337,8 @@ def invalid_actions(schema: dict[str, Any],
             bad = {k: v for k, v in valid.items() if k != name}
             out.append((f"required field `{name}` missing", bad))
     for name, sub in props.items():
-        node = _resolve(sub, schema)
-        types = _types(node)
+        node = resolve(sub, schema)
+        types = types_of(node)
         if len(types) != 1 or types[0] not in _WRONG or "anyOf" in node or "oneOf" in node:
             continue
         bad = dict(valid)

@@ -164,7 +164,7 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         engine.guard("step before reset", protocol.step_before_reset, engine, actions)
         engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
     engine.guard("malformed frames", protocol.malformed_frames, engine)
-    after_done = integrity.AfterDone(engine, actions)
+    after_done = integrity.AfterDone(engine, actions, api.action)
     oracle_best = None
     if actions and api.action is not None:
         engine.on_episode_end = after_done  # every finished episode is stepped again
@@ -173,6 +173,8 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python)
         means = engine.guard("degenerate policies", reward.degenerate, engine, api.action,
                              actions, oracle_best)
+        engine.guard("exploring episodes", episodes.explore_episodes, engine, api.action,
+                     actions)
         engine.guard("solution leakage", integrity.leak, engine, api.action, actions,
                      quiet=True)
         engine.on_episode_end = None

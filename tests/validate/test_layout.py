@@ -19,7 +19,7 @@ LAYERS: list[set[str]] = [
     {"envkit.validation.static", "envkit.validation.runtime"},
     {"envkit.validation.rules"},
     {"envkit.validation.rules.*"},
-    {"envkit.validation.engine", "envkit.validation.context"},
+    {"envkit.validation.engine", "envkit.validation.context", "envkit.validation.explore"},
     {"envkit.validation.fuzz"},
 ]
 

@@ -198,7 +198,9 @@ CASES: dict[str, Case] = {
     "EK501": Case("nan_reward"),
     "EK502": Case("bool_reward"),
     "EK503": Case("out_of_range", extra=_says("`validation.reward.range` [0, 1]")),
-    "EK504": Case("constant"),
+    # judged only when the oracle was played (issue #13: without one a sparse task nobody
+    # solved looks the same); the oracle then cannot reach 1 either (EK506)
+    "EK504": Case("constant", root=True, episodes=1, also=frozenset({"EK506"})),
     "EK505": Case("hackable"),
     "EK506": Case("oracle_wrong", root=True, episodes=1, extra=_says("server.oracle:policy")),
     "EK507": Case(manifest=False, episodes=1, extra=_pure_url),
@@ -207,6 +209,9 @@ CASES: dict[str, Case] = {
                                                          "terminal observation")),
     "EK510": Case(realworld="realworld_http_fresh", extra=_fresh),
     "EK511": Case("reward_ignores_action", extra=_ignores),
+    # dipg_safety_env (docs/realworld.md): `state.expected_answer`, scored only in a format
+    "EK512": Case(fixture="realworld_state_leak", env=(("STATE_LEAK_MODE", "format"),),
+                  extra=_says("`state.expected_answer` (after `reset`, seed 0)")),
 }
 
 # issue #13: the defect a realworld_* environment shows beyond its CASES row -> (codes, extra)
@@ -224,6 +229,9 @@ REALWORLD: dict[str, tuple[set[str], Extra | None]] = {
     "realworld_fixed": (set(), None),
     "realworld_timing": (set(), None),
     "realworld_sparse": ({"EK507"}, None),
+    # only the legal moves the observation lists reach the goal, which then pays again
+    # (grid_world_env, maze_env); no oracle declared (EK507)
+    "realworld_corridor": ({"EK507", "EK508"}, None),
 }
 
 
@@ -331,6 +339,11 @@ def test_realworld_environment_gives_its_findings(name: str) -> None:
     if extra is not None:
         (first,) = [f for f in out.findings if f.code == "EK509"]
         extra(out, first)
+    if name == "realworld_corridor":  # only the exploring policy reached the goal
+        (farmed,) = [f for f in out.findings if f.code == "EK508"]
+        assert farmed.data["policy"] == "explore", farmed.data
+        assert farmed.data["reward"] == 1.0 and farmed.data["done"] is True
+        assert "after the explore episode" in farmed.message
     if name == "realworld_sparse":
         assert "EK504" in out.checks_run
         assert any("sparse task" in n for n in out.notes)

@@ -7,11 +7,12 @@ reported. Source: issue #3 ("EK4xx runtime and protocol").
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
 from envkit.findings import Severity, register
-from envkit.validation import fuzz
+from envkit.validation import explore, fuzz
 from envkit.validation.engine import ACTION_POOL, ActionPool, Engine, Episode
 from envkit.validation.rules import protocol
 from envkit.wire import EnvErrorFrame
@@ -44,10 +45,12 @@ EPISODE_NEVER_ENDS = register(
 STEP_AFTER_DONE = register(
     "EK417", "step-after-done-accepted", Severity.WARNING,
     summary="A step after `done=true` continues the episode as if nothing happened.",
-    what="After every episode end envkit reaches (fuzzed, oracle and degenerate policies), "
-         "it steps the finished episode again (the last action, the oracle's winning action, "
-         "a fuzzed action); the answer should keep `done=true` (or be an error frame), not "
-         "`done=false`. A reward paid while `done` stays true is EK508.",
+    what="After every episode end envkit reaches (fuzzed, oracle, degenerate and exploring "
+         "policies; the exploring one plays the legal actions the observation lists), it "
+         "steps the finished episode again (the last action, the oracle's winning action, a "
+         "legal action the terminal observation still lists, a fuzzed action); the answer "
+         "should keep `done=true` (or be an error frame), not `done=false`. A reward paid "
+         "while `done` stays true is EK508.",
     why="Clients that miss `done` keep collecting reward from a finished episode, which "
         "corrupts returns.",
     example="`step` never checks whether the episode is over.",
@@ -130,6 +133,44 @@ def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -
                    "`step` never sets `done=True`.", seeds=overlong)
     if raised:
         _report_raise(engine, schema, raised)
+
+
+EXPLORE_STEPS = 500  # steps per exploring episode when `envkit.max_steps` is not declared
+EXPLORE_BUDGET_S = 30.0  # seconds the exploring episodes may take at most, all seeds together
+EXPLORE_EPISODES = 3  # exploring episodes at least (the seeds are cycled)
+
+
+def explore_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> int:
+    """Play the exploring policy (:class:`envkit.validation.explore.Explorer`) once per seed
+    (at least :data:`EXPLORE_EPISODES` episodes, the seeds cycled), each on a session of its
+    own, so that the after-``done`` probes (EK417, EK508) see the
+    real episode ends fuzzing does not reach (issue #13 item 2). It judges no rule itself: an
+    episode it plays longer than ``max_steps`` is not EK414 (the fuzzed episodes judge that).
+
+    Each episode has at most ``envkit.max_steps`` steps when declared, else
+    :data:`EXPLORE_STEPS`; all of them together at most :data:`EXPLORE_BUDGET_S` seconds
+    and a quarter of what is left of the stage's budget.
+
+    Returns:
+        How many exploring episodes ended with ``done=true``.
+    """
+    settings = engine.settings
+    space = explore.ActionSpace(schema, actions.at(0) if actions else None,
+                                [actions.at(i) for i in range(min(len(actions), 64))])
+    cap = settings.max_steps if settings.max_steps_declared else EXPLORE_STEPS
+    until = time.monotonic() + min(EXPLORE_BUDGET_S, engine.remaining_s() / 4)
+    ended = 0
+    seeds = list(settings.seeds) * EXPLORE_EPISODES
+    for n, seed in enumerate(seeds[:max(len(settings.seeds), EXPLORE_EPISODES)]):
+        if time.monotonic() > until:
+            engine.notes.append(f"explore: the {EXPLORE_BUDGET_S:g} s for exploring episodes "
+                                f"ran out after {n}; later episode ends were not probed.")
+            break
+        engine.progress(f"exploring episode (seed {seed})")
+        policy = explore.Explorer(space, settings.seed * 1000 + n)
+        ep = engine.play_alone(seed, policy, name="explore", max_steps=cap, until=until)
+        ended += ep.done
+    return ended
 
 
 def _report_raise(engine: Engine, schema: dict[str, Any],

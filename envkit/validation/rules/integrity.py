@@ -17,28 +17,37 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from envkit.findings import Severity, register
-from envkit.validation import fuzz
+from envkit.validation import explore, fuzz
 from envkit.validation.engine import EPS, ActionPool, Engine, Episode, is_number
 from envkit.validation.rules import episodes
 from envkit.wire import EnvErrorFrame, EnvSession
 
 #: RFC 008 (huggingface/OpenEnv#1041) check id of each rule here that has one.
 
-AFTER_DONE_PROBES = 24  # episode ends probed at most (each costs up to 3 steps)
+AFTER_DONE_PROBES = 24  # episode ends probed at most (each costs up to 8 steps)
+LEGAL_AFTER_DONE = 4  # distinct legal actions seen during the episode sent after its end
 LEAK_TRIES = 32  # (leaf, field) submissions of the leak probe at most
 LEAF_LIMIT = 200  # leaves collected per JSON value at most
+#: Field names that say a value is the answer (EK512), matched on a leaf's dotted path.
+ANSWER_NAME = re.compile(
+    r"(?:^|[._\[])(?:answers?|solutions?|ground_?truth|gold(?:_\w+)?|secret(?:_\w+)?|"
+    r"(?:expected|correct|target|true|hidden)_(?:answers?|outputs?|results?|solutions?|words?|"
+    r"numbers?|moves?|actions?|values?|labels?|options?))(?:$|[.\[])", re.IGNORECASE)
 
 REWARD_AFTER_DONE = register(
     "EK508", "reward-after-done", Severity.ERROR,
     summary="A finished episode pays again when stepped after `done=true` (reward farming).",
-    what="After every episode end envkit reaches (oracle, fuzzed and degenerate policies), "
-         "it steps the finished episode again, in the same session, with the episode's last "
-         "action, the oracle's winning action for that seed and one fuzzed action. Any reward "
-         "above the low end of `validation.reward.range` while `done` stays true is a "
-         "finding (`done` going back to false is EK417).",
+    what="After every episode end envkit reaches (oracle, fuzzed, degenerate and exploring "
+         "policies; the exploring one plays the legal actions the observation lists, so real "
+         "game ends are reached without an oracle), it steps the finished episode again, in "
+         "the same session, with the episode's last action, the oracle's winning action for "
+         "that seed, a legal action the terminal observation still lists, up to 4 legal "
+         "actions listed during the episode and one fuzzed action. Any reward above the low end of `validation.reward.range` while `done` "
+         "stays true is a finding (`done` going back to false is EK417).",
     why="A policy that learns to keep sending the right answer after the episode ended "
         "collects the full reward as often as the trainer lets it step: returns explode and "
         "the learning signal is the farming, not the task.",
@@ -72,6 +81,27 @@ SOLUTION_LEAK = register(
         "training, or put it in a channel the agent never sees.",
 )
 
+ANSWER_IN_STATE = register(
+    "EK512", "answer-in-state", Severity.WARNING,
+    rfc008="semantic.no_solution_leakage",
+    summary="`state` (or an observation's `metadata`) carries a field named as the answer "
+            "(`expected_answer`, `solution`, `ground_truth`, ...) that the task does not show.",
+    what="In the episode EK509 plays, envkit reads the string and number leaves of `state` "
+         "(after `reset` and at the end) and of every observation's `metadata`; a leaf whose "
+         "field name says it is the answer (`answer`, `solution`, `ground_truth`, `gold`, "
+         "`secret`, `expected_answer`, `correct_move`, `target_word`, ...), with a value the "
+         "observations before the end do not show and envkit did not send, is reported when "
+         "EK509 could not show it scores (the reward needs a format, or `step` fails). RFC "
+         "008: `semantic.no_solution_leakage`.",
+    why="`GET /state` and the WebSocket `state` message are open to whatever drives the "
+        "environment; a harness or agent with tool access reads the answer instead of "
+        "solving the task, and a grader that compares against it is exposed too.",
+    example="`DIPGState(expected_answer={\"final\": \"pneumonia\", ...})`, answered by "
+            "`GET /state` after `reset`.",
+    fix="Keep the answer in a private attribute of the environment (`self._expected`), not "
+        "in the `State` model or `metadata`.",
+)
+
 FRESH_INSTANCE_PAYS = register(
     "EK510", "fresh-instance-pays", Severity.ERROR,
     summary="HTTP `POST /step` on a fresh, never-reset instance pays a degenerate action at "
@@ -93,10 +123,12 @@ REWARD_IGNORES_ACTION = register(
     "EK511", "reward-ignores-action", Severity.WARNING,
     summary="Different actions at the same seed and step got the same reward, every time: "
             "the reward does not depend on the action.",
-    what="envkit compares the rewards every policy it played (fuzzed, degenerate, oracle) "
-         "got at the same seed and step index; when at least 5 such comparisons across the "
-         "seeds pair different actions and every one got the same reward, although rewards "
-         "vary (by step or seed; a constant reward is EK504), the reward ignores the action.",
+    what="envkit compares the rewards every policy it played (fuzzed, degenerate, "
+         "exploring, oracle) got at the same seed and step index; when at least 5 such "
+         "comparisons across the seeds pair different actions, every one got the same "
+         "reward, no seed and step ever got two different rewards, and the compared rewards "
+         "themselves vary (by step or seed; a constant reward is EK504), the reward ignores "
+         "the action.",
     why="A reward fixed by the step index or the seed gives every rollout of a batch the "
         "same return: no advantage, no learning signal, whatever the policy does.",
     example="`reward = step_count / max_steps`, or a rubric reading the episode's progress "
@@ -121,11 +153,16 @@ class AfterDone:
     Args:
         engine: the engine playing the server.
         actions: the fuzzed actions (one of them is sent after ``done``).
+        schema: the action JSON Schema; with it a legal action the terminal observation
+            still lists (``legal_actions``) is sent too.
     """
 
-    def __init__(self, engine: Engine, actions: ActionPool):
+    def __init__(self, engine: Engine, actions: ActionPool,
+                 schema: dict[str, Any] | None = None):
         self.engine = engine
         self.actions = actions
+        self.space = (explore.ActionSpace(schema, actions.at(0) if actions else None, [])
+                      if schema is not None else None)
         self.oracle_actions: dict[int | None, dict[str, Any]] = {}
         self.probed = 0
         self.paid: list[dict[str, Any]] = []  # EK508 evidence
@@ -143,6 +180,16 @@ class AfterDone:
         sends = [("the episode's last action", last)]
         if ep.seed in self.oracle_actions:
             sends.append(("the oracle's winning action", self.oracle_actions[ep.seed]))
+        if self.space is not None:  # what the task says is (or was) playable
+            terminal = [a for a in self.space.legal(ep.steps[-1].observation) if a != last]
+            if terminal:
+                sends.append(("a legal action the terminal observation lists", terminal[0]))
+            listed: dict[str, dict[str, Any]] = {}
+            for obs in ep.observations():
+                for a in self.space.legal(obs):
+                    listed.setdefault(_key(a), a)
+            sends += [("a legal action listed during the episode", a)
+                      for a in list(listed.values())[:LEGAL_AFTER_DONE]]
         if self.actions:
             sends.append(("a fuzzed action", self.actions.at(self.probed)))
         seen: set[str] = set()
@@ -224,11 +271,11 @@ def _without_metadata(obs: dict[str, Any]) -> dict[str, Any]:
 
 def _fits(field_schema: dict[str, Any], root: dict[str, Any], value: Any) -> Any:
     """``value`` converted to what the field takes, or ``None`` when it cannot take it."""
-    node = fuzz._resolve(field_schema, root)
-    options = [node] + [fuzz._resolve(o, root) for o in
+    node = fuzz.resolve(field_schema, root)
+    options = [node] + [fuzz.resolve(o, root) for o in
                         (node.get("anyOf") or node.get("oneOf") or [])]
     for opt in options:
-        types = fuzz._types(opt)
+        types = fuzz.types_of(opt)
         if isinstance(opt.get("enum"), list):
             if value in opt["enum"]:
                 return value
@@ -294,7 +341,7 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
     for where, when, value in candidates:
         for fname, fschema in props.items():
             if tries >= LEAK_TRIES:
-                return
+                break
             filled = _fits(fschema, aschema, value)
             if filled is None:
                 continue
@@ -325,6 +372,28 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
                            action=action, reward=res.reward, done=res.done,
                            collect_actions=ep.actions)
                 return
+    _answer_named(engine, seed, candidates)
+
+
+def _answer_named(engine: Engine, seed: int | None,
+                  candidates: list[tuple[str, str, Any]]) -> None:
+    """EK512: the leak candidates of ``state`` and ``metadata`` named as the answer."""
+    engine.ran(ANSWER_IN_STATE)
+    named = [(p, w, v) for p, w, v in candidates
+             if p.startswith(("state.", "observation.metadata.")) and ANSWER_NAME.search(p)]
+    if not named:
+        return
+    where, when, value = named[0]
+    more = f" (and {', '.join(f'`{p}`' for p, _w, _v in named[1:4])})" if len(named) > 1 else ""
+    engine.add(ANSWER_IN_STATE,
+               f"The answer should not be readable by the agent; `{where}` ({when}, seed "
+               f"{seed}) = {_fmt(value)}{more} is named as the answer and is "
+               f"not shown by the task's observations. Submitting it as the action did not "
+               "score the maximum (the reward may need a format, or `step` failed), so "
+               "envkit cannot show it scores. Most likely the expected answer is kept in the "
+               f"`{where.split('.', 1)[0]}` model.",
+               seed=seed, field=where, when=when, value=value,
+               fields=[p for p, _w, _v in named])
 
 
 # -- EK510: a fresh instance over HTTP -------------------------------------------------------
@@ -378,33 +447,39 @@ def ignores_action(engine: Engine) -> None:
     """EK511 over :attr:`Engine.episodes`: rewards at the same (seed, step index) for
     different actions."""
     by_slot: dict[tuple[Any, int], dict[str, tuple[float, dict[str, Any], str]]] = {}
+    slot_rewards: dict[tuple[Any, int], set[float]] = {}  # every reward, any action
     numbers: list[float] = []
     for ep in engine.episodes:
         for i, (res, action) in enumerate(zip(ep.steps, ep.actions)):
             if not is_number(res.reward):
                 continue
             numbers.append(float(res.reward))
+            slot_rewards.setdefault((ep.seed, i), set()).add(float(res.reward))
             by_slot.setdefault((ep.seed, i), {}).setdefault(
                 _key(action), (float(res.reward), action, ep.policy))
     if len(numbers) < 5 or max(numbers) - min(numbers) <= EPS:
         return  # too little, or constant (EK504)
     engine.ran(REWARD_IGNORES_ACTION)
+    if any(max(r) - min(r) > EPS for r in slot_rewards.values()):
+        return  # at some seed and step the reward differed: not a function of them alone
     comparisons = 0
     seeds: set[Any] = set()
+    compared: set[float] = set()  # the rewards of the slots where actions were compared
     example: tuple[Any, int, list[tuple[float, dict[str, Any], str]]] | None = None
     for (seed, i), got in by_slot.items():
         if len(got) < 2:
             continue
-        rewards = {r for r, _a, _p in got.values()}
-        if max(rewards) - min(rewards) > EPS:
-            return  # the action changed the reward somewhere
         comparisons += len(got) - 1
         seeds.add(seed)
+        compared |= slot_rewards[(seed, i)]
         if example is None:
             example = (seed, i, list(got.values())[:3])
     if comparisons < MIN_COMPARISONS or len(seeds) < min(2, len(engine.settings.seeds)) \
             or example is None:
         return
+    if max(compared) - min(compared) <= EPS:
+        return  # one reward wherever actions were compared (a step cost): no sign of a
+        # reward that follows the step or the seed; it may still pay the task elsewhere
     seed, i, rows = example
     shown = "; ".join(f"{_fmt(a)} ({p}) -> {r:g}" for r, a, p in rows)
     engine.add(REWARD_IGNORES_ACTION,

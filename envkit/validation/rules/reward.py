@@ -60,10 +60,11 @@ REWARD_CONSTANT = register(
     "EK504", "reward-constant", Severity.WARNING,
     rfc008="statistical.training_signal",
     summary="Every step envkit played got the same reward: no learning signal.",
-    what="Across all steps of the runtime stage (fuzzed, degenerate and oracle policies) the "
-         "numeric reward never changes (null rewards are left out: EK501 reports them). A "
-         "reward stuck at the low end of the range without a declared oracle is not judged: "
-         "it is what a sparse task looks like when no policy envkit tried solves it.",
+    what="Across all steps of the runtime stage (fuzzed, degenerate, exploring and oracle "
+         "policies) the numeric reward never changes (null rewards are left out: EK501 "
+         "reports them). It is judged only when the declared oracle was played: without "
+         "one, a reward stuck at the low end of the range or at a constant step cost is what "
+         "a sparse task looks like when no policy envkit tried reaches its goal (issue #13).",
     why="A constant reward gives zero advantage to every rollout: training runs, burns "
         "GPU-hours, and learns nothing.",
     example="The rubric is not wired up and `_apply_rubric` silently returns 0.0 "
@@ -138,8 +139,8 @@ def verdicts(engine: Engine, *, oracle_played: bool = False) -> None:
     """EK501-EK504 over every step reward the engine received (any policy).
 
     Args:
-        oracle_played: the declared oracle was played; without it a reward stuck at the
-            low end of the range is a sparse task nobody solved, not EK504 (issue #13).
+        oracle_played: the declared oracle was played; without it a constant reward is
+            a sparse task nobody solved as far as envkit can tell, not EK504 (issue #13).
     """
     if not engine.rewards and not engine.latencies:
         return
@@ -174,11 +175,14 @@ def verdicts(engine: Engine, *, oracle_played: bool = False) -> None:
     engine.ran(REWARD_CONSTANT)
     if max(numbers) - min(numbers) > EPS:
         return
-    if abs(numbers[0] - lo) <= EPS and not oracle_played:
+    if not oracle_played:
+        where = ("the low end of the range" if abs(numbers[0] - lo) <= EPS
+                 else "a step cost, say")
         engine.notes.append(
-            f"reward: every policy envkit tried saw {lo:g} (the low end of the range) on all "
-            f"{len(numbers)} numeric step rewards; without an oracle a sparse task cannot be "
-            "told from a constant reward, so EK504 was not judged.")
+            f"reward: all {len(numbers)} numeric step rewards every policy envkit tried saw "
+            f"were {numbers[0]:g} ({where}); without an oracle a sparse task whose goal no "
+            "policy reached cannot be told from a constant reward, so EK504 was not judged "
+            "(declare `envkit.oracle` to judge it).")
         return
     nulls = total - len(numbers)
     actions = sorted({fuzz.short_json(s.action, 40) for s in numeric})

@@ -72,8 +72,8 @@ class Session:
     def reset(self, seed: int) -> dict[str, Any]:
         return self._call({"type": "reset", "data": {"seed": seed, "episode_id": f"s{seed}"}})
 
-    def step(self, answer: str) -> dict[str, Any]:
-        return self._call({"type": "step", "data": {"answer": answer}})
+    def step(self, answer: str, field: str = "answer") -> dict[str, Any]:
+        return self._call({"type": "step", "data": {field: answer}})
 
     def state(self) -> dict[str, Any]:
         return self._call({"type": "state"})
@@ -225,11 +225,27 @@ def timing(url: str) -> bool:
             & check(a_obs["clue"] == a_again["clue"], "interleaved sessions stay apart"))
 
 
+def corridor(url: str) -> bool:
+    s = Session(url)
+    s.reset(0)
+    fuzzed = [s.step("xyz", "move")["done"] for _ in range(30)]
+    s.reset(0)
+    walk = [s.step("right", "move") for _ in range(5)]
+    again = s.step("right", "move")
+    s.close()
+    show("goal", walk[-1])
+    show("after done", again)
+    return (check(fuzzed[-1] and not any(fuzzed[:-1]), "moves not listed end by the limit")
+            & check(walk[-1]["done"] and walk[-1]["reward"] == 1.0, "the listed moves win")
+            & check(again["done"] and again["reward"] == 1.0, "a step after done pays again"))
+
+
 CHECKS: dict[str, Callable[[str], bool]] = {
     "realworld_farming": farming, "realworld_reveal": reveal,
     "realworld_state_leak": state_leak, "realworld_http_fresh": http_fresh,
     "realworld_constant": constant, "realworld_unseeded": unseeded,
     "realworld_fixed": fixed, "realworld_sparse": sparse, "realworld_timing": timing,
+    "realworld_corridor": corridor,
 }
 
 

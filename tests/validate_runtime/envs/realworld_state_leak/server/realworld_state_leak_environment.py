@@ -2,8 +2,13 @@
 
 Defect (solution leakage through `state`): the answer is a field of the state
 (`GET /state`, the WebSocket `state` message), which an agent can read.
+
+`STATE_LEAK_MODE=format` (like dipg_safety_env, docs/realworld.md): the state field is
+`expected_answer` and only `<answer>WORD</answer>` scores, so submitting the bare field does
+not score and only the field's name gives the answer away (EK512, not EK509).
 """
 
+import os
 import random
 from typing import Any, Optional
 from uuid import uuid4
@@ -16,6 +21,10 @@ from models import StateLeakAction, StateLeakObservation
 MAX_STEPS = 3
 PROMPT = "Write the clue backwards."
 WORDS = ("amber", "basil", "cedar", "delta", "ember", "fjord", "garnet", "harbor")
+
+
+def _formatted() -> bool:
+    return os.environ.get("STATE_LEAK_MODE") == "format"
 
 
 class StateLeakEnvironment(Environment):
@@ -32,8 +41,9 @@ class StateLeakEnvironment(Environment):
         self._target = random.Random(seed).choice(WORDS)
         self._done = False
         # DEFECT: the answer is part of the state.
+        field = "expected_answer" if _formatted() else "target"
         self._state = State(episode_id=episode_id or str(uuid4()), step_count=0,
-                            target=self._target)
+                            **{field: self._target})
         return self._observe()
 
     def step(self, action: StateLeakAction, timeout_s: Optional[float] = None,
@@ -43,7 +53,8 @@ class StateLeakEnvironment(Environment):
         if self._done:
             return self._observe("the episode is over", done=True)
         self._state.step_count += 1
-        correct = action.answer == self._target
+        wanted = f"<answer>{self._target}</answer>" if _formatted() else self._target
+        correct = action.answer == wanted
         self._done = correct or self._state.step_count >= MAX_STEPS
         return self._observe("correct" if correct else "wrong", self._done,
                              1.0 if correct else 0.0)
