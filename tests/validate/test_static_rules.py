@@ -404,12 +404,22 @@ def _prepare():
     if _READY:
         return
     _READY = True
+
+
+_TOKENIZERS = {}
+
+
+def _tokenizer(name):
+    if name not in _TOKENIZERS:
+        _TOKENIZERS[name] = name.upper()
+    return _TOKENIZERS[name]
 '''
 
 
 def test_do_once_globals_are_not_shared_episode_state(clean_env: Path) -> None:
     """Issue #13 item 3 (textarena_env): a global set once per process behind an early
-    return is a cache, not episode state; a counter behind a limit still is."""
+    return, and a dict memo keyed by its input, are caches, not episode state; a counter
+    behind a limit still is."""
     append("server/echo_env_environment.py", DO_ONCE)(clean_env)
     report = validate(clean_env, static=True)
     assert [f.code for f in report.findings] == []

@@ -154,7 +154,8 @@ MODULE_STATE = register(
          "mutates module-level containers or rebinds globals (`global x`), and no method "
          "mutates a class-level container through `self`. A global set once per process "
          "(the function returns early when it is already set: a lazy import, a download "
-         "flag) is not episode state and is not reported.",
+         "flag) and a dict used as a memo (`if key not in CACHE: CACHE[key] = ...`) are not "
+         "episode state and are not reported.",
     why="Concurrent sessions each get an instance but share the module and the class: one "
         "session's episode then leaks into another's (a heuristic: the runtime check EK4xx "
         "confirms interference by running sessions side by side).",
@@ -676,6 +677,25 @@ def _done_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return guarded - counted
 
 
+def _memo_containers(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Module-level dicts ``func`` uses as a memo (issue #13 item 3, "module-level caches
+    mistaken for shared episode state"): it tests ``key in NAME`` / ``key not in NAME`` and
+    only ever stores ``NAME[key] = value`` into it (no ``append``, ``pop``, ``+=``, ``del``).
+    A cache keyed by its input gives every session the same value."""
+    tested = {c.id for n in ast.walk(func) if isinstance(n, ast.Compare)
+              and len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn))
+              for c in n.comparators if isinstance(c, ast.Name)}
+    other = set()
+    for root, node in _mutated_roots(func):
+        if not isinstance(root, ast.Name):
+            continue
+        stored = isinstance(node, ast.Assign) and all(
+            isinstance(t, ast.Subscript) for t in node.targets)
+        if not stored:
+            other.add(root.id)
+    return tested - other
+
+
 def _flag_tested(test: ast.expr) -> str | None:
     """The name ``test`` checks as a set/unset flag: ``x``, ``not x``, ``x is None``,
     ``x is not None``; ``None`` for any other test (``x > 100`` is a limit, not a flag)."""
@@ -713,8 +733,11 @@ def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Fin
                             f"sessions must not share state; `{func.name}()` rebinds the "
                             f"module-level `{name}` (`global {name}`), which every session "
                             "shares.", location=Location(rel, node.lineno, node.col_offset + 1))
+        memo = _memo_containers(func)
         for root, node in _mutated_roots(func):
             name = None
+            if isinstance(root, ast.Name) and root.id in memo:
+                continue
             if isinstance(root, ast.Name) and root.id in module_mutable:
                 name, kind = root.id, "module-level"
             elif isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) and \
