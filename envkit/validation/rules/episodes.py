@@ -168,7 +168,14 @@ def explore_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool
             break
         engine.progress(f"exploring episode (seed {seed})")
         policy = explore.Explorer(space, settings.seed * 1000 + n)
-        ep = engine.play_alone(seed, policy, name="explore", max_steps=cap, until=until)
+        try:
+            ep = engine.play_alone(seed, policy, name="explore", max_steps=cap, until=until)
+        except EnvErrorFrame as exc:
+            if exc.code == "CAPACITY_REACHED":
+                raise
+            engine.notes.append(f"explore: stopped, `reset(seed={seed})` failed: "
+                                f"{exc.message}")
+            break
         ended += ep.done
     return ended
 
