@@ -518,6 +518,8 @@ class EnvSpec:
         network_mode: ``public``, ``no-network`` or ``allowlist``.
         memory_mb: ``validation.resources.memory_mb`` (MiB) or ``None``.
         cpu: ``validation.resources.cpu`` (cores) or ``None``.
+        probe_path: ``validation.execution.probe_path`` (OpenEnv's runtime probe plan,
+            package-relative) when ``execution`` is declared, else ``None``.
     """
 
     reward_range: tuple[float, float] = (0.0, 1.0)
@@ -531,6 +533,7 @@ class EnvSpec:
     network_mode: str = "public"
     memory_mb: int | None = None
     cpu: float | None = None
+    probe_path: str | None = None
 
 
 class Manifest(BaseModel):
@@ -597,6 +600,8 @@ class Manifest(BaseModel):
             spec.memory_mb = block.resources.memory_mb
             spec.cpu = block.resources.cpu
             spec.network_mode = block.network.mode
+            if block.execution is not None:
+                spec.probe_path = block.execution.probe_path
         self._spec = spec
         return self
 

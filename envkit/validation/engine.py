@@ -66,6 +66,8 @@ class Settings:
         step_timeout_s: p95 step latency budget, seconds.
         oracle: ``module:callable`` or ``None``.
         has_manifest: the manifest was given (``False`` for a pure ``--url`` run).
+        probe_path: the declared runtime probe plan (``validation.execution.probe_path``),
+            or ``None``.
     """
 
     episodes: int
@@ -83,6 +85,7 @@ class Settings:
     step_timeout_s: float
     oracle: str | None
     has_manifest: bool
+    probe_path: str | None = None
 
     @classmethod
     def resolve(cls, manifest: Manifest | None, *, episodes: int, seed: int,
@@ -108,7 +111,8 @@ class Settings:
                    max_steps=spec.max_steps or DEFAULT_MAX_STEPS,
                    max_steps_declared=spec.max_steps is not None, lo=lo, hi=hi, seeds=seeds,
                    floor_margin=spec.floor_margin, step_timeout_s=spec.step_timeout_s,
-                   oracle=spec.oracle, has_manifest=manifest is not None)
+                   oracle=spec.oracle, has_manifest=manifest is not None,
+                   probe_path=spec.probe_path)
 
 
 # -- why the stage stops ------------------------------------------------------------------------

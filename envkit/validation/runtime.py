@@ -170,6 +170,7 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         engine.on_episode_end = after_done  # every finished episode is stepped again
         engine.guard("fuzzed episodes", episodes.fuzz_episodes, engine, api.action, actions)
         reference = engine.guard("determinism", determinism.check, engine, actions)
+        engine.guard("probe plan", determinism.replay_plan, engine, root, quiet=True)
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python)
         means = engine.guard("degenerate policies", reward.degenerate, engine, api.action,
                              actions, oracle_best)

@@ -209,6 +209,12 @@ CASES: dict[str, Case] = {
                                                          "terminal observation")),
     "EK510": Case(realworld="realworld_http_fresh", extra=_fresh),
     "EK511": Case("reward_ignores_action", extra=_ignores),
+    # a probe plan recorded before the action field was renamed (knobs' stale_plan.json)
+    "EK431": Case(root=True, episodes=1, yaml_edit=(
+        "  types:\n    tags: [knobs]\n",
+        "  types:\n    tags: [knobs]\n  network: {mode: public}\n  execution: {kind: "
+        "openenv_ws, probe_path: validation/stale_plan.json, dockerfile: Dockerfile}\n"),
+        extra=_says("`validation/stale_plan.json`", "action 1 of 1", "VALIDATION_ERROR")),
     # dipg_safety_env (docs/realworld.md): `state.expected_answer`, scored only in a format
     "EK512": Case(fixture="realworld_state_leak", env=(("STATE_LEAK_MODE", "format"),),
                   extra=_says("`state.expected_answer` (after `reset`, seed 0)")),

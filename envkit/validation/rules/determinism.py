@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from envkit.findings import Severity, register
@@ -72,6 +73,28 @@ SEED_IGNORED = register(
             "`__init__`: every new session starts with the same task, whatever the seed.",
     fix="Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw the episode "
         "from `random.Random(seed)`.",
+)
+
+
+PLAN_REPLAY = register(
+    "EK431", "probe-plan-replay", Severity.ERROR,
+    rfc008="semantic.replayability",
+    summary="The declared probe plan (`validation.execution.probe_path`) does not replay: an "
+            "action is refused, or two replays differ.",
+    what="envkit plays OpenEnv's runtime probe plan (`validation/runtime.json`: a `reset` "
+         "with its seed, episode_id and options, then its actions in order until `done`) "
+         "twice, each on a fresh session, and compares the two trajectories (observations, "
+         "rewards, `state` at the end; timing fields left out). Every action must be "
+         "accepted (no error frame) and the two replays must agree. RFC 008: "
+         "`semantic.replayability`; `openenv validate --level runtime` plays the same plan.",
+    why="The plan is the trajectory OpenEnv's runtime level and reviewers replay: a plan "
+        "the environment no longer accepts (an action field renamed) fails there, and one "
+        "that does not replay cannot reproduce a reward.",
+    example="`validation/runtime.json` recorded before the action field `answer` was renamed "
+            "`guess`: its first action answers VALIDATION_ERROR.",
+    fix="Re-record the plan (`envkit migrate` plays the oracle and writes it) after changing "
+        "the action or the task, and make the episode depend only on the seed and the "
+        "actions.",
 )
 
 
@@ -341,3 +364,65 @@ def _seed_control(engine: Engine, seeds: list[int], volatile: set[str]) -> None:
                    seeds=seeds, resets=[x for x in plan], field=f"{label}{path}", first=va,
                    second=vb)
         return
+
+
+def replay_plan(engine: Engine, root: Path | None) -> None:
+    """EK431: replay the declared probe plan twice on fresh sessions (``root`` is the
+    environment directory; nothing to do without it, without ``validation.execution`` or
+    when the plan cannot be read, which the static stage reports)."""
+    from envkit.probe_plan import PlanError, read_plan
+
+    path = engine.settings.probe_path
+    if root is None or path is None:
+        return
+    try:
+        plan = read_plan(root, path)
+    except PlanError:
+        return
+    engine.progress(f"probe plan `{path}`")
+    reset, actions = plan["reset"], plan["actions"]
+    how = f"`reset(seed={reset['seed']}, episode_id={reset['episode_id']!r})`"
+    plays: list[Episode] = []
+    for _ in range(2):
+        s = engine.open()
+        try:
+            first = engine.call("`reset`", s.reset, seed=reset["seed"],
+                                episode_id=reset["episode_id"], **(reset.get("options") or {}))
+            ep = Episode(reset["seed"], first.observation, policy="probe-plan")
+            for i, action in enumerate(actions):
+                try:
+                    res = engine.step(s, action)
+                except EnvErrorFrame as exc:
+                    if exc.code == "CAPACITY_REACHED":
+                        raise
+                    engine.ran(PLAN_REPLAY)
+                    engine.add(PLAN_REPLAY,
+                               f"The declared probe plan `{path}` must replay; after {how}, "
+                               f"its action {i + 1} of {len(actions)} ({_fmt(action)}) was "
+                               f"refused: {exc.message}. Most likely the plan was recorded "
+                               "before the action or the task changed; re-record it with "
+                               "`envkit migrate`.", plan=path, index=i + 1, action=action,
+                               error=exc.message)
+                    return
+                ep.steps.append(res)
+                ep.actions.append(action)
+                if res.done:
+                    ep.done = True
+                    break
+            ep.states["end"] = engine.call("`state`", s.state)
+        finally:
+            s.close()
+        plays.append(ep)
+    engine.ran(PLAN_REPLAY)
+    if engine.has(RESET_NONDETERMINISTIC) or engine.has(REWARD_NONDETERMINISTIC):
+        return  # the same cause, already reported with the seeds' own episodes
+    a, b = plays
+    diffs = compare(a, b, volatile_paths(a, b))
+    if diffs:
+        d = diffs[0]
+        engine.add(PLAN_REPLAY,
+                   f"The declared probe plan `{path}` must replay the same way every time; "
+                   f"played twice after {how} on fresh sessions, {d.where} gave two different "
+                   f"`{d.path}` values ({_fmt(d.first)}, {_fmt(d.second)}). Most likely the "
+                   "episode depends on something other than the seed and the actions.",
+                   plan=path, where=d.where, field=d.path, first=d.first, second=d.second)
