@@ -8,7 +8,8 @@ What it finds:
   ``analyze_string`` method (AWS access key ids, private keys, OpenAI, GitHub, Slack, Stripe,
   PyPI) -- no baseline, no global settings, no network verification -- plus detectors of our
   own written as detect-secrets plugins: Hugging Face tokens, OpenAI project/service keys,
-  Anthropic keys, Google API keys and an AWS *secret access key* on its own (40 base64
+  Anthropic keys, Google API keys and OAuth access tokens (``ya29.``) and an AWS *secret
+  access key* on its own (40 base64
   characters that look random, see :class:`_AwsSecretKey`);
 - in any text encoding a secret can hide in: UTF-8, UTF-16 and UTF-32 with or without a byte
   order mark, and files with stray NUL bytes (:func:`text_views`);
@@ -58,7 +59,7 @@ _SAFE_SUFFIXES = (".pub", ".py", ".md", ".rst", ".example", ".sample", ".templat
 # A line must contain one of these before the detectors look at it (superset of their patterns).
 _MARKERS = re.compile(
     r"hf_|sk-|sk_live_|rk_live_|AKIA|ASIA|ABIA|ACCA|A3T|aws|AWS|PRIVATE KEY|PuTTY-User-Key|"
-    r"gh[pousr]_|github_pat_|xox[abposr]|hooks\.slack\.com|pypi-|T3BlbkFJ|AIza"
+    r"gh[pousr]_|github_pat_|xox[abposr]|hooks\.slack\.com|pypi-|T3BlbkFJ|AIza|ya29\."
 )
 _B64_RUN = re.compile(r"[A-Za-z0-9/+=]{40,}")  # one pass; exactly 40 without `=` may be AWS
 _HF = re.compile(r"hf_(?<![A-Za-z0-9_]hf_)[A-Za-z0-9]{30,}\b")
@@ -66,7 +67,12 @@ _OPENAI_PROJECT = re.compile(r"sk-(?<![A-Za-z0-9_]sk-)(?:proj|svcacct|admin)-[A-
 _ANTHROPIC = re.compile(r"sk-ant-(?<![A-Za-z0-9_]sk-ant-)[A-Za-z0-9_-]{20,}")
 _GOOGLE = re.compile(r"AIza(?<![A-Za-z0-9_]AIza)[0-9A-Za-z_-]{35}\b")
 _GITHUB_PAT = re.compile(r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{40,}")
-_AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}(?<![A-Za-z0-9/+=][A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])")
+_GOOGLE_OAUTH = re.compile(r"ya29\.(?<![A-Za-z0-9_]ya29\.)[0-9A-Za-z_.-]{20,}")
+# 40 base64 characters standing alone: next to `-`, `_` or `.` they are the inside of a longer
+# URL-safe token (an OAuth access token, a JWT), not an AWS secret (issue #13: calendar_env's
+# placeholder `ya29.` token was reported as an AWS key).
+_AWS_SECRET = re.compile(
+    r"[A-Za-z0-9/+]{40}(?<![A-Za-z0-9/+=_.-][A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=_.-])")
 _AWS_CONTEXT = re.compile(r"aws|secret", re.IGNORECASE)
 
 
@@ -175,7 +181,7 @@ class _AwsSecretFallback(_Fallback):
 def _detectors() -> tuple[Any, ...]:
     own = (("Hugging Face Token", _HF), ("OpenAI Token", _OPENAI_PROJECT),
            ("Anthropic API Key", _ANTHROPIC), ("Google API Key", _GOOGLE),
-           ("GitHub Token", _GITHUB_PAT))
+           ("Google OAuth Token", _GOOGLE_OAUTH), ("GitHub Token", _GITHUB_PAT))
     try:
         import detect_secrets  # noqa: F401
     except ImportError:  # pragma: no cover - detect-secrets is a dependency
@@ -221,6 +227,7 @@ _KIND = {
     "OpenAI Token": "OpenAI API key",
     "Anthropic API Key": "Anthropic API key",
     "Google API Key": "Google API key",
+    "Google OAuth Token": "Google OAuth access token",
     "AWS Access Key": "AWS access key",
     "AWS Secret Access Key": "AWS secret access key",
     "Private Key": "private key",
@@ -274,11 +281,12 @@ def scan_text(text: str, literals: Iterable[str] = ()) -> list[SecretHit]:
     seen: set[tuple[int, str, str]] = set()
 
     starts: set[int] = set()
-    _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+="
+    token_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=_.-"
 
     def add(kind: str, match: str, at: int, preview: str) -> None:
         if kind == "AWS secret access key" and (  # a chunk edge is not a boundary
-                (at > 0 and text[at - 1] in _B64) or text[at + 40:at + 41] in tuple(_B64)):
+                (at > 0 and text[at - 1] in token_chars)
+                or text[at + 40:at + 41] in tuple(token_chars)):
             return
         number = text.count("\n", 0, at) + 1
         if at in starts or (number, kind, match) in seen or any(

@@ -113,3 +113,17 @@ def test_credentials_store_file_is_refused_unless_allowed(clean_env: Path):
     (clean_env / "config" / "credentials.json").write_text(f'{{"token": "{HF}"}}\n')
     codes = [f.code for f in validate(clean_env, static=True).findings]
     assert codes == ["EK602"]  # allowed by name, never by content
+
+
+def test_a_url_safe_token_is_not_an_aws_secret_but_an_oauth_token_is_found() -> None:
+    """Issue #13 (OpenEnv's calendar_env): 40 base64 characters inside a longer `ya29.`
+    token, between `-` and `.`, were reported as an AWS secret access key; the token is a
+    Google OAuth access token, and is reported as one."""
+    from envkit.secret_scan import scan_text
+
+    line = ('"x-access-token": "ya29.A0ARrdaM-k9Vq7GzY2pL4mQf8sN1xT0bR3uHcJWv5yKzP6eF2.'
+            'qwErTyUIopASDfGhJkLzXcVbNm12_34-56"\n')
+    assert [h.kind for h in scan_text(line)] == ["Google OAuth access token"]
+    inner = "k9Vq7GzY2pL4mQf8sN1xT0bR3uHcJWv5yKzP6eF2"
+    assert scan_text(f"session = abc-{inner}.def\n") == []
+    assert [h.kind for h in scan_text(f'secret = "{inner}"\n')] == ["AWS secret access key"]
