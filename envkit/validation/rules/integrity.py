@@ -192,19 +192,23 @@ class AfterDone:
                       for a in list(listed.values())[:LEGAL_AFTER_DONE]]
         if self.actions:
             sends.append(("a fuzzed action", self.actions.at(self.probed)))
-        seen: set[str] = set()
+        unique: dict[str, tuple[str, dict[str, Any]]] = {}
         for what, action in sends:
-            if _key(action) in seen:
-                continue
-            seen.add(_key(action))
+            unique.setdefault(_key(action), (what, action))
+        # a send that reopens the episode ends this probe; starting each finished episode at
+        # another send lets the later ones be tried too (connect4_env: one column reopens the
+        # game, another pays the win again)
+        order = list(unique.values())
+        turn = (self.probed - 1) % len(order)
+        for what, action in order[turn:] + order[:turn]:
             try:
                 res = self.engine.call("`step` after `done`", s.step, action)
             except EnvErrorFrame:
                 continue  # refusing a finished episode is fine
             self.engine.latencies.append(res.latency_s)
-            evidence = {"episode": self.probed, "seed": ep.seed, "policy": ep.policy, "episode_actions": ep.actions,
-                        "terminal_reward": ep.steps[-1].reward, "sent": action, "what": what,
-                        "reward": res.reward, "done": res.done}
+            evidence = {"episode": self.probed, "seed": ep.seed, "policy": ep.policy,
+                        "episode_actions": ep.actions, "terminal_reward": ep.steps[-1].reward,
+                        "sent": action, "what": what, "reward": res.reward, "done": res.done}
             if not res.done:
                 self.reopened.append(evidence)
                 return  # the episode goes on: stepping it further proves nothing more

@@ -142,6 +142,11 @@ def capacity(engine: Engine) -> int:
                    else f"the session closed without an error frame ({why.message})"
                    if why.code == SESSION_CLOSED
                    else f"it answered {why.code} instead of CAPACITY_REACHED")
+    if accepted == 0 and why is not None and why.code == CONNECT_FAILED:
+        # no WebSocket session opens at all (calendar_env answers /ws with 403): EK405 says
+        # so already; there is no capacity to judge (issue #13, one cause, one finding)
+        engine.notes.append(f"capacity: not judged, no WebSocket session opens ({why.message})")
+        return 0
     engine.ran(CAPACITY_NOT_ENFORCED)
     if refused is None:
         engine.add(CAPACITY_NOT_ENFORCED,
