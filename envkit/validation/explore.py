@@ -11,7 +11,8 @@ The explorer plays what the task says is playable, in this order:
 
 1. **the legal actions the observation lists**: a list of numbers or strings under a key
    naming them (``legal_actions``, ``legal_moves``, ``valid_actions``, ``available_moves``,
-   also inside the observation's ``metadata``), put in the action field of that type;
+   also inside the observation's ``metadata``; :data:`LEGAL_KEY`), put in the action field
+   of that type;
 2. **the values a field's schema enumerates**: an ``enum``/``Literal``, a boolean, an integer
    with ``minimum`` and ``maximum`` at most 64 apart;
 3. otherwise **the fuzzed actions** (the first 16 distinct ones).
@@ -33,8 +34,12 @@ from typing import Any
 
 from envkit.validation import fuzz
 
-#: Words in an observation key that name the actions allowed now (``legal_actions``).
-LEGAL_KEY = re.compile(r"legal|valid|available|allowed|possible", re.IGNORECASE)
+#: An observation key that names the actions allowed now (``legal_actions``, ``validMoves``):
+#: a word saying "allowed" and a word saying "action". ``available_tools`` (repl_env's tool
+#: names) is not a list of actions (issue #13).
+LEGAL_KEY = re.compile(
+    r"(legal|valid|available|allowed|possible).?(actions?|moves?|choices?|options?|commands?|"
+    r"columns?|plays?)$", re.IGNORECASE)
 MAX_ENUMERATED = 64  # integer ranges enumerated at most (maximum - minimum + 1)
 FUZZ_CHOICES = 16  # distinct fuzzed actions the explorer falls back to
 MAX_LEGAL = 4096  # longest list of legal actions read from an observation

@@ -46,3 +46,11 @@ def test_the_explorer_prefers_what_it_tried_least_and_repeats_with_its_seed() ->
     assert sorted(picks[:2]) == ["DOWN", "UP"] and sorted(picks[2:]) == ["DOWN", "UP"]
     again = Explorer(space, 7)
     assert [again(obs, i)["action"] for i in range(4)] == picks
+
+
+def test_only_keys_naming_allowed_actions_are_read() -> None:
+    """repl_env lists tool names under `available_tools`: they are not actions (issue #13)."""
+    space = ActionSpace(STR_ACTION, {"move": ""}, [])
+    assert space.legal({"available_tools": ["rlm_query_batched"]}) == []
+    assert space.legal({"validMoves": ["a1"]}) == [{"move": "a1"}]
+    assert space.legal({"possible_actions": ["b2"]}) == [{"move": "b2"}]
