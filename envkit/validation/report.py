@@ -160,6 +160,8 @@ class ValidationReport:
                                                  "reason": self.static_only_reason},
             "summary": self.summary,
             "findings": [f.to_dict() for f in self.findings],
+            "checks": [{"code": c.code, "name": c.name, "stage": c.stage, "status": c.status,
+                        "reason": c.reason, "findings": len(c.findings)} for c in self.checks],
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
 

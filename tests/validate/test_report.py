@@ -71,6 +71,13 @@ def test_json_matches_schema_and_contract(broken_report) -> None:
                                "checks_run": data["summary"]["checks_run"]}
     # sorted: severity first
     assert [f["severity"] for f in data["findings"]] == ["error", "warning", "info"]
+    # every rule, with its status and why it was skipped (issue #13 item 4)
+    checks = {c["code"]: c for c in data["checks"]}
+    assert len(checks) == len(broken_report.checks)
+    assert sum(c["status"] != "skipped" for c in checks.values()) == \
+        data["summary"]["checks_run"]
+    assert all(c["reason"] for c in checks.values() if c["status"] == "skipped")
+    assert sum(c["findings"] for c in checks.values()) == len(data["findings"])
     # a schema that accepted anything would not catch a broken report
     data["findings"][0]["severity"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):
