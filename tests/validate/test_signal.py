@@ -216,6 +216,10 @@ def test_every_rule_carries_a_valid_rfc008_id_or_none() -> None:
     by_code = {c: r.rfc008 for c, r in RULES.items()}
     assert by_code["EK413"] == "runtime.seed_control"
     assert by_code["EK505"] == "semantic.floor_gap"
+    # issue #13 item 5: the local-lane ids OpenEnv reserves but does not run
+    assert by_code["EK412"] == "semantic.verifier_determinism"
+    assert by_code["EK431"] == "semantic.replayability"
+    assert by_code["EK512"] == by_code["EK509"] == "semantic.no_solution_leakage"
     assert by_code["EK503"] == "runtime.reward_well_formed"
     assert RULES["EK503"].finding("x").to_dict()["rfc008"] == "runtime.reward_well_formed"
     assert RULES["EK604"].hygiene and not RULES["EK503"].hygiene

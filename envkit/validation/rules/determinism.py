@@ -48,10 +48,12 @@ RESET_NONDETERMINISTIC = register(
 
 REWARD_NONDETERMINISTIC = register(
     "EK412", "rewards-not-deterministic", Severity.ERROR,
-    rfc008="runtime.episode_determinism",
+    rfc008="semantic.verifier_determinism",
     summary="The same seed and the same actions give different rewards.",
     what="envkit replays one action sequence twice after `reset(seed=s)` and compares the "
-         "step rewards one by one.",
+         "step rewards one by one: the same trajectory must be scored the same way. RFC "
+         "008: `semantic.verifier_determinism` (observations and `state` are EK411's "
+         "`runtime.episode_determinism`).",
     why="A reward that changes for the same trajectory is noise in the learning signal and "
         "makes runs impossible to reproduce.",
     example="A rubric that samples an LLM judge at temperature 1, or uses the global RNG.",
