@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
@@ -219,11 +220,19 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
                 f"Files uploaded without LFS/Xet should be at most 10 MB; `{f.path}` is "
                 f"{f.size / 1024 / 1024:.1f} MB.", location=Location(f.path))
     hits, unscanned = scan_files(root, [f.path for f in files], limit=SCAN_LIMIT)
+    # one finding per file, line and kind: a database row with four tokens is one place to
+    # fix (issue #13, calendar_env's seed database)
+    grouped: dict[tuple[str, int, str], list[Any]] = {}
     for hit in hits:
+        grouped.setdefault((hit.file, hit.line, hit.kind), []).append(hit)
+    for (file, line, kind), same in grouped.items():
+        first = same[0]
+        what = (f"a {kind} (`{first.preview}`, value not shown)" if len(same) == 1 else
+                f"{len(same)} values that look like a {kind} (first `{first.preview}`, "
+                "values not shown)")
         yield SECRET_IN_FILE.finding(
-            f"`{hit.file}` would be uploaded and contains a {hit.kind} (`{hit.preview}`, "
-            f"value not shown) at line {hit.line}.",
-            location=Location(hit.file, hit.line, hit.column))
+            f"`{file}` would be uploaded and contains {what} at line {line}.",
+            location=Location(file, line, first.column))
     for miss in unscanned:
         if is_allowed(miss.file, allow):
             continue
