@@ -24,11 +24,13 @@ import json
 import math
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 STRIPPED_FIELDS = ("metadata",)
+_SANDBOX_LOCK = threading.Lock()
 MAX_STRING = 1000  # "maximum" strings when the schema sets no maxLength
 
 
@@ -69,30 +71,53 @@ def _hypothesis_sandbox() -> Iterator[None]:
     * hypothesis-jsonschema 0.23 calls ``many.more()``, which hypothesis >= 6.14x removed:
       give it a compatible shim when needed.
     """
-    from hypothesis import configuration
+    with _SANDBOX_LOCK:  # hypothesis' home is process-wide: one sandbox at a time
+        from hypothesis import configuration
 
-    saved_home = getattr(configuration, "__hypothesis_home_directory", None)
-    with _cache_home() as home:
-        # Before importing hypothesis_jsonschema: its import builds the unicode tables.
-        configuration.set_hypothesis_home_dir(home)
-        import hypothesis_jsonschema._from_schema as hjs
-        from hypothesis.internal.conjecture import providers
-        from hypothesis.internal.conjecture import utils as cu
+        saved_home = getattr(configuration, "__hypothesis_home_directory", None)
+        with _cache_home() as home:
+            # Before importing hypothesis_jsonschema: its import builds the unicode tables.
+            configuration.set_hypothesis_home_dir(home)
+            import hypothesis_jsonschema._from_schema as hjs
+            from hypothesis.internal.conjecture import providers
+            from hypothesis.internal.conjecture import utils as cu
 
-        saved_constants = getattr(providers, "_get_local_constants", None)
-        saved_cu = hjs.cu
-        if saved_constants is not None:
-            empty = providers.Constants()
-            providers._get_local_constants = lambda: empty
-        if not hasattr(cu.many, "more"):
-            hjs.cu = _CuCompat(cu)
-        try:
-            yield
-        finally:
-            configuration.set_hypothesis_home_dir(saved_home)
+            saved_constants = getattr(providers, "_get_local_constants", None)
+            saved_cu = hjs.cu
             if saved_constants is not None:
-                providers._get_local_constants = saved_constants
-            hjs.cu = saved_cu
+                empty = providers.Constants()
+                providers._get_local_constants = lambda: empty
+            if not hasattr(cu.many, "more"):
+                hjs.cu = _CuCompat(cu)
+            try:
+                yield
+            finally:
+                configuration.set_hypothesis_home_dir(saved_home)
+                if saved_constants is not None:
+                    providers._get_local_constants = saved_constants
+                hjs.cu = saved_cu
+
+
+def warm_up() -> threading.Thread:
+    """Import hypothesis and hypothesis-jsonschema (about 1 s of imports, half of a short
+    ``--url`` run) in a background thread, inside the sandbox, while the runtime stage waits
+    for the server and plays the endpoint checks; :func:`generate_actions` then finds them
+    loaded (it waits for the thread through the sandbox's lock). Never raises: a failure
+    shows again, and is reported, when the actions are generated.
+
+    Returns:
+        The started daemon thread.
+    """
+    def load() -> None:
+        try:
+            with _hypothesis_sandbox():
+                pass
+        except Exception:  # noqa: BLE001, S110 - generate_actions reports it
+            pass
+
+    thread = threading.Thread(target=load, name="envkit-fuzz-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 @contextlib.contextmanager

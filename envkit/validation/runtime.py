@@ -17,6 +17,7 @@ from pathlib import Path
 
 from envkit.findings import Finding
 from envkit.manifest import Manifest
+from envkit.validation import fuzz
 from envkit.validation.engine import ActionPool, Engine, Settings, Stop
 from envkit.validation.rules import (
     determinism,
@@ -122,6 +123,7 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
                                 timeout_s=timeout_s, startup_timeout_s=startup_timeout_s,
                                 reply_timeout_s=reply_timeout_s)
     engine = Engine(settings, progress)
+    fuzz.warm_up()  # ~1 s of imports, overlapped with the start-up and the endpoint checks
     t0 = time.perf_counter()
     capacity = None
     root = target.root

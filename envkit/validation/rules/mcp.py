@@ -65,15 +65,14 @@ class Reply:
 
 
 def post(engine: Engine, content: bytes) -> Reply:
-    """``POST /mcp`` with ``content`` as the body, on a fresh connection."""
+    """``POST /mcp`` with ``content`` as the body, on a fresh connection
+    (:meth:`Engine.post_client`)."""
     import httpx
 
     engine.check_budget()
     try:
-        with httpx.Client(timeout=engine.settings.reply_s, trust_env=False,
-                          headers={"Connection": "close",
-                                   "Content-Type": "application/json"}) as c:
-            r = c.post(engine.url + "/mcp", content=content)
+        r = engine.post_client().post(engine.url + "/mcp", content=content,
+                                      headers={"Content-Type": "application/json"})
     except httpx.HTTPError as exc:
         engine.check_alive()
         return Reply(None, None, f"{type(exc).__name__}: {exc}")
