@@ -267,7 +267,9 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
         lines.append("No findings.")
         lines.append("")
     if report.runtime.launch or report.runtime.notes:
-        if report.runtime.launch:
+        said = any(n.startswith(f"started with the {report.runtime.launch}")
+                   for n in report.runtime.notes)  # the note adds the ways that exited
+        if report.runtime.launch and not said:
             lines.append(f"Server started with the {report.runtime.launch}.")
         lines += [f"Note: {n}" for n in report.runtime.notes]
         lines.append("")

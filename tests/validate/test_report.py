@@ -121,3 +121,17 @@ def test_docs_rules_md_is_up_to_date() -> None:
         "docs/rules.md is stale: run `envkit rules --format markdown > docs/rules.md`")
     for rule in RULES.values():  # the anchor of Rule.url exists as a heading
         assert f"\n## {rule.code} {rule.name}\n" in doc
+
+
+def test_the_way_the_server_started_is_said_once(broken_report) -> None:
+    """The launch line and the note that also lists the ways that exited said the same thing
+    twice (issue #13, in-repo environments): the note alone is shown."""
+    launch = "package form from the parent folder: uvicorn x_env.server.app:app in /e"
+    broken_report.runtime.launch = launch
+    broken_report.runtime.notes = [f"started with the {launch} (after 1 way(s) that exited: "
+                                   "uvicorn server.app:app -> ImportError: boom)"]
+    text = render(broken_report, "text")
+    assert text.count("uvicorn x_env.server.app:app") == 1
+    assert "ImportError: boom" in text
+    broken_report.runtime.notes = []
+    assert f"Server started with the {launch}." in render(broken_report, "text")
