@@ -60,16 +60,21 @@ DECLARE = {
     "ignores_no_network": {"network": {"mode": "no-network"}},
     "over_memory": {**PUBLIC, "resources": {"cpu": 1, "memory_mb": 128, "disk_mb": 256,
                                             "episode_timeout_s": 60}},
+    "slow_start": PUBLIC,
+    "crash_start": PUBLIC,
 }
+#: envkit's own facts a fixture declares (the `envkit:` section).
+DECLARE_ENVKIT = {"slow_start": {"startup_timeout_s": 3}}
 
 
-def _declare(path: Path, keys: dict) -> None:
+def _declare(path: Path, keys: dict, envkit_keys: dict | None = None) -> None:
     from ruamel.yaml import YAML
 
     yaml = YAML()
     manifest = path / "openenv.yaml"
     data = yaml.load(manifest.read_text(encoding="utf-8"))
     data["validation"].update(keys)
+    data["envkit"].update(envkit_keys or {})
     with manifest.open("w", encoding="utf-8") as fh:
         yaml.dump(data, fh)
 
@@ -107,11 +112,12 @@ def fixture_images(built_echo, dclient, labels, run_id, tmp_path_factory):
 
     dest = tmp_path_factory.mktemp("lane-envs")
     out = {}
-    for name in ("loopback", "needs_root", "writes_app", "ignores_no_network", "over_memory"):
+    for name in ("loopback", "needs_root", "writes_app", "ignores_no_network", "over_memory",
+                 "slow_start", "crash_start"):
         path = _overlay(built_echo, name, dest)
         tag = f"envkit-test-lane-{name.replace('_', '-')}:{run_id}"
         build_image(path, tag=tag, labels=labels, check=False)
-        _declare(path, DECLARE.get(name, {}))
+        _declare(path, DECLARE.get(name, {}), DECLARE_ENVKIT.get(name))
         out[name] = (path, tag)
     return out
 
@@ -122,6 +128,8 @@ def fixture_images(built_echo, dclient, labels, run_id, tmp_path_factory):
     ("writes_app", "EK442"),
     ("ignores_no_network", "EK445"),
     ("over_memory", "EK443"),
+    ("slow_start", "EK444"),
+    ("crash_start", "EK446"),
 ])
 def test_fixture_gives_exactly_its_finding(fixture_images, built_echo, dclient, name, code):
     from envkit.container import validate_docker
@@ -139,6 +147,9 @@ def test_fixture_gives_exactly_its_finding(fixture_images, built_echo, dclient, 
         assert "--network none" in finding.message
     elif name == "over_memory":
         assert "--memory 128m --memory-swap 128m" in finding.message
+    elif name == "crash_start":
+        assert "envkit_fixture_missing_dependency" in finding.message  # the log tail
+        assert "--publish 127.0.0.1::8000" in finding.message
     else:
         assert "--publish 127.0.0.1::8000" in finding.message
     check = next(c for c in report.checks if c.code == code)

@@ -143,9 +143,9 @@ EXPLORE_EPISODES = 3  # exploring episodes at least (the seeds are cycled)
 def explore_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> int:
     """Play the exploring policy (:class:`envkit.validation.explore.Explorer`) once per seed
     (at least :data:`EXPLORE_EPISODES` episodes, the seeds cycled), each on a session of its
-    own, so that the after-``done`` probes (EK417, EK508) see the
-    real episode ends fuzzing does not reach (issue #13 item 2). It judges no rule itself: an
-    episode it plays longer than ``max_steps`` is not EK414 (the fuzzed episodes judge that).
+    own, so that the after-``done`` probes (EK417, EK508) see the real episode ends fuzzing
+    does not reach (issue #13 item 2). It judges no rule itself: an episode it plays longer
+    than ``max_steps`` is not EK414 (the fuzzed episodes judge that).
 
     Each episode has at most ``envkit.max_steps`` steps when declared, else
     :data:`EXPLORE_STEPS`; all of them together at most :data:`EXPLORE_BUDGET_S` seconds
@@ -158,13 +158,14 @@ def explore_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool
     space = explore.ActionSpace(schema, actions.at(0) if actions else None,
                                 [actions.at(i) for i in range(min(len(actions), 64))])
     cap = settings.max_steps if settings.max_steps_declared else EXPLORE_STEPS
-    until = time.monotonic() + min(EXPLORE_BUDGET_S, engine.remaining_s() / 4)
+    budget_s = min(EXPLORE_BUDGET_S, engine.remaining_s() / 4)
+    until = time.monotonic() + budget_s
     ended = 0
     seeds = list(settings.seeds) * EXPLORE_EPISODES
     for n, seed in enumerate(seeds[:max(len(settings.seeds), EXPLORE_EPISODES)]):
         if time.monotonic() > until:
-            engine.notes.append(f"explore: the {EXPLORE_BUDGET_S:g} s for exploring episodes "
-                                f"ran out after {n}; later episode ends were not probed.")
+            engine.notes.append(f"explore: the {budget_s:.0f} s for exploring episodes ran "
+                                f"out after {n}; later episode ends were not probed.")
             break
         engine.progress(f"exploring episode (seed {seed})")
         policy = explore.Explorer(space, settings.seed * 1000 + n)
