@@ -26,7 +26,6 @@ the same actions against the same answers.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections import Counter
@@ -44,9 +43,6 @@ MAX_ENUMERATED = 64  # integer ranges enumerated at most (maximum - minimum + 1)
 FUZZ_CHOICES = 16  # distinct fuzzed actions the explorer falls back to
 MAX_LEGAL = 4096  # longest list of legal actions read from an observation
 
-
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
 
 
 def _scalar_kind(value: Any) -> str | None:
@@ -85,8 +81,8 @@ class ActionSpace:
         seen: set[str] = set()
         self.fuzzed: list[dict[str, Any]] = []
         for a in fuzzed:
-            if _key(a) not in seen and len(self.fuzzed) < FUZZ_CHOICES:
-                seen.add(_key(a))
+            if fuzz.json_key(a) not in seen and len(self.fuzzed) < FUZZ_CHOICES:
+                seen.add(fuzz.json_key(a))
                 self.fuzzed.append(dict(a))
         self.enumerated = self._enumerated()
 
@@ -195,10 +191,10 @@ class Explorer:
         choices = self.space.choices(observation)
         if not choices:
             return dict(self.space.base)
-        where = _key({k: v for k, v in observation.items() if k != "metadata"}
+        where = fuzz.json_key({k: v for k, v in observation.items() if k != "metadata"}
                      if isinstance(observation, dict) else observation)
-        counts = [self.tried[(where, _key(a))] for a in choices]
+        counts = [self.tried[(where, fuzz.json_key(a))] for a in choices]
         least = min(counts)
         pick = self.rng.choice([a for a, c in zip(choices, counts, strict=True) if c == least])
-        self.tried[(where, _key(pick))] += 1
+        self.tried[(where, fuzz.json_key(pick))] += 1
         return dict(pick)

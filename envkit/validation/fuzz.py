@@ -478,6 +478,12 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | N
     return None
 
 
+def json_key(value: Any) -> str:
+    """``value`` as canonical JSON (sorted keys; non-JSON values as ``str``): the key under
+    which the runtime checks compare and count actions, observations and leaves."""
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def short_json(value: Any, limit: int = 160) -> str:
     """Compact JSON for messages, cut at ``limit`` characters."""
     try:

@@ -123,9 +123,6 @@ def flatten(value: Any, path: str = "", out: dict[str, Any] | None = None) -> di
     return out
 
 
-def _k(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
 
 def _state_view(state: Any) -> dict[str, Any]:
     return {k: v for k, v in (state or {}).items() if k not in STATE_BOOKKEEPING} \
@@ -138,10 +135,10 @@ def _sequences(ep: Episode) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     obs = [flatten(o) for o in ep.observations()]
     for path in set().union(*obs):
-        out[f"obs:{path}"] = [_k(o.get(path, _MISSING)) for o in obs]
+        out[f"obs:{path}"] = [fuzz.json_key(o.get(path, _MISSING)) for o in obs]
     states = [flatten(_state_view(ep.states[k])) for k in ("reset", "end") if k in ep.states]
     for path in set().union(*states) if states else ():
-        out[f"state:{path}"] = [_k(st.get(path, _MISSING)) for st in states]
+        out[f"state:{path}"] = [fuzz.json_key(st.get(path, _MISSING)) for st in states]
     return out
 
 

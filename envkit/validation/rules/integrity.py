@@ -15,7 +15,6 @@ in its message and ``data``.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -142,9 +141,6 @@ def _fmt(value: Any) -> str:
     return fuzz.short_json(value, 80)
 
 
-def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
-
 
 # -- EK508 (and EK417): stepping a finished episode ----------------------------------------
 class AfterDone:
@@ -187,14 +183,14 @@ class AfterDone:
             listed: dict[str, dict[str, Any]] = {}
             for obs in ep.observations():
                 for a in self.space.legal(obs):
-                    listed.setdefault(_key(a), a)
+                    listed.setdefault(fuzz.json_key(a), a)
             sends += [("a legal action listed during the episode", a)
                       for a in list(listed.values())[:LEGAL_AFTER_DONE]]
         if self.actions:
             sends.append(("a fuzzed action", self.actions.at(self.probed)))
         unique: dict[str, tuple[str, dict[str, Any]]] = {}
         for what, action in sends:
-            unique.setdefault(_key(action), (what, action))
+            unique.setdefault(fuzz.json_key(action), (what, action))
         # a send that reopens the episode ends this probe; starting each finished episode at
         # another send lets the later ones be tried too (connect4_env: one column reopens the
         # game, another pays the win again)
@@ -266,7 +262,7 @@ def _leaves(value: Any, path: str, out: list[tuple[str, Any]]) -> None:
 def _values(value: Any) -> set[str]:
     found: list[tuple[str, Any]] = []
     _leaves(value, "", found)
-    return {_key(v) for _, v in found}
+    return {fuzz.json_key(v) for _, v in found}
 
 
 def _without_metadata(obs: dict[str, Any]) -> dict[str, Any]:
@@ -335,7 +331,7 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
     candidates: list[tuple[str, str, Any]] = []
     keys: set[str] = set()
     for path, when, value in found:
-        k = _key(value)
+        k = fuzz.json_key(value)
         if k in shown or k in sent or k in keys:
             continue
         keys.add(k)
@@ -460,7 +456,7 @@ def ignores_action(engine: Engine) -> None:
             numbers.append(float(res.reward))
             slot_rewards.setdefault((ep.seed, i), set()).add(float(res.reward))
             by_slot.setdefault((ep.seed, i), {}).setdefault(
-                _key(action), (float(res.reward), action, ep.policy))
+                fuzz.json_key(action), (float(res.reward), action, ep.policy))
     if len(numbers) < 5 or max(numbers) - min(numbers) <= EPS:
         return  # too little, or constant (EK504)
     engine.ran(REWARD_IGNORES_ACTION)
