@@ -34,8 +34,8 @@ RESET_NONDETERMINISTIC = register(
          "`reset(seed=s)` on fresh sessions and deep-compares the observations and `state` "
          "(after `reset` and after the last step), reporting the first differing field; "
          "when the two agree, it resets 3 more fresh sessions with the seed (a coin flip "
-         "per reset passes two plays half the time). Fields fresh on every reply of a single run (timings, request ids) and float "
-         "fields named like timings (`*_time`, `*_seconds`, `*_ms`, `elapsed*`, "
+         "per reset passes two plays half the time). Fields fresh on every reply of a "
+         "single run (timings, request ids) and float fields named like timings (`*_time`, `*_seconds`, `*_ms`, `elapsed*`, "
          "`duration*`, `latency*`, `*timestamp`) are left out. "
          "RFC 008: `runtime.episode_determinism`.",
     why="Reproducible evaluation and debugging need a seed to fix the episode "

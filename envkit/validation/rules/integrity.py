@@ -45,8 +45,9 @@ REWARD_AFTER_DONE = register(
          "game ends are reached without an oracle), it steps the finished episode again, in "
          "the same session, with the episode's last action, the oracle's winning action for "
          "that seed, a legal action the terminal observation still lists, up to 4 legal "
-         "actions listed during the episode and one fuzzed action. Any reward above the low end of `validation.reward.range` while `done` "
-         "stays true is a finding (`done` going back to false is EK417).",
+         "actions listed during the episode and one fuzzed action. Any reward above the "
+         "low end of `validation.reward.range` while `done` stays true is a finding (`done` "
+         "going back to false is EK417).",
     why="A policy that learns to keep sending the right answer after the episode ended "
         "collects the full reward as often as the trainer lets it step: returns explode and "
         "the learning signal is the farming, not the task.",
