@@ -71,8 +71,10 @@ _GOOGLE_OAUTH = re.compile(r"ya29\.(?<![A-Za-z0-9_]ya29\.)[0-9A-Za-z_.-]{20,}")
 # 40 base64 characters standing alone: next to `-`, `_` or `.` they are the inside of a longer
 # URL-safe token (an OAuth access token, a JWT), not an AWS secret (issue #13: calendar_env's
 # placeholder `ya29.` token was reported as an AWS key).
+_TOKEN_CHAR = r"[A-Za-z0-9/+=_.-]"  # what continues a token on either side of the 40
 _AWS_SECRET = re.compile(
-    r"[A-Za-z0-9/+]{40}(?<![A-Za-z0-9/+=_.-][A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=_.-])")
+    rf"[A-Za-z0-9/+]{{40}}(?<!{_TOKEN_CHAR}[A-Za-z0-9/+]{{40}})(?!{_TOKEN_CHAR})")
+_TOKEN_EDGE = re.compile(_TOKEN_CHAR)
 _AWS_CONTEXT = re.compile(r"aws|secret", re.IGNORECASE)
 
 
@@ -281,12 +283,11 @@ def scan_text(text: str, literals: Iterable[str] = ()) -> list[SecretHit]:
     seen: set[tuple[int, str, str]] = set()
 
     starts: set[int] = set()
-    token_chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+=_.-"
 
     def add(kind: str, match: str, at: int, preview: str) -> None:
         if kind == "AWS secret access key" and (  # a chunk edge is not a boundary
-                (at > 0 and text[at - 1] in token_chars)
-                or text[at + 40:at + 41] in tuple(token_chars)):
+                (at > 0 and _TOKEN_EDGE.fullmatch(text[at - 1]))
+                or _TOKEN_EDGE.fullmatch(text[at + 40:at + 41])):
             return
         number = text.count("\n", 0, at) + 1
         if at in starts or (number, kind, match) in seen or any(
