@@ -174,6 +174,14 @@ class Episode:
     def rewards(self) -> list[Any]:
         return [s.reward for s in self.steps]
 
+    def record(self, res: StepResult, action: dict[str, Any]) -> bool:
+        """Add one answered step and the action that earned it; ``True`` when it ended the
+        episode (``done``)."""
+        self.steps.append(res)
+        self.actions.append(action)
+        self.done = bool(res.done)
+        return self.done
+
     def best(self) -> float | None:
         """The best finite step reward, ``None`` when there is none."""
         nums = [float(r) for r in self.rewards if is_number(r) and math.isfinite(float(r))]
@@ -363,22 +371,9 @@ class Engine:
         when no answer came (``text`` says why)."""
         import httpx
 
-        self.check_budget()
         if self._http is None:
             self._http = httpx.Client(timeout=self.settings.reply_s, trust_env=False)
-        try:
-            r = self._http.get(self.url + path)
-        except httpx.TimeoutException:
-            self.check_alive()
-            return None, None, f"no answer within {self.settings.reply_s:g} s"
-        except httpx.HTTPError as exc:
-            self.check_alive()
-            return None, None, f"{type(exc).__name__}: {exc}"
-        try:
-            body = r.json()
-        except ValueError:
-            body = None
-        return r.status_code, body, r.text[:200]
+        return self._request(self._http, "GET", path, 200)
 
     def post(self, path: str, payload: Any) -> tuple[int | None, str]:
         """``POST url+path`` with a JSON body on a fresh connection (uvicorn drops keep-alive
@@ -401,11 +396,17 @@ class Engine:
     def post_json(self, path: str, payload: Any) -> tuple[int | None, Any, str]:
         """:meth:`post`, with the JSON body parsed: ``(status or None, body or None, text)``
         (``text`` cut at 300 characters)."""
+        return self._request(self.post_client(), "POST", path, 300, json=payload)
+
+    def _request(self, client: Any, method: str, path: str, limit: int,
+                 **kwargs: Any) -> tuple[int | None, Any, str]:
+        """One HTTP request of :meth:`get` / :meth:`post_json`: ``(status or None, JSON body
+        or None, text cut at ``limit`` characters or why no answer came)``."""
         import httpx
 
         self.check_budget()
         try:
-            r = self.post_client().post(self.url + path, json=payload)
+            r = client.request(method, self.url + path, **kwargs)
         except httpx.TimeoutException:
             self.check_alive()
             return None, None, f"no answer within {self.settings.reply_s:g} s"
@@ -416,7 +417,7 @@ class Engine:
             body = r.json()
         except ValueError:
             body = None
-        return r.status_code, body, r.text[:300]
+        return r.status_code, body, r.text[:limit]
 
     # -- sessions ---------------------------------------------------------------------------
     def connect(self) -> EnvSession:
@@ -524,11 +525,8 @@ class Engine:
                 if exc.code == "EXECUTION_ERROR":
                     continue
                 raise
-            ep.steps.append(res)
-            ep.actions.append(action)
             obs = res.observation
-            if res.done:
-                ep.done = True
+            if ep.record(res, action):
                 break
         if with_state:
             ep.states["end"] = self.call("`state`", s.state)

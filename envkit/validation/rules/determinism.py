@@ -345,16 +345,26 @@ def _resets_differ(engine: Engine, seed: int, first: Episode,
             state = engine.call("`state`", s.state)
         finally:
             s.close()
-        d = _first_diff(first.reset_obs, obs, volatile, "obs")
+        d = _reset_difference(first.reset_obs, first.states.get("reset"), obs, state,
+                              volatile)
         if d is not None:
-            return [Difference("reset", *d)]
-        if "reset" in first.states:
-            d = _first_diff(_state_view(first.states["reset"]), _state_view(state), volatile,
-                            "state")
-            if d is not None:
-                path, va, vb = d
-                return [Difference("state after reset", f"state.{path}", va, vb)]
+            return [d]
     return []
+
+
+def _reset_difference(obs_a: dict[str, Any], state_a: Any, obs_b: dict[str, Any],
+                      state_b: Any, volatile: set[str]) -> Difference | None:
+    """The first difference of two resets: the observation, then ``state`` (``state_a``
+    ``None``: not recorded, not compared)."""
+    d = _first_diff(obs_a, obs_b, volatile, "obs")
+    if d is not None:
+        return Difference("reset", *d)
+    if state_a is not None:
+        d = _first_diff(_state_view(state_a), _state_view(state_b), volatile, "state")
+        if d is not None:
+            path, va, vb = d
+            return Difference("state after reset", f"state.{path}", va, vb)
+    return None
 
 
 def _seed_control(engine: Engine, seeds: list[int], volatile: set[str]) -> None:
@@ -367,30 +377,26 @@ def _seed_control(engine: Engine, seeds: list[int], volatile: set[str]) -> None:
         got: list[tuple[int | None, dict[str, Any], dict[str, Any]]] = []
         for seed in plan:
             obs = engine.reset(s, seed).observation
-            got.append((seed, obs, _state_view(engine.call("`state`", s.state))))
+            got.append((seed, obs, engine.call("`state`", s.state)))
     finally:
         s.close()
     base_seed, base_obs, base_state = got[0]
     for seed, obs, state in got[1:]:
-        d = _first_diff(base_obs, obs, volatile, "obs")
-        label = ""
-        if d is None:
-            d = _first_diff(base_state, state, volatile, "state")
-            label = "state."
+        d = _reset_difference(base_obs, base_state or {}, obs, state, volatile)
         if d is None:
             continue
-        path, va, vb = d
+        path, va, vb = d.path, d.first, d.second
         shown = ", ".join("`reset()`" if x is None else f"`reset(seed={x})`" for x in plan)
         engine.add(SEED_IGNORED,
                    f"The seed must select the episode; seeds {', '.join(map(str, seeds))} "
                    f"each gave the same episode on a fresh session, yet one session reset "
-                   f"four times ({shown}) got `{label}{path}` = {_fmt(va)} after "
+                   f"four times ({shown}) got `{path}` = {_fmt(va)} after "
                    f"`reset(seed={base_seed})` and {_fmt(vb)} after "
                    f"{'`reset()`' if seed is None else f'`reset(seed={seed})`'}. The "
                    "environment draws at random, but not from the seed. Most likely "
                    "`reset()` ignores `seed` (openenv-core silently drops arguments `reset` "
                    "does not declare) and draws from a generator created once per instance.",
-                   seeds=seeds, resets=[x for x in plan], field=f"{label}{path}", first=va,
+                   seeds=seeds, resets=[x for x in plan], field=path, first=va,
                    second=vb)
         return
 
@@ -433,10 +439,7 @@ def replay_plan(engine: Engine, root: Path | None) -> None:
                                "`envkit migrate`.", plan=path, index=i + 1, action=action,
                                error=exc.message)
                     return
-                ep.steps.append(res)
-                ep.actions.append(action)
-                if res.done:
-                    ep.done = True
+                if ep.record(res, action):
                     break
             ep.states["end"] = engine.call("`state`", s.state)
         finally:

@@ -107,10 +107,7 @@ def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -
                     if exc.code == "EXECUTION_ERROR":
                         raised.append((seed, action, str(exc.data.get("message", ""))))
                     continue
-                ep.steps.append(res)
-                ep.actions.append(action)
-                if res.done:
-                    ep.done = True
+                if ep.record(res, action):
                     break
             taken = len(ep.steps)
             if n == 0 and not raised:
