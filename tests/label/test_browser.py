@@ -73,13 +73,28 @@ def _progress(driver) -> str:
     return " ".join(driver.find_element("id", "progress").text.split())
 
 
-def _wait_new_page(driver, old) -> None:
-    from selenium.webdriver.support import expected_conditions as ec
+def _mark_page(driver) -> str:
+    """Tag the current document so `_wait_new_page` can tell when another one replaced it."""
+    import uuid
+
+    mark = uuid.uuid4().hex
+    driver.execute_script("window.__ekMark = arguments[0];", mark)
+    return mark
+
+
+def _wait_new_page(driver, mark: str) -> None:
+    """Wait (up to 30 s) until a new, fully loaded document replaced the one tagged `mark`.
+
+    Polls a window variable rather than the staleness of an old element: Chromium can answer a
+    query on a node of the unloading document with an inspector error (not a stale-element one),
+    which made `staleness_of` flaky (CI run of stop 17). Errors while the page is between
+    documents are retried."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    WebDriverWait(driver, 30).until(ec.staleness_of(old))
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script(
-        "return document.readyState") == "complete")
+    WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(
+        lambda d: d.execute_script(
+            "return document.readyState === 'complete' && window.__ekMark === undefined"))
 
 
 @pytest.fixture
@@ -122,7 +137,7 @@ def _label_by_clicks_and_keys_undo_reload(browser, xss_eval_dir: Path) -> None:
                                     "btn-cant", "btn-right"]):
             key = _pair_key(driver)
             seen.append(key)
-            old = driver.find_element("tag name", "html")
+            old = _mark_page(driver)
             driver.find_element("id", button).click()
             _wait_new_page(driver, old)
             assert _pair_key(driver) != key
@@ -130,13 +145,13 @@ def _label_by_clicks_and_keys_undo_reload(browser, xss_eval_dir: Path) -> None:
         for i, k in enumerate(["1", "2", "3", "0", "2", "1"]):
             key = _pair_key(driver)
             seen.append(key)
-            old = driver.find_element("tag name", "html")
+            old = _mark_page(driver)
             ActionChains(driver).send_keys(k).perform()
             _wait_new_page(driver, old)
             assert _progress(driver).startswith(f"{7 + i} of {total}")
         assert len(set(seen)) == 12
 
-        old = driver.find_element("tag name", "html")
+        old = _mark_page(driver)
         ActionChains(driver).send_keys("u").perform()  # undo the last label
         _wait_new_page(driver, old)
         assert _pair_key(driver) == seen[-1]
@@ -154,7 +169,7 @@ def _label_by_clicks_and_keys_undo_reload(browser, xss_eval_dir: Path) -> None:
         note = driver.find_element("id", "note")
         note.send_keys("both <fine>\n")
         assert _progress(driver).startswith(f"11 of {total}")
-        old = driver.find_element("tag name", "html")
+        old = _mark_page(driver)
         driver.find_element("id", "btn-left").click()
         _wait_new_page(driver, old)
         assert _progress(driver).startswith(f"12 of {total}")
