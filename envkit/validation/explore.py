@@ -29,9 +29,12 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.validation import fuzz
+
+if TYPE_CHECKING:
+    from envkit.validation.engine import ActionPool
 
 #: An observation key that names the actions allowed now (``legal_actions``, ``validMoves``):
 #: a word saying "allowed" and a word saying "action". ``available_tools`` (repl_env's tool
@@ -42,7 +45,7 @@ LEGAL_KEY = re.compile(
 MAX_ENUMERATED = 64  # integer ranges enumerated at most (maximum - minimum + 1)
 FUZZ_CHOICES = 16  # distinct fuzzed actions the explorer falls back to
 MAX_LEGAL = 4096  # longest list of legal actions read from an observation
-
+FUZZ_READ = 64  # fuzzed actions read from the pool for the fallback choices
 
 
 def _scalar_kind(value: Any) -> str | None:
@@ -81,10 +84,19 @@ class ActionSpace:
         seen: set[str] = set()
         self.fuzzed: list[dict[str, Any]] = []
         for a in fuzzed:
-            if fuzz.json_key(a) not in seen and len(self.fuzzed) < FUZZ_CHOICES:
-                seen.add(fuzz.json_key(a))
+            key = fuzz.json_key(a)
+            if key not in seen and len(self.fuzzed) < FUZZ_CHOICES:
+                seen.add(key)
                 self.fuzzed.append(dict(a))
         self.enumerated = self._enumerated()
+
+    @classmethod
+    def from_pool(cls, schema: dict[str, Any], actions: ActionPool) -> ActionSpace:
+        """The space of ``schema`` over the run's fuzzed actions: the first one is the base,
+        the first :data:`FUZZ_READ` are the fallback choices. One space serves the explorer
+        and the after-``done`` probe."""
+        return cls(schema, actions.at(0) if actions else None,
+                   [actions.at(i) for i in range(min(len(actions), FUZZ_READ))])
 
     # -- what the schema enumerates ----------------------------------------------------------
     def _values(self, node: dict[str, Any]) -> list[Any] | None:
@@ -192,7 +204,7 @@ class Explorer:
         if not choices:
             return dict(self.space.base)
         where = fuzz.json_key({k: v for k, v in observation.items() if k != "metadata"}
-                     if isinstance(observation, dict) else observation)
+                              if isinstance(observation, dict) else observation)
         counts = [self.tried[(where, fuzz.json_key(a))] for a in choices]
         least = min(counts)
         pick = self.rng.choice([a for a, c in zip(choices, counts, strict=True) if c == least])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from envkit.findings import Finding
 from envkit.manifest import Manifest
-from envkit.validation import fuzz
+from envkit.validation import explore, fuzz
 from envkit.validation.engine import ActionPool, Engine, Settings, Stop
 from envkit.validation.rules import (
     determinism,
@@ -166,7 +166,9 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         engine.guard("step before reset", protocol.step_before_reset, engine, actions)
         engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
     engine.guard("malformed frames", protocol.malformed_frames, engine)
-    after_done = integrity.AfterDone(engine, actions, api.action)
+    space = (explore.ActionSpace.from_pool(api.action, actions)
+             if api.action is not None else None)
+    after_done = integrity.AfterDone(engine, actions, space)
     oracle_best = None
     if actions and api.action is not None:
         engine.on_episode_end = after_done  # every finished episode is stepped again
@@ -176,8 +178,7 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python)
         means = engine.guard("degenerate policies", reward.degenerate, engine, api.action,
                              actions, oracle_best)
-        engine.guard("exploring episodes", episodes.explore_episodes, engine, api.action,
-                     actions)
+        engine.guard("exploring episodes", episodes.explore_episodes, engine, space)
         engine.guard("solution leakage", integrity.leak, engine, api.action, actions,
                      quiet=True)
         engine.on_episode_end = None

@@ -35,8 +35,8 @@ RESET_NONDETERMINISTIC = register(
          "(after `reset` and after the last step), reporting the first differing field; "
          "when the two agree, it resets 3 more fresh sessions with the seed (a coin flip "
          "per reset passes two plays half the time). Fields fresh on every reply of a "
-         "single run (timings, request ids) and float fields named like timings (`*_time`, `*_seconds`, `*_ms`, `elapsed*`, "
-         "`duration*`, `latency*`, `*timestamp`) are left out. "
+         "single run (timings, request ids) and float fields named like timings (`*_time`, "
+         "`*_seconds`, `*_ms`, `elapsed*`, `duration*`, `latency*`, `*timestamp`) are left out. "
          "RFC 008: `runtime.episode_determinism`.",
     why="Reproducible evaluation and debugging need a seed to fix the episode "
         "(Gymnasium's determinism check).",
@@ -121,7 +121,6 @@ def flatten(value: Any, path: str = "", out: dict[str, Any] | None = None) -> di
     else:
         out[path or "(value)"] = value
     return out
-
 
 
 def _state_view(state: Any) -> dict[str, Any]:

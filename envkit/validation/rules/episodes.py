@@ -137,7 +137,7 @@ EXPLORE_BUDGET_S = 30.0  # seconds the exploring episodes may take at most, all 
 EXPLORE_EPISODES = 3  # exploring episodes at least (the seeds are cycled)
 
 
-def explore_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> int:
+def explore_episodes(engine: Engine, space: explore.ActionSpace) -> int:
     """Play the exploring policy (:class:`envkit.validation.explore.Explorer`) once per seed
     (at least :data:`EXPLORE_EPISODES` episodes, the seeds cycled), each on a session of its
     own, so that the after-``done`` probes (EK417, EK508) see the real episode ends fuzzing
@@ -152,8 +152,6 @@ def explore_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool
         How many exploring episodes ended with ``done=true``.
     """
     settings = engine.settings
-    space = explore.ActionSpace(schema, actions.at(0) if actions else None,
-                                [actions.at(i) for i in range(min(len(actions), 64))])
     cap = settings.max_steps if settings.max_steps_declared else EXPLORE_STEPS
     budget_s = min(EXPLORE_BUDGET_S, engine.remaining_s() / 4)
     until = time.monotonic() + budget_s

@@ -142,7 +142,6 @@ def _fmt(value: Any) -> str:
     return fuzz.short_json(value, 80)
 
 
-
 # -- EK508 (and EK417): stepping a finished episode ----------------------------------------
 class AfterDone:
     """The probe :attr:`Engine.on_episode_end` calls: step each finished episode again.
@@ -150,16 +149,15 @@ class AfterDone:
     Args:
         engine: the engine playing the server.
         actions: the fuzzed actions (one of them is sent after ``done``).
-        schema: the action JSON Schema; with it a legal action the terminal observation
-            still lists (``legal_actions``) is sent too.
+        space: the action space (:meth:`explore.ActionSpace.from_pool`); with it the legal
+            actions the episode's observations list (``legal_actions``) are sent too.
     """
 
     def __init__(self, engine: Engine, actions: ActionPool,
-                 schema: dict[str, Any] | None = None):
+                 space: explore.ActionSpace | None = None):
         self.engine = engine
         self.actions = actions
-        self.space = (explore.ActionSpace(schema, actions.at(0) if actions else None, [])
-                      if schema is not None else None)
+        self.space = space
         self.oracle_actions: dict[int | None, dict[str, Any]] = {}
         self.probed = 0
         self.paid: list[dict[str, Any]] = []  # EK508 evidence
