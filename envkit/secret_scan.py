@@ -9,8 +9,7 @@ What it finds:
   PyPI) -- no baseline, no global settings, no network verification -- plus detectors of our
   own written as detect-secrets plugins: Hugging Face tokens, OpenAI project/service keys,
   Anthropic keys, Google API keys and OAuth access tokens (``ya29.``) and an AWS *secret
-  access key* on its own (40 base64
-  characters that look random, see :class:`_AwsSecretKey`);
+  access key* on its own (40 base64 characters that look random, see :class:`_AwsSecretKey`);
 - in any text encoding a secret can hide in: UTF-8, UTF-16 and UTF-32 with or without a byte
   order mark, and files with stray NUL bytes (:func:`text_views`);
 - files *named* like a credentials store (``.env``, ``secrets.json``, ``credentials``,

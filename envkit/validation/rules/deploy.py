@@ -12,7 +12,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
@@ -180,7 +179,7 @@ def _allowed(ctx: StaticContext) -> tuple[str, ...]:
 
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
-    from envkit.secret_scan import SCAN_LIMIT, is_allowed, scan_files
+    from envkit.secret_scan import SCAN_LIMIT, SecretHit, is_allowed, scan_files
     from envkit.upload_set import upload_set
 
     root = ctx.root
@@ -222,7 +221,7 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     hits, unscanned = scan_files(root, [f.path for f in files], limit=SCAN_LIMIT)
     # one finding per file, line and kind: a database row with four tokens is one place to
     # fix (issue #13, calendar_env's seed database)
-    grouped: dict[tuple[str, int, str], list[Any]] = {}
+    grouped: dict[tuple[str, int, str], list[SecretHit]] = {}
     for hit in hits:
         grouped.setdefault((hit.file, hit.line, hit.kind), []).append(hit)
     for (file, line, kind), same in grouped.items():
