@@ -41,21 +41,32 @@ def main() -> int:
             for i in range(args.runs):
                 code.write_text(code.read_text() + f"\n# code-only edit {i}\n")
                 r = build_image(env, tag=tag, labels=labels)
-                dep = next(s for s in r.steps if "uv pip install" in s.instruction
-                           or "uv sync" in s.instruction)
+                dep = next(
+                    s
+                    for s in r.steps
+                    if "uv pip install" in s.instruction or "uv sync" in s.instruction
+                )
                 if not dep.cached:
-                    print("FAIL: the dependency layer was rebuilt after a code-only edit",
-                          file=sys.stderr)
+                    print(
+                        "FAIL: the dependency layer was rebuilt after a code-only edit",
+                        file=sys.stderr,
+                    )
                     return 1
                 rebuilds.append(r.seconds)
             rebuild = statistics.median(rebuilds)
             ratio = rebuild / cold.seconds
-            print(f"cold build           {cold.seconds:7.2f} s  ({len(cold.steps)} steps, "
-                  f"{cold.cache_hits} from cache)")
-            print(f"rebuild (code edit)  {rebuild:7.2f} s  (median of {args.runs}; "
-                  f"{r.cache_hits}/{len(r.steps)} steps from cache)")
-            print(f"rebuild / cold       {ratio:7.1%}  (target <= 10%: "
-                  f"{'met' if ratio <= 0.10 else 'NOT met'})")
+            print(
+                f"cold build           {cold.seconds:7.2f} s  ({len(cold.steps)} steps, "
+                f"{cold.cache_hits} from cache)"
+            )
+            print(
+                f"rebuild (code edit)  {rebuild:7.2f} s  (median of {args.runs}; "
+                f"{r.cache_hits}/{len(r.steps)} steps from cache)"
+            )
+            print(
+                f"rebuild / cold       {ratio:7.1%}  (target <= 10%: "
+                f"{'met' if ratio <= 0.10 else 'NOT met'})"
+            )
             print(f"echo image size      {cold.size_mb:7.1f} MB")
             return 0 if ratio <= 0.10 else 1
     finally:

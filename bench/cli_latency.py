@@ -39,8 +39,18 @@ def _openenv_cli() -> str:
             raise SystemExit("uv is needed to make the openenv venv (pip install uv)")
         print(f"making {venv} (openenv=={OPENENV_VERSION}) ...", file=sys.stderr)
         subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
-        subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
-                        f"openenv=={OPENENV_VERSION}"], check=True)
+        subprocess.run(
+            [
+                uv,
+                "pip",
+                "install",
+                "-q",
+                "--python",
+                str(venv / "bin" / "python"),
+                f"openenv=={OPENENV_VERSION}",
+            ],
+            check=True,
+        )
     return str(exe)
 
 
@@ -50,8 +60,9 @@ def _time(cmd: list[str], cwd: Path, runs: int, setup=None) -> float:
         if setup:
             setup(i)
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd + ([f"x{i}"] if setup else []), cwd=cwd, check=False,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            cmd + ([f"x{i}"] if setup else []), cwd=cwd, check=False, capture_output=True, text=True
+        )
         elapsed = time.perf_counter() - t0
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stdout}\n{proc.stderr}")
@@ -74,10 +85,18 @@ def main() -> None:
         rows.append(("--help", e_help, o_help, 30.0))
         (work / "e").mkdir()
         (work / "o").mkdir()
-        e_init = _time([envkit, "init", "--no-lock", "--output-dir", str(work / "e")], work,
-                       args.runs, setup=lambda i: None)
-        o_init = _time([openenv, "init", "--output-dir", str(work / "o")], work, args.runs,
-                       setup=lambda i: None)
+        e_init = _time(
+            [envkit, "init", "--no-lock", "--output-dir", str(work / "e")],
+            work,
+            args.runs,
+            setup=lambda i: None,
+        )
+        o_init = _time(
+            [openenv, "init", "--output-dir", str(work / "o")],
+            work,
+            args.runs,
+            setup=lambda i: None,
+        )
         rows.append(("init", e_init, o_init, 15.0))
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -86,10 +105,14 @@ def main() -> None:
     for name, e, o, target in rows:
         ratio = o / e
         ok &= ratio >= target
-        print(f"{name:<8} {e:>11.3f} {o:>12.3f} {ratio:>8.1f}x {target:>6.0f}x"
-              f"{'' if ratio >= target else '  (below target)'}")
-    print(f"median of {args.runs} runs each; Python {sys.version.split()[0]}; "
-          f"openenv {OPENENV_VERSION} from {openenv}")
+        print(
+            f"{name:<8} {e:>11.3f} {o:>12.3f} {ratio:>8.1f}x {target:>6.0f}x"
+            f"{'' if ratio >= target else '  (below target)'}"
+        )
+    print(
+        f"median of {args.runs} runs each; Python {sys.version.split()[0]}; "
+        f"openenv {OPENENV_VERSION} from {openenv}"
+    )
     sys.exit(0 if ok else 1)
 
 

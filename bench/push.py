@@ -47,8 +47,11 @@ def main() -> None:
         api = HfApi(endpoint=hub.url, token=WRITE_TOKEN)
 
         def upload_bytes() -> int:
-            return sum(r.body_bytes for r in hub.requests
-                       if "/preupload/" in r.path or "/commit/" in r.path)
+            return sum(
+                r.body_bytes
+                for r in hub.requests
+                if "/preupload/" in r.path or "/commit/" in r.path
+            )
 
         t_push, t_bare = [], []
         for i in range(args.rounds):
@@ -75,13 +78,19 @@ def main() -> None:
 
     mp, mb = statistics.median(t_push), statistics.median(t_bare)
     files = len(again.files)
-    print(f"echo template: {files} files, {sum(f.size for f in again.files)} bytes; "
-          f"{args.rounds} rounds, medians")
-    print(f"first push   envkit push {mp * 1000:7.1f} ms | bare create_repo+upload_folder "
-          f"{mb * 1000:7.1f} ms | ratio {mp / mb:.2f}")
-    print(f"re-push      envkit push {t_again * 1000:7.1f} ms, {push_bytes} bytes to "
-          f"preupload/commit, commit made: {push_commit} (file bytes {again.bytes_uploaded}) | "
-          f"bare upload_folder {t_bare_again * 1000:7.1f} ms, {bare_bytes} bytes")
+    print(
+        f"echo template: {files} files, {sum(f.size for f in again.files)} bytes; "
+        f"{args.rounds} rounds, medians"
+    )
+    print(
+        f"first push   envkit push {mp * 1000:7.1f} ms | bare create_repo+upload_folder "
+        f"{mb * 1000:7.1f} ms | ratio {mp / mb:.2f}"
+    )
+    print(
+        f"re-push      envkit push {t_again * 1000:7.1f} ms, {push_bytes} bytes to "
+        f"preupload/commit, commit made: {push_commit} (file bytes {again.bytes_uploaded}) | "
+        f"bare upload_folder {t_bare_again * 1000:7.1f} ms, {bare_bytes} bytes"
+    )
 
 
 if __name__ == "__main__":

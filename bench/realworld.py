@@ -45,8 +45,14 @@ from pathlib import Path
 
 #: Family names by the first digit of a code (envkit.findings.FAMILIES, repeated here so the
 #: table can be rebuilt from saved reports without importing envkit).
-FAMILY_NAMES = {"1": "manifest", "2": "project", "3": "dockerfile", "4": "runtime",
-                "5": "reward", "6": "deployment"}
+FAMILY_NAMES = {
+    "1": "manifest",
+    "2": "project",
+    "3": "dockerfile",
+    "4": "runtime",
+    "5": "reward",
+    "6": "deployment",
+}
 
 #: Marker every process of one run inherits, to sweep leftovers after a timeout.
 MARKER_VAR = "ENVKIT_REALWORLD_RUN"
@@ -133,14 +139,18 @@ class EnvResult:
         for line in self.stderr.splitlines():
             line = line.strip()
             if line.lower().startswith("started with the "):
-                return _form(line[len("started with the "):])
+                return _form(line[len("started with the ") :])
         return "manifest"
 
 
 #: Labels of `envkit.launch.LaunchCandidate`, shortened for the table.
-_FORMS = (("manifest app from an enclosing", "manifest (enclosing folder)"),
-          ("manifest", "manifest"), ("package", "package"), ("[project.scripts]", "script"),
-          ("dockerfile", "dockerfile"))
+_FORMS = (
+    ("manifest app from an enclosing", "manifest (enclosing folder)"),
+    ("manifest", "manifest"),
+    ("package", "package"),
+    ("[project.scripts]", "script"),
+    ("dockerfile", "dockerfile"),
+)
 
 
 def _form(label: str) -> str:
@@ -152,17 +162,35 @@ def _form(label: str) -> str:
     return label.split(": ", 1)[0]
 
 
-def run_one(root: Path, python: str, *, timeout_s: float, extra: list[str],
-            out: Path | None) -> EnvResult:
+def run_one(
+    root: Path, python: str, *, timeout_s: float, extra: list[str], out: Path | None
+) -> EnvResult:
     """Run `envkit validate ROOT --python PY --format json` and keep its report (and stderr)
     in ``out`` when given."""
-    argv = [sys.executable, "-m", "envkit", "validate", str(root), "--python", python,
-            "--format", "json", *extra]
+    argv = [
+        sys.executable,
+        "-m",
+        "envkit",
+        "validate",
+        str(root),
+        "--python",
+        python,
+        "--format",
+        "json",
+        *extra,
+    ]
     marker = f"{uuid.uuid4().hex}"
     env = dict(os.environ, NO_COLOR="1", **{MARKER_VAR: marker})
     t = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)
         code: int | None = proc.returncode
@@ -188,7 +216,8 @@ def run_one(root: Path, python: str, *, timeout_s: float, extra: list[str],
         (out / f"{root.name}.json").write_text(stdout)
         (out / f"{root.name}.err").write_text(stderr)
         (out / f"{root.name}.meta.json").write_text(
-            json.dumps({"exit_code": code, "seconds": round(seconds, 1)}))
+            json.dumps({"exit_code": code, "seconds": round(seconds, 1)})
+        )
     return EnvResult(root.name, code, seconds, report, stderr)
 
 
@@ -202,15 +231,29 @@ def load_one(name: str, out: Path) -> EnvResult:
     except ValueError:
         report = None
     err = (out / f"{name}.err").read_text() if (out / f"{name}.err").is_file() else ""
-    return EnvResult(name, meta.get("exit_code", 1 if report else None),
-                     float(meta.get("seconds", 0.0)), report, err)
+    return EnvResult(
+        name,
+        meta.get("exit_code", 1 if report else None),
+        float(meta.get("seconds", 0.0)),
+        report,
+        err,
+    )
 
 
 def markdown(results: list[EnvResult]) -> str:
     """The summary table plus a totals line, as markdown."""
     fams = list(FAMILY_NAMES.values())
-    head = ["environment", "start form", "exit", "time s", "checks", "findings by code",
-            "hygiene (folded)", *fams, "total"]
+    head = [
+        "environment",
+        "start form",
+        "exit",
+        "time s",
+        "checks",
+        "findings by code",
+        "hygiene (folded)",
+        *fams,
+        "total",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     total: Counter = Counter()
     for r in results:
@@ -221,18 +264,27 @@ def markdown(results: list[EnvResult]) -> str:
         folded = _codes(r.hygiene)
         exit_txt = "timeout" if r.exit_code is None else str(r.exit_code)
         checks = r.checks()
-        row = [r.name, r.start_form(), exit_txt, f"{r.seconds:.0f}",
-               "-" if checks is None else str(checks), codes, folded,
-               *(str(fam.get(f, 0)) for f in fams), str(sum(fam.values()))]
+        row = [
+            r.name,
+            r.start_form(),
+            exit_txt,
+            f"{r.seconds:.0f}",
+            "-" if checks is None else str(checks),
+            codes,
+            folded,
+            *(str(fam.get(f, 0)) for f in fams),
+            str(sum(fam.values())),
+        ]
         lines.append("| " + " | ".join(row) + " |")
     n = sum(total.values())
     n_hygiene = sum(sum(r.hygiene.values()) for r in results)
     behaviour = total.get("runtime", 0) + total.get("reward", 0)
     lines.append("")
-    lines.append(f"{len(results)} environments, {n} findings: "
-                 + ", ".join(f"{f} {total.get(f, 0)}" for f in fams)
-                 + (f" (behaviour, runtime+reward: {behaviour}, {100 * behaviour // n}%)."
-                    if n else "."))
+    lines.append(
+        f"{len(results)} environments, {n} findings: "
+        + ", ".join(f"{f} {total.get(f, 0)}" for f in fams)
+        + (f" (behaviour, runtime+reward: {behaviour}, {100 * behaviour // n}%)." if n else ".")
+    )
     lines.append(f"Hygiene findings folded in the text report: {n_hygiene} of {n}.")
     started = sum(1 for r in results if r.report is not None and "EK401" not in r.codes)
     lines.append(f"Started by envkit itself: {started} of {len(results)}.")
@@ -250,29 +302,50 @@ def pick(export: Path, names: list[str]) -> list[Path]:
     if names:
         missing = [n for n in names if not (export / n).is_dir()]
         if missing:
-            raise SystemExit(f"error: not in {export}: {', '.join(missing)}. "
-                             "Pass folder names under EXPORT to --envs.")
+            raise SystemExit(
+                f"error: not in {export}: {', '.join(missing)}. "
+                "Pass folder names under EXPORT to --envs."
+            )
         return [export / n for n in names]
-    return sorted(p for p in export.iterdir()
-                  if p.is_dir() and ((p / "openenv.yaml").is_file() or (p / "server").is_dir()))
+    return sorted(
+        p
+        for p in export.iterdir()
+        if p.is_dir() and ((p / "openenv.yaml").is_file() or (p / "server").is_dir())
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("export", type=Path, help="folder holding the environment folders")
-    ap.add_argument("--python", help="interpreter with openenv 0.10 and the environments' deps "
-                    "(required unless --reuse)")
-    ap.add_argument("--envs", action="append", default=[],
-                    help="comma-separated folder names, in order (repeatable); default: all")
+    ap.add_argument(
+        "--python",
+        help="interpreter with openenv 0.10 and the environments' deps (required unless --reuse)",
+    )
+    ap.add_argument(
+        "--envs",
+        action="append",
+        default=[],
+        help="comma-separated folder names, in order (repeatable); default: all",
+    )
     ap.add_argument("--out", type=Path, help="keep each NAME.json/.err/.meta.json here")
     ap.add_argument("--markdown", type=Path, help="also write the table to this file")
-    ap.add_argument("--timeout", type=float, default=900.0,
-                    help="seconds per environment (default 900)")
-    ap.add_argument("--reuse", action="store_true",
-                    help="do not run; rebuild the table from the reports in --out")
-    ap.add_argument("--validate-arg", action="append", default=[], metavar="ARG",
-                    help="extra argument for envkit validate (repeatable), e.g. --episodes=3")
+    ap.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds per environment (default 900)"
+    )
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="do not run; rebuild the table from the reports in --out",
+    )
+    ap.add_argument(
+        "--validate-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="extra argument for envkit validate (repeatable), e.g. --episodes=3",
+    )
     args = ap.parse_args(argv)
 
     names = [n.strip() for chunk in args.envs for n in chunk.split(",") if n.strip()]
@@ -289,10 +362,14 @@ def main(argv: list[str] | None = None) -> int:
             results.append(load_one(root.name, args.out))
             continue
         print(f"validating {root.name} ...", file=sys.stderr, flush=True)
-        r = run_one(root, args.python, timeout_s=args.timeout, extra=args.validate_arg,
-                    out=args.out)
-        print(f"  exit {r.exit_code}, {r.seconds:.0f} s, {sum(r.codes.values())} findings",
-              file=sys.stderr, flush=True)
+        r = run_one(
+            root, args.python, timeout_s=args.timeout, extra=args.validate_arg, out=args.out
+        )
+        print(
+            f"  exit {r.exit_code}, {r.seconds:.0f} s, {sum(r.codes.values())} findings",
+            file=sys.stderr,
+            flush=True,
+        )
         results.append(r)
     table = markdown(results)
     sys.stdout.write(table)

@@ -53,8 +53,10 @@ def full_runtime(root: Path, episodes: int) -> tuple[float, int]:
     from envkit.validation.runtime import RuntimeTarget, run_runtime
 
     t = time.perf_counter()
-    out = run_runtime(RuntimeTarget(url=None, root=root, manifest=read_manifest(root),
-                                    python=sys.executable), episodes=episodes)
+    out = run_runtime(
+        RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
+        episodes=episodes,
+    )
     return time.perf_counter() - t, len(out.findings)
 
 
@@ -69,14 +71,13 @@ def static_only(root: Path) -> float | None:
 
 
 def fuzz_vs_raw(root: Path, steps: int) -> tuple[float, float]:
+    import httpx
     from openenv.core import GenericEnvClient
 
     from envkit.manifest import read_manifest
     from envkit.server import start_server
     from envkit.validation import fuzz
     from envkit.wire import EnvSession
-
-    import httpx
 
     server = start_server(root, read_manifest(root).app, python=sys.executable)
     try:
@@ -129,8 +130,11 @@ def lanes(root: Path, episodes: int) -> tuple[float, float, float]:
         source_s = time.perf_counter() - t
         for lane, rep in (("docker", docker), ("source", source)):
             if rep.errors:
-                print(f"warning: the {lane} lane reported {len(rep.errors)} error(s): "
-                      + ", ".join(f.code for f in rep.errors), file=sys.stderr)
+                print(
+                    f"warning: the {lane} lane reported {len(rep.errors)} error(s): "
+                    + ", ".join(f.code for f in rep.errors),
+                    file=sys.stderr,
+                )
     finally:
         from envkit.container import docker_client
 
@@ -183,14 +187,17 @@ def _timed(argv: list[str]) -> tuple[float, dict, int]:
     """Run a validator command; (wall seconds, its JSON report, exit code)."""
     env = dict(os.environ, NO_COLOR="1")
     t = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=1800,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        argv, capture_output=True, text=True, env=env, timeout=1800, stdin=subprocess.DEVNULL
+    )
     wall = time.perf_counter() - t
     try:
         report = json.loads(proc.stdout)
     except ValueError:
-        raise SystemExit(f"bench: {' '.join(argv[:4])} ... printed no JSON report "
-                         f"(exit {proc.returncode}):\n{proc.stderr[-2000:]}") from None
+        raise SystemExit(
+            f"bench: {' '.join(argv[:4])} ... printed no JSON report "
+            f"(exit {proc.returncode}):\n{proc.stderr[-2000:]}"
+        ) from None
     return wall, report, proc.returncode
 
 
@@ -209,8 +216,7 @@ def openenv_checks(report: dict) -> int:
     items = report.get("results")
     if not isinstance(items, list):
         items = report.get("criteria") or []
-    return sum(1 for c in items
-               if str(c.get("status", "")).lower() not in ("skip", "skipped"))
+    return sum(1 for c in items if str(c.get("status", "")).lower() not in ("skip", "skipped"))
 
 
 def openenv_command(python: str) -> list[str]:
@@ -225,8 +231,18 @@ def real_env(root: Path, python: str, episodes: int, repeat: int) -> None:
     server, cand = serve_real(root, python)
     try:
         url = server.url
-        ours_cmd = [sys.executable, "-m", "envkit", "validate", "--url", url,
-                    "--format", "json", "--episodes", str(episodes)]
+        ours_cmd = [
+            sys.executable,
+            "-m",
+            "envkit",
+            "validate",
+            "--url",
+            url,
+            "--format",
+            "json",
+            "--episodes",
+            str(episodes),
+        ]
         # the same server, plus envkit's static rules on the folder it was started from
         with_path_cmd = ours_cmd[:4] + [str(root)] + ours_cmd[4:]
         theirs_cmd = openenv_command(python) + ["validate", "--url", url, "--json"]
@@ -236,24 +252,34 @@ def real_env(root: Path, python: str, episodes: int, repeat: int) -> None:
         with_path = min((_timed(with_path_cmd) for _ in range(repeat)), key=lambda r: r[0])
         theirs = min((_timed(theirs_cmd) for _ in range(repeat)), key=lambda r: r[0])
         t = time.perf_counter()  # context: how much of theirs is the CLI's own start-up
-        subprocess.run(openenv_command(python) + ["--help"], capture_output=True,
-                       stdin=subprocess.DEVNULL, timeout=600)
+        subprocess.run(
+            openenv_command(python) + ["--help"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=600,
+        )
         theirs_startup = time.perf_counter() - t
     finally:
         server.stop(grace_s=2)
     n_ours, n_theirs = envkit_checks(ours[1]), openenv_checks(theirs[1])
     s = ours[1].get("summary", {})
     print(f"real environment              {root.name} ({cand.label}; {url})")
-    print(f"envkit validate --url         {ours[0]:7.2f} s   {n_ours:4d} checks  "
-          f"(exit {ours[2]}; {s.get('errors', '?')} errors, {s.get('warnings', '?')} warnings, "
-          f"{s.get('infos', '?')} infos)")
-    print(f"envkit validate PATH --url    {with_path[0]:7.2f} s   "
-          f"{envkit_checks(with_path[1]):4d} checks  (static rules too; ratios "
-          f"{with_path[0] / theirs[0]:.2f}x time, "
-          f"{envkit_checks(with_path[1]) / max(n_theirs, 1):.1f}x checks)")
-    print(f"openenv validate --url (0.10) {theirs[0]:7.2f} s   {n_theirs:4d} checks  "
-          f"(exit {theirs[2]}; passed={theirs[1].get('passed')}; its CLI start-up "
-          f"`openenv --help` alone {theirs_startup:.1f} s)")
+    print(
+        f"envkit validate --url         {ours[0]:7.2f} s   {n_ours:4d} checks  "
+        f"(exit {ours[2]}; {s.get('errors', '?')} errors, {s.get('warnings', '?')} warnings, "
+        f"{s.get('infos', '?')} infos)"
+    )
+    print(
+        f"envkit validate PATH --url    {with_path[0]:7.2f} s   "
+        f"{envkit_checks(with_path[1]):4d} checks  (static rules too; ratios "
+        f"{with_path[0] / theirs[0]:.2f}x time, "
+        f"{envkit_checks(with_path[1]) / max(n_theirs, 1):.1f}x checks)"
+    )
+    print(
+        f"openenv validate --url (0.10) {theirs[0]:7.2f} s   {n_theirs:4d} checks  "
+        f"(exit {theirs[2]}; passed={theirs[1].get('passed')}; its CLI start-up "
+        f"`openenv --help` alone {theirs_startup:.1f} s)"
+    )
     print(f"time ratio envkit/openenv     {ours[0] / theirs[0]:7.2f}x    (target <= 0.33x)")
     ratio = n_ours / n_theirs if n_theirs else float("inf")
     print(f"checks ratio envkit/openenv   {ratio:7.1f}x    (target >= 10x)")
@@ -261,8 +287,10 @@ def real_env(root: Path, python: str, episodes: int, repeat: int) -> None:
 
 def real_env_section(args: argparse.Namespace) -> None:
     if args.real_env is None or args.real_python is None:
-        print("real OpenEnv environment      skipped (pass --real-env PATH --real-python PY: "
-              "an environment folder and a venv with openenv 0.10 and its dependencies)")
+        print(
+            "real OpenEnv environment      skipped (pass --real-env PATH --real-python PY: "
+            "an environment folder and a venv with openenv 0.10 and its dependencies)"
+        )
         return
     real_env(Path(args.real_env).resolve(), args.real_python, args.episodes, args.repeat)
 
@@ -271,18 +299,30 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--episodes", type=int, default=5)
     ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--no-docker", dest="docker", action="store_false",
-                    help="skip the container lane vs source lane timing (needs Docker)")
-    ap.add_argument("--only-lanes", action="store_true",
-                    help="time only the two lanes")
-    ap.add_argument("--real-env", metavar="PATH",
-                    help="a real OpenEnv environment folder (section 6; skipped without it)")
-    ap.add_argument("--real-python", metavar="PY",
-                    help="interpreter of a venv with openenv 0.10 and the real env's deps")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="timed runs of each validator in section 6 (best kept)")
-    ap.add_argument("--only-real", action="store_true",
-                    help="run only section 6")
+    ap.add_argument(
+        "--no-docker",
+        dest="docker",
+        action="store_false",
+        help="skip the container lane vs source lane timing (needs Docker)",
+    )
+    ap.add_argument("--only-lanes", action="store_true", help="time only the two lanes")
+    ap.add_argument(
+        "--real-env",
+        metavar="PATH",
+        help="a real OpenEnv environment folder (section 6; skipped without it)",
+    )
+    ap.add_argument(
+        "--real-python",
+        metavar="PY",
+        help="interpreter of a venv with openenv 0.10 and the real env's deps",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="timed runs of each validator in section 6 (best kept)",
+    )
+    ap.add_argument("--only-real", action="store_true", help="run only section 6")
     args = ap.parse_args()
     if args.only_real:
         real_env_section(args)
@@ -299,8 +339,10 @@ def main() -> None:
         if lane_times is not None:
             src, dock, build = lane_times
             print(f"source lane validate          {src:7.2f} s")
-            print(f"docker lane validate          {dock:7.2f} s   ratio {dock / src:5.2f}x  "
-                  f"(target <= 2x; warm image, built once in {build:.1f} s)")
+            print(
+                f"docker lane validate          {dock:7.2f} s   ratio {dock / src:5.2f}x  "
+                f"(target <= 2x; warm image, built once in {build:.1f} s)"
+            )
         if args.only_lanes:
             return
         cold_start(root, app)  # warm the OS caches once, like any later run would be
@@ -310,13 +352,17 @@ def main() -> None:
         ours, theirs = fuzz_vs_raw(root, args.steps)
 
     print(f"server cold start (baseline)  {base:7.2f} s")
-    print(f"full runtime validate         {full:7.2f} s   ratio {full / base:5.2f}x  "
-          f"(target <= 3x; {nfind} findings)")
+    print(
+        f"full runtime validate         {full:7.2f} s   ratio {full / base:5.2f}x  "
+        f"(target <= 3x; {nfind} findings)"
+    )
     if stat is not None:
         print(f"static-only validate          {stat:7.2f} s   (target <= 0.5 s)")
     print(f"fuzz steps/s (envkit)         {ours:7.0f}")
-    print(f"raw client steps/s (openenv)  {theirs:7.0f}     ratio {ours / theirs:5.2f}x  "
-          "(target >= 0.8x)")
+    print(
+        f"raw client steps/s (openenv)  {theirs:7.0f}     ratio {ours / theirs:5.2f}x  "
+        "(target >= 0.8x)"
+    )
     real_env_section(args)
 
 

@@ -44,7 +44,7 @@ _LAZY = {
     "install_skills": "envkit.skills:install_skills",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = ["__version__", *_LAZY]  # noqa: PLE0604 - the lazy names are strings
 
 
 def __getattr__(name: str) -> Any:

@@ -73,7 +73,7 @@ def split_front_matter(text: str) -> tuple[str, str] | None:
         return None
     for i in range(1, len(lines)):
         if lines[i].strip() == "---":
-            return "".join(lines[1:i]), "".join(lines[i + 1:])
+            return "".join(lines[1:i]), "".join(lines[i + 1 :])
     return None
 
 
@@ -95,8 +95,10 @@ def read_card(text: str) -> Card | None:
     try:
         data = load_bounded(fm)
     except YamlLimitError as exc:
-        raise CardSyntaxError(f"the front matter is not valid YAML: {exc.message}",
-                              (exc.line + 1) if exc.line else None) from None
+        raise CardSyntaxError(
+            f"the front matter is not valid YAML: {exc.message}",
+            (exc.line + 1) if exc.line else None,
+        ) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -116,19 +118,28 @@ def check_card(card: Card, port: int) -> list[CardProblem]:
         add("sdk", f"`sdk` must be `docker` for a Docker Space; got {d.get('sdk')!r}.")
     app_port = d.get("app_port")
     if app_port is None:
-        add("app_port", f"`app_port` is missing: the Hub then routes to {DEFAULT_APP_PORT}, "
-            f"but the server binds {port}.")
+        add(
+            "app_port",
+            f"`app_port` is missing: the Hub then routes to {DEFAULT_APP_PORT}, "
+            f"but the server binds {port}.",
+        )
     elif app_port != port:
         add("app_port", f"`app_port` must equal the manifest port {port}; got {app_port!r}.")
     for key in ("colorFrom", "colorTo"):
         value = d.get(key)
         if value is not None and value not in NAMED_COLOURS:
-            add(key, f"`{key}` must be one of {', '.join(NAMED_COLOURS)}; got {value!r} "
-                "(the Hub rejects anything else).")
+            add(
+                key,
+                f"`{key}` must be one of {', '.join(NAMED_COLOURS)}; got {value!r} "
+                "(the Hub rejects anything else).",
+            )
     sd = d.get("short_description")
     if sd is not None and len(str(sd)) > SHORT_DESCRIPTION_MAX:
-        add("short_description", f"`short_description` must be at most "
-            f"{SHORT_DESCRIPTION_MAX} characters; got {len(str(sd))}.")
+        add(
+            "short_description",
+            f"`short_description` must be at most "
+            f"{SHORT_DESCRIPTION_MAX} characters; got {len(str(sd))}.",
+        )
     if not d.get("title"):
         add("title", "`title` is missing.")
     tags = d.get("tags") or []
@@ -137,8 +148,9 @@ def check_card(card: Card, port: int) -> list[CardProblem]:
     return problems
 
 
-def repair_card(text: str, port: int, *, title: str,
-                required_tags: tuple[str, ...] = ("openenv", "envkit")) -> tuple[str, list[str]]:
+def repair_card(
+    text: str, port: int, *, title: str, required_tags: tuple[str, ...] = ("openenv", "envkit")
+) -> tuple[str, list[str]]:
     """Return README text whose front matter is a valid Docker Space card, and what changed.
 
     Missing front matter is created; ``sdk``, ``app_port``, colours, ``short_description``,

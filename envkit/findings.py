@@ -1,4 +1,4 @@
-"""Findings and rules: the data every check produces (docs/rules.md; issue #3).
+"""Findings and rules: the data every check produces (docs/rules.md).
 
 A :class:`Rule` is registered once, with a stable code (``EK`` + 3 digits, never reused), a
 kebab-case name, a default severity and its documentation (What / Why / Example / Fix).
@@ -6,7 +6,7 @@ A check produces :class:`Finding` objects through :meth:`Rule.finding`; checks c
 going, they never assert.
 
 Families (fixed): EK1xx manifest, EK2xx project & packaging, EK3xx Dockerfile, EK4xx runtime &
-protocol, EK5xx reward integrity, EK6xx deployment safety. Source: issue #3.
+protocol, EK5xx reward integrity, EK6xx deployment safety.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class Family:
     stage: Stage
 
 
-#: THE table of rule families and their stage (issue #3 families; issue #12: declared once).
+#: THE table of rule families and their stage (declared once).
 #: Everything else (a rule's stage, the codes each stage runs) is derived from it.
 FAMILIES: dict[str, Family] = {
     "1": Family("manifest", Stage.STATIC),
@@ -146,10 +146,10 @@ class Rule:
         what, why, example, fix: the rule's documentation (``envkit validate --explain CODE``).
         hygiene: a generic layout or packaging warning (``.gitignore``, BuildKit syntax, ...)
             rather than a defect of this environment: the text report folds these into one
-            line per family unless ``--show-all`` (issue #13 item 4). Declared where the rule
+            line per family unless ``--show-all``. Declared where the rule
             is registered.
         rfc008: the RFC 008 check id the rule corresponds to (one of :data:`RFC008_LOCAL`
-            or :data:`RFC008_HUB`), ``None`` when none does (issue #13 item 5).
+            or :data:`RFC008_HUB`), ``None`` when none does.
     """
 
     code: str
@@ -202,12 +202,17 @@ class Rule:
 
     def explain(self) -> str:
         """The rule's documentation as Markdown."""
-        rfc = (f"RFC 008 check: `{self.rfc008}`"
-               + (" (graded by `openenv validate` 0.10)" if self.rfc008 in RFC008_OPENENV_010
-                  else "")
-               if self.rfc008 else "RFC 008 check: none")
-        kind = ("\nHygiene: a generic layout warning, folded in the text report unless "
-                "`--show-all`.\n" if self.hygiene else "")
+        rfc = (
+            f"RFC 008 check: `{self.rfc008}`"
+            + (" (graded by `openenv validate` 0.10)" if self.rfc008 in RFC008_OPENENV_010 else "")
+            if self.rfc008
+            else "RFC 008 check: none"
+        )
+        kind = (
+            "\nHygiene: a generic layout warning, folded in the text report unless `--show-all`.\n"
+            if self.hygiene
+            else ""
+        )
         return (
             f"# {self.code} {self.name} ({self.severity.value}, {self.family})\n\n"
             f"{self.summary}\n\n{rfc}\n{kind}\n"
@@ -223,38 +228,73 @@ RULES: dict[str, Rule] = {}
 
 # -- RFC 008 check ids ---------------------------------------------------------------------------
 #: The 34 local-lane check ids of RFC 008 (huggingface/OpenEnv#1041), in the order of openenv
-#: 0.10.0's severity policy ``severity-v2`` (level 1 static, 2 runtime, 3 semantic). Issue #13
-#: item 5: every envkit rule names the one it corresponds to (``rfc008=``).
+#: 0.10.0's severity policy ``severity-v2`` (level 1 static, 2 runtime, 3 semantic).
+#: Every envkit rule names the one it corresponds to (``rfc008=``).
 RFC008_LOCAL: tuple[str, ...] = (
-    "static.manifest", "static.reproducible_build", "static.image_hygiene", "static.layout",
-    "static.sbom", "static.oci_labels", "static.resource_declaration", "static.timeout_ceiling",
-    "static.dependency_pinning", "static.task_distribution_pinning",
-    "runtime.startup", "runtime.reward_well_formed", "runtime.rubric_introspectable",
-    "runtime.observation_schema", "runtime.state_contract", "runtime.trajectory_record",
-    "runtime.reward_attribution", "runtime.tool_declaration_accuracy",
-    "runtime.task_declaration_accuracy", "runtime.seed_control", "runtime.episode_determinism",
-    "runtime.network_policy", "runtime.host_containment", "runtime.resource_bounds",
-    "runtime.episode_isolation", "runtime.oracle_containment",
-    "semantic.oracle_max", "semantic.floor_gap", "semantic.canary_floor",
-    "semantic.no_solution_leakage", "semantic.verifier_determinism",
-    "semantic.verifier_portability", "semantic.resource_envelope", "semantic.replayability",
+    "static.manifest",
+    "static.reproducible_build",
+    "static.image_hygiene",
+    "static.layout",
+    "static.sbom",
+    "static.oci_labels",
+    "static.resource_declaration",
+    "static.timeout_ceiling",
+    "static.dependency_pinning",
+    "static.task_distribution_pinning",
+    "runtime.startup",
+    "runtime.reward_well_formed",
+    "runtime.rubric_introspectable",
+    "runtime.observation_schema",
+    "runtime.state_contract",
+    "runtime.trajectory_record",
+    "runtime.reward_attribution",
+    "runtime.tool_declaration_accuracy",
+    "runtime.task_declaration_accuracy",
+    "runtime.seed_control",
+    "runtime.episode_determinism",
+    "runtime.network_policy",
+    "runtime.host_containment",
+    "runtime.resource_bounds",
+    "runtime.episode_isolation",
+    "runtime.oracle_containment",
+    "semantic.oracle_max",
+    "semantic.floor_gap",
+    "semantic.canary_floor",
+    "semantic.no_solution_leakage",
+    "semantic.verifier_determinism",
+    "semantic.verifier_portability",
+    "semantic.resource_envelope",
+    "semantic.replayability",
 )
 #: The 12 hub-lane ids of the same policy (run by the Hub, not by a local validator).
 RFC008_HUB: tuple[str, ...] = (
-    "hub.layer_isolation", "hub.time_to_first_work", "hub.cosign_signature",
-    "hub.cross_host_determinism", "hub.immutable_versioning",
-    "statistical.reward_reachability", "statistical.difficulty_separation",
-    "statistical.headroom", "statistical.variance_bound", "statistical.training_signal",
-    "statistical.adversarial_floor", "statistical.gameability_gap",
+    "hub.layer_isolation",
+    "hub.time_to_first_work",
+    "hub.cosign_signature",
+    "hub.cross_host_determinism",
+    "hub.immutable_versioning",
+    "statistical.reward_reachability",
+    "statistical.difficulty_separation",
+    "statistical.headroom",
+    "statistical.variance_bound",
+    "statistical.training_signal",
+    "statistical.adversarial_floor",
+    "statistical.gameability_gap",
 )
 #: The local-lane ids ``openenv validate`` 0.10.0 actually grades: its runner registers the
 #: graders of ``static.manifest``, ``runtime.reward_well_formed``,
 #: ``runtime.observation_schema``, ``runtime.state_contract`` and ``runtime.network_policy``,
 #: and reports ``runtime.startup`` itself. The other 28 are reserved (policy entries only).
-RFC008_OPENENV_010: frozenset[str] = frozenset({
-    "static.manifest", "runtime.startup", "runtime.reward_well_formed",
-    "runtime.observation_schema", "runtime.state_contract", "runtime.network_policy",
-})
+RFC008_OPENENV_010: frozenset[str] = frozenset(
+    {
+        "static.manifest",
+        "runtime.startup",
+        "runtime.reward_well_formed",
+        "runtime.observation_schema",
+        "runtime.state_contract",
+        "runtime.network_policy",
+    }
+)
 
 
 def family_digits(stage: Stage) -> str:
@@ -295,8 +335,13 @@ def register(
         raise ValueError(f"rule code {code!r} must be EK followed by 3 digits, family 1-6")
     if not _NAME.fullmatch(name):
         raise ValueError(f"rule name {name!r} must be kebab-case")
-    for label, text in (("summary", summary), ("what", what), ("why", why),
-                        ("example", example), ("fix", fix)):
+    for label, text in (
+        ("summary", summary),
+        ("what", what),
+        ("why", why),
+        ("example", example),
+        ("fix", fix),
+    ):
         if not text or not text.strip():
             raise ValueError(f"rule {code} has an empty {label!r} section")
     if code in RULES:
@@ -305,7 +350,17 @@ def register(
         raise ValueError(f"rule name {name} registered twice")
     if rfc008 is not None and rfc008 not in RFC008_LOCAL + RFC008_HUB:
         raise ValueError(f"rule {code}: {rfc008!r} is not an RFC 008 check id")
-    rule = Rule(code, name, Severity(severity), summary.strip(), what.strip(), why.strip(),
-                example.strip(), fix.strip(), hygiene=hygiene, rfc008=rfc008)
+    rule = Rule(
+        code,
+        name,
+        Severity(severity),
+        summary.strip(),
+        what.strip(),
+        why.strip(),
+        example.strip(),
+        fix.strip(),
+        hygiene=hygiene,
+        rfc008=rfc008,
+    )
     RULES[code] = rule
     return rule

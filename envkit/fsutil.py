@@ -7,8 +7,14 @@ import tempfile
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int | None = None,
-                 fsync: bool = True, parents: bool = True) -> None:
+def write_atomic(
+    path: str | os.PathLike[str],
+    data: bytes | str,
+    *,
+    mode: int | None = None,
+    fsync: bool = True,
+    parents: bool = True,
+) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory and
     ``os.replace``: the file is either the old one or the whole new one.
 
@@ -39,7 +45,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, mode: int |
         raise
 
 
-# -- bounded reading (issue #12, defect 7) -------------------------------------------------------
+# -- bounded reading -------------------------------------------------------
 # Static validation and push read files of projects they do not trust: a FIFO named `notes.txt`
 # blocks `read()` forever, a symlink to /dev/zero never ends, a 10 GB sparse file is "small" on
 # disk. Every static reader goes through :func:`read_bounded`, which opens only regular files
@@ -71,16 +77,24 @@ class FileTooLargeError(OSError):
 def _kind(mode: int) -> str:
     import stat
 
-    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                       (stat.S_ISDIR, "a directory")):
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
 
 
-def read_bounded(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None,
-                 limit: int = TEXT_LIMIT) -> bytes:
+def read_bounded(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int = TEXT_LIMIT,
+) -> bytes:
     """The bytes of a regular file, never more than ``limit`` of them.
 
     The file is opened with ``O_NONBLOCK`` (opening a FIFO never waits for a writer) and
@@ -110,8 +124,12 @@ def read_bounded(path: str | os.PathLike[str], *, root: str | os.PathLike[str] |
         base = os.path.realpath(root)
         if os.path.commonpath([real, base]) != base:
             raise UnsafeFileError(shown, "a symbolic link that leads outside the project")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) \
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_NOCTTY", 0)
         | getattr(os, "O_BINARY", 0)
+    )
     fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
@@ -134,8 +152,12 @@ def read_bounded(path: str | os.PathLike[str], *, root: str | os.PathLike[str] |
         os.close(fd)
 
 
-def read_text_bounded(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None = None,
-                      limit: int = TEXT_LIMIT) -> str:
+def read_text_bounded(
+    path: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    limit: int = TEXT_LIMIT,
+) -> str:
     """:func:`read_bounded`, decoded as UTF-8 (a leading BOM is dropped).
 
     Raises:
@@ -159,8 +181,9 @@ def is_regular_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]
     return os.path.commonpath([real, base]) == base
 
 
-def probe(path: str | os.PathLike[str], *, root: str | os.PathLike[str],
-          limit: int = TEXT_LIMIT) -> OSError | None:
+def probe(
+    path: str | os.PathLike[str], *, root: str | os.PathLike[str], limit: int = TEXT_LIMIT
+) -> OSError | None:
     """Why :func:`read_bounded` would refuse ``path``, without opening it: an
     :class:`UnsafeFileError`, a :class:`FileTooLargeError`, or ``None`` (readable, or missing).
     """

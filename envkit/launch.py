@@ -1,4 +1,4 @@
-"""Work out how an OpenEnv environment is meant to start, without starting it (issue #13 item 1).
+"""Work out how an OpenEnv environment is meant to start, without starting it.
 
 An environment can be laid out to run in several ways, and envkit tries them in this order:
 
@@ -97,8 +97,10 @@ class LaunchCandidate:
             return [python, "-m", "uvicorn", self.app, "--host", host, "--port", str(port)]
         assert self.main is not None  # noqa: S101 - constructed that way below
         module, func = self.main.split(":", 1)
-        code = (f"import sys; sys.argv = ['server', '--host', {host!r}, '--port', '{port}']; "
-                f"from {module} import {func} as _main; sys.exit(_main())")
+        code = (
+            f"import sys; sys.argv = ['server', '--host', {host!r}, '--port', '{port}']; "
+            f"from {module} import {func} as _main; sys.exit(_main())"
+        )
         return [python, "-c", code]
 
     def run_env(self, host: str = "127.0.0.1", port: int = 8000) -> dict[str, str]:
@@ -113,8 +115,11 @@ class LaunchCandidate:
         """One line: label, then what runs where, e.g.
         ``package form from the parent folder: uvicorn echo_env.server.app:app in /x/envs``."""
         what = f"uvicorn {self.app}" if self.app else f"{self.main}()"
-        pp = f" with PYTHONPATH={os.pathsep.join(map(str, self.pythonpath))}" \
-            if self.pythonpath else ""
+        pp = (
+            f" with PYTHONPATH={os.pathsep.join(map(str, self.pythonpath))}"
+            if self.pythonpath
+            else ""
+        )
         return f"{self.label}: {what} in {self.cwd}{pp}"
 
     def _key(self) -> tuple[Any, ...]:
@@ -155,19 +160,35 @@ def launch_candidates(
     found: list[LaunchCandidate] = []
     app = getattr(manifest, "app", None) or DEFAULT_APP
     module = app.split(":", 1)[0]
-    source = ("openenv.yaml `app`" if manifest is not None
-              else f"OpenEnv default `{DEFAULT_APP}` (no manifest)")
+    source = (
+        "openenv.yaml `app`"
+        if manifest is not None
+        else f"OpenEnv default `{DEFAULT_APP}` (no manifest)"
+    )
     if manifest is not None or _module_file(root, module) is not None:
-        found.append(LaunchCandidate(
-            kind="manifest", label="manifest app from the environment folder", app=app,
-            cwd=root, source=source))
+        found.append(
+            LaunchCandidate(
+                kind="manifest",
+                label="manifest app from the environment folder",
+                app=app,
+                cwd=root,
+                source=source,
+            )
+        )
     if _module_file(root, module) is None:
         # e.g. `app: envs.NAME.server.app:app`, written for the repository root.
         where = _locate_module(root, module, {})
         if where is not None:
-            found.append(LaunchCandidate(
-                kind="manifest", label="manifest app from an enclosing folder", app=app,
-                cwd=where[0], pythonpath=(where[0],), source=source))
+            found.append(
+                LaunchCandidate(
+                    kind="manifest",
+                    label="manifest app from an enclosing folder",
+                    app=app,
+                    cwd=where[0],
+                    pythonpath=(where[0],),
+                    source=source,
+                )
+            )
     package = _package_candidate(root, app)
     if package is not None:
         found.append(package)
@@ -200,9 +221,13 @@ def _package_candidate(root: Path, app: str) -> LaunchCandidate | None:
     if _module_file(root.parent, f"{name}.{module}") is None:
         return None
     return LaunchCandidate(
-        kind="package", label="package form from the parent folder", app=pkg_app,
-        cwd=root.parent, pythonpath=(root.parent,),
-        source=f"`{name}/__init__.py` makes `{name}` a package")
+        kind="package",
+        label="package form from the parent folder",
+        app=pkg_app,
+        cwd=root.parent,
+        pythonpath=(root.parent,),
+        source=f"`{name}/__init__.py` makes `{name}` a package",
+    )
 
 
 def _script_candidate(root: Path, pyproject: Mapping[str, Any] | None) -> LaunchCandidate | None:
@@ -219,13 +244,26 @@ def _script_candidate(root: Path, pyproject: Mapping[str, Any] | None) -> Launch
     if where is None:
         return None
     cwd, path = where
-    source = f"pyproject.toml [project.scripts] server = \"{target.strip()}\""
+    source = f'pyproject.toml [project.scripts] server = "{target.strip()}"'
     label = "[project.scripts] server"
     if "app" in _top_level_names(path):
-        return LaunchCandidate(kind="script", label=label, app=f"{module}:app", cwd=cwd,
-                               pythonpath=(cwd,), source=source)
-    return LaunchCandidate(kind="script", label=label, app=None, main=f"{module}:{func}",
-                           cwd=cwd, pythonpath=(cwd,), source=source)
+        return LaunchCandidate(
+            kind="script",
+            label=label,
+            app=f"{module}:app",
+            cwd=cwd,
+            pythonpath=(cwd,),
+            source=source,
+        )
+    return LaunchCandidate(
+        kind="script",
+        label=label,
+        app=None,
+        main=f"{module}:{func}",
+        cwd=cwd,
+        pythonpath=(cwd,),
+        source=source,
+    )
 
 
 def _dockerfile_candidate(root: Path, path: Path | None) -> LaunchCandidate | None:
@@ -249,16 +287,22 @@ def _dockerfile_candidate(root: Path, path: Path | None) -> LaunchCandidate | No
     rel = _rel(path, root)
     in_dir = cd or workdir or "/"
     return LaunchCandidate(
-        kind="dockerfile", label="Dockerfile CMD in WORKDIR", app=app, cwd=cwd,
-        pythonpath=(cwd,), source=f"{rel} line {line}: {text} (runs in {in_dir})")
+        kind="dockerfile",
+        label="Dockerfile CMD in WORKDIR",
+        app=app,
+        cwd=cwd,
+        pythonpath=(cwd,),
+        source=f"{rel} line {line}: {text} (runs in {in_dir})",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Reading pyproject and Dockerfile
 
 
-def _read_pyproject(root: Path, pyproject: Path | Mapping[str, Any] | None
-                    ) -> Mapping[str, Any] | None:
+def _read_pyproject(
+    root: Path, pyproject: Path | Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
     if isinstance(pyproject, Mapping):
         return pyproject
     path = Path(pyproject) if pyproject is not None else root / "pyproject.toml"
@@ -307,8 +351,11 @@ def _final_stage(path: Path) -> tuple[list[str], str | None, int, str] | None:
         if name == "FROM":
             entry, cmd, workdir = [], [], None
         elif name == "WORKDIR":
-            workdir = value if value.startswith("/") or workdir is None \
+            workdir = (
+                value
+                if value.startswith("/") or workdir is None
                 else f"{workdir.rstrip('/')}/{value}"
+            )
         elif name in ("CMD", "ENTRYPOINT"):
             words = _command_words(value)
             if name == "CMD":
@@ -354,10 +401,11 @@ def _asgi_app(argv: list[str]) -> tuple[str | None, str | None]:
         names = [os.path.basename(w) for w in segment]
         for i, word in enumerate(names):
             runs_server = word in _SERVERS or (
-                word == "-m" and i + 1 < len(names) and names[i + 1] in _SERVERS)
+                word == "-m" and i + 1 < len(names) and names[i + 1] in _SERVERS
+            )
             if not runs_server:
                 continue
-            for arg in segment[i + 1:]:
+            for arg in segment[i + 1 :]:
                 if _APP_RE.match(arg):
                     return arg, cd
     return None, None
@@ -408,8 +456,9 @@ def _module_file(base: Path, module: str) -> Path | None:
     return None
 
 
-def _locate_module(root: Path, module: str, package_dirs: Mapping[str, str],
-                   max_up: int = 3) -> tuple[Path, Path] | None:
+def _locate_module(
+    root: Path, module: str, package_dirs: Mapping[str, str], max_up: int = 3
+) -> tuple[Path, Path] | None:
     """``(folder to run from, module file)`` for ``module``: the environment folder or the
     nearest ancestor (up to ``max_up`` levels, e.g. ``envs.NAME.server.app`` from a repository
     root) under which it resolves. A setuptools ``package-dir`` mapping a package to ``.``
@@ -467,8 +516,13 @@ def _rel(path: Path, root: Path) -> str:
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _EXC_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
 #: Exceptions raised by stopping a server, never the reason it failed.
-_SHUTDOWN = {"KeyboardInterrupt", "CancelledError", "asyncio.exceptions.CancelledError",
-             "asyncio.CancelledError", "SystemExit"}
+_SHUTDOWN = {
+    "KeyboardInterrupt",
+    "CancelledError",
+    "asyncio.exceptions.CancelledError",
+    "asyncio.CancelledError",
+    "SystemExit",
+}
 _UVICORN_ERROR = re.compile(r"^ERROR:\s+(?P<msg>.+)$")
 
 
@@ -491,7 +545,7 @@ class RootCause:
 def _message_below(rest: list[str]) -> str:
     """The first line of a message printed below an empty ``TYPE:`` line: NLTK's
     ``LookupError:`` is followed by a ``****`` rule and an indented ``Resource punkt not
-    found.`` (issue #13: textarena_env). Only indented lines count, past blank and rule lines:
+    found.`` (textarena_env prints one). Only indented lines count, past blank and rule lines:
     ``""`` when an unindented line (a log line, the next traceback) comes first."""
     for ln in rest:
         text = ln.strip()
@@ -530,7 +584,7 @@ def root_cause(log: str) -> RootCause | None:
         if m and not ln.startswith(("During handling", "The above exception")):
             typ, msg = m.group("type"), (m.group("msg") or "").strip()
             if not msg and m.group("msg") is not None:
-                msg = _message_below(lines[i + 1:])
+                msg = _message_below(lines[i + 1 :])
                 if msg:
                     ln = f"{typ}: {msg}"
             found.append((ln, typ, msg))

@@ -1,6 +1,6 @@
 """The environment manifest, ``openenv.yaml``, read with line numbers.
 
-Layout (issue #11; OpenEnv 0.10 owns ``validation:``, RFC 008, huggingface/OpenEnv#1041):
+Layout (OpenEnv 0.10 owns ``validation:``, RFC 008, huggingface/OpenEnv#1041):
 
 .. code-block:: yaml
 
@@ -44,8 +44,15 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from envkit.errors import SpecError
@@ -92,8 +99,12 @@ class YamlDocument:
                 if lc is not None and isinstance(node, dict) and key in node:
                     line, col = lc.key(key)[0] + 1, lc.key(key)[1] + 1
                     node = node[key]
-                elif lc is not None and isinstance(node, list) and isinstance(key, int) \
-                        and 0 <= key < len(node):
+                elif (
+                    lc is not None
+                    and isinstance(node, list)
+                    and isinstance(key, int)
+                    and 0 <= key < len(node)
+                ):
                     line, col = lc.item(key)[0] + 1, lc.item(key)[1] + 1
                     node = node[key]
                 else:
@@ -104,7 +115,7 @@ class YamlDocument:
 
 
 def load_yaml(path: Path) -> YamlDocument:
-    """Parse a YAML file keeping positions, in bounded time and memory (issue #12).
+    """Parse a YAML file keeping positions, in bounded time and memory.
 
     The file is read with :func:`envkit.fsutil.read_text_bounded` (a regular file inside its
     directory, at most 1 MiB) and parsed with :func:`envkit.safe_yaml.load_bounded` (alias
@@ -122,15 +133,17 @@ def load_yaml(path: Path) -> YamlDocument:
     try:
         text = read_text_bounded(path, root=path.parent)
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"Cannot read {path}: {exc}.",
-                        hint="Make it a regular UTF-8 text file under 1 MiB.") from None
+        raise SpecError(
+            f"Cannot read {path}: {exc}.", hint="Make it a regular UTF-8 text file under 1 MiB."
+        ) from None
     try:
         data = load_bounded(text)
     except YamlLimitError as exc:
         loc = Location(path.name, exc.line, exc.column)
         where = f"{loc}: " if exc.line else ""
         raise ManifestSyntaxError(
-            f"{where}{path.name} is not valid YAML: {exc.message}.", loc,
+            f"{where}{path.name} is not valid YAML: {exc.message}.",
+            loc,
             hint="Fix the YAML at that line." if exc.line else "Fix the YAML.",
         ) from None
     return YamlDocument(path=path, text=text, data=data)
@@ -141,13 +154,28 @@ def load_yaml(path: Path) -> YamlDocument:
 # field by field so `envkit validate` reports what `openenv validate` would reject, located.
 # --------------------------------------------------------------------------------------------
 
-RFC008_KEYS = ("reward", "judge", "resources", "task_distribution", "network", "capabilities",
-               "types", "execution")
+RFC008_KEYS = (
+    "reward",
+    "judge",
+    "resources",
+    "task_distribution",
+    "network",
+    "capabilities",
+    "types",
+    "execution",
+)
 """Keys of the ``validation:`` block that OpenEnv 0.10 reads (every other key there it ignores)."""
 
-LEGACY_KEYS = ("reward_range", "max_steps", "oracle", "seeds", "floor_margin", "step_timeout_s",
-               "startup_timeout_s")
-"""envkit's keys directly under ``validation:`` before OpenEnv 0.10 (deprecated, issue #11)."""
+LEGACY_KEYS = (
+    "reward_range",
+    "max_steps",
+    "oracle",
+    "seeds",
+    "floor_margin",
+    "step_timeout_s",
+    "startup_timeout_s",
+)
+"""envkit's keys directly under ``validation:`` before OpenEnv 0.10 (deprecated)."""
 
 ENVKIT_KEYS = ("oracle", "max_steps", "seeds", "step_timeout_s", "startup_timeout_s")
 """Keys of envkit's own top-level ``envkit:`` section."""
@@ -256,11 +284,15 @@ class NetworkPolicy(_Forbid):
     @model_validator(mode="after")
     def _hosts_require_allowlist(self) -> NetworkPolicy:
         if self.mode != "allowlist" and self.allowed_hosts:
-            raise PydanticCustomError("allowlist", "allowed_hosts is only valid when mode is "
-                                      "'allowlist'", {"path": "allowed_hosts"})
+            raise PydanticCustomError(
+                "allowlist",
+                "allowed_hosts is only valid when mode is 'allowlist'",
+                {"path": "allowed_hosts"},
+            )
         if self.mode == "allowlist" and not self.allowed_hosts:
-            raise PydanticCustomError("allowlist", "mode 'allowlist' requires at least one "
-                                      "allowed host", {"path": "mode"})
+            raise PydanticCustomError(
+                "allowlist", "mode 'allowlist' requires at least one allowed host", {"path": "mode"}
+            )
         return self
 
 
@@ -288,10 +320,11 @@ class CapabilitiesSpec(_Forbid):
 
     @model_validator(mode="after")
     def _injected_state_requires_set_state(self) -> CapabilitiesSpec:
-        if self.oracle is not None and self.oracle.form == "injected_state" \
-                and not self.set_state:
-            raise ValueError("oracle.form 'injected_state' requires the set_state capability; "
-                             "declare set_state: true or use oracle.form 'script'")
+        if self.oracle is not None and self.oracle.form == "injected_state" and not self.set_state:
+            raise ValueError(
+                "oracle.form 'injected_state' requires the set_state capability; "
+                "declare set_state: true or use oracle.form 'script'"
+            )
         return self
 
 
@@ -303,8 +336,14 @@ class TypeSpec(_Forbid):
 
 def _package_relative(value: str) -> str:
     path = PurePosixPath(value)
-    if not value or "\\" in value or ":" in value or "\x00" in value or path.is_absolute() \
-            or ".." in path.parts:
+    if (
+        not value
+        or "\\" in value
+        or ":" in value
+        or "\x00" in value
+        or path.is_absolute()
+        or ".." in path.parts
+    ):
         raise ValueError("must be a portable package-relative path without '..'")
     return value
 
@@ -363,33 +402,42 @@ class OpenEnvValidation(BaseModel):
         if self.capabilities.llm_judged:
             if self.judge is None:
                 raise PydanticCustomError(
-                    "judge_pin", "a judge pin is required when capabilities.llm_judged is true",
-                    {"path": "capabilities.llm_judged"})
+                    "judge_pin",
+                    "a judge pin is required when capabilities.llm_judged is true",
+                    {"path": "capabilities.llm_judged"},
+                )
             if self.reward.variance_tolerance is None:
                 raise PydanticCustomError(
-                    "judge_pin", "reward.variance_tolerance is required when "
-                    "capabilities.llm_judged is true", {"path": "capabilities.llm_judged"})
+                    "judge_pin",
+                    "reward.variance_tolerance is required when capabilities.llm_judged is true",
+                    {"path": "capabilities.llm_judged"},
+                )
         elif self.judge is not None:
             raise PydanticCustomError(
-                "judge_pin", "a judge pin is declared but capabilities.llm_judged is false",
-                {"path": "judge"})
+                "judge_pin",
+                "a judge pin is declared but capabilities.llm_judged is false",
+                {"path": "judge"},
+            )
         return self
 
     @model_validator(mode="after")
     def _finite(self) -> OpenEnvValidation:
         lo, hi = self.reward.range
         if not (math.isfinite(lo) and math.isfinite(hi)):  # envkit needs a finite range
-            raise PydanticCustomError("non_finite", "reward.range must be finite numbers",
-                                      {"path": "reward.range"})
+            raise PydanticCustomError(
+                "non_finite", "reward.range must be finite numbers", {"path": "reward.range"}
+            )
         if self.execution is None:
             return self
         pending: list[tuple[str, Any]] = [("", self.model_dump(include=set(RFC008_KEYS)))]
         while pending:
             path, value = pending.pop()
             if isinstance(value, float) and not math.isfinite(value):
-                raise PydanticCustomError("non_finite", "schema 2 numeric declarations must "
-                                          "be finite; {path} is {value}",
-                                          {"path": path, "value": value})
+                raise PydanticCustomError(
+                    "non_finite",
+                    "schema 2 numeric declarations must be finite; {path} is {value}",
+                    {"path": path, "value": value},
+                )
             if isinstance(value, dict):
                 pending.extend((f"{path}.{k}".lstrip("."), v) for k, v in value.items())
             elif isinstance(value, (list, tuple)):
@@ -401,8 +449,9 @@ class OpenEnvValidation(BaseModel):
         return [k for k in (self.model_extra or {}) if k not in LEGACY_KEYS]
 
 
-def policy_violations(block: OpenEnvValidation,
-                      bounds: PolicyBounds = POLICY_BOUNDS) -> list[tuple[tuple[str, ...], str]]:
+def policy_violations(
+    block: OpenEnvValidation, bounds: PolicyBounds = POLICY_BOUNDS
+) -> list[tuple[tuple[str, ...], str]]:
     """Declared values outside OpenEnv's severity-policy bounds (its ``static.manifest``
     grader FAILs them).
 
@@ -414,23 +463,49 @@ def policy_violations(block: OpenEnvValidation,
     out: list[tuple[tuple[str, ...], str]] = []
     reward = block.reward
     if reward.oracle_tolerance > bounds.max_oracle_tolerance:
-        out.append((("reward", "oracle_tolerance"),
+        out.append(
+            (
+                ("reward", "oracle_tolerance"),
+                (
                     f"declared oracle_tolerance {reward.oracle_tolerance:g} exceeds the policy "
-                    f"maximum {bounds.max_oracle_tolerance:g}"))
+                    f"maximum {bounds.max_oracle_tolerance:g}"
+                ),
+            )
+        )
     if reward.floor_margin < bounds.min_floor_margin:
-        out.append((("reward", "floor_margin"),
+        out.append(
+            (
+                ("reward", "floor_margin"),
+                (
                     f"declared floor_margin {reward.floor_margin:g} is below the policy minimum "
-                    f"{bounds.min_floor_margin:g}"))
-    if reward.variance_tolerance is not None \
-            and reward.variance_tolerance > bounds.max_variance_tolerance:
-        out.append((("reward", "variance_tolerance"),
+                    f"{bounds.min_floor_margin:g}"
+                ),
+            )
+        )
+    if (
+        reward.variance_tolerance is not None
+        and reward.variance_tolerance > bounds.max_variance_tolerance
+    ):
+        out.append(
+            (
+                ("reward", "variance_tolerance"),
+                (
                     f"declared variance_tolerance {reward.variance_tolerance:g} exceeds the "
-                    f"policy maximum {bounds.max_variance_tolerance:g}"))
+                    f"policy maximum {bounds.max_variance_tolerance:g}"
+                ),
+            )
+        )
     timeout = block.resources.episode_timeout_s
     if timeout > bounds.max_episode_timeout_s:
-        out.append((("resources", "episode_timeout_s"),
+        out.append(
+            (
+                ("resources", "episode_timeout_s"),
+                (
                     f"declared episode_timeout_s {timeout:g} exceeds the policy maximum "
-                    f"{bounds.max_episode_timeout_s:g}"))
+                    f"{bounds.max_episode_timeout_s:g}"
+                ),
+            )
+        )
     return out
 
 
@@ -586,9 +661,13 @@ class Manifest(BaseModel):
     @model_validator(mode="after")
     def _resolve(self) -> Manifest:
         own = self.envkit or self.legacy or EnvkitSection()
-        spec = EnvSpec(max_steps=own.max_steps, oracle=own.oracle, seeds=list(own.seeds),
-                       step_timeout_s=own.step_timeout_s,
-                       startup_timeout_s=own.startup_timeout_s)
+        spec = EnvSpec(
+            max_steps=own.max_steps,
+            oracle=own.oracle,
+            seeds=list(own.seeds),
+            step_timeout_s=own.step_timeout_s,
+            startup_timeout_s=own.startup_timeout_s,
+        )
         if self.legacy is not None:
             spec.reward_range = tuple(self.legacy.reward_range)  # type: ignore[assignment]
             spec.floor_margin = self.legacy.floor_margin
@@ -627,8 +706,9 @@ def split_validation(raw: Any) -> tuple[Any, dict[str, Any] | None]:
     return rest, legacy or None
 
 
-def pydantic_errors_to_locations(doc: YamlDocument, exc: ValidationError,
-                                 rel_to: Path | None = None) -> list[tuple[str, Location]]:
+def pydantic_errors_to_locations(
+    doc: YamlDocument, exc: ValidationError, rel_to: Path | None = None
+) -> list[tuple[str, Location]]:
     """Turn pydantic errors into ``(message, location)`` pairs located in the YAML file.
 
     The message names the dotted key path, e.g. ``validation.reward_range: lo (1.0) must be
@@ -639,8 +719,7 @@ def pydantic_errors_to_locations(doc: YamlDocument, exc: ValidationError,
         loc = user_loc(err)
         dotted = ".".join(str(p) for p in loc) or "(top level)"
         msg = err.get("msg", "invalid value")
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+        msg = msg.removeprefix("Value error, ")
         if err.get("type") == "extra_forbidden":
             msg = "unknown key (a typo?)"
         out.append((f"{dotted}: {msg}", doc.locate(loc, rel_to=rel_to)))
@@ -695,8 +774,10 @@ def read_manifest(root: Path) -> Manifest:
         )
     doc = load_yaml(path)
     if not isinstance(doc.data, dict):
-        raise SpecError(f"{path}: the manifest must be a YAML mapping of keys to values.",
-                        hint="See `envkit validate --explain EK101`.")
+        raise SpecError(
+            f"{path}: the manifest must be a YAML mapping of keys to values.",
+            hint="See `envkit validate --explain EK101`.",
+        )
     try:
         return Manifest.model_validate(to_plain(doc.data))
     except ValidationError as exc:

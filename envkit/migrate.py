@@ -1,4 +1,4 @@
-"""``envkit migrate``: move an existing environment forward to OpenEnv 0.10 (issue #11, item 5).
+"""``envkit migrate``: move an existing environment forward to OpenEnv 0.10.
 
 .. code-block:: python
 
@@ -51,7 +51,7 @@ OPENENV_REQUIREMENT = "openenv>=0.10,<0.11"
 MANIFEST = "openenv.yaml"
 PROBE_PLAN = "validation/runtime.json"
 
-# envkit's pre-0.10 keys under `validation:` and where each goes now (issue #11, item 2).
+# envkit's pre-0.10 keys under `validation:` and where each goes now.
 LEGACY_TO_ENVKIT = ("oracle", "max_steps", "seeds", "step_timeout_s", "startup_timeout_s")
 LEGACY_TO_REWARD = {"reward_range": "range", "floor_margin": "floor_margin"}
 LEGACY_KEYS = frozenset(LEGACY_TO_ENVKIT) | frozenset(LEGACY_TO_REWARD)
@@ -60,22 +60,28 @@ LEGACY_KEYS = frozenset(LEGACY_TO_ENVKIT) | frozenset(LEGACY_TO_REWARD)
 # memory, which envkit's templates keep at 512 MB).
 DEFAULT_REWARD = {"range": [0.0, 1.0], "oracle_tolerance": 0.0, "floor_margin": 0.1}
 DEFAULT_RESOURCES = {"cpu": 1, "memory_mb": 512, "disk_mb": 1024, "episode_timeout_s": 60}
-DEFAULT_EXECUTION = {"kind": "openenv_ws", "probe_path": PROBE_PLAN, "dockerfile": "Dockerfile",
-                     "context": "."}
+DEFAULT_EXECUTION = {
+    "kind": "openenv_ws",
+    "probe_path": PROBE_PLAN,
+    "dockerfile": "Dockerfile",
+    "context": ".",
+}
 
-MOVED_DOCKERFILE = ("moved from server/Dockerfile (a Docker Space and RFC 008's "
-                    "execution.dockerfile want it at the root)")
+MOVED_DOCKERFILE = (
+    "moved from server/Dockerfile (a Docker Space and RFC 008's "
+    "execution.dockerfile want it at the root)"
+)
 _LEGACY_COMMENT_MARK = "envkit's extension of the manifest"
-_NEW_VALIDATION_COMMENT = ("RFC 008 manifest, owned by OpenEnv (`openenv validate` reads it; "
-                           "envkit checks it too).")
-_ENVKIT_COMMENT = ("envkit's own facts (OpenEnv ignores this key): what `envkit validate` "
-                   "plays.")
+_NEW_VALIDATION_COMMENT = (
+    "RFC 008 manifest, owned by OpenEnv (`openenv validate` reads it; envkit checks it too)."
+)
+_ENVKIT_COMMENT = "envkit's own facts (OpenEnv ignores this key): what `envkit validate` plays."
 # A requirement naming the superseded distribution, or `openenv` with the `core` extra.
 _REQ_NAME = re.compile(r"^\s*(openenv[-_.]core|openenv)\s*(\[[^\]]*\])?", re.IGNORECASE)
 # The same inside a Dockerfile RUN line (pip/uv install arguments), quoted or not.
 _DOCKER_REQ = re.compile(
-    r"""(?P<q>["']?)openenv[-_.]core(?:\[[^\]\s]*\])?(?:\s*[<>=!~][^"'\s]*)?(?P=q)""",
-    re.IGNORECASE)
+    r"""(?P<q>["']?)openenv[-_.]core(?:\[[^\]\s]*\])?(?:\s*[<>=!~][^"'\s]*)?(?P=q)""", re.IGNORECASE
+)
 
 
 class MigrationRefused(SpecError):
@@ -136,8 +142,14 @@ class MigrationResult:
 PlanMaker = Callable[[Path], dict[str, Any]]
 
 
-def migrate(path: str | Path = ".", *, dry_run: bool = False, python: str | None = None,
-            probe_plan: bool = True, plan_maker: PlanMaker | None = None) -> MigrationResult:
+def migrate(
+    path: str | Path = ".",
+    *,
+    dry_run: bool = False,
+    python: str | None = None,
+    probe_plan: bool = True,
+    plan_maker: PlanMaker | None = None,
+) -> MigrationResult:
     """Move the environment at ``path`` forward to OpenEnv 0.10 and envkit's manifest layout.
 
     Args:
@@ -164,8 +176,10 @@ def migrate(path: str | Path = ".", *, dry_run: bool = False, python: str | None
     root = Path(path).expanduser().resolve()
     manifest_path = root / MANIFEST
     if not manifest_path.is_file():
-        raise SpecError(f"No {MANIFEST} in {root}: this is not an OpenEnv environment directory.",
-                        hint="Pass the environment's directory: `envkit migrate PATH`.")
+        raise SpecError(
+            f"No {MANIFEST} in {root}: this is not an OpenEnv environment directory.",
+            hint="Pass the environment's directory: `envkit migrate PATH`.",
+        )
     changes: list[FileChange] = []
     notes: list[str] = []
 
@@ -181,9 +195,13 @@ def migrate(path: str | Path = ".", *, dry_run: bool = False, python: str | None
         text = server_df.read_text(encoding="utf-8")
         new = _migrate_dockerfile_text(text)
         dockerfile_moves = [
-            FileChange("Dockerfile", None, new,
-                       [MOVED_DOCKERFILE]
-                       + (["openenv-core -> openenv in RUN lines"] if new != text else [])),
+            FileChange(
+                "Dockerfile",
+                None,
+                new,
+                [MOVED_DOCKERFILE]
+                + (["openenv-core -> openenv in RUN lines"] if new != text else []),
+            ),
             FileChange("server/Dockerfile", text, None, ["moved to Dockerfile"]),
         ]
     else:
@@ -193,10 +211,15 @@ def migrate(path: str | Path = ".", *, dry_run: bool = False, python: str | None
     changes += dockerfile_moves
     has_root_dockerfile = root_df.is_file() or bool(dockerfile_moves)
 
-    manifest_change, oracle = _migrate_manifest(root, manifest_path, pyproject,
-                                                has_root_dockerfile=has_root_dockerfile,
-                                                plan_exists=(root / PROBE_PLAN).is_file(),
-                                                plan_possible=probe_plan, notes=notes)
+    manifest_change, oracle = _migrate_manifest(
+        root,
+        manifest_path,
+        pyproject,
+        has_root_dockerfile=has_root_dockerfile,
+        plan_exists=(root / PROBE_PLAN).is_file(),
+        plan_possible=probe_plan,
+        notes=notes,
+    )
     plan_change = None
     if manifest_change is not None and manifest_change.plan_needed:
         maker = plan_maker or _default_plan_maker(python)
@@ -231,7 +254,7 @@ def _requirement_kind(req: str) -> str | None:
     m = _REQ_NAME.match(req)
     if not m:
         return None
-    rest = req[m.end():].lstrip()
+    rest = req[m.end() :].lstrip()
     if rest and rest[0] not in "<>=!~;@,(" and not rest.startswith("["):
         return None  # e.g. `openenv-something`: another distribution
     name = m.group(1).lower().replace("_", "-").replace(".", "-")
@@ -260,8 +283,10 @@ def _migrate_dependency_list(items: list[str]) -> tuple[list[str | None], list[s
             out.append(item)
         elif has_plain or replaced:
             out.append(None)
-            summary.append(f"dropped {item!r} (openenv is already declared; the two "
-                           "distributions overwrite each other)")
+            summary.append(
+                f"dropped {item!r} (openenv is already declared; the two "
+                "distributions overwrite each other)"
+            )
         else:
             new = _new_requirement(item)
             out.append(new)
@@ -280,7 +305,8 @@ def _migrate_pyproject(root: Path, path: Path) -> FileChange | None:
     except ParseError as exc:
         raise MigrationRefused(
             f"{_rel(root, path)}:{exc.line}:{exc.col}: cannot parse TOML ({exc}); migrate "
-            "changed nothing.", hint="Fix the TOML syntax, then run `envkit migrate` again.",
+            "changed nothing.",
+            hint="Fix the TOML syntax, then run `envkit migrate` again.",
         ) from None
     summary: list[str] = []
     project = doc.get("project")
@@ -332,8 +358,11 @@ def _migrate_requirements(root: Path, path: Path) -> FileChange | None:
 
 def _migrate_dockerfile_text(text: str) -> str:
     def repl(m: re.Match[str]) -> str:
-        return f'"{OPENENV_REQUIREMENT}"' if not m.group("q") else \
-            f"{m.group('q')}{OPENENV_REQUIREMENT}{m.group('q')}"
+        return (
+            f'"{OPENENV_REQUIREMENT}"'
+            if not m.group("q")
+            else f"{m.group('q')}{OPENENV_REQUIREMENT}{m.group('q')}"
+        )
 
     out: list[str] = []
     in_run = False
@@ -487,9 +516,16 @@ def _tag_from_name(name: str) -> str:
     return tag or "environment"
 
 
-def _migrate_manifest(root: Path, path: Path, pyproject: Path, *, has_root_dockerfile: bool,
-                      plan_exists: bool, plan_possible: bool,
-                      notes: list[str]) -> tuple[_ManifestChange | None, str | None]:
+def _migrate_manifest(
+    root: Path,
+    path: Path,
+    pyproject: Path,
+    *,
+    has_root_dockerfile: bool,
+    plan_exists: bool,
+    plan_possible: bool,
+    notes: list[str],
+) -> tuple[_ManifestChange | None, str | None]:
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -503,13 +539,18 @@ def _migrate_manifest(root: Path, path: Path, pyproject: Path, *, has_root_docke
         raise MigrationRefused(
             f"{where}: cannot parse YAML ({(exc.problem or exc.context or '').strip()}); "
             "migrate changed nothing.",
-            hint="Fix the YAML syntax, then run `envkit migrate` again.") from None
+            hint="Fix the YAML syntax, then run `envkit migrate` again.",
+        ) from None
     except YAMLError as exc:
-        raise MigrationRefused(f"{MANIFEST}: cannot parse YAML ({exc}); migrate changed "
-                               "nothing.", hint="Fix the YAML syntax.") from None
+        raise MigrationRefused(
+            f"{MANIFEST}: cannot parse YAML ({exc}); migrate changed nothing.",
+            hint="Fix the YAML syntax.",
+        ) from None
     if not isinstance(data, CommentedMap):
-        raise MigrationRefused(f"{MANIFEST}: the manifest must be a YAML mapping; migrate "
-                               "changed nothing.", hint="See `envkit validate --explain EK101`.")
+        raise MigrationRefused(
+            f"{MANIFEST}: the manifest must be a YAML mapping; migrate changed nothing.",
+            hint="See `envkit validate --explain EK101`.",
+        )
     summary: list[str] = []
 
     # version: RFC 008 reads it next to `name`.
@@ -524,13 +565,17 @@ def _migrate_manifest(root: Path, path: Path, pyproject: Path, *, has_root_docke
         validation = CommentedMap()
         data["validation"] = validation
     if not isinstance(validation, CommentedMap):
-        raise MigrationRefused(f"{MANIFEST}: `validation:` must be a mapping; migrate changed "
-                               "nothing.", hint="Make `validation:` a mapping of keys.")
+        raise MigrationRefused(
+            f"{MANIFEST}: `validation:` must be a mapping; migrate changed nothing.",
+            hint="Make `validation:` a mapping of keys.",
+        )
 
     envkit_section = data.get("envkit")
     if envkit_section is not None and not isinstance(envkit_section, CommentedMap):
-        raise MigrationRefused(f"{MANIFEST}: `envkit:` must be a mapping; migrate changed "
-                               "nothing.", hint="Make `envkit:` a mapping of keys.")
+        raise MigrationRefused(
+            f"{MANIFEST}: `envkit:` must be a mapping; migrate changed nothing.",
+            hint="Make `envkit:` a mapping of keys.",
+        )
     # Lines after the block (blank lines, comments introducing the next key) hang on its last
     # value: detach them before keys move, re-attach after the new last value.
     following = _take_following(validation)
@@ -578,32 +623,39 @@ def _migrate_manifest(root: Path, path: Path, pyproject: Path, *, has_root_docke
     for key in order[1:]:
         if key not in validation:
             keys = list(validation.keys())
-            prev = [k for k in order[:order.index(key)] if k in keys]
+            prev = [k for k in order[: order.index(key)] if k in keys]
             pos = keys.index(prev[-1]) + 1 if prev else 0
             validation.insert(pos, key, defaults[key])
-            summary.append(f"added validation.{key} (OpenEnv's required block; check the "
-                           "values)")
+            summary.append(f"added validation.{key} (OpenEnv's required block; check the values)")
 
     plan_needed = False
     oracle = envkit_section.get("oracle") if isinstance(envkit_section, CommentedMap) else None
     if "execution" not in validation and has_root_dockerfile:
         if plan_exists or (plan_possible and oracle):
             validation["execution"] = _flow(dict(DEFAULT_EXECUTION))
-            summary.append("added validation.execution (manifest schema 2: the root "
-                           f"Dockerfile and {PROBE_PLAN})")
+            summary.append(
+                "added validation.execution (manifest schema 2: the root "
+                f"Dockerfile and {PROBE_PLAN})"
+            )
             plan_needed = not plan_exists
         elif oracle:
-            notes.append(f"No {PROBE_PLAN} (not made: --no-probe-plan): `validation.execution` "
-                         "was not added. Run `envkit migrate` without --no-probe-plan to make it "
-                         "by playing the oracle.")
+            notes.append(
+                f"No {PROBE_PLAN} (not made: --no-probe-plan): `validation.execution` "
+                "was not added. Run `envkit migrate` without --no-probe-plan to make it "
+                "by playing the oracle."
+            )
         else:
-            notes.append(f"No {PROBE_PLAN} and no oracle: `validation.execution` was not added, "
-                         "so `openenv validate --level runtime` will skip. Declare "
-                         "`envkit.oracle` and run `envkit migrate` again, or write the probe "
-                         "plan by hand.")
+            notes.append(
+                f"No {PROBE_PLAN} and no oracle: `validation.execution` was not added, "
+                "so `openenv validate --level runtime` will skip. Declare "
+                "`envkit.oracle` and run `envkit migrate` again, or write the probe "
+                "plan by hand."
+            )
     elif "execution" not in validation:
-        notes.append("No root Dockerfile: `validation.execution` was not added. Add a "
-                     "Dockerfile at the root, then run `envkit migrate` again.")
+        notes.append(
+            "No root Dockerfile: `validation.execution` was not added. Add a "
+            "Dockerfile at the root, then run `envkit migrate` again."
+        )
 
     if envkit_section is not None and "envkit" not in data:
         data.insert(list(data.keys()).index("validation") + 1, "envkit", envkit_section)
@@ -611,7 +663,7 @@ def _migrate_manifest(root: Path, path: Path, pyproject: Path, *, has_root_docke
     if legacy:
         _replace_legacy_comment(data)
     keys = list(data.keys())
-    after_validation = keys[keys.index("validation") + 1:keys.index("validation") + 2]
+    after_validation = keys[keys.index("validation") + 1 : keys.index("validation") + 2]
     _put_following(data["envkit"] if after_validation == ["envkit"] else validation, following)
 
     if not summary:
@@ -652,8 +704,11 @@ def _replace_legacy_comment(data: Any) -> None:
 
 def _is_legacy_line(line: str) -> bool:
     s = line.strip().lstrip("#").strip()
-    return (_LEGACY_COMMENT_MARK in s or s.startswith("checks when it plays the environment")
-            or "The validation block" in s)
+    return (
+        _LEGACY_COMMENT_MARK in s
+        or s.startswith("checks when it plays the environment")
+        or "The validation block" in s
+    )
 
 
 def _pyproject_version(pyproject: Path) -> str | None:
@@ -681,8 +736,9 @@ def _default_plan_maker(python: str | None) -> PlanMaker:
     return make
 
 
-def _make_plan(root: Path, maker: PlanMaker, oracle: str | None,
-               notes: list[str]) -> FileChange | None:
+def _make_plan(
+    root: Path, maker: PlanMaker, oracle: str | None, notes: list[str]
+) -> FileChange | None:
     import json
 
     from envkit.errors import EnvkitError
@@ -690,14 +746,24 @@ def _make_plan(root: Path, maker: PlanMaker, oracle: str | None,
     try:
         plan = maker(root)
     except EnvkitError as exc:
-        notes.append(f"Could not make {PROBE_PLAN} by playing the oracle ({oracle}): "
-                     f"{exc.message} `validation.execution` was not added; fix the cause and "
-                     "run `envkit migrate` again.")
+        notes.append(
+            f"Could not make {PROBE_PLAN} by playing the oracle ({oracle}): "
+            f"{exc.message} `validation.execution` was not added; fix the cause and "
+            "run `envkit migrate` again."
+        )
         return None
     text = json.dumps(plan, indent=2) + "\n"
-    return FileChange(PROBE_PLAN, None, text,
-                      [(f"probe plan: reset + {len(plan.get('actions', []))} action(s) played "
-                        f"by the oracle ({oracle})")])
+    return FileChange(
+        PROBE_PLAN,
+        None,
+        text,
+        [
+            (
+                f"probe plan: reset + {len(plan.get('actions', []))} action(s) played "
+                f"by the oracle ({oracle})"
+            )
+        ],
+    )
 
 
 # --------------------------------------------------------------------------- writing

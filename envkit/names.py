@@ -2,7 +2,7 @@
 
 ``my-env`` and ``my_env`` are the same environment: the directory keeps the name as given,
 the Python package is snake_case (``my_env``), the Hugging Face Space is kebab-case
-(``my-env``), classes are PascalCase (``MyEnv``). Source: issue #2.
+(``my-env``), classes are PascalCase (``MyEnv``).
 """
 
 from __future__ import annotations
@@ -23,22 +23,77 @@ RESERVED_PACKAGE_NAMES = frozenset(
 
 # Top-level modules an environment or envkit imports at run time (besides the standard library,
 # :data:`sys.stdlib_module_names`): an environment package of the same name would be imported
-# in their place. Source: issue #12 (defect 6); envkit's and openenv-core's dependencies.
-DEPENDENCY_MODULES = frozenset({
-    "fastapi", "starlette", "uvicorn", "pydantic", "pydantic_core", "openenv", "openenv_core",
-    "envkit", "typer", "click", "rich", "httpx", "httpcore", "requests", "urllib3", "websockets",
-    "anyio", "sniffio", "h11", "jinja2", "markupsafe", "yaml", "ruamel", "pathspec",
-    "dockerfile_parse", "hypothesis", "hypothesis_jsonschema", "jsonschema", "junit_xml",
-    "detect_secrets", "docker", "huggingface_hub", "hf_xet", "openai", "numpy", "pandas",
-    "torch", "transformers", "datasets", "trl", "gymnasium", "gym", "pytest", "uv",
-    "matplotlib", "tomli", "packaging", "setuptools", "pip", "wheel", "certifi", "idna",
-    "filelock", "fsspec", "tqdm", "gradio", "mcp", "smolagents",
-})
+# in their place. Source: envkit's and openenv-core's dependencies.
+DEPENDENCY_MODULES = frozenset(
+    {
+        "fastapi",
+        "starlette",
+        "uvicorn",
+        "pydantic",
+        "pydantic_core",
+        "openenv",
+        "openenv_core",
+        "envkit",
+        "typer",
+        "click",
+        "rich",
+        "httpx",
+        "httpcore",
+        "requests",
+        "urllib3",
+        "websockets",
+        "anyio",
+        "sniffio",
+        "h11",
+        "jinja2",
+        "markupsafe",
+        "yaml",
+        "ruamel",
+        "pathspec",
+        "dockerfile_parse",
+        "hypothesis",
+        "hypothesis_jsonschema",
+        "jsonschema",
+        "junit_xml",
+        "detect_secrets",
+        "docker",
+        "huggingface_hub",
+        "hf_xet",
+        "openai",
+        "numpy",
+        "pandas",
+        "torch",
+        "transformers",
+        "datasets",
+        "trl",
+        "gymnasium",
+        "gym",
+        "pytest",
+        "uv",
+        "matplotlib",
+        "tomli",
+        "packaging",
+        "setuptools",
+        "pip",
+        "wheel",
+        "certifi",
+        "idna",
+        "filelock",
+        "fsspec",
+        "tqdm",
+        "gradio",
+        "mcp",
+        "smolagents",
+    }
+)
 # Windows reserves these file names in every directory, with any extension (CON, NUL, COM1...).
 WINDOWS_DEVICE_NAMES = frozenset(
     {"con", "prn", "aux", "nul", "conin$", "conout$"}
-    | {f"com{i}" for i in range(10)} | {f"lpt{i}" for i in range(10)}
-    | {f"com{c}" for c in "\u00b9\u00b2\u00b3"} | {f"lpt{c}" for c in "\u00b9\u00b2\u00b3"})
+    | {f"com{i}" for i in range(10)}
+    | {f"lpt{i}" for i in range(10)}
+    | {f"com{c}" for c in "\u00b9\u00b2\u00b3"}
+    | {f"lpt{c}" for c in "\u00b9\u00b2\u00b3"}
+)
 
 _MAX_LEN = 64  # well under the Hub's 96-character repo-name limit, leaves room for a namespace
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -87,7 +142,9 @@ def normalise_name(raw: str) -> EnvNames:
     if name != raw:
         raise UsageError(
             f"{raw!r} has white space at its start or end; the name would not match its "
-            "directory on every system.", hint=f"Use `{name}` (without the spaces).")
+            "directory on every system.",
+            hint=f"Use `{name}` (without the spaces).",
+        )
     if "/" in name or "\\" in name or name.startswith((".", "~")):
         raise UsageError(
             f"`{raw}` is a path, not an environment name.",

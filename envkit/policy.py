@@ -78,16 +78,23 @@ class PolicyProcess:
         self.run_id = new_run_id()
         env = marked_env(self.run_id, {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"})
         self._proc = subprocess.Popen(
-            [python, "-c", _HOST, str(root), spec], cwd=root, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True, start_new_session=True,
+            [python, "-c", _HOST, str(root), spec],
+            cwd=root,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
         )
         first = self._read()
         if "error" in first:
             self.close()
-            raise PolicyError(f"Policy `{spec}`: {first['error']}.",
-                              hint="Check `envkit.oracle` in openenv.yaml points at a "
-                              "callable taking the observation dict.")
+            raise PolicyError(
+                f"Policy `{spec}`: {first['error']}.",
+                hint="Check `envkit.oracle` in openenv.yaml points at a "
+                "callable taking the observation dict.",
+            )
 
     def _read(self) -> dict[str, Any]:
         import selectors
@@ -107,7 +114,9 @@ class PolicyProcess:
         try:
             return dict(json.loads(line))
         except (ValueError, TypeError):
-            raise PolicyError(f"Policy `{self.spec}` wrote a line that is not JSON: {line[:200]!r}.")
+            raise PolicyError(
+                f"Policy `{self.spec}` wrote a line that is not JSON: {line[:200]!r}."
+            ) from None
 
     def alive(self) -> bool:
         """True while the child process runs (a policy that crashed hard is not alive)."""

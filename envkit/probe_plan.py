@@ -47,18 +47,22 @@ class PlanError(UserError):
         self.location = location
 
 
-def plan_document(actions: list[dict[str, Any]], *, seed: int = 0,
-                  episode_id: str = DEFAULT_EPISODE_ID) -> dict[str, Any]:
+def plan_document(
+    actions: list[dict[str, Any]], *, seed: int = 0, episode_id: str = DEFAULT_EPISODE_ID
+) -> dict[str, Any]:
     """A plan dict in OpenEnv's schema 1 (not checked; see :func:`check_plan`)."""
-    return {"plan_schema_version": PLAN_SCHEMA_VERSION,
-            "reset": {"episode_id": episode_id, "seed": seed, "options": {}},
-            "actions": list(actions)}
+    return {
+        "plan_schema_version": PLAN_SCHEMA_VERSION,
+        "reset": {"episode_id": episode_id, "seed": seed, "options": {}},
+        "actions": list(actions),
+    }
 
 
 def dumps(plan: dict[str, Any]) -> str:
     """The plan as written to disk: one action per line, so diffs stay readable."""
-    actions = ",\n".join("    " + json.dumps(a, ensure_ascii=False, allow_nan=False)
-                         for a in plan["actions"])
+    actions = ",\n".join(
+        "    " + json.dumps(a, ensure_ascii=False, allow_nan=False) for a in plan["actions"]
+    )
     head = {k: v for k, v in plan.items() if k != "actions"}
     body = json.dumps(head, ensure_ascii=False, allow_nan=False)[:-1]
     return f'{body}, "actions": [\n{actions}\n]}}\n'
@@ -68,8 +72,10 @@ def _json_only(value: Any, where: str, depth: int = 0, budget: list[int] | None 
     budget = budget if budget is not None else [_MAX_NODES]
     budget[0] -= 1
     if budget[0] < 0 or depth > _MAX_DEPTH:
-        raise PlanError(f"`{where}` nests deeper than {_MAX_DEPTH} levels or holds more than "
-                        f"{_MAX_NODES} values.")
+        raise PlanError(
+            f"`{where}` nests deeper than {_MAX_DEPTH} levels or holds more than "
+            f"{_MAX_NODES} values."
+        )
     if value is None or type(value) in (bool, int, str):
         return
     if type(value) is float:
@@ -100,11 +106,12 @@ def check_plan(plan: Any) -> None:
         raise PlanError("the plan must be a JSON object.")
     extra = sorted(set(plan) - {"plan_schema_version", "reset", "actions"})
     if extra:
-        raise PlanError(f"unknown key `{extra[0]}` (allowed: plan_schema_version, reset, "
-                        "actions).")
+        raise PlanError(f"unknown key `{extra[0]}` (allowed: plan_schema_version, reset, actions).")
     if plan.get("plan_schema_version") != PLAN_SCHEMA_VERSION:
-        raise PlanError(f'`plan_schema_version` must be the string "1"; got '
-                        f"{plan.get('plan_schema_version')!r}.")
+        raise PlanError(
+            f'`plan_schema_version` must be the string "1"; got '
+            f"{plan.get('plan_schema_version')!r}."
+        )
     reset = plan.get("reset")
     if type(reset) is not dict:
         raise PlanError("`reset` must be an object with `episode_id` and `seed`.")
@@ -126,8 +133,9 @@ def check_plan(plan: Any) -> None:
     actions = plan.get("actions")
     if type(actions) is not list or not 1 <= len(actions) <= MAX_PLAN_ACTIONS:
         got = f"{len(actions)} actions" if type(actions) is list else repr(actions)
-        raise PlanError(f"`actions` must be a list of 1-{MAX_PLAN_ACTIONS} action objects; "
-                        f"got {got}.")
+        raise PlanError(
+            f"`actions` must be a list of 1-{MAX_PLAN_ACTIONS} action objects; got {got}."
+        )
     for i, action in enumerate(actions):
         if type(action) is not dict:
             raise PlanError(f"`actions[{i}]` must be an object (the step's action fields).")
@@ -154,19 +162,23 @@ def read_plan(root: Path, probe_path: str = DEFAULT_PROBE_PATH) -> dict[str, Any
     base = Path(root).resolve()
     path = (base / probe_path).resolve()
     if not path.is_relative_to(base) or not path.is_file():
-        raise PlanError(f"`{probe_path}` does not exist inside the environment.",
-                        hint="Generate it with `envkit migrate` (it plays the oracle).")
+        raise PlanError(
+            f"`{probe_path}` does not exist inside the environment.",
+            hint="Generate it with `envkit migrate` (it plays the oracle).",
+        )
     payload = path.read_bytes()[: MAX_PLAN_BYTES + 1]
     if len(payload) > MAX_PLAN_BYTES:
-        raise PlanError(f"the file must be at most {MAX_PLAN_BYTES} bytes.",
-                        location=Location(probe_path))
+        raise PlanError(
+            f"the file must be at most {MAX_PLAN_BYTES} bytes.", location=Location(probe_path)
+        )
 
     def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in pairs:
             if key in out:
-                raise PlanError(f"the key `{key}` appears twice in one object.",
-                                location=Location(probe_path))
+                raise PlanError(
+                    f"the key `{key}` appears twice in one object.", location=Location(probe_path)
+                )
             out[key] = value
         return out
 
@@ -175,8 +187,9 @@ def read_plan(root: Path, probe_path: str = DEFAULT_PROBE_PATH) -> dict[str, Any
     except UnicodeDecodeError:
         raise PlanError("the file must be UTF-8 text.", location=Location(probe_path)) from None
     except json.JSONDecodeError as exc:
-        raise PlanError(f"it is not JSON: {exc.msg}.",
-                        location=Location(probe_path, exc.lineno, exc.colno)) from None
+        raise PlanError(
+            f"it is not JSON: {exc.msg}.", location=Location(probe_path, exc.lineno, exc.colno)
+        ) from None
     try:
         check_plan(plan)
     except PlanError as exc:
@@ -185,8 +198,13 @@ def read_plan(root: Path, probe_path: str = DEFAULT_PROBE_PATH) -> dict[str, Any
     return plan
 
 
-def make_probe_plan(root: str | Path, *, python: str | None = None, seed: int = 0,
-                    episode_id: str = DEFAULT_EPISODE_ID) -> dict[str, Any]:
+def make_probe_plan(
+    root: str | Path,
+    *,
+    python: str | None = None,
+    seed: int = 0,
+    episode_id: str = DEFAULT_EPISODE_ID,
+) -> dict[str, Any]:
     """Record a probe plan by playing the environment's oracle for one episode.
 
     Serves the environment at ``root`` with uvicorn on a free 127.0.0.1 port (its own
@@ -227,23 +245,38 @@ def make_probe_plan(root: str | Path, *, python: str | None = None, seed: int = 
     manifest = read_manifest(root)
     spec = manifest.spec
     if not spec.oracle:
-        raise PlanError(f"{root / 'openenv.yaml'} declares no oracle, so there is nothing to "
-                        "play.", hint="Declare `envkit: {oracle: server.oracle:policy}` (a "
-                        "function observation dict -> action dict), or write the plan by hand.")
+        raise PlanError(
+            f"{root / 'openenv.yaml'} declares no oracle, so there is nothing to play.",
+            hint="Declare `envkit: {oracle: server.oracle:policy}` (a "
+            "function observation dict -> action dict), or write the plan by hand.",
+        )
     interpreter = resolve_python(root, python)
     server = start_server(root, manifest.app, python=interpreter)
     try:
         server.wait_healthy(timeout_s=spec.startup_timeout_s)
-        return play_probe_plan(server.url, root, python=interpreter, oracle=spec.oracle,
-                               seed=seed, episode_id=episode_id,
-                               timeout_s=max(spec.step_timeout_s * 6, 30.0))
+        return play_probe_plan(
+            server.url,
+            root,
+            python=interpreter,
+            oracle=spec.oracle,
+            seed=seed,
+            episode_id=episode_id,
+            timeout_s=max(spec.step_timeout_s * 6, 30.0),
+        )
     finally:
         server.stop()
 
 
-def play_probe_plan(base_url: str, root: str | Path, *, python: str, oracle: str,
-                    seed: int = 0, episode_id: str = DEFAULT_EPISODE_ID,
-                    timeout_s: float = 30.0) -> dict[str, Any]:
+def play_probe_plan(
+    base_url: str,
+    root: str | Path,
+    *,
+    python: str,
+    oracle: str,
+    seed: int = 0,
+    episode_id: str = DEFAULT_EPISODE_ID,
+    timeout_s: float = 30.0,
+) -> dict[str, Any]:
     """Record a probe plan against an already running server (see :func:`make_probe_plan`).
 
     Args:
@@ -267,17 +300,20 @@ def play_probe_plan(base_url: str, root: str | Path, *, python: str, oracle: str
 
     actions: list[dict[str, Any]] = []
     try:
-        with PolicyProcess(oracle, Path(root), python, timeout_s=timeout_s) as policy, \
-                EnvSession(base_url, timeout_s=timeout_s) as session:
+        with (
+            PolicyProcess(oracle, Path(root), python, timeout_s=timeout_s) as policy,
+            EnvSession(base_url, timeout_s=timeout_s) as session,
+        ):
             result = session.reset(seed=seed, episode_id=episode_id)
             while not result.done and len(actions) < MAX_PLAN_ACTIONS:
                 action = policy(result.observation)
                 actions.append(action)
                 result = session.step(action)
     except (PolicyError, WireError) as exc:
-        raise PlanError(f"Cannot record the probe plan: after {len(actions)} action(s): "
-                        f"{exc.message}",
-                        hint="Run `envkit validate` to see what fails in the episode.") from None
+        raise PlanError(
+            f"Cannot record the probe plan: after {len(actions)} action(s): {exc.message}",
+            hint="Run `envkit validate` to see what fails in the episode.",
+        ) from None
     plan = plan_document(actions, seed=seed, episode_id=episode_id)
     check_plan(plan)
     return plan

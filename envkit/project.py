@@ -37,8 +37,10 @@ class EnvProject:
         if not root.exists():
             raise UsageError(f"{root} does not exist.", hint="Pass the environment's directory.")
         if not root.is_dir():
-            raise UsageError(f"{root} is not a directory.",
-                             hint=f"Pass the directory that holds {MANIFEST_NAME}.")
+            raise UsageError(
+                f"{root} is not a directory.",
+                hint=f"Pass the directory that holds {MANIFEST_NAME}.",
+            )
         root = root.resolve()
         return cls(root=root, manifest=read_manifest(root))
 
@@ -61,8 +63,10 @@ def resolve_python(root: Path, python: str | None = None) -> str:
             found = which(python)
             candidate = Path(found) if found else candidate
         if not candidate.is_file() or not os.access(candidate, os.X_OK):
-            raise UsageError(f"--python {python}: no such executable.",
-                             hint="Pass the path of a Python interpreter, e.g. .venv/bin/python.")
+            raise UsageError(
+                f"--python {python}: no such executable.",
+                hint="Pass the path of a Python interpreter, e.g. .venv/bin/python.",
+            )
         return str(candidate)
     venv = root / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if venv.is_file():
@@ -87,11 +91,13 @@ def check_runtime(python: str, root: Path) -> None:
             gives the exact install command.
     """
     try:
-        out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True,
-                             timeout=30, cwd=root)
+        out = subprocess.run(
+            [python, "-c", _PROBE], capture_output=True, text=True, timeout=30, cwd=root
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ServerStartError(f"Cannot run {python}: {exc}.",
-                               hint="Pass a working interpreter with --python.") from None
+        raise ServerStartError(
+            f"Cannot run {python}: {exc}.", hint="Pass a working interpreter with --python."
+        ) from None
     missing = [m for m in out.stdout.strip().split(",") if m]
     if out.returncode != 0 or missing:
         names = ", ".join(missing) or "?"
@@ -108,7 +114,7 @@ def env_spec(manifest: Manifest | None) -> EnvSpec:
     step_timeout_s, startup_timeout_s), or the defaults when there is no manifest.
 
     The one accessor every reader of these facts goes through (:attr:`Manifest.spec`: the
-    ``envkit:`` section and RFC 008's fields, issue #11).
+    ``envkit:`` section and RFC 008's fields).
     """
     from envkit.manifest import EnvSpec
 
@@ -123,7 +129,7 @@ class Timeouts:
     """The three time limits of a command that talks to an environment, in seconds.
 
     Resolved once (:func:`resolve_timeouts`) from the options and the manifest and passed
-    down; ``--timeout`` means the same thing in every command (issue #12).
+    down; ``--timeout`` means the same thing in every command.
 
     Attributes:
         budget_s: the whole run (``--timeout``): start-up, every episode and the stop; ``None``
@@ -145,9 +151,13 @@ class Timeouts:
         return None if self.budget_s is None else start + self.budget_s
 
 
-def resolve_timeouts(spec: Any, *, timeout_s: float | None = None,
-                     startup_timeout_s: float | None = None,
-                     reply_timeout_s: float | None = None) -> Timeouts:
+def resolve_timeouts(
+    spec: Any,
+    *,
+    timeout_s: float | None = None,
+    startup_timeout_s: float | None = None,
+    reply_timeout_s: float | None = None,
+) -> Timeouts:
     """Turn ``--timeout``, ``--startup-timeout``, ``--reply-timeout`` and the manifest's
     ``step_timeout_s``/``startup_timeout_s`` (``spec``, from :func:`env_spec`) into
     :class:`Timeouts`.
@@ -155,15 +165,22 @@ def resolve_timeouts(spec: Any, *, timeout_s: float | None = None,
     Raises:
         UsageError: a given value is not > 0.
     """
-    for name, value in (("--timeout", timeout_s), ("--startup-timeout", startup_timeout_s),
-                        ("--reply-timeout", reply_timeout_s)):
+    for name, value in (
+        ("--timeout", timeout_s),
+        ("--startup-timeout", startup_timeout_s),
+        ("--reply-timeout", reply_timeout_s),
+    ):
         if value is not None and not value > 0:
-            raise UsageError(f"{name} must be > 0 seconds, got {value!r}.",
-                             hint=f"Pass {name} with a positive number of seconds.")
-    startup = startup_timeout_s if startup_timeout_s is not None else float(
-        spec.startup_timeout_s)
-    reply = reply_timeout_s if reply_timeout_s is not None else max(
-        MIN_REPLY_TIMEOUT_S, 2 * float(spec.step_timeout_s))
+            raise UsageError(
+                f"{name} must be > 0 seconds, got {value!r}.",
+                hint=f"Pass {name} with a positive number of seconds.",
+            )
+    startup = startup_timeout_s if startup_timeout_s is not None else float(spec.startup_timeout_s)
+    reply = (
+        reply_timeout_s
+        if reply_timeout_s is not None
+        else max(MIN_REPLY_TIMEOUT_S, 2 * float(spec.step_timeout_s))
+    )
     if timeout_s is not None:
         startup = min(startup, timeout_s)
         reply = min(reply, max(timeout_s, 0.5))

@@ -23,8 +23,9 @@ def data_dir(name: str) -> Path:
     for candidate in (_PKG / "_data" / name, _PKG.parent / name):
         if candidate.is_dir():
             return candidate
-    raise InternalError(f"envkit's bundled `{name}/` directory is missing from {_PKG}; "
-                        "reinstall rl-envkit.")
+    raise InternalError(
+        f"envkit's bundled `{name}/` directory is missing from {_PKG}; reinstall rl-envkit."
+    )
 
 
 def templates_dir() -> Path:

@@ -1,4 +1,4 @@
-"""Reading untrusted YAML in bounded time and memory (issue #12, defect 7).
+"""Reading untrusted YAML in bounded time and memory.
 
 ruamel.yaml keeps positions (findings point at lines) but, like every YAML reader, it expands
 aliases when the data is walked: a 600-byte "billion laughs" document becomes millions of
@@ -59,7 +59,9 @@ def check_tree(data: Any, text: str = "") -> None:
         if count > MAX_NODES:
             raise YamlLimitError(
                 f"the document expands to more than {MAX_NODES} values (aliases included); "
-                "an alias bomb or a data dump does not belong in this file", line)
+                "an alias bomb or a data dump does not belong in this file",
+                line,
+            )
         if depth > MAX_DEPTH:
             raise YamlLimitError(f"values are nested more than {MAX_DEPTH} levels deep", line)
         if isinstance(node, str):
@@ -68,7 +70,9 @@ def check_tree(data: Any, text: str = "") -> None:
                 at = text.count("\n", 0, m.start()) + 1 if m else line
                 raise YamlLimitError(
                     "a string holds a lone surrogate (e.g. `\\ud800`), which is not valid "
-                    "Unicode text and cannot be printed", at)
+                    "Unicode text and cannot be printed",
+                    at,
+                )
         elif isinstance(node, dict):
             here = _line_of(node) or line
             for key, value in node.items():
@@ -118,15 +122,17 @@ def load_bounded(text: str) -> Any:
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = (exc.problem or exc.context or "invalid YAML").strip()
-        raise YamlLimitError(problem, (mark.line + 1) if mark else None,
-                             (mark.column + 1) if mark else None) from None
+        raise YamlLimitError(
+            problem, (mark.line + 1) if mark else None, (mark.column + 1) if mark else None
+        ) from None
     except YAMLError as exc:
         raise YamlLimitError(str(exc).strip() or "invalid YAML") from None
     except RecursionError:
         raise YamlLimitError(f"values are nested more than {MAX_DEPTH} levels deep") from None
     except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError) as exc:
         # ruamel's constructors raise plain exceptions on some tagged values (`!!int '0x'`)
-        raise YamlLimitError(f"a value cannot be read ({type(exc).__name__}: "
-                             f"{str(exc)[:200]})") from None
+        raise YamlLimitError(
+            f"a value cannot be read ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
     check_tree(data, text)
     return data

@@ -14,9 +14,9 @@ import functools
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,14 +27,9 @@ from envkit.errors import DestinationError, TemplateError, UsageError
 from envkit.names import EnvNames, normalise_name
 from envkit.resources import templates_dir
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 DEFAULT_TEMPLATE = "echo"
 OPENENV_SPEC = "openenv>=0.10,<0.11"
-"""The OpenEnv runtime generated environments depend on (issue #11: the `openenv` distribution;
+"""The OpenEnv runtime generated environments depend on (the `openenv` distribution;
 `openenv-core` stopped at 0.3.0 and installs the same packages, so the two must never mix)."""
 DEFAULT_PORT = 8000
 _DEBRIS_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".git"}
@@ -133,12 +128,17 @@ def _load_template(path: Path) -> TemplateInfo:
     try:
         meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise TemplateError(f"Template `{path.name}` has an unreadable template.toml: {exc}.")
+        raise TemplateError(
+            f"Template `{path.name}` has an unreadable template.toml: {exc}."
+        ) from None
     options = {}
     for key, spec in (meta.get("options") or {}).items():
-        options[key] = TemplateOption(key=key, default=str(spec.get("default", "")),
-                                      help=str(spec.get("help", "")),
-                                      choices=tuple(str(c) for c in spec.get("choices", ())))
+        options[key] = TemplateOption(
+            key=key,
+            default=str(spec.get("default", "")),
+            help=str(spec.get("help", "")),
+            choices=tuple(str(c) for c in spec.get("choices", ())),
+        )
     known = {"description", "options", "validation", "dependencies", "probe"}
     return TemplateInfo(
         name=path.name,
@@ -155,8 +155,11 @@ def _load_template(path: Path) -> TemplateInfo:
 def list_templates() -> list[TemplateInfo]:
     """Every bundled template, the default first, then alphabetical."""
     root = templates_dir()
-    found = [_load_template(p) for p in sorted(root.iterdir())
-             if p.is_dir() and p.name not in _SPECIAL_DIRS and (p / "template.toml").is_file()]
+    found = [
+        _load_template(p)
+        for p in sorted(root.iterdir())
+        if p.is_dir() and p.name not in _SPECIAL_DIRS and (p / "template.toml").is_file()
+    ]
     return sorted(found, key=lambda t: (t.name != DEFAULT_TEMPLATE, t.name))
 
 
@@ -168,15 +171,19 @@ def get_template(name: str) -> TemplateInfo:
     """
     templates = {t.name: t for t in list_templates()}
     if name not in templates:
-        raise TemplateError(f"No template named `{name}`.",
-                            hint=f"Available: {', '.join(templates)} (see `envkit templates`).")
+        raise TemplateError(
+            f"No template named `{name}`.",
+            hint=f"Available: {', '.join(templates)} (see `envkit templates`).",
+        )
     return templates[name]
 
 
 def _is_debris(rel: Path) -> bool:
-    return (any(part in _DEBRIS_DIRS for part in rel.parts)
-            or rel.name in _DEBRIS_FILES
-            or rel.name.endswith(_DEBRIS_SUFFIXES))
+    return (
+        any(part in _DEBRIS_DIRS for part in rel.parts)
+        or rel.name in _DEBRIS_FILES
+        or rel.name.endswith(_DEBRIS_SUFFIXES)
+    )
 
 
 def _template_files(tpl: TemplateInfo) -> dict[str, Path]:
@@ -204,8 +211,10 @@ def resolve_options(tpl: TemplateInfo, given: Mapping[str, str] | None) -> dict[
         norm = key.replace("-", "_")
         if norm not in tpl.options:
             known = ", ".join(tpl.options) or "none"
-            raise UsageError(f"Template `{tpl.name}` has no option `{key}`.",
-                             hint=f"Its options: {known} (see `envkit templates`).")
+            raise UsageError(
+                f"Template `{tpl.name}` has no option `{key}`.",
+                hint=f"Its options: {known} (see `envkit templates`).",
+            )
         choices = tpl.options[norm].choices
         if choices and value not in choices:
             raise UsageError(f"Option `{key}` must be one of {', '.join(choices)}; got `{value}`.")
@@ -213,7 +222,9 @@ def resolve_options(tpl: TemplateInfo, given: Mapping[str, str] | None) -> dict[
     return opts
 
 
-def render_context(names: EnvNames, tpl: TemplateInfo, options: Mapping[str, str]) -> dict[str, Any]:
+def render_context(
+    names: EnvNames, tpl: TemplateInfo, options: Mapping[str, str]
+) -> dict[str, Any]:
     """The variables every template file sees."""
     c = names.class_prefix
     return {
@@ -254,7 +265,9 @@ def render_template(tpl: TemplateInfo, context: Mapping[str, Any]) -> dict[Path,
     root = templates_dir()
     env = SandboxedEnvironment(
         loader=FileSystemLoader([str(tpl.path), str(root / "_common"), str(root / "_partials")]),
-        undefined=StrictUndefined, keep_trailing_newline=True, autoescape=False,
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,
     )
     env.filters["toml_str"] = lambda v: '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
     out: dict[Path, bytes] = {}
@@ -267,16 +280,19 @@ def render_template(tpl: TemplateInfo, context: Mapping[str, Any]) -> dict[Path,
             else:
                 out[Path(out_rel)] = src.read_bytes()
         except JinjaError as exc:
-            raise TemplateError(f"Template `{tpl.name}` failed to render {rel}: {exc}.",
-                                hint="This is a bug in the template; please report it.") from None
+            raise TemplateError(
+                f"Template `{tpl.name}` failed to render {rel}: {exc}.",
+                hint="This is a bug in the template; please report it.",
+            ) from None
     return out
 
 
 def _check_destination(dest: Path, force: bool) -> bool:
     """Returns True when ``dest`` already exists (and may be written into)."""
     if dest.exists() and not dest.is_dir():
-        raise DestinationError(f"{dest} exists and is not a directory.",
-                               hint="Choose another name or --output-dir.")
+        raise DestinationError(
+            f"{dest} exists and is not a directory.", hint="Choose another name or --output-dir."
+        )
     if dest.is_dir():
         entries = sorted(p.name for p in dest.iterdir())
         if entries and not force:
@@ -284,7 +300,8 @@ def _check_destination(dest: Path, force: bool) -> bool:
             raise DestinationError(
                 f"{dest} is not empty ({len(entries)} entries: {shown}).",
                 hint="Choose another name or --output-dir, or pass --force to write the "
-                "template's files into it (other files are kept).")
+                "template's files into it (other files are kept).",
+            )
         return True
     return False
 
@@ -320,16 +337,28 @@ def lock_environment(path: Path, timeout_s: float = 300.0) -> LockResult:
     uv = uv_binary()
     retry = f"cd {path} && uv lock"
     if not uv:
-        return LockResult("unavailable", "uv is not installed, so uv.lock was not written "
-                          "(`openenv validate` and Hugging Face builds need it).", retry)
+        return LockResult(
+            "unavailable",
+            "uv is not installed, so uv.lock was not written "
+            "(`openenv validate` and Hugging Face builds need it).",
+            retry,
+        )
     t0 = time.monotonic()
     try:
-        proc = subprocess.run([uv, "lock", "--directory", str(path), "--quiet"],
-                              capture_output=True, text=True, timeout=timeout_s,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [uv, "lock", "--directory", str(path), "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
-        return LockResult("failed", f"`uv lock` did not finish within {timeout_s:g} s.", retry,
-                          time.monotonic() - t0)
+        return LockResult(
+            "failed",
+            f"`uv lock` did not finish within {timeout_s:g} s.",
+            retry,
+            time.monotonic() - t0,
+        )
     except OSError as exc:
         return LockResult("failed", f"`uv lock` could not run: {exc}.", retry)
     secs = time.monotonic() - t0
@@ -362,7 +391,7 @@ def init_project(
         options: template options (``{"gym_id": "CartPole-v1"}``).
         skills: install envkit's Agent Skills into the environment (``.agents/skills`` plus
             the Claude Code, Cursor and OpenCode folders; see :mod:`envkit.skills`), so coding
-            agents working in it know the envkit workflow (issue #7).
+            agents working in it know the envkit workflow.
 
     Returns:
         :class:`InitResult`.
@@ -388,16 +417,19 @@ def init_project(
 
         rendered[Path(DEFAULT_PROBE_PATH)] = dumps(plan).encode("utf-8")
     else:
-        notes.append("validation/runtime.json (the probe plan `openenv validate --level "
-                     "runtime` plays) was not written: the template's recorded oracle episode "
-                     "is for its default options. Adapt `server/oracle.py`, then run "
-                     "`envkit migrate` to record it.")
+        notes.append(
+            "validation/runtime.json (the probe plan `openenv validate --level "
+            "runtime` plays) was not written: the template's recorded oracle episode "
+            "is for its default options. Adapt `server/oracle.py`, then run "
+            "`envkit migrate` to record it."
+        )
 
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise DestinationError(f"Cannot create {parent}: {exc.strerror}.",
-                               hint="Choose a writable --output-dir.") from None
+        raise DestinationError(
+            f"Cannot create {parent}: {exc.strerror}.", hint="Choose a writable --output-dir."
+        ) from None
     files = sorted(rendered)
     if exists:
         _write_into_existing(dest, rendered)
@@ -413,12 +445,20 @@ def init_project(
         except BaseException as exc:
             shutil.rmtree(staging, ignore_errors=True)
             if isinstance(exc, OSError):
-                raise DestinationError(f"Cannot write {dest}: {exc.strerror or exc}.",
-                                       hint="Check permissions and free space.") from None
+                raise DestinationError(
+                    f"Cannot write {dest}: {exc.strerror or exc}.",
+                    hint="Check permissions and free space.",
+                ) from None
             raise
     lock_result = lock_environment(dest) if lock else LockResult("skipped")
-    return InitResult(path=dest, names=names, template=tpl.name,
-                      files=sorted(files), lock=lock_result, notes=notes)
+    return InitResult(
+        path=dest,
+        names=names,
+        template=tpl.name,
+        files=sorted(files),
+        lock=lock_result,
+        notes=notes,
+    )
 
 
 def probe_plan_for(tpl: TemplateInfo, options: Mapping[str, str]) -> dict[str, Any] | None:
@@ -480,5 +520,6 @@ def _write_into_existing(dest: Path, files: Mapping[Path, bytes]) -> None:
                 p.rmdir() if p.is_dir() else p.unlink()
             except OSError:
                 pass
-        raise DestinationError(f"Cannot write {dest}: {exc.strerror or exc}.",
-                               hint="Check permissions and free space.") from None
+        raise DestinationError(
+            f"Cannot write {dest}: {exc.strerror or exc}.", hint="Check permissions and free space."
+        ) from None

@@ -1,6 +1,6 @@
 """The one secret scanner of envkit: ``validate`` (EK309, EK601, EK602, EK606), ``build`` (its
 preflight runs those rules) and ``push`` (its preflight, plus the token in use) all call it.
-Source: issue #12, defect 2 (two scanners used to disagree).
+One scanner for validate and push, so the two never disagree.
 
 What it finds:
 
@@ -27,6 +27,7 @@ one of the cheap markers below; every detector's patterns contain one of them.
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import math
 import re
 from collections import Counter
@@ -42,14 +43,45 @@ _WINDOW_OVERLAP = 512  # characters; longer than any token the detectors know
 
 # Credentials-store file names (fnmatch, matched against the file's name, case-insensitive).
 CREDENTIAL_FILE_PATTERNS = (
-    ".env", ".env.*", "*.env", ".envrc",
-    "*.pem", "*.key", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "*.ppk",
-    "*.p12", "*.pfx", "*.jks", "*.keystore", "*.kdbx",
-    ".netrc", "_netrc", ".npmrc", ".yarnrc.yml", ".pypirc", ".git-credentials", ".pgpass",
-    ".htpasswd", ".s3cfg", ".boto", ".dockercfg",
-    "credentials", "credentials.*", "credentials-*", "credentials_*",
-    "secrets.json", "secrets.yaml", "secrets.yml", "secrets.toml", "secrets.env",
-    "client_secret*.json", "service-account*.json", "*-credentials.json",
+    ".env",
+    ".env.*",
+    "*.env",
+    ".envrc",
+    "*.pem",
+    "*.key",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "*.ppk",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".git-credentials",
+    ".pgpass",
+    ".htpasswd",
+    ".s3cfg",
+    ".boto",
+    ".dockercfg",
+    "credentials",
+    "credentials.*",
+    "credentials-*",
+    "credentials_*",
+    "secrets.json",
+    "secrets.yaml",
+    "secrets.yml",
+    "secrets.toml",
+    "secrets.env",
+    "client_secret*.json",
+    "service-account*.json",
+    "*-credentials.json",
 )
 # Templates of such files, and source/docs that merely carry the word (their content is scanned).
 SAFE_NAMES = (".env.example", ".env.sample", ".env.template", ".env.dist", "example.env")
@@ -68,11 +100,12 @@ _GOOGLE = re.compile(r"AIza(?<![A-Za-z0-9_]AIza)[0-9A-Za-z_-]{35}\b")
 _GITHUB_PAT = re.compile(r"github_pat_(?<![A-Za-z0-9_]github_pat_)[A-Za-z0-9_]{40,}")
 _GOOGLE_OAUTH = re.compile(r"ya29\.(?<![A-Za-z0-9_]ya29\.)[0-9A-Za-z_.-]{20,}")
 # 40 base64 characters standing alone: next to `-`, `_` or `.` they are the inside of a longer
-# URL-safe token (an OAuth access token, a JWT), not an AWS secret (issue #13: calendar_env's
+# URL-safe token (an OAuth access token, a JWT), not an AWS secret (calendar_env's
 # placeholder `ya29.` token was reported as an AWS key).
 _TOKEN_CHAR = r"[A-Za-z0-9/+=_.-]"  # what continues a token on either side of the 40
 _AWS_SECRET = re.compile(
-    rf"[A-Za-z0-9/+]{{40}}(?<!{_TOKEN_CHAR}[A-Za-z0-9/+]{{40}})(?!{_TOKEN_CHAR})")
+    rf"[A-Za-z0-9/+]{{40}}(?<!{_TOKEN_CHAR}[A-Za-z0-9/+]{{40}})(?!{_TOKEN_CHAR})"
+)
 _TOKEN_EDGE = re.compile(_TOKEN_CHAR)
 _AWS_CONTEXT = re.compile(r"aws|secret", re.IGNORECASE)
 
@@ -141,16 +174,21 @@ def looks_like_aws_secret(candidate: str, *, context: bool) -> bool:
     """
     if len(candidate) != 40 or not re.fullmatch(r"[A-Za-z0-9/+]{40}", candidate):
         return False
-    if not (re.search(r"[A-Z]", candidate) and re.search(r"[a-z]", candidate)
-            and re.search(r"[0-9/+]", candidate)):
+    if not (
+        re.search(r"[A-Z]", candidate)
+        and re.search(r"[a-z]", candidate)
+        and re.search(r"[0-9/+]", candidate)
+    ):
         return False
     if context:
         return _entropy(candidate) >= 3.5
     if not re.search(r"[0-9]", candidate) or _entropy(candidate) < 4.2:
         return False
-    classes = ["u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s"
-               for c in candidate]
-    runs = 1 + sum(a != b for a, b in zip(classes, classes[1:]))
+    classes = [
+        "u" if c.isupper() else "l" if c.islower() else "d" if c.isdigit() else "s"
+        for c in candidate
+    ]
+    runs = 1 + sum(a != b for a, b in itertools.pairwise(classes))
     return runs >= 18 or "/" in candidate or "+" in candidate
 
 
@@ -180,17 +218,24 @@ class _AwsSecretFallback(_Fallback):
 
 @lru_cache(maxsize=1)
 def _detectors() -> tuple[Any, ...]:
-    own = (("Hugging Face Token", _HF), ("OpenAI Token", _OPENAI_PROJECT),
-           ("Anthropic API Key", _ANTHROPIC), ("Google API Key", _GOOGLE),
-           ("Google OAuth Token", _GOOGLE_OAUTH), ("GitHub Token", _GITHUB_PAT))
+    own = (
+        ("Hugging Face Token", _HF),
+        ("OpenAI Token", _OPENAI_PROJECT),
+        ("Anthropic API Key", _ANTHROPIC),
+        ("Google API Key", _GOOGLE),
+        ("Google OAuth Token", _GOOGLE_OAUTH),
+        ("GitHub Token", _GITHUB_PAT),
+    )
     try:
         import detect_secrets  # noqa: F401
     except ImportError:  # pragma: no cover - detect-secrets is a dependency
-        return (*(_Fallback(kind, pattern.pattern) for kind, pattern in own),
-                _Fallback("OpenAI Token", r"\bsk-[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"),
-                _Fallback("AWS Access Key", r"\b(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}\b"),
-                _AwsSecretFallback(),
-                _Fallback("Private Key", r"BEGIN (?:[A-Z]+ )?PRIVATE KEY"))
+        return (
+            *(_Fallback(kind, pattern.pattern) for kind, pattern in own),
+            _Fallback("OpenAI Token", r"\bsk-[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"),
+            _Fallback("AWS Access Key", r"\b(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}\b"),
+            _AwsSecretFallback(),
+            _Fallback("Private Key", r"BEGIN (?:[A-Z]+ )?PRIVATE KEY"),
+        )
     from detect_secrets.plugins.aws import AWSKeyDetector
     from detect_secrets.plugins.base import RegexBasedDetector
     from detect_secrets.plugins.github_token import GitHubTokenDetector
@@ -201,8 +246,11 @@ def _detectors() -> tuple[Any, ...]:
     from detect_secrets.plugins.stripe import StripeDetector
 
     def plugin(kind: str, pattern: re.Pattern[str]) -> type:
-        return type(kind.replace(" ", "") + "Detector", (RegexBasedDetector,),
-                    {"secret_type": kind, "denylist": (pattern,)})
+        return type(
+            kind.replace(" ", "") + "Detector",
+            (RegexBasedDetector,),
+            {"secret_type": kind, "denylist": (pattern,)},
+        )
 
     class AwsSecretAccessKeyDetector(RegexBasedDetector):
         """An AWS secret access key without its ``AKIA`` id nearby (detect-secrets 1.5 finds
@@ -217,10 +265,20 @@ def _detectors() -> tuple[Any, ...]:
                 if looks_like_aws_secret(match, context=context):
                     yield match
 
-    return tuple(cls() for cls in (
-        *(plugin(kind, pattern) for kind, pattern in own), OpenAIDetector, AWSKeyDetector,
-        AwsSecretAccessKeyDetector, PrivateKeyDetector, GitHubTokenDetector, SlackDetector,
-        StripeDetector, PypiTokenDetector))
+    return tuple(
+        cls()
+        for cls in (
+            *(plugin(kind, pattern) for kind, pattern in own),
+            OpenAIDetector,
+            AWSKeyDetector,
+            AwsSecretAccessKeyDetector,
+            PrivateKeyDetector,
+            GitHubTokenDetector,
+            SlackDetector,
+            StripeDetector,
+            PypiTokenDetector,
+        )
+    )
 
 
 _KIND = {
@@ -272,8 +330,11 @@ def scan_text(text: str, literals: Iterable[str] = ()) -> list[SecretHit]:
     hits: list[SecretHit] = []
     lits = [s for s in literals if s and len(s) >= 8]
     positions = [m.start() for m in _MARKERS.finditer(text)]
-    positions += [m.start() for m in _B64_RUN.finditer(text)
-                  if m.end() - m.start() == 40 and "=" not in m.group()]
+    positions += [
+        m.start()
+        for m in _B64_RUN.finditer(text)
+        if m.end() - m.start() == 40 and "=" not in m.group()
+    ]
     for lit in lits:
         at = text.find(lit)
         while at >= 0:
@@ -284,13 +345,20 @@ def scan_text(text: str, literals: Iterable[str] = ()) -> list[SecretHit]:
     starts: set[int] = set()
 
     def add(kind: str, match: str, at: int, preview: str) -> None:
-        if kind == "AWS secret access key" and (  # a chunk edge is not a boundary
+        if (
+            kind == "AWS secret access key"
+            and (  # a chunk edge is not a boundary
                 (at > 0 and _TOKEN_EDGE.fullmatch(text[at - 1]))
-                or _TOKEN_EDGE.fullmatch(text[at + 40:at + 41])):
+                or _TOKEN_EDGE.fullmatch(text[at + 40 : at + 41])
+            )
+        ):
             return
         number = text.count("\n", 0, at) + 1
-        if at in starts or (number, kind, match) in seen or any(
-                n == number and match in m for n, _k, m in seen):
+        if (
+            at in starts
+            or (number, kind, match) in seen
+            or any(n == number and match in m for n, _k, m in seen)
+        ):
             return
         starts.add(at)
         seen.add((number, kind, match))
@@ -310,8 +378,12 @@ def scan_text(text: str, literals: Iterable[str] = ()) -> list[SecretHit]:
             for match in detector.analyze_string(chunk):
                 col = chunk.find(match)
                 while col >= 0:
-                    add(kind, match, offset + col,
-                        "-----BEGIN …" if kind == "private key" else redact(match))
+                    add(
+                        kind,
+                        match,
+                        offset + col,
+                        "-----BEGIN …" if kind == "private key" else redact(match),
+                    )
                     col = chunk.find(match, col + 1)
     return hits[:MAX_HITS]
 
@@ -323,8 +395,13 @@ def looks_secret(value: str) -> str | None:
 
 
 # -- decoding ----------------------------------------------------------------------------------
-_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
-         (b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xef\xbb\xbf", "utf-8-sig"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
 
 
 def _guess_wide(data: bytes) -> str | None:
@@ -335,12 +412,11 @@ def _guess_wide(data: bytes) -> str | None:
         return None
     for width, names in ((4, ("utf-32-le", "utf-32-be")), (2, ("utf-16-le", "utf-16-be"))):
         cut = n - n % width
-        for name, zero_at in zip(names, (range(1, width), range(0, width - 1))):
+        for name, zero_at in zip(names, (range(1, width), range(width - 1))):
             units = cut // width
             if units == 0:
                 continue
-            ok = sum(1 for i in range(0, cut, width)
-                     if all(sample[i + z] == 0 for z in zero_at))
+            ok = sum(1 for i in range(0, cut, width) if all(sample[i + z] == 0 for z in zero_at))
             if ok >= 0.6 * units:
                 return name
     return None
@@ -356,8 +432,9 @@ def text_views(data: bytes) -> list[str]:
     those of the first view where the file is ASCII-compatible).
     """
     views: list[str] = []
-    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), None) \
-        or _guess_wide(data)
+    encoding = next((name for bom, name in _BOMS if data.startswith(bom)), None) or _guess_wide(
+        data
+    )
     if encoding is not None:
         views.append(data.decode(encoding, errors="replace").lstrip("\ufeff"))
     else:
@@ -419,8 +496,9 @@ def is_allowed(rel: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def scan_files(root: Path, files: Iterable[str], literals: Iterable[str] = (),
-               limit: int = SCAN_LIMIT) -> tuple[list[FileHit], list[Unscanned]]:
+def scan_files(
+    root: Path, files: Iterable[str], literals: Iterable[str] = (), limit: int = SCAN_LIMIT
+) -> tuple[list[FileHit], list[Unscanned]]:
     """Scan files (paths relative to ``root``) for credentials.
 
     Reads each with :func:`envkit.fsutil.read_bounded` (regular files inside ``root`` only,
@@ -447,8 +525,13 @@ def scan_files(root: Path, files: Iterable[str], literals: Iterable[str] = (),
         except FileNotFoundError:
             continue
         except FileTooLargeError as exc:
-            unscanned.append(Unscanned(rel, f"{exc.size / 1e6:.1f} MB, more than the "
-                                            f"{limit / 1e6:.0f} MB the secret scanner reads"))
+            unscanned.append(
+                Unscanned(
+                    rel,
+                    f"{exc.size / 1e6:.1f} MB, more than the "
+                    f"{limit / 1e6:.0f} MB the secret scanner reads",
+                )
+            )
             continue
         except UnsafeFileError as exc:
             unscanned.append(Unscanned(rel, exc.reason))
@@ -466,7 +549,21 @@ def credential_files(root: Path, files: Iterable[str]) -> list[str]:
     return [rel for rel in files if is_credentials_name(rel.rsplit("/", 1)[-1])]
 
 
-__all__ = ["SCAN_LIMIT", "CREDENTIAL_FILE_PATTERNS", "SecretHit", "FileHit", "Unscanned",
-           "redact", "scan_text", "scan_bytes", "scan_files", "text_views", "looks_secret",
-           "looks_like_aws_secret", "is_credentials_name", "allowed_patterns", "is_allowed",
-           "credential_files"]
+__all__ = [
+    "CREDENTIAL_FILE_PATTERNS",
+    "SCAN_LIMIT",
+    "FileHit",
+    "SecretHit",
+    "Unscanned",
+    "allowed_patterns",
+    "credential_files",
+    "is_allowed",
+    "is_credentials_name",
+    "looks_like_aws_secret",
+    "looks_secret",
+    "redact",
+    "scan_bytes",
+    "scan_files",
+    "scan_text",
+    "text_views",
+]

@@ -5,18 +5,18 @@ in its own process group. Stopping sends SIGTERM to the whole group, waits a sho
 period and then SIGKILLs the group: uvicorn waits for an in-flight step on SIGTERM (29 s
 observed with openenv-core 0.3.0, docs/protocol.md), so a grace period is never trusted alone.
 
-Nothing survives a stop (issue #12, defect 4): every process envkit starts for an environment
+Nothing survives a stop: every process envkit starts for an environment
 carries ``ENVKIT_RUN_ID=<id>`` in its environment, which its children inherit even when they
 leave the process group with ``setsid()``. After the group is killed, :func:`kill_marked`
 scans ``/proc`` for that marker and SIGKILLs what is left; :attr:`ServerProcess.strays` says
 what had to be killed. (A process that rewrites its environment and re-execs escapes the
 marker; on systems without ``/proc`` only the process group is swept.)
 
-Nothing is written to disk (issue #12, defect 3): the server's stdout and stderr go to a pipe
+Nothing is written to disk: the server's stdout and stderr go to a pipe
 read by a thread that keeps only the last :data:`LOG_TAIL_BYTES` bytes in memory, enough for
 error messages, however much the server prints.
 
-Any OpenEnv layout starts by itself (issue #13 item 1): :func:`start_server` starts the
+Any OpenEnv layout starts by itself: :func:`start_server` starts the
 manifest's app from the environment folder first; when that process exits before answering
 ``GET /health``, :meth:`ServerProcess.wait_healthy` stops it and starts the next way the
 environment's files describe (:func:`envkit.launch.launch_candidates`: the package form from
@@ -107,8 +107,13 @@ def marked_pids(run_id: str) -> dict[int, str]:
             stat = (entry / "stat").read_text()
             if stat.rsplit(")", 1)[1].split()[0] == "Z":
                 continue
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(
-                "utf-8", "replace").strip()
+            cmd = (
+                (entry / "cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode("utf-8", "replace")
+                .strip()
+            )
         except OSError:  # gone meanwhile, or not ours
             continue
         found[int(entry.name)] = cmd[:200]
@@ -155,8 +160,7 @@ class LogTail:
         self._buf = bytearray()
         self.total_bytes = 0
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._pump, daemon=True,
-                                        name="envkit-server-log")
+        self._thread = threading.Thread(target=self._pump, daemon=True, name="envkit-server-log")
         self._thread.start()
 
     def _pump(self) -> None:
@@ -223,8 +227,10 @@ class Attempt:
             return True
         app = self.candidate.app or self.candidate.main or ""
         top = app.split(":", 1)[0].split(".", 1)[0]
-        return self.cause.exc_type in ("ModuleNotFoundError", "ImportError") \
+        return (
+            self.cause.exc_type in ("ModuleNotFoundError", "ImportError")
             and f"No module named '{top}" in line
+        )
 
 
 @dataclass
@@ -284,7 +290,7 @@ class ServerProcess:
         """Poll ``GET /health`` until the server is healthy (:func:`envkit.wire.get_health`).
 
         When the process exits before answering and :attr:`fallbacks` remain, it is stopped
-        and the next way of starting the environment is tried (issue #13 item 1); each one
+        and the next way of starting the environment is tried; each one
         gets ``timeout_s``. A server that stays up without answering is not replaced: a slow
         start is no layout problem.
 
@@ -312,8 +318,13 @@ class ServerProcess:
         t0 = time.monotonic()
         while True:
             try:
-                wait_healthy(self.url, timeout_s=timeout_s, interval_s=interval_s,
-                             alive=self.alive, on_exit=exited)
+                wait_healthy(
+                    self.url,
+                    timeout_s=timeout_s,
+                    interval_s=interval_s,
+                    alive=self.alive,
+                    on_exit=exited,
+                )
                 return time.monotonic() - t0
             except _Exited:
                 self._record_exit()
@@ -330,7 +341,8 @@ class ServerProcess:
                     f"{timeout_s:g} s ({exc}).",
                     hint="Raise --startup-timeout (or `startup_timeout_s` in openenv.yaml), or "
                     "look for slow work at import time.",
-                    details=tail or None) from None
+                    details=tail or None,
+                ) from None
 
     def command(self) -> str:
         """The running command as a user would type it (``uvicorn APP`` in FOLDER)."""
@@ -350,10 +362,14 @@ class ServerProcess:
         tail = self.log_tail()
         full = self.log.text(400) if self.log is not None else ""
         cand = self.candidate or LaunchCandidate(
-            kind="manifest", label="manifest app from the environment folder", app=self.app,
-            cwd=self.root)
-        self.attempts.append(Attempt(cand, self.command(), self.popen.returncode, tail,
-                                     root_cause(full)))
+            kind="manifest",
+            label="manifest app from the environment folder",
+            app=self.app,
+            cwd=self.root,
+        )
+        self.attempts.append(
+            Attempt(cand, self.command(), self.popen.returncode, tail, root_cause(full))
+        )
 
     def _next_candidate(self) -> None:
         """Stop the exited process (and anything it left) and start the next fallback."""
@@ -371,17 +387,20 @@ class ServerProcess:
         telling = next((a for a in attempts if not a.layout_error()), attempts[0])
         cause = telling.cause.line if telling.cause is not None else None
         head = f"`{cause}`: the" if cause else "The"
-        message = (f"{head} environment server exited with code {telling.exit_code} before "
-                   f"answering /health (`{telling.command}`).")
+        message = (
+            f"{head} environment server exited with code {telling.exit_code} before "
+            f"answering /health (`{telling.command}`)."
+        )
         if len(attempts) > 1:
             message += f" {len(attempts)} ways to start it were tried; none served."
         tried = "\n".join(
             f"  {i}. {a.candidate.label}: {a.command} -> "
             f"{a.cause.line if a.cause else f'exit code {a.exit_code}'}"
-            for i, a in enumerate(attempts, 1))
-        details = (f"Tried:\n{tried}\n" if len(attempts) > 1 else "") + \
-            (f"Log tail of `{telling.command}`:\n{telling.log_tail}" if telling.log_tail
-             else "")
+            for i, a in enumerate(attempts, 1)
+        )
+        details = (f"Tried:\n{tried}\n" if len(attempts) > 1 else "") + (
+            f"Log tail of `{telling.command}`:\n{telling.log_tail}" if telling.log_tail else ""
+        )
         hint = "Fix the error above and try again."
         if "address already in use" in telling.log_tail.lower():
             hint = f"Port {self.port} is busy: pass another with --port."
@@ -451,7 +470,7 @@ def start_server(
     With ``fallbacks`` the other ways the environment's files describe
     (:func:`envkit.launch.launch_candidates`) are kept on the server, and
     :meth:`ServerProcess.wait_healthy` tries them in order when this one exits before
-    answering (issue #13 item 1).
+    answering.
 
     Args:
         root: environment directory (working directory of the server).
@@ -480,28 +499,60 @@ def start_server(
     if port is None:
         port = free_port(url_host(host))
     elif port_in_use(url_host(host), port):
-        raise UsageError(f"Port {port} on {host} is already in use.",
-                         hint="Stop what listens there or pass another --port.")
-    first = LaunchCandidate(kind="manifest", label="manifest app from the environment folder",
-                            app=app, cwd=Path(root), source="openenv.yaml `app`")
+        raise UsageError(
+            f"Port {port} on {host} is already in use.",
+            hint="Stop what listens there or pass another --port.",
+        )
+    first = LaunchCandidate(
+        kind="manifest",
+        label="manifest app from the environment folder",
+        app=app,
+        cwd=Path(root),
+        source="openenv.yaml `app`",
+    )
     rest: list[LaunchCandidate] = []
     if fallbacks:
-        rest = [c for c in launch_candidates(root, SimpleNamespace(app=app))
-                if c._key() != first._key()]
+        rest = [
+            c for c in launch_candidates(root, SimpleNamespace(app=app)) if c._key() != first._key()
+        ]
     spawn_args: dict[str, object] = {
-        "python": interpreter, "host": host, "port": port, "reload": reload,
-        "capture_log": capture_log, "env": dict(env) if env else None}
+        "python": interpreter,
+        "host": host,
+        "port": port,
+        "reload": reload,
+        "capture_log": capture_log,
+        "env": dict(env) if env else None,
+    }
     server = _spawn(first, **spawn_args)  # type: ignore[arg-type]
     server.candidate, server.fallbacks, server._spawn_args = first, rest, spawn_args
     return server
 
 
-def _spawn(cand: LaunchCandidate, *, python: str, host: str, port: int, reload: bool,
-           capture_log: bool, env: Mapping[str, str] | None) -> ServerProcess:
+def _spawn(
+    cand: LaunchCandidate,
+    *,
+    python: str,
+    host: str,
+    port: int,
+    reload: bool,
+    capture_log: bool,
+    env: Mapping[str, str] | None,
+) -> ServerProcess:
     """Start one candidate in its own process group, marked with a fresh run id."""
     if cand.app is not None:
-        cmd = [python, "-m", "uvicorn", cand.app, "--host", host, "--port", str(port),
-               "--log-level", "info", "--no-access-log"]
+        cmd = [
+            python,
+            "-m",
+            "uvicorn",
+            cand.app,
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--log-level",
+            "info",
+            "--no-access-log",
+        ]
         if reload:
             cmd += ["--reload", "--reload-dir", str(cand.cwd)]
     else:
@@ -516,15 +567,26 @@ def _spawn(cand: LaunchCandidate, *, python: str, host: str, port: int, reload: 
     child_env[RUN_ID_VAR] = run_id
     try:
         popen = subprocess.Popen(
-            cmd, cwd=cand.cwd, env=child_env,
+            cmd,
+            cwd=cand.cwd,
+            env=child_env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE if capture_log else None,
             stderr=subprocess.STDOUT if capture_log else None,
             start_new_session=True,
         )
     except OSError as exc:
-        raise ServerStartError(f"Cannot start {python}: {exc}.",
-                               hint="Pass a working interpreter with --python.") from None
+        raise ServerStartError(
+            f"Cannot start {python}: {exc}.", hint="Pass a working interpreter with --python."
+        ) from None
     log = LogTail(popen.stdout) if capture_log else None
-    return ServerProcess(root=Path(cand.cwd), python=python, app=cand.app or cand.main or "",
-                         host=host, port=port, popen=popen, run_id=run_id, log=log)
+    return ServerProcess(
+        root=Path(cand.cwd),
+        python=python,
+        app=cand.app or cand.main or "",
+        host=host,
+        port=port,
+        popen=popen,
+        run_id=run_id,
+        log=log,
+    )

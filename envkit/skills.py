@@ -8,7 +8,7 @@ lower-case letters, digits and single hyphens, equal to the folder name; ``descr
 ``compatibility`` (<= 500 characters), ``metadata`` (string -> string) and ``allowed-tools``;
 a body under 500 lines.
 
-Where agents look (issue #7; the agents' own documentation):
+Where agents look (the agents' own documentation):
 
 =========  ==========================  ================================
 agent      project (``--dir``)         global (``--global``, in HOME)
@@ -57,8 +57,9 @@ DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
 BODY_MAX_LINES = 500
 NAME_RE = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
-ALLOWED_KEYS = frozenset({"name", "description", "license", "compatibility", "metadata",
-                          "allowed-tools"})
+ALLOWED_KEYS = frozenset(
+    {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+)
 REQUIRED_KEYS = ("name", "description")
 
 _DEBRIS_DIRS = {"__pycache__", ".pytest_cache", ".git"}
@@ -151,13 +152,14 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str, int]:
         data = YAML(typ="safe", pure=True).load("".join(lines[1:end]))
     except MarkedYAMLError as exc:
         mark = exc.problem_mark
-        raise FrontMatterError(f"the front matter is not valid YAML: {exc.problem}",
-                               (mark.line + 2) if mark else None) from None
+        raise FrontMatterError(
+            f"the front matter is not valid YAML: {exc.problem}", (mark.line + 2) if mark else None
+        ) from None
     except YAMLError as exc:
         raise FrontMatterError(f"the front matter is not valid YAML: {exc}", None) from None
     if not isinstance(data, dict):
         raise FrontMatterError("the front matter must be a YAML mapping", 2)
-    return data, "".join(lines[end + 1:]), end + 2
+    return data, "".join(lines[end + 1 :]), end + 2
 
 
 def _skill_files(folder: Path) -> tuple[str, ...]:
@@ -224,8 +226,10 @@ def check_skill(folder: Path) -> list[SkillProblem]:
         problems.append(SkillProblem("SKILL.md", message, line))
 
     for key in sorted(set(data) - ALLOWED_KEYS, key=str):
-        add(f"front matter key `{key}` is not in the Agent Skills specification "
-            f"(allowed: {', '.join(sorted(ALLOWED_KEYS))}); put extra data under `metadata`")
+        add(
+            f"front matter key `{key}` is not in the Agent Skills specification "
+            f"(allowed: {', '.join(sorted(ALLOWED_KEYS))}); put extra data under `metadata`"
+        )
     for key in REQUIRED_KEYS:
         if key not in data:
             add(f"front matter needs `{key}`")
@@ -237,8 +241,10 @@ def check_skill(folder: Path) -> list[SkillProblem]:
             if len(name) > NAME_MAX:
                 add(f"`name` must be at most {NAME_MAX} characters; got {len(name)}")
             if not NAME_RE.fullmatch(name):
-                add(f"`name` must be lower-case letters, digits and single hyphens, not "
-                    f"starting or ending with a hyphen; got {name!r}")
+                add(
+                    f"`name` must be lower-case letters, digits and single hyphens, not "
+                    f"starting or ending with a hyphen; got {name!r}"
+                )
             if name != folder.name:
                 add(f"`name` must equal the folder name {folder.name!r}; got {name!r}")
     desc = data.get("description")
@@ -248,12 +254,15 @@ def check_skill(folder: Path) -> list[SkillProblem]:
         elif len(desc) > DESCRIPTION_MAX:
             add(f"`description` must be at most {DESCRIPTION_MAX} characters; got {len(desc)}")
     compat = data.get("compatibility")
-    if "compatibility" in data and (not isinstance(compat, str) or not compat.strip()
-                                    or len(compat) > COMPATIBILITY_MAX):
+    if "compatibility" in data and (
+        not isinstance(compat, str) or not compat.strip() or len(compat) > COMPATIBILITY_MAX
+    ):
         add(f"`compatibility` must be a string of 1-{COMPATIBILITY_MAX} characters")
     meta = data.get("metadata")
-    if "metadata" in data and (not isinstance(meta, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in meta.items())):
+    if "metadata" in data and (
+        not isinstance(meta, dict)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items())
+    ):
         add("`metadata` must map strings to strings (quote numbers and versions)")
     for key in ("license", "allowed-tools"):
         if key in data and not isinstance(data[key], str):
@@ -263,8 +272,11 @@ def check_skill(folder: Path) -> list[SkillProblem]:
     if not body.strip():
         add("the body after the front matter is empty", body_line)
     if len(body_lines) >= BODY_MAX_LINES:
-        add(f"the body must stay under {BODY_MAX_LINES} lines; got {len(body_lines)} "
-            "(move detail into references/)", body_line)
+        add(
+            f"the body must stay under {BODY_MAX_LINES} lines; got {len(body_lines)} "
+            "(move detail into references/)",
+            body_line,
+        )
 
     mentioned: set[str] = set()
     for offset, line in enumerate(body_lines):
@@ -278,12 +290,16 @@ def check_skill(folder: Path) -> list[SkillProblem]:
                 continue
             mentioned.add(Path(rel).as_posix())
             if not (folder / rel).exists():
-                add(f"links to `{rel}`, which does not exist in the skill",
-                    body_line + offset)
+                add(f"links to `{rel}`, which does not exist in the skill", body_line + offset)
     for ref in _skill_files(folder):
         if ref.startswith("references/") and ref not in mentioned:
-            problems.append(SkillProblem(ref, "is never mentioned in SKILL.md, so no agent "
-                                              "will open it; link it from the body"))
+            problems.append(
+                SkillProblem(
+                    ref,
+                    "is never mentioned in SKILL.md, so no agent "
+                    "will open it; link it from the body",
+                )
+            )
     return problems
 
 
@@ -299,8 +315,9 @@ def list_skills() -> list[SkillInfo]:
         try:
             out.append(load_skill(folder))
         except FrontMatterError as exc:
-            raise InternalError(f"The bundled skill {folder.name} is broken: {exc}. "
-                                "Reinstall rl-envkit.") from None
+            raise InternalError(
+                f"The bundled skill {folder.name} is broken: {exc}. Reinstall rl-envkit."
+            ) from None
     return out
 
 
@@ -314,9 +331,10 @@ def get_skill(name: str) -> SkillInfo:
     for skill in skills:
         if skill.name == name:
             return skill
-    raise UsageError(f"Unknown skill {name!r}.",
-                     hint=f"Available: {', '.join(s.name for s in skills)} "
-                          "(see `envkit skills list`).")
+    raise UsageError(
+        f"Unknown skill {name!r}.",
+        hint=f"Available: {', '.join(s.name for s in skills)} (see `envkit skills list`).",
+    )
 
 
 def normalise_agents(agents: Sequence[str]) -> tuple[str, ...]:
@@ -338,8 +356,10 @@ def normalise_agents(agents: Sequence[str]) -> tuple[str, ...]:
             elif agent in AGENTS:
                 chosen.add(agent)
             else:
-                raise UsageError(f"Unknown agent {part.strip()!r}.",
-                                 hint=f"Use one of: {', '.join(AGENTS)}, all.")
+                raise UsageError(
+                    f"Unknown agent {part.strip()!r}.",
+                    hint=f"Use one of: {', '.join(AGENTS)}, all.",
+                )
     if not chosen:
         raise UsageError("No agent chosen.", hint=f"Use one of: {', '.join(AGENTS)}, all.")
     return tuple(a for a in AGENTS if a in chosen)
@@ -461,8 +481,9 @@ def install_skills(
     """
     root = Path.home() if global_ else Path(dest).expanduser().resolve()
     if root.exists() and not root.is_dir():
-        raise DestinationError(f"{root} is not a directory.",
-                               hint="Pass the project directory with --dir.")
+        raise DestinationError(
+            f"{root} is not a directory.", hint="Pass the project directory with --dir."
+        )
     chosen_agents = normalise_agents(agents)
     skills = [get_skill(n) for n in dict.fromkeys(names)] if names else list_skills()
     targets = target_dirs(root, chosen_agents, global_=global_)
@@ -494,7 +515,8 @@ def install_skills(
             f"`{first}` is in the way of a skill file (a directory where a file must go, or "
             "a file where a folder must go); nothing was installed.",
             hint="Move it away, then re-run `envkit skills install`.",
-            details=shown(dict.fromkeys(blocked)))
+            details=shown(dict.fromkeys(blocked)),
+        )
     if conflicts and not force:
         first = _display(conflicts[0], root, global_)
         more = f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
@@ -502,12 +524,17 @@ def install_skills(
             f"`{first}`{more} already exists and differs from envkit's copy; nothing was "
             "overwritten.",
             hint="Re-run with `--force` to replace it with envkit's version (local edits are "
-                 "lost), or move it away first.",
-            details=shown(conflicts))
+            "lost), or move it away first.",
+            details=shown(conflicts),
+        )
 
-    result = InstallResult(root=root, scope="global" if global_ else "project",
-                           skills=[s.name for s in skills], agents=list(chosen_agents),
-                           targets=targets)
+    result = InstallResult(
+        root=root,
+        scope="global" if global_ else "project",
+        skills=[s.name for s in skills],
+        agents=list(chosen_agents),
+        targets=targets,
+    )
     for src, dst, skill in plan:
         data = src.read_bytes()
         if dst.is_file() and dst.read_bytes() == data:

@@ -8,7 +8,7 @@ Shared by ``envkit push`` (staging) and the EK6xx deployment-safety rules of
   negation and directory patterns included) -- we do not hand-roll pattern matching;
 - some paths are ALWAYS excluded, whatever the ignore files say: ``.git/``, ``.venv/`` and
   other virtualenvs, ``__pycache__/``, ``.env*``, private-key files, build output, tool caches.
-  Source: issue #5 ("always excludes ...").
+  These are always excluded.
 """
 
 from __future__ import annotations
@@ -19,13 +19,32 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ALWAYS_EXCLUDED = (
-    ".git/", ".hg/", ".svn/",
-    ".venv/", "venv/", ".tox/", ".nox/",
-    "__pycache__/", "*.py[cod]",
-    ".env", ".env.*", "*.env",
-    "*.pem", "*.key", "id_rsa*", "id_ed25519*", "id_ecdsa*", "*.p12", "*.pfx",
-    ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".ipynb_checkpoints/",
-    "build/", "dist/", "*.egg-info/",
+    ".git/",
+    ".hg/",
+    ".svn/",
+    ".venv/",
+    "venv/",
+    ".tox/",
+    ".nox/",
+    "__pycache__/",
+    "*.py[cod]",
+    ".env",
+    ".env.*",
+    "*.env",
+    "*.pem",
+    "*.key",
+    "id_rsa*",
+    "id_ed25519*",
+    "id_ecdsa*",
+    "*.p12",
+    "*.pfx",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".ipynb_checkpoints/",
+    "build/",
+    "dist/",
+    "*.egg-info/",
     ".DS_Store",
 )
 
@@ -69,13 +88,14 @@ def ignore_spec(root: Path, *, use_gitignore: bool = True, use_dockerignore: boo
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def upload_set(root: Path, *, use_gitignore: bool = True,
-               use_dockerignore: bool = True) -> list[UploadFile]:
+def upload_set(
+    root: Path, *, use_gitignore: bool = True, use_dockerignore: bool = True
+) -> list[UploadFile]:
     """Every file under ``root`` that would be uploaded, sorted by path.
 
     Only regular files count: symbolic links are not followed (a link out of the tree must not
     upload the target), and FIFOs, sockets and devices are skipped (they cannot be uploaded,
-    and reading one would block or never end; issue #12).
+    and reading one would block or never end).
 
     Args:
         root: environment directory.

@@ -6,7 +6,7 @@ produces a :class:`~envkit.errors.WireError`, never a hung caller.
 
 This module is the one place that decides what "healthy" means (:func:`get_health`), how a
 new session is probed (:func:`probe_session`) and how the server's capacity shows
-(:func:`open_sessions`); ``validate``, ``eval`` and ``run`` all use it (issue #12).
+(:func:`open_sessions`); ``validate``, ``eval`` and ``run`` all use it.
 
 Frames (client -> server): ``{"type":"reset","data":{...}}``, ``{"type":"step","data":{action}}``,
 ``{"type":"state"}``, ``{"type":"close"}``. Server -> client: ``observation``, ``state``,
@@ -31,9 +31,9 @@ def ws_url(base_url: str) -> str:
     """``http://h:p`` -> ``ws://h:p/ws`` (``https`` -> ``wss``)."""
     base = base_url.rstrip("/")
     if base.startswith("https://"):
-        return "wss://" + base[len("https://"):] + "/ws"
+        return "wss://" + base[len("https://") :] + "/ws"
     if base.startswith("http://"):
-        return "ws://" + base[len("http://"):] + "/ws"
+        return "ws://" + base[len("http://") :] + "/ws"
     return "ws://" + base + "/ws"
 
 
@@ -102,14 +102,22 @@ class EnvSession:
         # `__enter__` marks the connection as managed (websockets >= 17.1 warns otherwise);
         # `close()` ends it.
         try:
-            self._ws = connect(self.url, open_timeout=timeout_s, close_timeout=2,
-                               max_size=MAX_FRAME_BYTES, proxy=None).__enter__()
+            self._ws = connect(
+                self.url,
+                open_timeout=timeout_s,
+                close_timeout=2,
+                max_size=MAX_FRAME_BYTES,
+                proxy=None,
+            ).__enter__()
         except TypeError:  # websockets < 15 has no proxy argument
-            self._ws = connect(self.url, open_timeout=timeout_s, close_timeout=2,
-                               max_size=MAX_FRAME_BYTES).__enter__()
+            self._ws = connect(
+                self.url, open_timeout=timeout_s, close_timeout=2, max_size=MAX_FRAME_BYTES
+            ).__enter__()
         except Exception as exc:  # noqa: BLE001 - every connect failure becomes one message
-            raise WireError(f"Cannot open a WebSocket session at {self.url}: {exc}.",
-                            hint="Check the server is running and the URL is right.") from None
+            raise WireError(
+                f"Cannot open a WebSocket session at {self.url}: {exc}.",
+                hint="Check the server is running and the URL is right.",
+            ) from None
         self.closed = False
         self.timed_out = False  # an answer did not come in time: close() does not wait
 
@@ -140,7 +148,9 @@ class EnvSession:
         try:
             frame = json.loads(text)
         except (TypeError, ValueError):
-            raise WireError(f"The server sent a frame that is not JSON: {str(text)[:200]!r}.")
+            raise WireError(
+                f"The server sent a frame that is not JSON: {str(text)[:200]!r}."
+            ) from None
         if not isinstance(frame, dict):
             raise WireError(f"The server sent a frame that is not a JSON object: {frame!r:.200}.")
         return frame
@@ -160,12 +170,17 @@ class EnvSession:
         reward = data.get("reward")
         if isinstance(reward, bool) or not isinstance(reward, (int, float)):
             reward = None if reward is None else reward
-        return StepResult(observation=dict(data.get("observation") or {}),
-                          reward=reward, done=bool(data.get("done", False)),
-                          latency_s=latency, raw=data)
+        return StepResult(
+            observation=dict(data.get("observation") or {}),
+            reward=reward,
+            done=bool(data.get("done", False)),
+            latency_s=latency,
+            raw=data,
+        )
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None,
-              **kwargs: Any) -> StepResult:
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+    ) -> StepResult:
         """Reset the episode. Keys with ``None`` values are not sent.
 
         Raises:
@@ -230,8 +245,11 @@ class EnvSession:
 
 def is_finite_number(value: Any) -> bool:
     """True for an int/float that is neither NaN nor infinite (bools excluded)."""
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(float(value)))
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
 
 
 # -- health ---------------------------------------------------------------------------------
@@ -257,8 +275,11 @@ class Health:
         """The one definition of healthy: HTTP 200 with a JSON object whose ``status`` is
         ``"healthy"`` (OpenEnv's ``create_app`` answers ``{"status": "healthy"}``; an
         object without ``status`` is accepted)."""
-        return (self.status_code == 200 and isinstance(self.body, dict)
-                and self.body.get("status", HEALTHY) == HEALTHY)
+        return (
+            self.status_code == 200
+            and isinstance(self.body, dict)
+            and self.body.get("status", HEALTHY) == HEALTHY
+        )
 
     def describe(self) -> str:
         """``"503 {'status': 'starting'}"`` or ``"no answer: ConnectError ..."``."""
@@ -280,8 +301,7 @@ def get_health(url: str, *, client: Any = None, timeout_s: float = 2.0) -> Healt
 
     target = normalise_url(url) + "/health"
     try:
-        r = client.get(target) if client is not None else httpx.get(
-            target, timeout=timeout_s)
+        r = client.get(target) if client is not None else httpx.get(target, timeout=timeout_s)
     except httpx.TimeoutException:
         return Health(None, None, f"no answer within {timeout_s:g} s")
     except httpx.HTTPError as exc:
@@ -293,9 +313,14 @@ def get_health(url: str, *, client: Any = None, timeout_s: float = 2.0) -> Healt
     return Health(r.status_code, body, r.text[:200])
 
 
-def wait_healthy(url: str, *, timeout_s: float, interval_s: float = 0.1,
-                 alive: Callable[[], bool] | None = None,
-                 on_exit: Callable[[], None] | None = None) -> float:
+def wait_healthy(
+    url: str,
+    *,
+    timeout_s: float,
+    interval_s: float = 0.1,
+    alive: Callable[[], bool] | None = None,
+    on_exit: Callable[[], None] | None = None,
+) -> float:
     """Poll ``GET /health`` until :attr:`Health.healthy`.
 
     Args:
@@ -418,8 +443,9 @@ class SessionPool:
             s.close()
 
 
-def open_sessions(url: str, want: int, *, timeout_s: float,
-                  before_each: Callable[[], None] | None = None) -> SessionPool:
+def open_sessions(
+    url: str, want: int, *, timeout_s: float, before_each: Callable[[], None] | None = None
+) -> SessionPool:
     """Open up to ``want`` sessions, each probed, stopping at the first refusal.
 
     Used by ``eval`` (its workers' sessions; a CAPACITY_REACHED refusal caps concurrency)

@@ -22,8 +22,9 @@ def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     """HOME, HF_HOME and caches in a temp dir; stable terminal; uv keeps the real cache so
     environment venvs install in seconds."""
     home = tmp_path_factory.mktemp("home")
-    monkeypatch.setenv("UV_CACHE_DIR", os.environ.get("UV_CACHE_DIR",
-                                                      str(_REAL_HOME / ".cache" / "uv")))
+    monkeypatch.setenv(
+        "UV_CACHE_DIR", os.environ.get("UV_CACHE_DIR", str(_REAL_HOME / ".cache" / "uv"))
+    )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("HF_HOME", str(home / ".cache" / "huggingface"))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -43,8 +44,9 @@ class Cli:
     def __call__(self, *args: str, input: str | None = None, env: dict | None = None):
         from envkit.cli import app
 
-        return self.runner.invoke(app, [str(a) for a in args], input=input, env=env,
-                                  catch_exceptions=False)
+        return self.runner.invoke(
+            app, [str(a) for a in args], input=input, env=env, catch_exceptions=False
+        )
 
 
 @pytest.fixture

@@ -22,8 +22,21 @@ from envkit.cli import _output
 from envkit.errors import EnvkitError, ExitCode
 
 # Order is the order of `envkit --help`.
-COMMAND_MODULES = ("init", "templates", "validate", "rules", "run", "build", "stop", "push",
-                   "fork", "eval", "label", "migrate", "skills")
+COMMAND_MODULES = (
+    "init",
+    "templates",
+    "validate",
+    "rules",
+    "run",
+    "build",
+    "stop",
+    "push",
+    "fork",
+    "eval",
+    "label",
+    "migrate",
+    "skills",
+)
 
 app = typer.Typer(
     name="envkit",
@@ -63,9 +76,11 @@ def handled(func: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if _output.debug_enabled():
                 traceback.print_exc()
-            _output.error(f"Internal error: {type(exc).__name__}: {exc}",
-                          "This is a bug in envkit. Re-run with ENVKIT_DEBUG=1 for the "
-                          "traceback and report it.")
+            _output.error(
+                f"Internal error: {type(exc).__name__}: {exc}",
+                "This is a bug in envkit. Re-run with ENVKIT_DEBUG=1 for the "
+                "traceback and report it.",
+            )
             raise typer.Exit(int(ExitCode.ERROR)) from None
 
     return wrapper
@@ -80,15 +95,20 @@ def _version_callback(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", "-V", callback=_version_callback, is_eager=True,
-        help="Show the version and exit."),
+        False,
+        "--version",
+        "-V",
+        callback=_version_callback,
+        is_eager=True,
+        help="Show the version and exit.",
+    ),
 ) -> None:
     """envkit: the toolkit for OpenEnv reinforcement-learning environments."""
 
 
 def _register_all() -> None:
     """Import every command module. One that cannot be imported stops envkit (exit 2) with
-    its name: dropping a command silently would hide a broken install (issue #12)."""
+    its name: dropping a command silently would hide a broken install."""
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(f"envkit.cli.{name}")
@@ -99,7 +119,8 @@ def _register_all() -> None:
                 f"Internal error: the `envkit {name}` command cannot be loaded "
                 f"({type(exc).__name__}: {exc}).",
                 "envkit's installation is broken: reinstall it (e.g. `uv pip install "
-                "--reinstall rl-envkit`); re-run with ENVKIT_DEBUG=1 for the traceback.")
+                "--reinstall rl-envkit`); re-run with ENVKIT_DEBUG=1 for the traceback.",
+            )
             raise SystemExit(int(ExitCode.ERROR)) from None
         module.register(app, handled)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,16 +14,28 @@ EnvDirArg = Annotated[
     typer.Argument(help="Environment directory (holds openenv.yaml).", show_default=True),
 ]
 PythonOpt = Annotated[
-    Optional[str],
-    typer.Option("--python", help="Interpreter that serves the environment "
-                 "(default: PATH/.venv/bin/python if present, else the current one)."),
+    str | None,
+    typer.Option(
+        "--python",
+        help="Interpreter that serves the environment "
+        "(default: PATH/.venv/bin/python if present, else the current one).",
+    ),
 ]
 HostOpt = Annotated[str, typer.Option("--host", help="Bind address.")]
-PortOpt = Annotated[Optional[int], typer.Option(
-    "--port", "-p", min=1, max=65535,
-    help="TCP port (default: the manifest's port; with --docker a free one).")]
-UrlOpt = Annotated[Optional[str], typer.Option("--url", help="A running server, e.g. "
-                                               "http://127.0.0.1:8000 or a Space app URL.")]
+PortOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--port",
+        "-p",
+        min=1,
+        max=65535,
+        help="TCP port (default: the manifest's port; with --docker a free one).",
+    ),
+]
+UrlOpt = Annotated[
+    str | None,
+    typer.Option("--url", help="A running server, e.g. http://127.0.0.1:8000 or a Space app URL."),
+]
 
 
 class Format(str, Enum):
@@ -57,37 +69,85 @@ def format_parser(*allowed: Format) -> Callable[[object], Format]:
 
 
 def _format_option(*allowed: Format, help: str) -> object:
-    return typer.Option("--format", "-f", parser=format_parser(*allowed), help=help,
-                        metavar="[" + "|".join(f.value for f in allowed) + "]")
+    return typer.Option(
+        "--format",
+        "-f",
+        parser=format_parser(*allowed),
+        help=help,
+        metavar="[" + "|".join(f.value for f in allowed) + "]",
+    )
 
 
-FormatOpt = Annotated[Format, _format_option(Format.TEXT, Format.JSON,
-                                             help="Output format: text or json.")]
-ReportFormatOpt = Annotated[Format, _format_option(
-    Format.TEXT, Format.JSON, Format.GITHUB, Format.JUNIT,
-    help="text, json, github (workflow annotations) or junit (XML).")]
-RulesFormatOpt = Annotated[Format, _format_option(
-    Format.TEXT, Format.JSON, Format.MARKDOWN,
-    help="text (a table), json, or markdown (docs/rules.md).")]
+FormatOpt = Annotated[
+    Format, _format_option(Format.TEXT, Format.JSON, help="Output format: text or json.")
+]
+ReportFormatOpt = Annotated[
+    Format,
+    _format_option(
+        Format.TEXT,
+        Format.JSON,
+        Format.GITHUB,
+        Format.JUNIT,
+        help="text, json, github (workflow annotations) or junit (XML).",
+    ),
+]
+RulesFormatOpt = Annotated[
+    Format,
+    _format_option(
+        Format.TEXT,
+        Format.JSON,
+        Format.MARKDOWN,
+        help="text (a table), json, or markdown (docs/rules.md).",
+    ),
+]
 
-# -- time limits: `--timeout` is always the whole run's budget (issue #12) --------------------
-TimeoutOpt = Annotated[Optional[float], typer.Option(
-    "--timeout", min=0.1, metavar="SECONDS", show_default=False,
-    help="Budget of the whole run in seconds (start-up, every check or episode, and the "
-    "stop). \\[default: none]")]
-StartupTimeoutOpt = Annotated[Optional[float], typer.Option(
-    "--startup-timeout", min=0.1, metavar="SECONDS", show_default=False,
-    help="Seconds to wait for GET /health after the server starts \\[default: "
-    "startup_timeout_s of openenv.yaml, 60].")]
-ReplyTimeoutOpt = Annotated[Optional[float], typer.Option(
-    "--reply-timeout", min=0.1, metavar="SECONDS", show_default=False,
-    help="Seconds to wait for one answer of the server (reset, step, state, HTTP) "
-    "\\[default: 2 x step_timeout_s of openenv.yaml, at least 2].")]
-TokenOpt = Annotated[Optional[str], typer.Option(
-    "--token", help="Hugging Face token (default: $HF_TOKEN, else the token saved by "
-    "`hf auth login`). Never printed.", show_default=False)]
-EnvVarOpt = Annotated[Optional[list[str]], typer.Option(
-    "--env", "-e", help="Environment variable KEY=VALUE (repeatable).")]
+# -- time limits: `--timeout` is always the whole run's budget --------------------
+TimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        metavar="SECONDS",
+        show_default=False,
+        help="Budget of the whole run in seconds (start-up, every check or episode, and the "
+        "stop). \\[default: none]",
+    ),
+]
+StartupTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--startup-timeout",
+        min=0.1,
+        metavar="SECONDS",
+        show_default=False,
+        help="Seconds to wait for GET /health after the server starts \\[default: "
+        "startup_timeout_s of openenv.yaml, 60].",
+    ),
+]
+ReplyTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--reply-timeout",
+        min=0.1,
+        metavar="SECONDS",
+        show_default=False,
+        help="Seconds to wait for one answer of the server (reset, step, state, HTTP) "
+        "\\[default: 2 x step_timeout_s of openenv.yaml, at least 2].",
+    ),
+]
+TokenOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--token",
+        help="Hugging Face token (default: $HF_TOKEN, else the token saved by "
+        "`hf auth login`). Never printed.",
+        show_default=False,
+    ),
+]
+EnvVarOpt = Annotated[
+    list[str] | None,
+    typer.Option("--env", "-e", help="Environment variable KEY=VALUE (repeatable)."),
+]
 
 
 def parse_key_values(items: list[str] | None, option: str) -> dict[str, str]:

@@ -76,8 +76,9 @@ class Output:
 
     def data(self, payload: Any) -> None:
         """Print ``payload`` as indented JSON on stdout (non-JSON values via ``str``)."""
-        out.print(json.dumps(payload, indent=2, default=str), markup=False, highlight=False,
-                  emoji=False)
+        out.print(
+            json.dumps(payload, indent=2, default=str), markup=False, highlight=False, emoji=False
+        )
 
     def text(self, text: str, *, end: str = "\n") -> None:
         """Print ``text`` on stdout as is (no markup, no highlighting)."""

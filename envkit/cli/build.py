@@ -1,4 +1,4 @@
-"""``envkit build``: build the environment's Docker image with live progress (issue #4)."""
+"""``envkit build``: build the environment's Docker image with live progress."""
 
 from __future__ import annotations
 
@@ -6,18 +6,26 @@ import json
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from envkit.cli import _output
 from envkit.cli._options import EnvDirArg, FormatOpt, parse_key_values
 
-TagOpt = Annotated[Optional[str], typer.Option(
-    "--tag", "-t", help="Image reference (default: NAME:VERSION from openenv.yaml and "
-    "pyproject.toml).", show_default=False)]
-LabelOpt = Annotated[Optional[list[str]], typer.Option(
-    "--label", help="Extra image label KEY=VALUE (repeatable).", show_default=False)]
+TagOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--tag",
+        "-t",
+        help="Image reference (default: NAME:VERSION from openenv.yaml and pyproject.toml).",
+        show_default=False,
+    ),
+]
+LabelOpt = Annotated[
+    list[str] | None,
+    typer.Option("--label", help="Extra image label KEY=VALUE (repeatable).", show_default=False),
+]
 
 
 class BuildProgress:
@@ -40,8 +48,9 @@ class BuildProgress:
         if self.live_enabled:
             from rich.live import Live
 
-            self._live = Live(self._render(), console=_output.err, transient=True,
-                              refresh_per_second=8)
+            self._live = Live(
+                self._render(), console=_output.err, transient=True, refresh_per_second=8
+            )
             self._live.__enter__()
         return self
 
@@ -55,8 +64,9 @@ class BuildProgress:
         from rich.text import Text
 
         lines = [Text(self.header, style="bold")]
-        lines += [Text("  " + ln, style="dim", overflow="ellipsis", no_wrap=True)
-                  for ln in self.tail]
+        lines += [
+            Text("  " + ln, style="dim", overflow="ellipsis", no_wrap=True) for ln in self.tail
+        ]
         return Group(*lines)
 
     def __call__(self, event: Any) -> None:
@@ -69,11 +79,15 @@ class BuildProgress:
             self.header = f"Step {event.step}/{event.total}: {event.text}"
             self.tail.clear()
             if self._live is None:
-                _output.err.print(f"Step {event.step}/{event.total}: "
-                                  f"{_output.esc(event.text)}", overflow="ignore", crop=False)
+                _output.err.print(
+                    f"Step {event.step}/{event.total}: {_output.esc(event.text)}",
+                    overflow="ignore",
+                    crop=False,
+                )
             else:
-                _output.err.print(f"[dim]Step {event.step}/{event.total}:[/dim] "
-                                  f"{_output.esc(_short(event.text))}")
+                _output.err.print(
+                    f"[dim]Step {event.step}/{event.total}:[/dim] {_output.esc(_short(event.text))}"
+                )
         elif event.kind == "cached":
             if self._live is None:
                 _output.err.print("  (cached)")
@@ -99,24 +113,38 @@ def render_result(result: Any, fmt: str) -> None:
     _output.out.print(f"image   {result.image_id}", markup=False)
     _output.out.print(f"tags    {', '.join(result.tags)}", markup=False)
     _output.out.print(f"size    {result.size_mb:.1f} MB", markup=False)
-    _output.out.print(f"built   in {result.seconds:.1f} s; {result.cache_hits}/{total} steps "
-                      f"from cache ({result.builder})", markup=False)
+    _output.out.print(
+        f"built   in {result.seconds:.1f} s; {result.cache_hits}/{total} steps "
+        f"from cache ({result.builder})",
+        markup=False,
+    )
 
 
 def build_cmd(
     path: EnvDirArg = Path("."),
     tag: TagOpt = None,
-    build_arg: Annotated[Optional[list[str]], typer.Option(
-        "--build-arg", help="Build argument KEY=VALUE (repeatable).", show_default=False)] = None,
+    build_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--build-arg", help="Build argument KEY=VALUE (repeatable).", show_default=False
+        ),
+    ] = None,
     label: LabelOpt = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Rebuild every step.")] = False,
     pull: Annotated[bool, typer.Option("--pull", help="Always pull a newer base image.")] = False,
-    platform: Annotated[Optional[str], typer.Option(
-        "--platform", help="Target platform, e.g. linux/amd64.", show_default=False)] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress; print only the "
-                                        "result.")] = False,
-    no_check: Annotated[bool, typer.Option(
-        "--no-check", help="Build even when the Dockerfile checks (EK3xx) find errors.")] = False,
+    platform: Annotated[
+        str | None,
+        typer.Option("--platform", help="Target platform, e.g. linux/amd64.", show_default=False),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress; print only the result.")
+    ] = False,
+    no_check: Annotated[
+        bool,
+        typer.Option(
+            "--no-check", help="Build even when the Dockerfile checks (EK3xx) find errors."
+        ),
+    ] = False,
     fmt: FormatOpt = "text",
 ) -> None:
     """Build the environment's Docker image from its root Dockerfile.
@@ -141,13 +169,23 @@ def build_cmd(
     labels = parse_key_values(label, "--label")
     progress = BuildProgress(quiet=quiet, live=_output.is_tty())
     with progress:
-        result = build_image(path, tag=tag, build_args=args, labels=labels, no_cache=no_cache,
-                             pull=pull, platform=platform, check=not no_check,
-                             on_event=progress)
+        result = build_image(
+            path,
+            tag=tag,
+            build_args=args,
+            labels=labels,
+            no_cache=no_cache,
+            pull=pull,
+            platform=platform,
+            check=not no_check,
+            on_event=progress,
+        )
     if not quiet:
-        _output.success(f"Built {_output.esc(', '.join(result.tags))} in {result.seconds:.1f} s "
-                        f"({result.cache_hits}/{len(result.steps)} steps from cache). "
-                        f"Next: envkit run --docker {_output.esc(str(path))}")
+        _output.success(
+            f"Built {_output.esc(', '.join(result.tags))} in {result.seconds:.1f} s "
+            f"({result.cache_hits}/{len(result.steps)} steps from cache). "
+            f"Next: envkit run --docker {_output.esc(str(path))}"
+        )
     render_result(result, fmt)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -24,52 +24,139 @@ _BAR = "█"
 
 
 def eval_cmd(
-    path: Annotated[Optional[Path], typer.Argument(
-        help="Environment directory; its server is started on a free 127.0.0.1 port and "
-        "stopped afterwards \\[default: . unless --url].", show_default=False)] = None,
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Environment directory; its server is started on a free 127.0.0.1 port and "
+            "stopped afterwards \\[default: . unless --url].",
+            show_default=False,
+        ),
+    ] = None,
     url: UrlOpt = None,
-    policy: Annotated[str, typer.Option(
-        "--policy", "-P", help="openai, random, oracle (envkit.oracle of openenv.yaml) or "
-        "module:callable (run in the environment's interpreter).")] = "openai",
-    model: Annotated[Optional[str], typer.Option(
-        "--model", "-m", help="Model id for --policy openai \\[default: $MODEL_NAME].",
-        show_default=False)] = None,
-    base_url: Annotated[Optional[str], typer.Option(
-        "--base-url", help="OpenAI-compatible endpoint \\[default: $API_BASE_URL, else "
-        "https://router.huggingface.co/v1].", show_default=False)] = None,
-    api_key_env: Annotated[Optional[str], typer.Option(
-        "--api-key-env", metavar="NAME", help="Environment variable holding the API key "
-        "\\[default: HF_TOKEN, then OPENAI_API_KEY]. The key is never printed.",
-        show_default=False)] = None,
-    episodes: Annotated[int, typer.Option(
-        "--episodes", "-n", min=1, help="Seeds to play (groups); each is played --group-size "
-        "times.")] = 8,
-    group_size: Annotated[int, typer.Option(
-        "--group-size", "-g", min=1, help="Rollouts per seed (GRPO-style groups; pass@k).")] = 1,
-    concurrency: Annotated[int, typer.Option(
-        "--concurrency", "-c", min=1, help="Parallel WebSocket sessions (capped by the "
-        "server's capacity).")] = 1,
-    max_steps: Annotated[Optional[int], typer.Option(
-        "--max-steps", min=1, help="Steps before an episode is cut off \\[default: "
-        "envkit.max_steps, else 32].", show_default=False)] = None,
-    temperature: Annotated[Optional[float], typer.Option(
-        "--temperature", "-t", min=0.0, help="Sampling temperature \\[default: 0 with "
-        "--group-size 1, else 1].", show_default=False)] = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="First reset seed (seeds are "
-                                      "SEED..SEED+episodes-1); also seeds --policy random.")] = 0,
-    out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Output directory \\[default: evals/<name>-<UTC time>].",
-        show_default=False)] = None,
+    policy: Annotated[
+        str,
+        typer.Option(
+            "--policy",
+            "-P",
+            help="openai, random, oracle (envkit.oracle of openenv.yaml) or "
+            "module:callable (run in the environment's interpreter).",
+        ),
+    ] = "openai",
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model id for --policy openai \\[default: $MODEL_NAME].",
+            show_default=False,
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            help="OpenAI-compatible endpoint \\[default: $API_BASE_URL, else "
+            "https://router.huggingface.co/v1].",
+            show_default=False,
+        ),
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            metavar="NAME",
+            help="Environment variable holding the API key "
+            "\\[default: HF_TOKEN, then OPENAI_API_KEY]. The key is never printed.",
+            show_default=False,
+        ),
+    ] = None,
+    episodes: Annotated[
+        int,
+        typer.Option(
+            "--episodes",
+            "-n",
+            min=1,
+            help="Seeds to play (groups); each is played --group-size times.",
+        ),
+    ] = 8,
+    group_size: Annotated[
+        int,
+        typer.Option(
+            "--group-size", "-g", min=1, help="Rollouts per seed (GRPO-style groups; pass@k)."
+        ),
+    ] = 1,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            "--concurrency",
+            "-c",
+            min=1,
+            help="Parallel WebSocket sessions (capped by the server's capacity).",
+        ),
+    ] = 1,
+    max_steps: Annotated[
+        int | None,
+        typer.Option(
+            "--max-steps",
+            min=1,
+            help="Steps before an episode is cut off \\[default: envkit.max_steps, else 32].",
+            show_default=False,
+        ),
+    ] = None,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            "--temperature",
+            "-t",
+            min=0.0,
+            help="Sampling temperature \\[default: 0 with --group-size 1, else 1].",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed",
+            min=0,
+            help="First reset seed (seeds are SEED..SEED+episodes-1); also seeds --policy random.",
+        ),
+    ] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output directory \\[default: evals/<name>-<UTC time>].",
+            show_default=False,
+        ),
+    ] = None,
     format_: FormatOpt = Format.TEXT,
-    system_prompt: Annotated[Optional[Path], typer.Option(
-        "--system-prompt", metavar="FILE", help="System prompt to use instead of the one "
-        "derived from the environment's /schema.", show_default=False)] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(
-        "--max-tokens", min=1, help="Completion token cap per model call \\[default: the "
-        "endpoint's].", show_default=False)] = None,
-    max_retries: Annotated[int, typer.Option(
-        "--max-retries", min=0, help="Retries of a failed model call (429, 5xx, network), "
-        "with exponential backoff.")] = 4,
+    system_prompt: Annotated[
+        Path | None,
+        typer.Option(
+            "--system-prompt",
+            metavar="FILE",
+            help="System prompt to use instead of the one derived from the environment's /schema.",
+            show_default=False,
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--max-tokens",
+            min=1,
+            help="Completion token cap per model call \\[default: the endpoint's].",
+            show_default=False,
+        ),
+    ] = None,
+    max_retries: Annotated[
+        int,
+        typer.Option(
+            "--max-retries",
+            min=0,
+            help="Retries of a failed model call (429, 5xx, network), with exponential backoff.",
+        ),
+    ] = 4,
     python: PythonOpt = None,
     timeout: TimeoutOpt = None,
     startup_timeout: StartupTimeoutOpt = None,
@@ -103,30 +190,53 @@ def eval_cmd(
         try:
             prompt = system_prompt.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--system-prompt {system_prompt}: cannot read it: {exc}.",
-                             hint="Pass a UTF-8 text file.") from None
+            raise UsageError(
+                f"--system-prompt {system_prompt}: cannot read it: {exc}.",
+                hint="Pass a UTF-8 text file.",
+            ) from None
     if out is None:
-        name = (path or Path(".")).resolve().name if url is None or path else \
-            url.split("://")[-1].split("/")[0].replace(":", "-")
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S")
+        name = (
+            (path or Path(".")).resolve().name
+            if url is None or path
+            else url.split("://")[-1].split("/")[0].replace(":", "-")
+        )
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
         out = Path("evals") / f"{name}-{stamp}"
 
     progress = _Progress(episodes * group_size)
     try:
         with progress:
             result = evaluate(
-                path, url=url, policy=policy, model=model, base_url=base_url,
-                api_key_env=api_key_env, episodes=episodes, group_size=group_size,
-                concurrency=concurrency, max_steps=max_steps, temperature=temperature,
-                seed=seed, out_dir=out, system_prompt=prompt, max_tokens=max_tokens,
-                max_retries=max_retries, python=python, timeout_s=timeout,
-                startup_timeout_s=startup_timeout, reply_timeout_s=reply_timeout,
-                on_episode=progress.episode, on_note=progress.note)
+                path,
+                url=url,
+                policy=policy,
+                model=model,
+                base_url=base_url,
+                api_key_env=api_key_env,
+                episodes=episodes,
+                group_size=group_size,
+                concurrency=concurrency,
+                max_steps=max_steps,
+                temperature=temperature,
+                seed=seed,
+                out_dir=out,
+                system_prompt=prompt,
+                max_tokens=max_tokens,
+                max_retries=max_retries,
+                python=python,
+                timeout_s=timeout,
+                startup_timeout_s=startup_timeout,
+                reply_timeout_s=reply_timeout,
+                on_episode=progress.episode,
+                on_note=progress.note,
+            )
     except EvalInterrupted as exc:
         _render(exc.result, output)
-        _output.warn(f"Interrupted: {len(exc.result.episodes)} of "
-                     f"{exc.result.summary['settings']['episodes_planned']} episodes finished; "
-                     f"partial results written to {exc.result.out_dir}.")
+        _output.warn(
+            f"Interrupted: {len(exc.result.episodes)} of "
+            f"{exc.result.summary['settings']['episodes_planned']} episodes finished; "
+            f"partial results written to {exc.result.out_dir}."
+        )
         raise typer.Exit(130) from None
     _render(result, output)
     raise typer.Exit(int(result.exit_code))
@@ -151,9 +261,15 @@ class _Progress:
                 TimeElapsedColumn,
             )
 
-            self.bar = Progress(TextColumn("episodes"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.description}"), TimeElapsedColumn(),
-                                console=_output.err, transient=True)
+            self.bar = Progress(
+                TextColumn("episodes"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                console=_output.err,
+                transient=True,
+            )
             self.bar.__enter__()
             self.task = self.bar.add_task("", total=self.total)
         return self
@@ -166,15 +282,20 @@ class _Progress:
         _output.err.print(f"note: {_output.esc(message)}")
 
     def episode(self, rec: Any, finished: int, total: int) -> None:
-        status = "success" if rec.success else ("error: " + rec.error if rec.error
-                                                else "truncated" if rec.truncated else "")
+        status = (
+            "success"
+            if rec.success
+            else ("error: " + rec.error if rec.error else "truncated" if rec.truncated else "")
+        )
         if self.bar is not None:
-            self.bar.update(self.task, completed=finished,
-                            description=f"last return {rec.return_:.3f}")
+            self.bar.update(
+                self.task, completed=finished, description=f"last return {rec.return_:.3f}"
+            )
             return
         _output.err.print(
             f"episode {finished}/{total}  seed {rec.seed}  return {rec.return_:.3f}  "
-            f"steps {rec.steps_taken}  {_output.esc(status)}".rstrip())
+            f"steps {rec.steps_taken}  {_output.esc(status)}".rstrip()
+        )
 
 
 def _fmt(value: Any, spec: str = ".3f") -> str:
@@ -189,8 +310,9 @@ def _render(result: Any, output: _output.Output) -> None:
     from envkit.evaluation import histogram
 
     s = result.summary
-    _render_histogram(histogram([e.return_ for e in result.episodes], bins=10),
-                      len(result.episodes))
+    _render_histogram(
+        histogram([e.return_ for e in result.episodes], bins=10), len(result.episodes)
+    )
     for note in result.notes:
         _output.err.print(f"note: {_output.esc(note)}")
     if output.is_json:
@@ -202,38 +324,60 @@ def _render(result: Any, output: _output.Output) -> None:
     env = s["environment"]
     who = s["policy"] + (f" · model {s['model']}" if s.get("model") else "")
     settings = s["settings"]
-    o.print(f"envkit eval: {_output.esc(env['name'] or env['url'])} · {_output.esc(who)}",
-            markup=False)
-    o.print(f"episodes      {s['episodes']} of {settings['episodes_planned']} "
-            f"({settings['groups_planned']} seeds × {settings['group_size']}), "
-            f"mean steps {_fmt(s['mean_steps'], '.2f')}, concurrency {settings['concurrency']}",
-            markup=False)
+    o.print(
+        f"envkit eval: {_output.esc(env['name'] or env['url'])} · {_output.esc(who)}", markup=False
+    )
+    o.print(
+        f"episodes      {s['episodes']} of {settings['episodes_planned']} "
+        f"({settings['groups_planned']} seeds × {settings['group_size']}), "
+        f"mean steps {_fmt(s['mean_steps'], '.2f')}, concurrency {settings['concurrency']}",
+        markup=False,
+    )
     r = s["return"]
-    o.print(f"return        mean {_fmt(r['mean'])}  std {_fmt(r['std'])}  min {_fmt(r['min'])}"
-            f"  max {_fmt(r['max'])}   (per episode: sum of step rewards)", markup=False)
+    o.print(
+        f"return        mean {_fmt(r['mean'])}  std {_fmt(r['std'])}  min {_fmt(r['min'])}"
+        f"  max {_fmt(r['max'])}   (per episode: sum of step rewards)",
+        markup=False,
+    )
     sr = s["step_reward"]
-    o.print(f"step reward   mean {_fmt(sr['mean'])}  std {_fmt(sr['std'])}  "
-            f"min {_fmt(sr['min'])}  max {_fmt(sr['max'])}   ({s['steps']} steps)", markup=False)
+    o.print(
+        f"step reward   mean {_fmt(sr['mean'])}  std {_fmt(sr['std'])}  "
+        f"min {_fmt(sr['min'])}  max {_fmt(sr['max'])}   ({s['steps']} steps)",
+        markup=False,
+    )
     hi = env["reward_range"][1]
     succ = s["success_rate"]
-    o.print(f"success       {_fmt(None if succ is None else succ * 100, '.1f')}%   "
-            f"(a step reached the max reward {hi:g})", markup=False)
+    o.print(
+        f"success       {_fmt(None if succ is None else succ * 100, '.1f')}%   "
+        f"(a step reached the max reward {hi:g})",
+        markup=False,
+    )
     pk = s["pass_at_k"]
     if pk["mean"] and any(v is not None for v in pk["mean"].values()):
         parts = "  ".join(f"pass@{k} {_fmt(v)}" for k, v in pk["mean"].items())
-        o.print(f"pass@k        {parts}   (over {s['complete_groups']} complete groups)",
-                markup=False)
+        o.print(
+            f"pass@k        {parts}   (over {s['complete_groups']} complete groups)", markup=False
+        )
     lat = s["latency_s"]
-    o.print(f"latency       env step p50 {_ms(lat['env_step']['p50'])} p95 "
-            f"{_ms(lat['env_step']['p95'])}; policy p50 {_ms(lat['policy']['p50'])} p95 "
-            f"{_ms(lat['policy']['p95'])}", markup=False)
-    o.print(f"problems      parse failures {s['parse_failures']}, invalid actions "
-            f"{s['invalid_actions']}, null rewards {s['null_rewards']}, episode errors "
-            f"{s['episode_errors']}, truncated {s['truncated_episodes']}", markup=False)
+    o.print(
+        f"latency       env step p50 {_ms(lat['env_step']['p50'])} p95 "
+        f"{_ms(lat['env_step']['p95'])}; policy p50 {_ms(lat['policy']['p50'])} p95 "
+        f"{_ms(lat['policy']['p95'])}",
+        markup=False,
+    )
+    o.print(
+        f"problems      parse failures {s['parse_failures']}, invalid actions "
+        f"{s['invalid_actions']}, null rewards {s['null_rewards']}, episode errors "
+        f"{s['episode_errors']}, truncated {s['truncated_episodes']}",
+        markup=False,
+    )
     if s.get("usage"):
         u = s["usage"]
-        o.print(f"tokens        prompt {u['prompt_tokens']}, completion "
-                f"{u['completion_tokens']}, total {u['total_tokens']}", markup=False)
+        o.print(
+            f"tokens        prompt {u['prompt_tokens']}, completion "
+            f"{u['completion_tokens']}, total {u['total_tokens']}",
+            markup=False,
+        )
     o.print(f"time          {s['timings']['wall_s']:.1f} s", markup=False)
     if result.out_dir is not None:
         names = ", ".join(p.name for p in result.files.values())

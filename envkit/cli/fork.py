@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,13 +13,22 @@ from envkit.cli._options import Format, FormatOpt, TokenOpt
 
 def fork_cmd(
     source: Annotated[str, typer.Argument(help="Space to copy, NS/NAME.")],
-    destination: Annotated[Optional[str], typer.Argument(
-        help="New Space, NS/NAME or NAME [default: <you>/<source name>].")] = None,
-    private: Annotated[Optional[bool], typer.Option(
-        "--private/--public", help="Visibility of the copy [default: the Hub's].",
-        show_default=False)] = None,
-    hardware: Annotated[Optional[str], typer.Option(
-        "--hardware", help="Hardware flavour of the copy (cpu-basic, t4-small, ...).")] = None,
+    destination: Annotated[
+        str | None,
+        typer.Argument(help="New Space, NS/NAME or NAME [default: <you>/<source name>]."),
+    ] = None,
+    private: Annotated[
+        bool | None,
+        typer.Option(
+            "--private/--public",
+            help="Visibility of the copy [default: the Hub's].",
+            show_default=False,
+        ),
+    ] = None,
+    hardware: Annotated[
+        str | None,
+        typer.Option("--hardware", help="Hardware flavour of the copy (cpu-basic, t4-small, ...)."),
+    ] = None,
     token: TokenOpt = None,
     fmt: FormatOpt = Format.TEXT,
 ) -> None:
@@ -41,9 +50,11 @@ def fork_cmd(
     if fmt is Format.JSON:
         _output.Output(fmt).data(result.to_dict())
         return
-    _output.success(f"Duplicated {_output.esc(result.source)} to {_output.esc(result.repo_id)}"
-                    + (" (the Hub is still copying files)" if result.files_copy_pending else "")
-                    + ".")
+    _output.success(
+        f"Duplicated {_output.esc(result.source)} to {_output.esc(result.repo_id)}"
+        + (" (the Hub is still copying files)" if result.files_copy_pending else "")
+        + "."
+    )
     _output.out.print(f"Space: {_output.esc(result.space_url)}")
     _output.out.print(f"App:   {_output.esc(result.app_url)}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,26 +17,53 @@ _AGENT_DIRS = {".agents", ".claude", ".cursor", ".opencode"}
 
 def init_cmd(
     name: Annotated[str, typer.Argument(help="Environment name, e.g. my-env or my_env.")],
-    template: Annotated[str, typer.Option("--template", "-t",
-                                          help="Template (see `envkit templates`).")] = "echo",
-    output_dir: Annotated[Path, typer.Option("--output-dir", "-o",
-                                             help="Parent directory of the new environment.")]
-    = Path("."),
-    force: Annotated[bool, typer.Option("--force", help="Write into a non-empty directory "
-                                        "(template files are overwritten, others kept).")] = False,
-    no_lock: Annotated[bool, typer.Option("--no-lock", help="Skip `uv lock` (needs PyPI).")]
-    = False,
-    set_: Annotated[Optional[list[str]], typer.Option(
-        "--set", help="Template option KEY=VALUE (repeatable; see `envkit templates`).")] = None,
-    gym_id: Annotated[Optional[str], typer.Option(
-        "--gym-id", help="Gymnasium environment id to wrap (gymnasium template; default "
-        "CartPole-v1). Same as --set gym_id=ID.")] = None,
-    no_skills: Annotated[bool, typer.Option(
-        "--no-skills", help="Do not install envkit's Agent Skills (.agents/skills, "
-        ".claude/skills, ...) into the environment.")] = False,
-    interactive: Annotated[bool, typer.Option(
-        "--interactive", "-i", help="Ask for template options not given as flags (only on a "
-        "terminal; otherwise defaults are used).")] = False,
+    template: Annotated[
+        str, typer.Option("--template", "-t", help="Template (see `envkit templates`).")
+    ] = "echo",
+    output_dir: Annotated[
+        Path, typer.Option("--output-dir", "-o", help="Parent directory of the new environment.")
+    ] = Path("."),
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into a non-empty directory (template files are overwritten, others kept).",
+        ),
+    ] = False,
+    no_lock: Annotated[
+        bool, typer.Option("--no-lock", help="Skip `uv lock` (needs PyPI).")
+    ] = False,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="Template option KEY=VALUE (repeatable; see `envkit templates`)."
+        ),
+    ] = None,
+    gym_id: Annotated[
+        str | None,
+        typer.Option(
+            "--gym-id",
+            help="Gymnasium environment id to wrap (gymnasium template; default "
+            "CartPole-v1). Same as --set gym_id=ID.",
+        ),
+    ] = None,
+    no_skills: Annotated[
+        bool,
+        typer.Option(
+            "--no-skills",
+            help="Do not install envkit's Agent Skills (.agents/skills, "
+            ".claude/skills, ...) into the environment.",
+        ),
+    ] = False,
+    interactive: Annotated[
+        bool,
+        typer.Option(
+            "--interactive",
+            "-i",
+            help="Ask for template options not given as flags (only on a "
+            "terminal; otherwise defaults are used).",
+        ),
+    ] = False,
 ) -> None:
     """Create a new OpenEnv environment that passes `envkit validate` out of the box.
 
@@ -58,8 +85,15 @@ def init_cmd(
     if interactive:
         options = _ask_options(template, options)
     with _output.err.status(f"Creating {_output.esc(name)} from the {template} template…"):
-        result = init_project(name, template=template, output_dir=output_dir, force=force,
-                              lock=not no_lock, options=options, skills=not no_skills)
+        result = init_project(
+            name,
+            template=template,
+            output_dir=output_dir,
+            force=force,
+            lock=not no_lock,
+            options=options,
+            skills=not no_skills,
+        )
     _print_result(result)
 
 
@@ -71,19 +105,24 @@ def _ask_options(template: str, given: dict[str, str]) -> dict[str, str]:
     from envkit.scaffold import get_template
 
     tpl = get_template(template)
-    missing = [o for k, o in tpl.options.items() if k not in given and k.replace("_", "-")
-               not in given]
+    missing = [
+        o for k, o in tpl.options.items() if k not in given and k.replace("_", "-") not in given
+    ]
     if not missing:
         return given
     if not (sys.stdin.isatty() and _output.is_tty()):
-        _output.warn("--interactive needs a terminal; using the defaults of "
-                     + ", ".join(f"{o.key}={o.default}" for o in missing) + ".",
-                     "Pass options as flags instead: --set KEY=VALUE.")
+        _output.warn(
+            "--interactive needs a terminal; using the defaults of "
+            + ", ".join(f"{o.key}={o.default}" for o in missing)
+            + ".",
+            "Pass options as flags instead: --set KEY=VALUE.",
+        )
         return given
     out = dict(given)
     for opt in missing:
-        out[opt.key] = typer.prompt(f"{opt.key} ({opt.help})" if opt.help else opt.key,
-                                    default=opt.default, err=True)
+        out[opt.key] = typer.prompt(
+            f"{opt.key} ({opt.help})" if opt.help else opt.key, default=opt.default, err=True
+        )
     return out
 
 
@@ -102,32 +141,39 @@ def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
             parent = Path(*rel.parts[:depth])
             if parent not in nodes:
                 nodes[parent] = nodes[parent.parent if depth > 1 else Path(".")].add(
-                    f"{_output.esc(parent.name)}/")
+                    f"{_output.esc(parent.name)}/"
+                )
         nodes[rel.parent if rel.parent != Path("") else Path(".")].add(_output.esc(rel.name))
     if result.lock.status == "written":
         tree.add("uv.lock")
     err.print(tree)
-    _output.success(f"Created `{result.names.raw}` (package `{result.names.package}`, "
-                    f"Space `{result.names.space}`) from the {result.template} template.")
+    _output.success(
+        f"Created `{result.names.raw}` (package `{result.names.package}`, "
+        f"Space `{result.names.space}`) from the {result.template} template."
+    )
     if result.lock.status in ("failed", "unavailable"):
         _output.warn(result.lock.message, f"Retry with: {result.lock.command}")
     for note in getattr(result, "notes", ()):
         _output.warn(note)
     if agent_dirs:
         skills = sorted(set().union(*agent_dirs.values()))
-        _output.info(f"Agent skills ({', '.join(skills)}) in "
-                     f"{', '.join(sorted(agent_dirs))}; skip with --no-skills.")
+        _output.info(
+            f"Agent skills ({', '.join(skills)}) in "
+            f"{', '.join(sorted(agent_dirs))}; skip with --no-skills."
+        )
     rel = result.path
     try:
         rel = result.path.relative_to(Path.cwd())
     except ValueError:
         pass
     err.print("\nNext:")
-    for cmd in (f"cd {rel}",
-                "uv venv && uv pip install -e . pytest   # install the environment",
-                "pytest -q                               # its own tests",
-                "envkit validate                         # static + runtime checks",
-                "envkit run                              # serve on http://127.0.0.1:8000"):
+    for cmd in (
+        f"cd {rel}",
+        "uv venv && uv pip install -e . pytest   # install the environment",
+        "pytest -q                               # its own tests",
+        "envkit validate                         # static + runtime checks",
+        "envkit run                              # serve on http://127.0.0.1:8000",
+    ):
         err.print(f"  {_output.esc(cmd)}")
 
 

@@ -1,12 +1,12 @@
 """``envkit label``: label pairs of rollouts in a browser, then export, inspect and upload the
-preference data (issue #15)."""
+preference data."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -46,12 +46,17 @@ label_app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-EvalDirArg = Annotated[Optional[Path], typer.Argument(
-    help="`envkit eval` output folder (trajectories.jsonl + summary.json) \\[default: ., else "
-    "the newest evals/*].", show_default=False)]
+EvalDirArg = Annotated[
+    Path | None,
+    typer.Argument(
+        help="`envkit eval` output folder (trajectories.jsonl + summary.json) \\[default: ., else "
+        "the newest evals/*].",
+        show_default=False,
+    ),
+]
 
 
-def _load(eval_dir: Optional[Path], *, require_pairs: bool = True):  # noqa: ANN202
+def _load(eval_dir: Path | None, *, require_pairs: bool = True):  # noqa: ANN202
     from envkit.label import LabelStore, load_eval
 
     folder = load_eval(eval_dir, require_pairs=require_pairs)
@@ -60,19 +65,37 @@ def _load(eval_dir: Optional[Path], *, require_pairs: bool = True):  # noqa: ANN
 
 def serve_cmd(
     eval_dir: EvalDirArg = None,
-    port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535,
-                                      help="TCP port of the page.")] = 8765,
-    host: Annotated[str, typer.Option(
-        "--host", help="Bind address. The page has no login: keep 127.0.0.1 unless you trust "
-        "the network.")] = "127.0.0.1",
-    labeler: Annotated[str, typer.Option(
-        "--labeler", "-l", help="Your name, stored with each label (others can use "
-        "/?labeler=NAME on the same server).")] = "anonymous",
-    pairs: Annotated[str, typer.Option(
-        "--pairs", help="all (every pair within a seed), adjacent (neighbouring rollouts), "
-        "disagree (equal returns first: where the reward cannot tell them apart).")] = "all",
-    open_browser: Annotated[bool, typer.Option(
-        "--open", help="Open the page in your web browser.")] = False,
+    port: Annotated[
+        int, typer.Option("--port", "-p", min=1, max=65535, help="TCP port of the page.")
+    ] = 8765,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Bind address. The page has no login: keep 127.0.0.1 unless you trust "
+            "the network.",
+        ),
+    ] = "127.0.0.1",
+    labeler: Annotated[
+        str,
+        typer.Option(
+            "--labeler",
+            "-l",
+            help="Your name, stored with each label (others can use "
+            "/?labeler=NAME on the same server).",
+        ),
+    ] = "anonymous",
+    pairs: Annotated[
+        str,
+        typer.Option(
+            "--pairs",
+            help="all (every pair within a seed), adjacent (neighbouring rollouts), "
+            "disagree (equal returns first: where the reward cannot tell them apart).",
+        ),
+    ] = "all",
+    open_browser: Annotated[
+        bool, typer.Option("--open", help="Open the page in your web browser.")
+    ] = False,
 ) -> None:
     """Serve the labeling page for EVAL_DIR until Ctrl-C.
 
@@ -93,10 +116,12 @@ def serve_cmd(
     n = len(select_pairs(folder, pairs))
 
     def ready(url: str) -> None:
-        _output.success(f"Labeling {n} pair(s) of {_output.esc(folder.path)} as "
-                        f"{_output.esc(labeler)}: {url}")
-        _output.info("Ctrl-C stops the server; labels are saved as you go "
-                     f"({_output.esc(folder.db_path)}).")
+        _output.success(
+            f"Labeling {n} pair(s) of {_output.esc(folder.path)} as {_output.esc(labeler)}: {url}"
+        )
+        _output.info(
+            f"Ctrl-C stops the server; labels are saved as you go ({_output.esc(folder.db_path)})."
+        )
         if open_browser:
             import webbrowser
 
@@ -107,15 +132,35 @@ def serve_cmd(
 
 def export_cmd(
     eval_dir: EvalDirArg = None,
-    out: Annotated[Optional[Path], typer.Option(
-        "--out", "-o", help="Output file \\[default: EVAL_DIR/preferences.jsonl or .parquet].",
-        show_default=False)] = None,
-    fmt: Annotated[Optional[str], typer.Option(
-        "--format", "-f", help="jsonl (always) or parquet (needs the `label` extra) "
-        "\\[default: from -o's suffix, else jsonl].", show_default=False)] = None,
-    min_agreement: Annotated[float, typer.Option(
-        "--min-agreement", min=0.0, max=1.0, help="Drop pairs whose majority label has less "
-        "than this share of the votes (0.66: 2 of 3 labelers agree).")] = 0.0,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output file \\[default: EVAL_DIR/preferences.jsonl or .parquet].",
+            show_default=False,
+        ),
+    ] = None,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="jsonl (always) or parquet (needs the `label` extra) "
+            "\\[default: from -o's suffix, else jsonl].",
+            show_default=False,
+        ),
+    ] = None,
+    min_agreement: Annotated[
+        float,
+        typer.Option(
+            "--min-agreement",
+            min=0.0,
+            max=1.0,
+            help="Drop pairs whose majority label has less "
+            "than this share of the votes (0.66: 2 of 3 labelers agree).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Write the labels as a preference dataset in TRL's conversational format.
 
@@ -136,10 +181,14 @@ def export_cmd(
     _output.out.print(
         f"wrote {r.rows} preference pair(s) to {r.path} ({r.format}); excluded: {r.ties} "
         f"tie, {r.cant_tell} can't tell, {r.contested} contested, {r.below_agreement} below "
-        f"--min-agreement; {r.unlabeled} pair(s) unlabeled", markup=False)
+        f"--min-agreement; {r.unlabeled} pair(s) unlabeled",
+        markup=False,
+    )
     if r.stale:
-        _output.warn(f"{r.stale} label(s) ignored: their trajectories changed since they were "
-                     "labeled (a new eval in the same folder?).")
+        _output.warn(
+            f"{r.stale} label(s) ignored: their trajectories changed since they were "
+            "labeled (a new eval in the same folder?)."
+        )
 
 
 def stats_cmd(
@@ -171,45 +220,73 @@ def stats_cmd(
         return "-" if v is None else f"{v:.3f}"
 
     o.print(f"{folder.path}", markup=False)
-    o.print(f"pairs        {s.pairs_labeled} of {s.pairs_total} labeled (at least once)",
-            markup=False)
+    o.print(
+        f"pairs        {s.pairs_labeled} of {s.pairs_total} labeled (at least once)", markup=False
+    )
     if not s.per_labeler:
         o.print("labelers     none yet: run `envkit label` to start", markup=False)
     for name, c in sorted(s.per_labeler.items()):
-        o.print(f"labeler      {name}: {c['total']} ({c['left'] + c['right']} preference, "
-                f"{c['tie']} tie, {c['cant_tell']} can't tell, {c['skip']} skipped)",
-                markup=False)
+        o.print(
+            f"labeler      {name}: {c['total']} ({c['left'] + c['right']} preference, "
+            f"{c['tie']} tie, {c['cant_tell']} can't tell, {c['skip']} skipped)",
+            markup=False,
+        )
     m = s.majority
-    o.print(f"majority     {m['preference']} preference, {m['tie']} tie, {m['cant_tell']} can't "
-            f"tell, {m['contested']} contested", markup=False)
+    o.print(
+        f"majority     {m['preference']} preference, {m['tie']} tie, {m['cant_tell']} can't "
+        f"tell, {m['contested']} contested",
+        markup=False,
+    )
     for c in s.cohen:
-        o.print(f"cohen kappa  {c['labelers'][0]} vs {c['labelers'][1]}: {k(c['kappa'])} over "
-                f"{c['overlap']} shared pair(s)", markup=False)
+        o.print(
+            f"cohen kappa  {c['labelers'][0]} vs {c['labelers'][1]}: {k(c['kappa'])} over "
+            f"{c['overlap']} shared pair(s)",
+            markup=False,
+        )
     if s.fleiss:
-        o.print(f"fleiss kappa {k(s.fleiss['kappa'])} ({s.fleiss['labelers']} labelers, "
-                f"{s.fleiss['items']} pair(s) labeled by all)", markup=False)
+        o.print(
+            f"fleiss kappa {k(s.fleiss['kappa'])} ({s.fleiss['labelers']} labelers, "
+            f"{s.fleiss['items']} pair(s) labeled by all)",
+            markup=False,
+        )
     if s.reward_agreement is None:
         o.print("reward       no preferred pair with different returns yet", markup=False)
     else:
-        o.print(f"reward       people prefer the higher-return rollout in "
-                f"{s.reward_agreement * 100:.1f}% of {s.reward_comparable} pair(s); "
-                f"{s.reward_ties_broken} equal-return pair(s) got a preference", markup=False)
+        o.print(
+            f"reward       people prefer the higher-return rollout in "
+            f"{s.reward_agreement * 100:.1f}% of {s.reward_comparable} pair(s); "
+            f"{s.reward_ties_broken} equal-return pair(s) got a preference",
+            markup=False,
+        )
     if s.stale:
         _output.warn(f"{s.stale} stale label(s) ignored (their trajectories changed).")
 
 
 def push_cmd(
     eval_dir: Annotated[Path, typer.Argument(help="`envkit eval` output folder with labels.")],
-    repo_id: Annotated[str, typer.Option("--repo-id", help="Dataset NS/NAME (created when "
-                                         "missing).")],
-    private: Annotated[Optional[bool], typer.Option(
-        "--private/--public", help="Visibility of a new dataset \\[default: the Hub's].",
-        show_default=False)] = None,
-    min_agreement: Annotated[float, typer.Option(
-        "--min-agreement", min=0.0, max=1.0, help="As for `export`.")] = 0.0,
-    message: Annotated[Optional[str], typer.Option(
-        "--message", "-m", help="Commit message \\[default: envkit label push <version>].",
-        show_default=False)] = None,
+    repo_id: Annotated[
+        str, typer.Option("--repo-id", help="Dataset NS/NAME (created when missing).")
+    ],
+    private: Annotated[
+        bool | None,
+        typer.Option(
+            "--private/--public",
+            help="Visibility of a new dataset \\[default: the Hub's].",
+            show_default=False,
+        ),
+    ] = None,
+    min_agreement: Annotated[
+        float, typer.Option("--min-agreement", min=0.0, max=1.0, help="As for `export`.")
+    ] = 0.0,
+    message: Annotated[
+        str | None,
+        typer.Option(
+            "--message",
+            "-m",
+            help="Commit message \\[default: envkit label push <version>].",
+            show_default=False,
+        ),
+    ] = None,
     token: TokenOpt = None,
     fmt: FormatOpt = "text",
 ) -> None:
@@ -230,13 +307,22 @@ def push_cmd(
     folder, store = _load(eval_dir)
     quiet_hub_client()
     with _output.err.status("Uploading…"):
-        r = push_dataset(folder, store, repo_id, private=private, token=token,
-                         min_agreement=min_agreement, message=message)
+        r = push_dataset(
+            folder,
+            store,
+            repo_id,
+            private=private,
+            token=token,
+            min_agreement=min_agreement,
+            message=message,
+        )
     if fmt == "json":
         _output.out.print(json.dumps(r.to_dict(), indent=2), markup=False)
         return
-    _output.success(f"Pushed {r.export.rows} preference pair(s) to {_output.esc(r.repo_id)} "
-                    f"(commit {(r.commit_oid or '-')[:12]}).")
+    _output.success(
+        f"Pushed {r.export.rows} preference pair(s) to {_output.esc(r.repo_id)} "
+        f"(commit {(r.commit_oid or '-')[:12]})."
+    )
     _output.out.print(f"Dataset: {r.url}", markup=False)
 
 

@@ -1,4 +1,4 @@
-"""``envkit migrate``: move an environment forward to OpenEnv 0.10 (issue #11)."""
+"""``envkit migrate``: move an environment forward to OpenEnv 0.10."""
 
 from __future__ import annotations
 
@@ -14,14 +14,21 @@ from envkit.cli._options import EnvDirArg, PythonOpt
 
 def migrate_cmd(
     path: EnvDirArg = Path("."),
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Print the unified diff of every change on stdout; write nothing.")]
-    = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run", help="Print the unified diff of every change on stdout; write nothing."
+        ),
+    ] = False,
     python: PythonOpt = None,
-    probe_plan: Annotated[bool, typer.Option(
-        "--probe-plan/--no-probe-plan",
-        help="Make validation/runtime.json by playing the oracle when it is missing "
-        "(starts the environment's server).")] = True,
+    probe_plan: Annotated[
+        bool,
+        typer.Option(
+            "--probe-plan/--no-probe-plan",
+            help="Make validation/runtime.json by playing the oracle when it is missing "
+            "(starts the environment's server).",
+        ),
+    ] = True,
 ) -> None:
     """Move an environment forward to OpenEnv 0.10 and envkit's current manifest layout.
 
@@ -49,8 +56,8 @@ def migrate_cmd(
             _output.out.print(text, markup=False, highlight=False, end="")
     for change in result.changes:
         verb = ("would " if dry_run else "") + (
-            "create" if change.before is None else "remove" if change.after is None
-            else "update")
+            "create" if change.before is None else "remove" if change.after is None else "update"
+        )
         _output.info(f"{verb} {_output.esc(change.path)}")
         for line in change.summary:
             _output.info(f"  - {_output.esc(line)}")
@@ -59,11 +66,12 @@ def migrate_cmd(
     if not result.changed:
         _output.success("Already current: nothing to migrate.")
     elif dry_run:
-        _output.info(f"{len(result.changes)} file(s) would change; run without --dry-run to "
-                     "apply.")
+        _output.info(f"{len(result.changes)} file(s) would change; run without --dry-run to apply.")
     else:
-        _output.success(f"Migrated {len(result.changes)} file(s). Next: `envkit validate` "
-                        "and `openenv validate`.")
+        _output.success(
+            f"Migrated {len(result.changes)} file(s). Next: `envkit validate` "
+            "and `openenv validate`."
+        )
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -30,37 +30,81 @@ def quiet_hub_client() -> None:
 
 
 def push_cmd(
-    path: Annotated[Path, typer.Argument(help="Environment directory (holds openenv.yaml).")]
-    = Path("."),
-    repo_id: Annotated[Optional[str], typer.Option(
-        "--repo-id", help="Space NS/NAME [default: <you>/<manifest name in kebab-case>].")] = None,
-    private: Annotated[Optional[bool], typer.Option(
-        "--private/--public", help="Visibility; applied to an existing Space too "
-        "[default: keep; new Spaces are public].", show_default=False)] = None,
-    hardware: Annotated[Optional[str], typer.Option(
-        "--hardware", help="Hardware flavour (cpu-basic, cpu-upgrade, t4-small, a10g-small, "
-        "...); applied to an existing Space too.")] = None,
+    path: Annotated[
+        Path, typer.Argument(help="Environment directory (holds openenv.yaml).")
+    ] = Path("."),
+    repo_id: Annotated[
+        str | None,
+        typer.Option(
+            "--repo-id", help="Space NS/NAME [default: <you>/<manifest name in kebab-case>]."
+        ),
+    ] = None,
+    private: Annotated[
+        bool | None,
+        typer.Option(
+            "--private/--public",
+            help="Visibility; applied to an existing Space too "
+            "[default: keep; new Spaces are public].",
+            show_default=False,
+        ),
+    ] = None,
+    hardware: Annotated[
+        str | None,
+        typer.Option(
+            "--hardware",
+            help="Hardware flavour (cpu-basic, cpu-upgrade, t4-small, a10g-small, "
+            "...); applied to an existing Space too.",
+        ),
+    ] = None,
     env: EnvVarOpt = None,
-    secret: Annotated[Optional[list[str]], typer.Option(
-        "--secret", help="Space secret KEY=VALUE, or KEY to read it from your environment "
-        "(repeatable). Values are never printed.")] = None,
-    create_pr: Annotated[bool, typer.Option(
-        "--create-pr", help="Open a pull request instead of committing to main.")] = False,
-    message: Annotated[Optional[str], typer.Option(
-        "--message", "-m", help="Commit message [default: envkit push <version>].")] = None,
-    dry_run: Annotated[bool, typer.Option(
-        "--dry-run", help="Make no write request: print the plan (repo, files and sizes, "
-        "README changes, variables, secret names).")] = False,
-    dry_run_dir: Annotated[Optional[Path], typer.Option(
-        "--dry-run-dir", metavar="DIR", help="With --dry-run (implied): also write the staged "
-        "folder to DIR.")] = None,
-    wait: Annotated[bool, typer.Option(
-        "--wait", help="Wait until the Space is RUNNING (or fails), then check the app.")] = False,
-    wait_timeout: Annotated[float, typer.Option(
-        "--wait-timeout", min=1, help="Seconds to wait with --wait.")] = 900.0,
-    no_validate: Annotated[bool, typer.Option(
-        "--no-validate", help="Push despite static validate errors (secrets still stop the "
-        "push: no option uploads them).")] = False,
+    secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--secret",
+            help="Space secret KEY=VALUE, or KEY to read it from your environment "
+            "(repeatable). Values are never printed.",
+        ),
+    ] = None,
+    create_pr: Annotated[
+        bool, typer.Option("--create-pr", help="Open a pull request instead of committing to main.")
+    ] = False,
+    message: Annotated[
+        str | None,
+        typer.Option("--message", "-m", help="Commit message [default: envkit push <version>]."),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Make no write request: print the plan (repo, files and sizes, "
+            "README changes, variables, secret names).",
+        ),
+    ] = False,
+    dry_run_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--dry-run-dir",
+            metavar="DIR",
+            help="With --dry-run (implied): also write the staged folder to DIR.",
+        ),
+    ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="Wait until the Space is RUNNING (or fails), then check the app."
+        ),
+    ] = False,
+    wait_timeout: Annotated[
+        float, typer.Option("--wait-timeout", min=1, help="Seconds to wait with --wait.")
+    ] = 900.0,
+    no_validate: Annotated[
+        bool,
+        typer.Option(
+            "--no-validate",
+            help="Push despite static validate errors (secrets still stop the "
+            "push: no option uploads them).",
+        ),
+    ] = False,
     token: TokenOpt = None,
     fmt: FormatOpt = "text",
 ) -> None:
@@ -91,11 +135,22 @@ def push_cmd(
     quiet_hub_client()
     with _output.err.status("Pushing…") as status:
         result = push(
-            path, repo_id=repo_id, private=private, hardware=hardware, env=variables,
-            secrets=secrets, create_pr=create_pr, message=message,
-            dry_run=dry_run or dry_run_dir is not None, dry_run_dir=dry_run_dir, wait=wait,
-            wait_timeout_s=wait_timeout, validate=not no_validate, token=token,
-            progress=lambda line: status.update(_output.esc(line)))
+            path,
+            repo_id=repo_id,
+            private=private,
+            hardware=hardware,
+            env=variables,
+            secrets=secrets,
+            create_pr=create_pr,
+            message=message,
+            dry_run=dry_run or dry_run_dir is not None,
+            dry_run_dir=dry_run_dir,
+            wait=wait,
+            wait_timeout_s=wait_timeout,
+            validate=not no_validate,
+            token=token,
+            progress=lambda line: status.update(_output.esc(line)),
+        )
     if fmt == "json":
         _output.out.print(json.dumps(result.to_dict(), indent=2), markup=False)
     else:
@@ -107,13 +162,16 @@ def push_cmd(
 def _render(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
     out, esc = _output.out, _output.esc
     head = "Plan (dry run, nothing was sent)" if r.dry_run else "Push"
-    out.print(f"[bold]{head}[/bold]: {esc(r.repo_id)} "
-              f"({'new Space' if r.created else 'existing Space'})")
+    out.print(
+        f"[bold]{head}[/bold]: {esc(r.repo_id)} ({'new Space' if r.created else 'existing Space'})"
+    )
     total = sum(f.size for f in r.files)
-    out.print(f"  files      {len(r.files)} ({_size(total)}): {len(r.added)} to add, "
-              f"{len(r.updated)} to update, {len(r.deleted)} to delete; "
-              f"{_size(r.bytes_uploaded)} to upload")
-    marks = {p: "+" for p in r.added} | {p: "~" for p in r.updated}
+    out.print(
+        f"  files      {len(r.files)} ({_size(total)}): {len(r.added)} to add, "
+        f"{len(r.updated)} to update, {len(r.deleted)} to delete; "
+        f"{_size(r.bytes_uploaded)} to upload"
+    )
+    marks = dict.fromkeys(r.added, "+") | dict.fromkeys(r.updated, "~")
     if r.dry_run:
         for f in r.files:
             out.print(f"    {marks.get(f.path, '=')} {esc(f.path)}  {_size(f.size)}")
@@ -142,23 +200,29 @@ def _render(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
         return
     if r.committed:
         what = f"pull request {r.pr_url}" if r.pr_url else f"commit {(r.commit_oid or '')[:12]}"
-        _output.success(f"Pushed {esc(r.repo_id)}: {esc(what)} "
-                        f"({len(r.added) + len(r.updated) + len(r.deleted)} file(s) changed).")
+        _output.success(
+            f"Pushed {esc(r.repo_id)}: {esc(what)} "
+            f"({len(r.added) + len(r.updated) + len(r.deleted)} file(s) changed)."
+        )
     else:
         _output.success(f"{esc(r.repo_id)} is up to date: nothing changed, no commit made.")
     if r.runtime_stage is not None:
         if r.runtime_stage == "RUNNING":
             _output.success("Space is RUNNING.")
         else:
-            _output.error(f"The Space did not start: {r.runtime_stage}.",
-                          f"See the build and container logs at {r.space_url}?logs=build")
+            _output.error(
+                f"The Space did not start: {r.runtime_stage}.",
+                f"See the build and container logs at {r.space_url}?logs=build",
+            )
     if r.app_check is not None:
         if r.app_check.ok:
             _output.success(esc(r.app_check.detail))
         else:
-            _output.error(f"The app check failed: {r.app_check.detail}",
-                          f"Look at the logs at {r.space_url}?logs=container, then run "
-                          f"`envkit validate --url {r.app_url}`.")
+            _output.error(
+                f"The app check failed: {r.app_check.detail}",
+                f"Look at the logs at {r.space_url}?logs=container, then run "
+                f"`envkit validate --url {r.app_url}`.",
+            )
     out.print(f"Space: {esc(r.space_url)}")
     out.print(f"App:   {esc(r.app_url)}")
 

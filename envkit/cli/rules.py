@@ -14,9 +14,14 @@ from envkit.cli._options import Format, RulesFormatOpt
 
 def rules_cmd(
     fmt: RulesFormatOpt = Format.TEXT,
-    rfc008: Annotated[bool, typer.Option(
-        "--rfc008", help="List RFC 008's 34 local-lane check ids instead: the envkit rules "
-        "implementing each and whether `openenv validate` 0.10 runs it.")] = False,
+    rfc008: Annotated[
+        bool,
+        typer.Option(
+            "--rfc008",
+            help="List RFC 008's 34 local-lane check ids instead: the envkit rules "
+            "implementing each and whether `openenv validate` 0.10 runs it.",
+        ),
+    ] = False,
 ) -> None:
     """List every rule: code, name, default severity, RFC 008 check id, summary.
 
@@ -48,8 +53,14 @@ def rules_cmd(
     for col in ("code", "name", "severity", "stage", "RFC 008", "summary"):
         table.add_column(col)
     for r in rules_table():
-        table.add_row(r["code"], r["name"], r["severity"], r["stage"], r["rfc008"] or "-",
-                      _output.esc(r["summary"]))
+        table.add_row(
+            r["code"],
+            r["name"],
+            r["severity"],
+            r["stage"],
+            r["rfc008"] or "-",
+            _output.esc(r["summary"]),
+        )
     _output.out.print(table)
 
 
@@ -59,8 +70,11 @@ def _rfc008(fmt: Format, output: _output.Output, rows: list[dict]) -> None:
         return
     if fmt is Format.MARKDOWN:
         lines = ["| RFC 008 check | envkit rules | openenv validate 0.10 |", "|---|---|---|"]
-        lines += [f"| `{r['check_id']}` | {', '.join(r['envkit']) or '-'} | "
-                  f"{'yes' if r['openenv_0_10'] else 'no'} |" for r in rows]
+        lines += [
+            f"| `{r['check_id']}` | {', '.join(r['envkit']) or '-'} | "
+            f"{'yes' if r['openenv_0_10'] else 'no'} |"
+            for r in rows
+        ]
         output.text("\n".join(lines))
         return
     from rich.table import Table
@@ -69,13 +83,16 @@ def _rfc008(fmt: Format, output: _output.Output, rows: list[dict]) -> None:
     for col in ("RFC 008 check", "envkit rules", "openenv 0.10"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["check_id"], ", ".join(r["envkit"]) or "-",
-                      "yes" if r["openenv_0_10"] else "no")
+        table.add_row(
+            r["check_id"], ", ".join(r["envkit"]) or "-", "yes" if r["openenv_0_10"] else "no"
+        )
     _output.out.print(table)
     covered = sum(1 for r in rows if r["envkit"])
     ours = sum(1 for r in rows if r["openenv_0_10"])
-    _output.info(f"{len(rows)} local-lane checks: envkit implements {covered}, "
-                 f"openenv validate 0.10 runs {ours}.")
+    _output.info(
+        f"{len(rows)} local-lane checks: envkit implements {covered}, "
+        f"openenv validate 0.10 runs {ours}."
+    )
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

@@ -1,11 +1,11 @@
 """``envkit run``: serve an environment locally with uvicorn, or in its Docker image
-(``--docker``, issue #4) exactly as a Hugging Face Docker Space runs it."""
+(``--docker``) exactly as a Hugging Face Docker Space runs it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -31,29 +31,59 @@ def run_cmd(
     python: PythonOpt = None,
     timeout: TimeoutOpt = None,
     startup_timeout: StartupTimeoutOpt = None,
-    docker: Annotated[bool, typer.Option(
-        "--docker", help="Run the environment's Docker image (built if missing) instead of "
-        "uvicorn.")] = False,
+    docker: Annotated[
+        bool,
+        typer.Option(
+            "--docker",
+            help="Run the environment's Docker image (built if missing) instead of uvicorn.",
+        ),
+    ] = False,
     env: EnvVarOpt = None,
-    web: Annotated[bool, typer.Option(
-        "--web", help="Set ENABLE_WEB_INTERFACE=true (OpenEnv's web UI at /web).")] = False,
-    build: Annotated[bool, typer.Option("--build", help="--docker: rebuild the image "
-                                        "first.")] = False,
-    detach: Annotated[bool, typer.Option("--detach", "-d", help="--docker: leave the "
-                                         "container running and return.")] = False,
-    name: Annotated[Optional[str], typer.Option(
-        "--name", help="--docker: container name (default: envkit-NAME-xxxxxx).",
-        show_default=False)] = None,
-    tag: Annotated[Optional[str], typer.Option(
-        "--tag", "-t", help="--docker: image reference (default: NAME:VERSION).",
-        show_default=False)] = None,
-    label: Annotated[Optional[list[str]], typer.Option(
-        "--label", help="--docker: extra container (and image) label KEY=VALUE "
-        "(repeatable).", show_default=False)] = None,
-    hardened: Annotated[bool, typer.Option(
-        "--hardened", help="--docker: run as `envkit validate --docker` does (read-only, uid "
-        "65532, no capabilities, declared memory/CPU/network) to reproduce its "
-        "findings.")] = False,
+    web: Annotated[
+        bool,
+        typer.Option("--web", help="Set ENABLE_WEB_INTERFACE=true (OpenEnv's web UI at /web)."),
+    ] = False,
+    build: Annotated[
+        bool, typer.Option("--build", help="--docker: rebuild the image first.")
+    ] = False,
+    detach: Annotated[
+        bool,
+        typer.Option("--detach", "-d", help="--docker: leave the container running and return."),
+    ] = False,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="--docker: container name (default: envkit-NAME-xxxxxx).",
+            show_default=False,
+        ),
+    ] = None,
+    tag: Annotated[
+        str | None,
+        typer.Option(
+            "--tag",
+            "-t",
+            help="--docker: image reference (default: NAME:VERSION).",
+            show_default=False,
+        ),
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label",
+            help="--docker: extra container (and image) label KEY=VALUE (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    hardened: Annotated[
+        bool,
+        typer.Option(
+            "--hardened",
+            help="--docker: run as `envkit validate --docker` does (read-only, uid "
+            "65532, no capabilities, declared memory/CPU/network) to reproduce its "
+            "findings.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the environment until Ctrl-C: with uvicorn, or in Docker with --docker.
 
@@ -81,20 +111,38 @@ def run_cmd(
         variables["ENABLE_WEB_INTERFACE"] = "true"
     if docker:
         if timeout is not None:
-            raise UsageError("--timeout does not apply to --docker (the container runs until "
-                             "`envkit stop`).", hint="Drop --timeout or --docker.")
+            raise UsageError(
+                "--timeout does not apply to --docker (the container runs until `envkit stop`).",
+                hint="Drop --timeout or --docker.",
+            )
         for flag, used in (("--reload", reload), ("--python", python is not None)):
             if used:
-                raise UsageError(f"{flag} does not apply to --docker (the image has its own "
-                                 "interpreter).", hint=f"Drop {flag} or --docker.")
-        _run_docker(path, host=host, port=port, timeout=startup_timeout, env=variables,
-                    build=build,
-                    detach=detach, name=name, tag=tag,
-                    labels=parse_key_values(label, "--label"), hardened=hardened)
+                raise UsageError(
+                    f"{flag} does not apply to --docker (the image has its own interpreter).",
+                    hint=f"Drop {flag} or --docker.",
+                )
+        _run_docker(
+            path,
+            host=host,
+            port=port,
+            timeout=startup_timeout,
+            env=variables,
+            build=build,
+            detach=detach,
+            name=name,
+            tag=tag,
+            labels=parse_key_values(label, "--label"),
+            hardened=hardened,
+        )
         return
-    for flag, used in (("--build", build), ("--detach", detach), ("--name", name is not None),
-                       ("--tag", tag is not None), ("--label", bool(label)),
-                       ("--hardened", hardened)):
+    for flag, used in (
+        ("--build", build),
+        ("--detach", detach),
+        ("--name", name is not None),
+        ("--tag", tag is not None),
+        ("--label", bool(label)),
+        ("--hardened", hardened),
+    ):
         if used:
             raise UsageError(f"{flag} needs --docker.", hint=f"Add --docker or drop {flag}.")
 
@@ -107,29 +155,43 @@ def run_cmd(
     t0 = time.monotonic()
     project = EnvProject.load(path)
     manifest = project.manifest
-    timeouts = resolve_timeouts(env_spec(manifest), timeout_s=timeout,
-                                startup_timeout_s=startup_timeout)
+    timeouts = resolve_timeouts(
+        env_spec(manifest), timeout_s=timeout, startup_timeout_s=startup_timeout
+    )
     interpreter = resolve_python(project.root, python)
-    server = start_server(project.root, manifest.app, python=interpreter, host=host,
-                          port=port or manifest.port, reload=reload, capture_log=False,
-                          env=variables or None)
+    server = start_server(
+        project.root,
+        manifest.app,
+        python=interpreter,
+        host=host,
+        port=port or manifest.port,
+        reload=reload,
+        capture_log=False,
+        env=variables or None,
+    )
     try:
         with _output.err.status(f"Starting {_output.esc(manifest.name)}…"):
             secs = server.wait_healthy(timeout_s=timeouts.startup_s)
         until = "" if timeout is None else f" for at most {timeout:g} s"
-        _output.success(f"{_output.esc(manifest.name)} is serving at {server.url}{until} "
-                        f"(ready in {secs:.1f} s). Ctrl-C to stop.")
-        _output.info(f"  WebSocket sessions: {server.url.replace('http', 'ws', 1)}/ws   "
-                     f"schema: {server.url}/schema")
+        _output.success(
+            f"{_output.esc(manifest.name)} is serving at {server.url}{until} "
+            f"(ready in {secs:.1f} s). Ctrl-C to stop."
+        )
+        _output.info(
+            f"  WebSocket sessions: {server.url.replace('http', 'ws', 1)}/ws   "
+            f"schema: {server.url}/schema"
+        )
         deadline = timeouts.deadline(t0)
         try:
-            code = server.popen.wait(None if deadline is None
-                                     else max(0.0, deadline - time.monotonic()))
+            code = server.popen.wait(
+                None if deadline is None else max(0.0, deadline - time.monotonic())
+            )
         except subprocess.TimeoutExpired:
             _stop(server, f"--timeout {timeout:g} s reached: stopped.")
             return
-        raise ServerStartError(f"The environment server exited with code {code}.",
-                               hint="See its log above.")
+        raise ServerStartError(
+            f"The environment server exited with code {code}.", hint="See its log above."
+        )
     except KeyboardInterrupt:
         _stop(server, "Stopped.")
         raise typer.Exit(int(ExitCode.OK)) from None
@@ -145,9 +207,20 @@ def _stop(server: object, message: str) -> None:
         _output.warn(f"killed a process that had left the server's process group: {stray}")
 
 
-def _run_docker(path: Path, *, host: str, port: int | None, timeout: float | None,
-                env: dict[str, str], build: bool, detach: bool, name: str | None,
-                tag: str | None, labels: dict[str, str], hardened: bool = False) -> None:
+def _run_docker(
+    path: Path,
+    *,
+    host: str,
+    port: int | None,
+    timeout: float | None,
+    env: dict[str, str],
+    build: bool,
+    detach: bool,
+    name: str | None,
+    tag: str | None,
+    labels: dict[str, str],
+    hardened: bool = False,
+) -> None:
     from envkit.cli.build import BuildProgress
     from envkit.container import run_container
 
@@ -156,22 +229,38 @@ def _run_docker(path: Path, *, host: str, port: int | None, timeout: float | Non
         from envkit.project import EnvProject
 
         if container_facts(EnvProject.load(path).root).network_mode == "no-network":
-            raise UsageError("--hardened --detach cannot serve a `no-network` environment: "
-                             "its port is relayed by this process.",
-                             hint="Drop --detach (Ctrl-C stops it) or --hardened.")
+            raise UsageError(
+                "--hardened --detach cannot serve a `no-network` environment: "
+                "its port is relayed by this process.",
+                hint="Drop --detach (Ctrl-C stops it) or --hardened.",
+            )
 
     progress = BuildProgress(quiet=False, live=_output.is_tty())
     with progress:
-        running = run_container(path, tag=tag, host=host, port=port, env=env, build=build,
-                                name=name, labels=labels, timeout_s=timeout,
-                                on_event=progress, hardened=hardened)
+        running = run_container(
+            path,
+            tag=tag,
+            host=host,
+            port=port,
+            env=env,
+            build=build,
+            name=name,
+            labels=labels,
+            timeout_s=timeout,
+            on_event=progress,
+            hardened=hardened,
+        )
     try:
         if running.docker_run:
             _output.info(f"  hardened as: {_output.esc(running.docker_run)}")
-        _output.success(f"{_output.esc(running.image)} is serving at {running.url} in container "
-                        f"{_output.esc(running.name)} (ready in {running.ready_s:.1f} s).")
-        _output.info(f"  WebSocket sessions: {running.url.replace('http', 'ws', 1)}/ws   "
-                     f"schema: {running.url}/schema")
+        _output.success(
+            f"{_output.esc(running.image)} is serving at {running.url} in container "
+            f"{_output.esc(running.name)} (ready in {running.ready_s:.1f} s)."
+        )
+        _output.info(
+            f"  WebSocket sessions: {running.url.replace('http', 'ws', 1)}/ws   "
+            f"schema: {running.url}/schema"
+        )
         if detach:
             _output.out.print(running.url, markup=False)
             _output.info(f"Stop it with: {running.stop_command}")
@@ -189,8 +278,11 @@ def _run_docker(path: Path, *, host: str, port: int | None, timeout: float | Non
             running.stop()
             _output.info(f"Stopped and removed {_output.esc(running.name)}.")
             raise typer.Exit(int(ExitCode.OK)) from None
-        raise ContainerError(f"The container {running.name} exited with code {code}.",
-                             details=tail or None, hint="See its log above.")
+        raise ContainerError(
+            f"The container {running.name} exited with code {code}.",
+            details=tail or None,
+            hint="See its log above.",
+        )
     finally:
         if not detach:
             running.stop()

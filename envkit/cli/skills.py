@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -26,8 +26,7 @@ skills_app = typer.Typer(
 
 
 def list_cmd(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-    = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """List the bundled skills with what each is for.
 
@@ -39,9 +38,19 @@ def list_cmd(
 
     skills = list_skills()
     if as_json:
-        _output.out.print_json(json.dumps([
-            {"name": s.name, "description": s.description, "files": list(s.files),
-             "body_lines": s.body_lines} for s in skills]))
+        _output.out.print_json(
+            json.dumps(
+                [
+                    {
+                        "name": s.name,
+                        "description": s.description,
+                        "files": list(s.files),
+                        "body_lines": s.body_lines,
+                    }
+                    for s in skills
+                ]
+            )
+        )
         return
     from rich.table import Table
 
@@ -51,15 +60,20 @@ def list_cmd(
     for s in skills:
         table.add_row(_output.esc(s.name), _output.esc(s.description))
     _output.out.print(table)
-    _output.info("Read one with `envkit skills show NAME`; install them with "
-                 "`envkit skills install`.")
+    _output.info(
+        "Read one with `envkit skills show NAME`; install them with `envkit skills install`."
+    )
 
 
 def show_cmd(
     name: Annotated[str, typer.Argument(help="Skill name (see `envkit skills list`).")],
-    file: Annotated[Optional[str], typer.Option(
-        "--file", help="A file of the skill to print instead of SKILL.md, e.g. "
-        "references/findings.md.")] = None,
+    file: Annotated[
+        str | None,
+        typer.Option(
+            "--file",
+            help="A file of the skill to print instead of SKILL.md, e.g. references/findings.md.",
+        ),
+    ] = None,
 ) -> None:
     """Print a skill's SKILL.md (or one of its files) to stdout.
 
@@ -72,27 +86,44 @@ def show_cmd(
     skill = get_skill(name)
     rel = file.strip().removeprefix("./") if file else "SKILL.md"
     if rel not in skill.files:
-        raise UsageError(f"The {skill.name} skill has no file {file!r}.",
-                         hint=f"Its files: {', '.join(skill.files)}.")
+        raise UsageError(
+            f"The {skill.name} skill has no file {file!r}.",
+            hint=f"Its files: {', '.join(skill.files)}.",
+        )
     text = (skill.path / rel).read_text(encoding="utf-8")
     _output.out.print(text, markup=False, emoji=False, highlight=False, end="")
     if rel == "SKILL.md" and skill.references:
-        _output.info(f"References: {', '.join(skill.references)} "
-                     f"(`envkit skills show {skill.name} --file PATH`).")
+        _output.info(
+            f"References: {', '.join(skill.references)} "
+            f"(`envkit skills show {skill.name} --file PATH`)."
+        )
 
 
 def install_cmd(
-    names: Annotated[Optional[list[str]], typer.Argument(
-        help="Skills to install (default: all of them).", show_default=False)] = None,
-    agent: Annotated[Optional[list[str]], typer.Option(
-        "--agent", "-a", help="claude, codex, cursor, opencode or all (repeatable or "
-        "comma-separated; default: all).", show_default=False)] = None,
-    global_: Annotated[bool, typer.Option(
-        "--global", help="Install for your user (in HOME) instead of the project.")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Replace skill files that differ from envkit's copy.")] = False,
-    directory: Annotated[Path, typer.Option(
-        "--dir", help="Project root to install into (ignored with --global).")] = Path("."),
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="Skills to install (default: all of them).", show_default=False),
+    ] = None,
+    agent: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--agent",
+            "-a",
+            help="claude, codex, cursor, opencode or all (repeatable or "
+            "comma-separated; default: all).",
+            show_default=False,
+        ),
+    ] = None,
+    global_: Annotated[
+        bool,
+        typer.Option("--global", help="Install for your user (in HOME) instead of the project."),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace skill files that differ from envkit's copy.")
+    ] = False,
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Project root to install into (ignored with --global).")
+    ] = Path("."),
 ) -> None:
     """Install skills into the project (or HOME) for coding agents.
 
@@ -111,8 +142,7 @@ def install_cmd(
     """
     from envkit.skills import AGENTS, install_skills
 
-    result = install_skills(directory, names or None, agent or AGENTS, force=force,
-                            global_=global_)
+    result = install_skills(directory, names or None, agent or AGENTS, force=force, global_=global_)
     where = []
     for target in result.targets:
         try:
@@ -120,14 +150,17 @@ def install_cmd(
         except ValueError:  # pragma: no cover - targets are always under root
             rel = str(target)
         where.append(f"~/{rel}" if result.scope == "global" else rel)
-    summary = (f"{result.created} created, {result.updated} replaced, "
-               f"{result.unchanged} already up to date")
+    summary = (
+        f"{result.created} created, {result.updated} replaced, "
+        f"{result.unchanged} already up to date"
+    )
     skills = ", ".join(result.skills)
     if result.changed:
         _output.success(f"Installed {skills} for {', '.join(result.agents)}.")
     else:
-        _output.success(f"{skills}: already installed for {', '.join(result.agents)}; "
-                        "nothing to do.")
+        _output.success(
+            f"{skills}: already installed for {', '.join(result.agents)}; nothing to do."
+        )
     root = "~" if result.scope == "global" else str(result.root)
     _output.info(f"  into {_output.esc(root)}: {_output.esc(', '.join(where))}")
     _output.info(f"  files: {summary}")

@@ -1,9 +1,9 @@
-"""``envkit stop``: stop containers that ``envkit run --docker`` started (issue #4)."""
+"""``envkit stop``: stop containers that ``envkit run --docker`` started."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,19 +12,37 @@ from envkit.cli._options import parse_key_values
 
 
 def stop_cmd(
-    names: Annotated[Optional[list[str]], typer.Argument(
-        help="Container names or ids (default: every container envkit started).",
-        show_default=False)] = None,
-    label: Annotated[Optional[list[str]], typer.Option(
-        "--label", help="Without NAMES: only envkit containers that also carry label "
-        "KEY=VALUE (repeatable).", show_default=False)] = None,
-    grace: Annotated[float, typer.Option(
-        "--grace", min=0.0, metavar="SECONDS",
-        help="Seconds between SIGTERM and SIGKILL.")] = 3.0,
-    old_timeout: Annotated[Optional[float], typer.Option(
-        "--timeout", min=0.0, hidden=True,
-        help="Deprecated name of --grace (--timeout is a whole-run budget elsewhere).")]
-    = None,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Container names or ids (default: every container envkit started).",
+            show_default=False,
+        ),
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label",
+            help="Without NAMES: only envkit containers that also carry label "
+            "KEY=VALUE (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    grace: Annotated[
+        float,
+        typer.Option(
+            "--grace", min=0.0, metavar="SECONDS", help="Seconds between SIGTERM and SIGKILL."
+        ),
+    ] = 3.0,
+    old_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0.0,
+            hidden=True,
+            help="Deprecated name of --grace (--timeout is a whole-run budget elsewhere).",
+        ),
+    ] = None,
 ) -> None:
     """Stop and remove containers started by `envkit run --docker`.
 
@@ -40,13 +58,17 @@ def stop_cmd(
     from envkit.errors import UsageError
 
     if old_timeout is not None:
-        _output.warn("--timeout is deprecated for `envkit stop`; use --grace (in every other "
-                     "command --timeout is the whole run's budget).")
+        _output.warn(
+            "--timeout is deprecated for `envkit stop`; use --grace (in every other "
+            "command --timeout is the whole run's budget)."
+        )
         grace = old_timeout
     labels = parse_key_values(label, "--label")
     if names and labels:
-        raise UsageError("--label selects containers when no NAMES are given.",
-                         hint="Pass either names or --label.")
+        raise UsageError(
+            "--label selects containers when no NAMES are given.",
+            hint="Pass either names or --label.",
+        )
     stopped = stop_containers(names or None, timeout_s=grace, labels=labels)
     if not stopped:
         _output.info("No envkit containers to stop.")

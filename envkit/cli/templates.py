@@ -24,11 +24,21 @@ def templates_cmd(
 
     templates = list_templates()
     if as_json:
-        _output.out.print_json(json.dumps([
-            {"name": t.name, "description": t.description,
-             "options": {k: {"default": o.default, "help": o.help, "choices": list(o.choices)}
-                         for k, o in t.options.items()}}
-            for t in templates]))
+        _output.out.print_json(
+            json.dumps(
+                [
+                    {
+                        "name": t.name,
+                        "description": t.description,
+                        "options": {
+                            k: {"default": o.default, "help": o.help, "choices": list(o.choices)}
+                            for k, o in t.options.items()
+                        },
+                    }
+                    for t in templates
+                ]
+            )
+        )
         return
     from rich.table import Table
 
@@ -37,8 +47,9 @@ def templates_cmd(
     table.add_column("description")
     table.add_column("options")
     for t in templates:
-        opts = "\n".join(f"--set {k}=… (default {o.default!r}) {o.help}".strip()
-                         for k, o in t.options.items())
+        opts = "\n".join(
+            f"--set {k}=… (default {o.default!r}) {o.help}".strip() for k, o in t.options.items()
+        )
         name = f"{t.name} (default)" if t is templates[0] else t.name
         table.add_row(_output.esc(name), _output.esc(t.description), _output.esc(opts or "-"))
     _output.out.print(table)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -37,51 +37,92 @@ def explain(code: str) -> str:
     rule = RULES.get(key) or next((r for r in RULES.values() if r.name == code.strip()), None)
     if rule is None:
         close = difflib.get_close_matches(key, list(RULES), n=1)
-        raise UsageError(f"--explain: unknown rule {code!r}"
-                         f"{f' (did you mean {close[0]}?)' if close else ''}.",
-                         hint="List the rules with `envkit rules`.")
+        raise UsageError(
+            f"--explain: unknown rule {code!r}{f' (did you mean {close[0]}?)' if close else ''}.",
+            hint="List the rules with `envkit rules`.",
+        )
     return rule.explain() + f"\nDocs: {rule.url}\n"
 
 
 def validate_cmd(
-    path: Annotated[Optional[Path], typer.Argument(
-        help="Environment directory (holds openenv.yaml) [default: . unless --url].",
-        show_default=False)] = None,
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Environment directory (holds openenv.yaml) [default: . unless --url].",
+            show_default=False,
+        ),
+    ] = None,
     url: UrlOpt = None,
     python: PythonOpt = None,
-    static: Annotated[bool, typer.Option("--static", help="Static checks only: never start "
-                                         "or contact a server.")] = False,
+    static: Annotated[
+        bool, typer.Option("--static", help="Static checks only: never start or contact a server.")
+    ] = False,
     fmt: ReportFormatOpt = Format.TEXT,
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report "
-                                                   "to FILE (atomically) instead of stdout.")]
-    = None,
-    select: Annotated[Optional[list[str]], typer.Option(
-        "--select", help="Only these rule codes or prefixes (EK5, EK503, ALL); comma-separated "
-        "or repeated. Replaces `select` of \\[tool.envkit.validate].")] = None,
-    ignore: Annotated[Optional[list[str]], typer.Option(
-        "--ignore", help="Skip these codes or prefixes; added to the config's `ignore`.")] = None,
-    exit_zero: Annotated[bool, typer.Option("--exit-zero", help="Exit 0 even when error "
-                                            "findings remain (adopting in CI).")] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write the report to FILE (atomically) instead of stdout."
+        ),
+    ] = None,
+    select: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--select",
+            help="Only these rule codes or prefixes (EK5, EK503, ALL); comma-separated "
+            "or repeated. Replaces `select` of \\[tool.envkit.validate].",
+        ),
+    ] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore", help="Skip these codes or prefixes; added to the config's `ignore`."
+        ),
+    ] = None,
+    exit_zero: Annotated[
+        bool,
+        typer.Option(
+            "--exit-zero", help="Exit 0 even when error findings remain (adopting in CI)."
+        ),
+    ] = False,
     timeout: TimeoutOpt = None,
     startup_timeout: StartupTimeoutOpt = None,
     reply_timeout: ReplyTimeoutOpt = None,
-    episodes: Annotated[int, typer.Option("--episodes", min=1, help="Fuzzed episodes in the "
-                                          "runtime stage.")] = 5,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the action "
-                                      "generator.")] = 0,
-    explain_code: Annotated[Optional[str], typer.Option(
-        "--explain", metavar="CODE", help="Print the documentation of one rule and exit.")]
-    = None,
-    docker: Annotated[bool, typer.Option(
-        "--docker", help="Container lane: build the image (or use --image), run it hardened "
-        "(read-only, uid 65532, no capabilities, declared memory/CPU/network) and play the "
-        "runtime stage through its port.")] = False,
-    image: Annotated[Optional[str], typer.Option(
-        "--image", metavar="TAG", help="--docker: play this image instead of building one.",
-        show_default=False)] = None,
-    show_all: Annotated[bool, typer.Option(
-        "--show-all", help="Text format: list generic hygiene warnings (.gitignore, "
-        "BuildKit syntax, ...) one by one instead of one line per family.")] = False,
+    episodes: Annotated[
+        int, typer.Option("--episodes", min=1, help="Fuzzed episodes in the runtime stage.")
+    ] = 5,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the action generator.")] = 0,
+    explain_code: Annotated[
+        str | None,
+        typer.Option(
+            "--explain", metavar="CODE", help="Print the documentation of one rule and exit."
+        ),
+    ] = None,
+    docker: Annotated[
+        bool,
+        typer.Option(
+            "--docker",
+            help="Container lane: build the image (or use --image), run it hardened "
+            "(read-only, uid 65532, no capabilities, declared memory/CPU/network) and play the "
+            "runtime stage through its port.",
+        ),
+    ] = False,
+    image: Annotated[
+        str | None,
+        typer.Option(
+            "--image",
+            metavar="TAG",
+            help="--docker: play this image instead of building one.",
+            show_default=False,
+        ),
+    ] = None,
+    show_all: Annotated[
+        bool,
+        typer.Option(
+            "--show-all",
+            help="Text format: list generic hygiene warnings (.gitignore, "
+            "BuildKit syntax, ...) one by one instead of one line per family.",
+        ),
+    ] = False,
 ) -> None:
     """Check an environment: manifest, packaging, Dockerfile, secrets, live protocol, rewards.
 
@@ -124,24 +165,46 @@ def validate_cmd(
 
     with status if status is not None else contextlib.nullcontext():
         if docker or image is not None:
-            report = _validate_docker(path, image, url=url, python=python, static=static,
-                                      select=select, ignore=ignore, episodes=episodes,
-                                      seed=seed, timeout=timeout,
-                                      startup_timeout=startup_timeout,
-                                      reply_timeout=reply_timeout, progress=progress)
+            report = _validate_docker(
+                path,
+                image,
+                url=url,
+                python=python,
+                static=static,
+                select=select,
+                ignore=ignore,
+                episodes=episodes,
+                seed=seed,
+                timeout=timeout,
+                startup_timeout=startup_timeout,
+                reply_timeout=reply_timeout,
+                progress=progress,
+            )
         else:
-            report = validate(path, url=url, python=python, static=static, select=select,
-                              ignore=ignore, episodes=episodes, seed=seed, timeout_s=timeout,
-                              startup_timeout_s=startup_timeout,
-                              reply_timeout_s=reply_timeout, progress=progress)
+            report = validate(
+                path,
+                url=url,
+                python=python,
+                static=static,
+                select=select,
+                ignore=ignore,
+                episodes=episodes,
+                seed=seed,
+                timeout_s=timeout,
+                startup_timeout_s=startup_timeout,
+                reply_timeout_s=reply_timeout,
+                progress=progress,
+            )
     sink = _output.Output(fmt)
     text = render(report, fmt.value, show_all=show_all)
     if output is not None:
         try:
             write_atomic(output, text, parents=False)
         except OSError as exc:
-            raise UsageError(f"Cannot write {output}: {exc.strerror or exc}.",
-                             hint="Pass a writable --output path.") from None
+            raise UsageError(
+                f"Cannot write {output}: {exc.strerror or exc}.",
+                hint="Pass a writable --output path.",
+            ) from None
         _output.info(f"Report written to {_output.esc(output)}.")
         _output.info(_output.esc(summary_line(report)))
     else:
@@ -152,26 +215,49 @@ def validate_cmd(
         raise typer.Exit(int(ExitCode.FINDINGS))
 
 
-def _validate_docker(path: Optional[Path], image: Optional[str], *, url: Optional[str],
-                     python: Optional[str], static: bool, select: Optional[list[str]],
-                     ignore: Optional[list[str]], episodes: int, seed: int,
-                     timeout: Optional[float], startup_timeout: Optional[float],
-                     reply_timeout: Optional[float], progress: Callable[[str], None]) -> Any:
-    """``--docker`` / ``--image``: the container lane (issue #14)."""
+def _validate_docker(
+    path: Path | None,
+    image: str | None,
+    *,
+    url: str | None,
+    python: str | None,
+    static: bool,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    episodes: int,
+    seed: int,
+    timeout: float | None,
+    startup_timeout: float | None,
+    reply_timeout: float | None,
+    progress: Callable[[str], None],
+) -> Any:
+    """``--docker`` / ``--image``: the container lane."""
     for flag, used in (("--url", url is not None), ("--static", static)):
         if used:
-            raise UsageError(f"{flag} does not apply to --docker (the lane plays the image).",
-                             hint=f"Drop {flag} or --docker.")
+            raise UsageError(
+                f"{flag} does not apply to --docker (the lane plays the image).",
+                hint=f"Drop {flag} or --docker.",
+            )
     from envkit.container.lane import validate_docker
 
     def on_event(event: Any) -> None:
         if event.kind == "step":
             progress(f"build step {event.step}/{event.total}: {event.text}")
 
-    return validate_docker(path or Path("."), image=image, select=select, ignore=ignore,
-                           episodes=episodes, seed=seed, timeout_s=timeout,
-                           startup_timeout_s=startup_timeout, reply_timeout_s=reply_timeout,
-                           on_event=on_event, progress=progress, python=python)
+    return validate_docker(
+        path or Path("."),
+        image=image,
+        select=select,
+        ignore=ignore,
+        episodes=episodes,
+        seed=seed,
+        timeout_s=timeout,
+        startup_timeout_s=startup_timeout,
+        reply_timeout_s=reply_timeout,
+        on_event=on_event,
+        progress=progress,
+        python=python,
+    )
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

@@ -1,4 +1,4 @@
-"""Build, run and stop environment images on a real Docker engine (issue #4).
+"""Build, run and stop environment images on a real Docker engine.
 
 ``import envkit.container`` does not import docker's SDK; the functions do, when called.
 """
@@ -14,7 +14,19 @@ from envkit.container.run import (
     stop_containers,
 )
 
-__all__ = ["MANAGED_LABEL", "BuildEvent", "BuildResult", "BuildStep", "HardenedOptions",
-           "RunningContainer", "StoppedContainer", "build_image", "container_facts",
-           "docker_client", "docker_host", "run_container", "stop_containers",
-           "validate_docker"]
+__all__ = [
+    "MANAGED_LABEL",
+    "BuildEvent",
+    "BuildResult",
+    "BuildStep",
+    "HardenedOptions",
+    "RunningContainer",
+    "StoppedContainer",
+    "build_image",
+    "container_facts",
+    "docker_client",
+    "docker_host",
+    "run_container",
+    "stop_containers",
+    "validate_docker",
+]

@@ -16,7 +16,7 @@ from envkit.errors import DockerUnavailableError
 MANAGED_LABEL = "envkit.managed"
 #: Label carrying the environment's name on images and containers.
 ENV_LABEL = "envkit.env"
-#: Label carrying the SHA-256 of the ``openenv.yaml`` an image was built from (issue #4).
+#: Label carrying the SHA-256 of the ``openenv.yaml`` an image was built from.
 MANIFEST_SHA_LABEL = "envkit.manifest-sha256"
 
 
@@ -33,7 +33,7 @@ def docker_client(timeout_s: float = 60.0) -> Any:
 
     Raises:
         DockerUnavailableError: no engine answers at ``$DOCKER_HOST`` / the default socket
-            (``docker.from_env()`` raises at once when nothing listens, MACHINES.md).
+            (``docker.from_env()`` raises at once when nothing listens).
     """
     try:
         import docker
@@ -41,7 +41,8 @@ def docker_client(timeout_s: float = 60.0) -> Any:
     except ImportError as exc:  # pragma: no cover - docker is a declared dependency
         raise DockerUnavailableError(
             f"The `docker` Python package is missing: {exc}.",
-            hint="Reinstall envkit: `pip install --force-reinstall rl-envkit`.") from None
+            hint="Reinstall envkit: `pip install --force-reinstall rl-envkit`.",
+        ) from None
     host = docker_host()
     try:
         client = docker.from_env(timeout=int(timeout_s))

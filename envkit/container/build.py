@@ -1,8 +1,8 @@
-"""``build_image``: build an environment's Docker image with live progress (issue #4).
+"""``build_image``: build an environment's Docker image with live progress.
 
 The default path is docker's Python SDK, low-level streaming API
 (``client.api.build(decode=True, rm=True, forcerm=True)``): ``images.build()`` only returns at
-the end and leaks intermediate containers on failure (MACHINES.md). That API always uses the
+the end and leaks intermediate containers on failure. That API always uses the
 legacy builder, so Dockerfiles that need BuildKit (``RUN --mount``, ``# syntax=``, heredocs)
 go through a docker CLI whose BuildKit works (``DOCKER_BUILDKIT=1``), when one exists.
 """
@@ -44,7 +44,8 @@ _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _DOMAIN_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 _DOMAIN = rf"{_DOMAIN_PART}(?:\.{_DOMAIN_PART})*(?::[0-9]+)?"
 _REFERENCE = re.compile(
-    rf"^(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?$")
+    rf"^(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[\w][\w.-]{{0,127}})?$"
+)
 _STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
 _BK_STEP = re.compile(r"^#(\d+) \[(?:[\w.-]+ )?(\d+)/(\d+)\] (.*)$")
 _BK_VERTEX = re.compile(r"^#(\d+) (.*)$")
@@ -134,8 +135,15 @@ class BuildResult:
             "seconds": round(self.seconds, 2),
             "cache_hits": self.cache_hits,
             "steps_total": len(self.steps),
-            "steps": [{"number": s.number, "instruction": s.instruction, "cached": s.cached,
-                       "line": s.line} for s in self.steps],
+            "steps": [
+                {
+                    "number": s.number,
+                    "instruction": s.instruction,
+                    "cached": s.cached,
+                    "line": s.line,
+                }
+                for s in self.steps
+            ],
             "builder": self.builder,
             "labels": dict(self.labels),
             "context_bytes": self.context_bytes,
@@ -207,8 +215,11 @@ def scan_context(root: Path, dockerfile: str = "Dockerfile") -> ContextScan:
     patterns: list[str] = []
     ignore = root / ".dockerignore"
     if ignore.is_file():
-        patterns = [ln.strip() for ln in ignore.read_text(encoding="utf-8", errors="replace")
-                    .splitlines() if ln.strip() and not ln.strip().startswith("#")]
+        patterns = [
+            ln.strip()
+            for ln in ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            if ln.strip() and not ln.strip().startswith("#")
+        ]
     total = 0
     files = 0
     by_top: dict[str, int] = {}
@@ -228,8 +239,9 @@ def scan_context(root: Path, dockerfile: str = "Dockerfile") -> ContextScan:
     return ContextScan(total_bytes=total, files=files, biggest=biggest)
 
 
-def image_labels(root: Path, name: str, version: str | None,
-                 extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def image_labels(
+    root: Path, name: str, version: str | None, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """OCI image labels (``org.opencontainers.image.*``), ``envkit.manifest-sha256`` and
     ``envkit.env``, then ``extra`` (the caller's labels win)."""
     from envkit._version import __version__
@@ -237,9 +249,10 @@ def image_labels(root: Path, name: str, version: str | None,
     project = _pyproject(root)
     labels = {
         "org.opencontainers.image.title": name,
-        "org.opencontainers.image.created":
-            _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-            .replace("+00:00", "Z"),
+        "org.opencontainers.image.created": _dt.datetime.now(_dt.UTC)
+        .replace(microsecond=0)
+        .isoformat()
+        .replace("+00:00", "Z"),
         MANIFEST_SHA_LABEL: hashlib.sha256((root / "openenv.yaml").read_bytes()).hexdigest(),
         ENV_LABEL: name,
         "envkit.version": __version__,
@@ -264,8 +277,8 @@ def find_buildkit_cli() -> str | None:
 
     ``$ENVKIT_DOCKER_CLI`` when set (only that one), else every ``docker`` on ``PATH`` and
     ``/usr/bin/docker``. A CLI before 23.0 has BuildKit built in (``DOCKER_BUILDKIT=1``);
-    from 23.0 it needs the buildx plugin (``docker buildx version`` must succeed). Source:
-    MACHINES.md (28.x without buildx fails, Debian's 20.10 works).
+    from 23.0 it needs the buildx plugin (``docker buildx version`` must succeed). Seen on Docker
+    CLI 28.x without buildx (fails) next to Debian's 20.10 (builds).
     """
     forced = os.environ.get("ENVKIT_DOCKER_CLI")
     if forced:
@@ -275,13 +288,20 @@ def find_buildkit_cli() -> str | None:
         for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/bin"]:
             exe = os.path.join(d or ".", "docker")
             real = os.path.realpath(exe)
-            if os.path.isfile(exe) and os.access(exe, os.X_OK) and real not in \
-                    {os.path.realpath(c) for c in candidates}:
+            if (
+                os.path.isfile(exe)
+                and os.access(exe, os.X_OK)
+                and real not in {os.path.realpath(c) for c in candidates}
+            ):
                 candidates.append(exe)
     for exe in candidates:
         try:
-            ver = subprocess.run([exe, "version", "--format", "{{.Client.Version}}"],
-                                 capture_output=True, text=True, timeout=15)
+            ver = subprocess.run(
+                [exe, "version", "--format", "{{.Client.Version}}"],
+                capture_output=True,
+                text=True,
+                timeout=15,
+            )
             major = int(re.match(r"(\d+)", ver.stdout.strip()).group(1))  # type: ignore[union-attr]
         except (OSError, subprocess.TimeoutExpired, AttributeError, ValueError):
             continue
@@ -348,7 +368,8 @@ def build_image(
         raise UsageError(
             f"--tag {tag!r} is not a valid image reference.",
             hint="Use lower-case `name[:tag]`, e.g. `my-env:0.1.0` or "
-            "`registry.example.com/team/my-env:dev`.")
+            "`registry.example.com/team/my-env:dev`.",
+        )
     _dockerfile_path, text = read_dockerfile(root)
 
     checker: str | None = None
@@ -363,7 +384,8 @@ def build_image(
                 f"The Dockerfile has {len(problems)} error(s) (found by {checker}); the build "
                 "did not start.",
                 details="\n".join(str(p) for p in problems),
-                hint="Fix them, or pass --no-check to build anyway.")
+                hint="Fix them, or pass --no-check to build anyway.",
+            )
     try:
         instructions = parse_dockerfile(text)
     except Exception:  # noqa: BLE001 - --no-check: let the engine report the syntax error
@@ -371,8 +393,10 @@ def build_image(
     scan = scan_context(root)
     if scan.total_bytes > LARGE_CONTEXT_BYTES:
         big = ", ".join(f"{p} ({b / 1e6:.0f} MB)" for p, b in scan.biggest[:3])
-        msg = (f"The build context is {scan.total_bytes / 1e6:.0f} MB ({scan.files} files); "
-               f"largest: {big}. Add what the image does not need to .dockerignore.")
+        msg = (
+            f"The build context is {scan.total_bytes / 1e6:.0f} MB ({scan.files} files); "
+            f"largest: {big}. Add what the image does not need to .dockerignore."
+        )
         warnings.append(msg)
         emit(BuildEvent("warning", msg))
 
@@ -391,15 +415,34 @@ def build_image(
                     f"(`{first.text}`), and no docker CLI with working BuildKit was found.",
                     hint="Rewrite that line for the classic builder (e.g. a plain `RUN pip "
                     "install ...` instead of `RUN --mount=...`; `envkit init` templates show "
-                    "how), or install a docker CLI with buildx (or set ENVKIT_DOCKER_CLI).")
+                    "how), or install a docker CLI with buildx (or set ENVKIT_DOCKER_CLI).",
+                )
             image_id, steps = _build_with_cli(
-                cli, root, tag, build_args or {}, all_labels, no_cache, pull, platform,
-                instructions, emit)
+                cli,
+                root,
+                tag,
+                build_args or {},
+                all_labels,
+                no_cache,
+                pull,
+                platform,
+                instructions,
+                emit,
+            )
             builder = "docker-cli-buildkit"
         else:
             image_id, steps = _build_with_sdk(
-                client, root, tag, build_args or {}, all_labels, no_cache, pull, platform,
-                instructions, emit)
+                client,
+                root,
+                tag,
+                build_args or {},
+                all_labels,
+                no_cache,
+                pull,
+                platform,
+                instructions,
+                emit,
+            )
             builder = "docker-py"
         seconds = time.monotonic() - start
         size = int(client.images.get(image_id).attrs.get("Size", 0))
@@ -407,9 +450,18 @@ def build_image(
             _remove_if_dangling(client, previous)
     finally:
         client.close()
-    return BuildResult(image_id=image_id, tags=[tag], size_bytes=size, seconds=seconds,
-                       steps=steps, builder=builder, labels=all_labels,
-                       context_bytes=scan.total_bytes, warnings=warnings, preflight=checker)
+    return BuildResult(
+        image_id=image_id,
+        tags=[tag],
+        size_bytes=size,
+        seconds=seconds,
+        steps=steps,
+        builder=builder,
+        labels=all_labels,
+        context_bytes=scan.total_bytes,
+        warnings=warnings,
+        preflight=checker,
+    )
 
 
 def _image_id(client: Any, tag: str) -> str | None:
@@ -429,15 +481,15 @@ def _remove_if_dangling(client: Any, image_id: str) -> None:
 
     try:
         image = client.images.get(image_id)
-        if not image.tags and not client.containers.list(all=True,
-                                                         filters={"ancestor": image_id}):
+        if not image.tags and not client.containers.list(all=True, filters={"ancestor": image_id}):
             client.images.remove(image_id, noprune=False)
     except DockerException:
         pass
 
 
-def _base_image_error(instructions: list[Instruction], cause: str, image: str | None = None
-                      ) -> UserError:
+def _base_image_error(
+    instructions: list[Instruction], cause: str, image: str | None = None
+) -> UserError:
     bases = base_images(instructions)
     if image is None and bases:
         image = bases[0][0]
@@ -448,27 +500,38 @@ def _base_image_error(instructions: list[Instruction], cause: str, image: str | 
         f"{cause.strip().rstrip('.')}.",
         hint=f"Pull it where a registry is reachable (`docker pull {image or '<image>'}`), "
         "load or build it locally (`docker image ls` shows what exists; envkit's "
-        ".ci/docker-setup.sh builds python:3.11-slim offline), or change FROM.")
+        ".ci/docker-setup.sh builds python:3.11-slim offline), or change FROM.",
+    )
 
 
 def _step_error(step: BuildStep | None, total: int, cause: str, output: deque[str]) -> BuildError:
     if step is None:
-        return BuildError(f"The build failed: {cause.strip()}",
-                          details="\n".join(output) or None,
-                          hint="Fix the Dockerfile and run `envkit build` again.")
+        return BuildError(
+            f"The build failed: {cause.strip()}",
+            details="\n".join(output) or None,
+            hint="Fix the Dockerfile and run `envkit build` again.",
+        )
     where = f" (Dockerfile line {step.line})" if step.line else ""
     of = f"/{total}" if total else ""
     return BuildError(
-        f"Step {step.number}{of} `{step.instruction}`{where} failed: "
-        f"{cause.strip().rstrip('.')}.",
+        f"Step {step.number}{of} `{step.instruction}`{where} failed: {cause.strip().rstrip('.')}.",
         details="\n".join(output) or None,
-        hint="Fix that step and run `envkit build` again (--no-cache forces a clean rebuild).")
+        hint="Fix that step and run `envkit build` again (--no-cache forces a clean rebuild).",
+    )
 
 
-def _build_with_sdk(client: Any, root: Path, tag: str, build_args: Mapping[str, str],
-                    labels: Mapping[str, str], no_cache: bool, pull: bool,
-                    platform: str | None, instructions: list[Instruction],
-                    emit: Callable[[BuildEvent], None]) -> tuple[str, list[BuildStep]]:
+def _build_with_sdk(
+    client: Any,
+    root: Path,
+    tag: str,
+    build_args: Mapping[str, str],
+    labels: Mapping[str, str],
+    no_cache: bool,
+    pull: bool,
+    platform: str | None,
+    instructions: list[Instruction],
+    emit: Callable[[BuildEvent], None],
+) -> tuple[str, list[BuildStep]]:
     from docker.errors import APIError, DockerException
 
     steps: list[BuildStep] = []
@@ -495,17 +558,25 @@ def _build_with_sdk(client: Any, root: Path, tag: str, build_args: Mapping[str, 
             current.cached = True
             emit(BuildEvent("cached", current.instruction, current.number, total))
             return
-        if stripped.startswith("---> ") or stripped.startswith("Removing intermediate container") \
-                or not stripped:
+        if stripped.startswith(("---> ", "Removing intermediate container")) or not stripped:
             return
         output.append(line.rstrip())
         emit(BuildEvent("output", line.rstrip(), current.number if current else 0, total))
 
     try:
         stream = client.api.build(
-            path=str(root), tag=tag, dockerfile="Dockerfile", decode=True, rm=True,
-            forcerm=True, nocache=no_cache, pull=pull, buildargs=dict(build_args),
-            labels=dict(labels), platform=platform)
+            path=str(root),
+            tag=tag,
+            dockerfile="Dockerfile",
+            decode=True,
+            rm=True,
+            forcerm=True,
+            nocache=no_cache,
+            pull=pull,
+            buildargs=dict(build_args),
+            labels=dict(labels),
+            platform=platform,
+        )
         for chunk in stream:
             if "stream" in chunk:
                 pending += chunk["stream"]
@@ -518,9 +589,13 @@ def _build_with_sdk(client: Any, root: Path, tag: str, build_args: Mapping[str, 
                     pending = ""
                 cause = str(chunk.get("errorDetail", {}).get("message") or chunk["error"])
                 if current is not None and current.instruction.upper().startswith("FROM"):
-                    raise _base_image_error(instructions, cause,
-                                            current.instruction.split()[1]
-                                            if len(current.instruction.split()) > 1 else None)
+                    raise _base_image_error(
+                        instructions,
+                        cause,
+                        current.instruction.split()[1]
+                        if len(current.instruction.split()) > 1
+                        else None,
+                    )
                 raise _step_error(current, total, cause, output)
             elif "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
                 image_id = str(chunk["aux"]["ID"])
@@ -533,34 +608,60 @@ def _build_with_sdk(client: Any, root: Path, tag: str, build_args: Mapping[str, 
             handle_line(pending)
     except APIError as exc:
         cause = str(getattr(exc, "explanation", None) or exc)
-        if "pull access denied" in cause or "manifest unknown" in cause \
-                or "registry" in cause and "lookup" in cause:
+        if (
+            "pull access denied" in cause
+            or "manifest unknown" in cause
+            or ("registry" in cause and "lookup" in cause)
+        ):
             raise _base_image_error(instructions, cause) from None
-        raise BuildError(f"The engine refused the build: {cause}",
-                         hint="Fix the Dockerfile (`envkit build` without --no-check runs the "
-                         "Dockerfile checks) and try again.") from None
+        raise BuildError(
+            f"The engine refused the build: {cause}",
+            hint="Fix the Dockerfile (`envkit build` without --no-check runs the "
+            "Dockerfile checks) and try again.",
+        ) from None
     except DockerException as exc:
-        raise DockerUnavailableError(f"The connection to the Docker engine failed during the "
-                                     f"build: {exc}.", hint="Check the engine and retry.") from None
+        raise DockerUnavailableError(
+            f"The connection to the Docker engine failed during the build: {exc}.",
+            hint="Check the engine and retry.",
+        ) from None
     if image_id is None:
         try:
             image_id = str(client.images.get(tag).id)
         except DockerException:
-            raise BuildError("The build finished without an image id.",
-                             details="\n".join(output) or None,
-                             hint="Re-run with --no-cache; report it if it persists.") from None
+            raise BuildError(
+                "The build finished without an image id.",
+                details="\n".join(output) or None,
+                hint="Re-run with --no-cache; report it if it persists.",
+            ) from None
     return image_id, steps
 
 
-def _build_with_cli(cli: str, root: Path, tag: str, build_args: Mapping[str, str],
-                    labels: Mapping[str, str], no_cache: bool, pull: bool,
-                    platform: str | None, instructions: list[Instruction],
-                    emit: Callable[[BuildEvent], None]) -> tuple[str, list[BuildStep]]:
+def _build_with_cli(
+    cli: str,
+    root: Path,
+    tag: str,
+    build_args: Mapping[str, str],
+    labels: Mapping[str, str],
+    no_cache: bool,
+    pull: bool,
+    platform: str | None,
+    instructions: list[Instruction],
+    emit: Callable[[BuildEvent], None],
+) -> tuple[str, list[BuildStep]]:
     """Build with ``DOCKER_BUILDKIT=1 <cli> build --progress=plain`` and parse its output."""
     fd, iidfile = tempfile.mkstemp(prefix="envkit-iid-")
     os.close(fd)
-    cmd = [cli, "build", "--progress=plain", "--iidfile", iidfile, "-t", tag,
-           "-f", str(root / "Dockerfile")]
+    cmd = [
+        cli,
+        "build",
+        "--progress=plain",
+        "--iidfile",
+        iidfile,
+        "-t",
+        tag,
+        "-f",
+        str(root / "Dockerfile"),
+    ]
     for k, v in build_args.items():
         cmd += ["--build-arg", f"{k}={v}"]
     for k, v in labels.items():
@@ -579,9 +680,16 @@ def _build_with_cli(cli: str, root: Path, tag: str, build_args: Mapping[str, str
     errors: list[tuple[int | None, str]] = []
     total = 0
     try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=env, text=True,
-                                errors="replace", bufsize=1)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            text=True,
+            errors="replace",
+            bufsize=1,
+        )
         assert proc.stdout is not None
         try:
             for raw in proc.stdout:
@@ -592,8 +700,10 @@ def _build_with_cli(cli: str, root: Path, tag: str, build_args: Mapping[str, str
                     title = " ".join(m.group(4).split())
                     vertex_titles[vid] = title
                     if vid not in steps:
-                        ins = next((i for i in instructions
-                                    if i.short(10_000).startswith(title[:60])), None)
+                        ins = next(
+                            (i for i in instructions if i.short(10_000).startswith(title[:60])),
+                            None,
+                        )
                         steps[vid] = BuildStep(k, title, line=ins.line if ins else None)
                         emit(BuildEvent("step", title, k, total))
                     continue
@@ -601,23 +711,33 @@ def _build_with_cli(cli: str, root: Path, tag: str, build_args: Mapping[str, str
                 if m:
                     vid = int(m.group(1))
                     outputs.setdefault(vid, deque(maxlen=FAIL_TAIL_LINES)).append(m.group(2))
-                    emit(BuildEvent("output", m.group(2),
-                                    steps[vid].number if vid in steps else 0, total))
+                    emit(
+                        BuildEvent(
+                            "output", m.group(2), steps[vid].number if vid in steps else 0, total
+                        )
+                    )
                     continue
                 m = _BK_VERTEX.match(line)
                 if m:
                     vid, rest = int(m.group(1)), m.group(2)
                     if rest == "CACHED" and vid in steps:
                         steps[vid].cached = True
-                        emit(BuildEvent("cached", steps[vid].instruction, steps[vid].number,
-                                        total))
-                    elif rest.startswith("ERROR: ") or rest.startswith("ERROR "):
+                        emit(BuildEvent("cached", steps[vid].instruction, steps[vid].number, total))
+                    elif rest.startswith(("ERROR: ", "ERROR ")):
                         errors.append((vid, rest.split(" ", 1)[1] if " " in rest else rest))
-                    elif not rest.startswith(("sha256:", "DONE", "naming to", "writing image",
-                                              "exporting layers", "transferring")):
+                    elif not rest.startswith(
+                        (
+                            "sha256:",
+                            "DONE",
+                            "naming to",
+                            "writing image",
+                            "exporting layers",
+                            "transferring",
+                        )
+                    ):
                         vertex_titles.setdefault(vid, rest)
                     continue
-                if line.startswith("error: ") or line.startswith("ERROR: "):
+                if line.startswith(("error: ", "ERROR: ")):
                     errors.append((None, line.split(": ", 1)[1]))
             code = proc.wait()
         except BaseException:
@@ -625,19 +745,25 @@ def _build_with_cli(cli: str, root: Path, tag: str, build_args: Mapping[str, str
             proc.wait()
             raise
         if code != 0:
-            vid, cause = next(((v, c) for v, c in errors if v is not None),
-                              errors[0] if errors else (None, f"exit code {code}"))
+            vid, cause = next(
+                ((v, c) for v, c in errors if v is not None),
+                errors[0] if errors else (None, f"exit code {code}"),
+            )
             title = vertex_titles.get(vid or -1, "")
-            if "load metadata for" in title or title.upper().startswith("FROM") or \
-                    (vid in steps and steps[vid].instruction.upper().startswith("FROM")):
-                image = title.split("load metadata for", 1)[1].strip() \
-                    if "load metadata for" in title else None
+            if (
+                "load metadata for" in title
+                or title.upper().startswith("FROM")
+                or (vid in steps and steps[vid].instruction.upper().startswith("FROM"))
+            ):
+                image = (
+                    title.split("load metadata for", 1)[1].strip()
+                    if "load metadata for" in title
+                    else None
+                )
                 raise _base_image_error(instructions, cause, image)
-            raise _step_error(steps.get(vid or -1), total, cause,
-                              outputs.get(vid or -1, deque()))
+            raise _step_error(steps.get(vid or -1), total, cause, outputs.get(vid or -1, deque()))
         image_id = Path(iidfile).read_text().strip()
     finally:
         Path(iidfile).unlink(missing_ok=True)
     ordered = sorted(steps.values(), key=lambda s: s.number)  # vertex ids are not in step order
     return image_id, ordered
-

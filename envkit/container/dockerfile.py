@@ -18,11 +18,28 @@ from envkit.errors import SpecError
 DOCKERFILE = "Dockerfile"
 
 #: Every instruction the Dockerfile reference defines (docs.docker.com/reference/dockerfile).
-INSTRUCTIONS = frozenset({
-    "ADD", "ARG", "CMD", "COPY", "ENTRYPOINT", "ENV", "EXPOSE", "FROM", "HEALTHCHECK",
-    "LABEL", "MAINTAINER", "ONBUILD", "RUN", "SHELL", "STOPSIGNAL", "USER", "VOLUME",
-    "WORKDIR",
-})
+INSTRUCTIONS = frozenset(
+    {
+        "ADD",
+        "ARG",
+        "CMD",
+        "COPY",
+        "ENTRYPOINT",
+        "ENV",
+        "EXPOSE",
+        "FROM",
+        "HEALTHCHECK",
+        "LABEL",
+        "MAINTAINER",
+        "ONBUILD",
+        "RUN",
+        "SHELL",
+        "STOPSIGNAL",
+        "USER",
+        "VOLUME",
+        "WORKDIR",
+    }
+)
 
 # Flags the legacy builder (docker-py, Engine 20.10) rejects with "... requires BuildKit".
 _BUILDKIT_FLAGS = {
@@ -103,7 +120,8 @@ def read_dockerfile(root: Path) -> tuple[Path, str]:
         raise SpecError(
             f"No {DOCKERFILE} in {root}: a Hugging Face Docker Space builds the Dockerfile at "
             "the repository root.",
-            hint="Add one (`envkit init` generates a working one) or move yours to the root.")
+            hint="Add one (`envkit init` generates a working one) or move yours to the root.",
+        )
     try:
         return path, path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -120,9 +138,14 @@ def parse_dockerfile(text: str) -> list[Instruction]:
         name = str(item.get("instruction", "")).upper()
         if name == "COMMENT":
             continue
-        out.append(Instruction(name=name, value=str(item.get("value", "")),
-                               line=int(item.get("startline", 0)) + 1,
-                               content=str(item.get("content", ""))))
+        out.append(
+            Instruction(
+                name=name,
+                value=str(item.get("value", "")),
+                line=int(item.get("startline", 0)) + 1,
+                content=str(item.get("content", "")),
+            )
+        )
     return out
 
 
@@ -145,9 +168,10 @@ def base_images(instructions: list[Instruction]) -> list[tuple[str, int]]:
     return out
 
 
-def buildkit_features(text: str, instructions: list[Instruction] | None = None
-                      ) -> list[BuildKitFeature]:
-    """Lines the legacy builder cannot build (MACHINES.md: docker-py fails with "the --mount
+def buildkit_features(
+    text: str, instructions: list[Instruction] | None = None
+) -> list[BuildKitFeature]:
+    """Lines the legacy builder cannot build (docker-py fails with "the --mount
     option requires BuildKit"): a ``# syntax=`` parser directive, BuildKit-only flags
     (``RUN --mount``/``--network``/``--security``, ``COPY``/``ADD --link``/``--chmod``/...),
     and heredocs (``RUN <<EOF``)."""
@@ -178,25 +202,24 @@ def buildkit_features(text: str, instructions: list[Instruction] | None = None
 def preflight(root: Path, text: str) -> tuple[list[Problem], list[Problem], str]:
     """Dockerfile problems that should stop a build, warnings, and which checker found them.
 
-    Runs ``envkit.validation.validate(root, static=True, select=["EK3"])`` and keeps its
-    error-severity findings (warning-severity ones are returned apart). An exception from a
-    rule propagates: the build stops with an internal error instead of skipping its checks
-    (issue #12).
+     Runs ``envkit.validation.validate(root, static=True, select=["EK3"])`` and keeps its
+     error-severity findings (warning-severity ones are returned apart). An exception from a
+     rule propagates: the build stops with an internal error instead of skipping its checks
+    .
 
-    Returns:
-        ``(errors, warnings, checker)`` where ``checker`` is ``"the EK3xx rules"``.
+     Returns:
+         ``(errors, warnings, checker)`` where ``checker`` is ``"the EK3xx rules"``.
     """
     from envkit.validation import validate
 
-    # Fails closed (issue #12): a bug in a rule raises (internal error, exit 2); the build never
+    # Fails closed: a bug in a rule raises (internal error, exit 2); the build never
     # falls back to weaker checks without saying so.
     report = validate(root, static=True, select=["EK3"])
     problems: list[Problem] = []
     warnings: list[Problem] = []
     for f in report.findings:
         loc = f.location
-        item = Problem(code=str(f.code), message=str(f.message),
-                       line=getattr(loc, "line", None))
+        item = Problem(code=str(f.code), message=str(f.message), line=getattr(loc, "line", None))
         if f.severity.value == "error":
             problems.append(item)
         elif f.severity.value == "warning":
@@ -211,21 +234,36 @@ def _fallback_checks(text: str) -> list[Problem]:
         return [Problem("parse", f"the Dockerfile does not parse: {exc}.")]
     problems: list[Problem] = []
     if not instructions:
-        return [Problem("parse", "the Dockerfile has no instructions; expected at least "
-                        "`FROM <image>`.")]
+        return [
+            Problem(
+                "parse", "the Dockerfile has no instructions; expected at least `FROM <image>`."
+            )
+        ]
     for ins in instructions:
         if ins.name not in INSTRUCTIONS:
-            problems.append(Problem("parse", f"unknown instruction `{ins.name}`; expected one "
-                                    "of FROM, RUN, COPY, ... (a typo?).", ins.line))
+            problems.append(
+                Problem(
+                    "parse",
+                    f"unknown instruction `{ins.name}`; expected one "
+                    "of FROM, RUN, COPY, ... (a typo?).",
+                    ins.line,
+                )
+            )
     first = next((i for i in instructions if i.name != "ARG"), None)
     if first is not None and first.name != "FROM":
-        problems.append(Problem("parse", f"expected `FROM` as the first instruction (after "
-                                f"`ARG`), got `{first.name}`.", first.line))
+        problems.append(
+            Problem(
+                "parse",
+                f"expected `FROM` as the first instruction (after `ARG`), got `{first.name}`.",
+                first.line,
+            )
+        )
     return problems
 
 
-def instruction_at_step(instructions: list[Instruction], step: int, title: str
-                        ) -> Instruction | None:
+def instruction_at_step(
+    instructions: list[Instruction], step: int, title: str
+) -> Instruction | None:
     """The instruction the legacy builder's ``Step N/M : TITLE`` refers to (1-based ``step``),
     when the numbering and the instruction name agree."""
     name = title.split(" ", 1)[0].upper()
@@ -233,4 +271,3 @@ def instruction_at_step(instructions: list[Instruction], step: int, title: str
         return instructions[step - 1]
     matches = [i for i in instructions if i.short(10_000) == " ".join(title.split())]
     return matches[0] if len(matches) == 1 else None
-

@@ -1,4 +1,4 @@
-"""The hardened run options of the container lane (issue #14) and the manifest facts they use.
+"""The hardened run options of the container lane and the manifest facts they use.
 
 The options copy the semantics of OpenEnv 0.10's Docker validator (``docker create --init
 --user 65532:65532 --read-only --cap-drop ALL --security-opt no-new-privileges --pids-limit
@@ -73,8 +73,7 @@ def container_facts(root: Path) -> ContainerFacts:
     data = load_yaml(root / "openenv.yaml").data
     data = data if isinstance(data, dict) else {}
     validation = data.get("validation") if isinstance(data.get("validation"), dict) else {}
-    resources = validation.get("resources") if isinstance(validation.get("resources"),
-                                                          dict) else {}
+    resources = validation.get("resources") if isinstance(validation.get("resources"), dict) else {}
     network = validation.get("network") if isinstance(validation.get("network"), dict) else {}
     envkit = data.get("envkit") if isinstance(data.get("envkit"), dict) else {}
     declared: set[str] = set()
@@ -132,12 +131,19 @@ class HardenedOptions:
         shm, tmp = self._sizes()
         mem = f"{self.facts.memory_mb}m"
         kw: dict[str, Any] = {
-            "init": True, "user": HARDENED_USER, "read_only": True, "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"], "pids_limit": PIDS_LIMIT,
-            "mem_limit": mem, "memswap_limit": mem,
-            "nano_cpus": int(self.facts.cpu * 1e9), "shm_size": shm,
+            "init": True,
+            "user": HARDENED_USER,
+            "read_only": True,
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "pids_limit": PIDS_LIMIT,
+            "mem_limit": mem,
+            "memswap_limit": mem,
+            "nano_cpus": int(self.facts.cpu * 1e9),
+            "shm_size": shm,
             "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={tmp},mode=1777"},
-            "environment": dict(CONTAINER_ENV), "stop_signal": "SIGTERM",
+            "environment": dict(CONTAINER_ENV),
+            "stop_signal": "SIGTERM",
         }
         if self.isolated:
             kw["network_mode"] = "none"
@@ -149,10 +155,28 @@ class HardenedOptions:
         """The ``docker run`` flags equal to :meth:`create_kwargs`."""
         shm, tmp = self._sizes()
         mem = f"{self.facts.memory_mb}m"
-        out = ["--init", "--user", HARDENED_USER, "--read-only", "--cap-drop", "ALL",
-               "--security-opt", "no-new-privileges", "--pids-limit", str(PIDS_LIMIT),
-               "--memory", mem, "--memory-swap", mem, "--cpus", f"{self.facts.cpu:g}",
-               "--shm-size", str(shm), "--tmpfs", f"/tmp:rw,nosuid,nodev,size={tmp},mode=1777"]
+        out = [
+            "--init",
+            "--user",
+            HARDENED_USER,
+            "--read-only",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--pids-limit",
+            str(PIDS_LIMIT),
+            "--memory",
+            mem,
+            "--memory-swap",
+            mem,
+            "--cpus",
+            f"{self.facts.cpu:g}",
+            "--shm-size",
+            str(shm),
+            "--tmpfs",
+            f"/tmp:rw,nosuid,nodev,size={tmp},mode=1777",
+        ]
         for k, v in CONTAINER_ENV.items():
             out += ["--env", f"{k}={v}"]
         if self.isolated:

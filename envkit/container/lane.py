@@ -1,4 +1,4 @@
-"""The container lane of ``envkit validate`` (``--docker``, issue #14).
+"""The container lane of ``envkit validate`` (``--docker``).
 
 Build the image (or take ``--image``), run it hardened (:mod:`envkit.container.hardening`),
 wait for ``GET /health`` through the published port (or the exec relay under
@@ -36,9 +36,15 @@ LOG_TAIL = 30
 
 _EROFS = ("read-only file system", "errno 30]")
 _EACCES = ("permission denied", "errno 13]", "operation not permitted", "errno 1]")
-_NO_NET = ("network is unreachable", "errno 101]", "name or service not known",
-           "temporary failure in name resolution", "errno -3]", "errno -2]",
-           "no address associated with hostname")
+_NO_NET = (
+    "network is unreachable",
+    "errno 101]",
+    "name or service not known",
+    "temporary failure in name resolution",
+    "errno -3]",
+    "errno -2]",
+    "no address associated with hostname",
+)
 
 
 @dataclass
@@ -96,9 +102,18 @@ def listening_addresses(container: Any, port: int) -> set[str]:
     ``::``, ``::1``, ...), read from ``/proc/net/tcp{,6}`` inside it (no traffic sent)."""
     code, out = _exec(container, ["cat", "/proc/net/tcp", "/proc/net/tcp6"])
     if code != 0 and not out.strip().startswith("sl"):
-        code, out = _exec(container, ["python3", "-c", "import sys\nfor f in ('/proc/net/tcp',"
-                                      "'/proc/net/tcp6'):\n try: sys.stdout.write(open(f)."
-                                      "read())\n except OSError: pass"])
+        code, out = _exec(
+            container,
+            [
+                "python3",
+                "-c",
+                (
+                    "import sys\nfor f in ('/proc/net/tcp',"
+                    "'/proc/net/tcp6'):\n try: sys.stdout.write(open(f)."
+                    "read())\n except OSError: pass"
+                ),
+            ],
+        )
     found: set[str] = set()
     for line in out.splitlines():
         parts = line.split()
@@ -114,7 +129,7 @@ def listening_addresses(container: Any, port: int) -> set[str]:
         if len(raw) == 4:
             found.add(".".join(str(b) for b in reversed(raw)))
         elif len(raw) == 16:
-            words = [raw[i:i + 4][::-1] for i in range(0, 16, 4)]
+            words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
             import ipaddress
 
             found.add(str(ipaddress.IPv6Address(b"".join(words))))
@@ -136,8 +151,16 @@ def network_interfaces(container: Any) -> list[str] | None:
 class _Attempt:
     """One start of the image with given options; records why it failed."""
 
-    def __init__(self, client: Any, image: str, facts: ContainerFacts, kwargs: dict[str, Any],
-                 labels: dict[str, str], timeout_s: float, isolated: bool):
+    def __init__(
+        self,
+        client: Any,
+        image: str,
+        facts: ContainerFacts,
+        kwargs: dict[str, Any],
+        labels: dict[str, str],
+        timeout_s: float,
+        isolated: bool,
+    ):
         self.client = client
         self.image = image
         self.facts = facts
@@ -156,10 +179,13 @@ class _Attempt:
 
         from envkit.container.relay import ExecRelay
 
-        name = f"envkit-lane-{re.sub(r'[^a-z0-9-]', '-', self.facts.name.lower())}-" \
-               f"{secrets.token_hex(3)}"
+        name = (
+            f"envkit-lane-{re.sub(r'[^a-z0-9-]', '-', self.facts.name.lower())}-"
+            f"{secrets.token_hex(3)}"
+        )
         self.container = self.client.containers.create(
-            self.image, name=name, detach=True, labels=self.labels, **self.kwargs)
+            self.image, name=name, detach=True, labels=self.labels, **self.kwargs
+        )
         start = time.monotonic()
         self.container.start()
         if self.isolated:
@@ -185,8 +211,7 @@ class _Attempt:
                     url = self._published_url(state)
                 try:
                     if url and http.get(f"{url}/health").status_code == 200:
-                        return Started(self.container.id, url, time.monotonic() - start,
-                                       self.relay)
+                        return Started(self.container.id, url, time.monotonic() - start, self.relay)
                 except httpx.HTTPError:
                     pass
                 now = time.monotonic()
@@ -234,12 +259,18 @@ class _Attempt:
             _stop_and_remove(self.client, self.container.id, 0)
 
 
-def _labels(facts: ContainerFacts, root: Path, run_id: str,
-            extra: Mapping[str, str] | None) -> dict[str, str]:
+def _labels(
+    facts: ContainerFacts, root: Path, run_id: str, extra: Mapping[str, str] | None
+) -> dict[str, str]:
     from envkit.container.run import ROOT_LABEL
 
-    return {MANAGED_LABEL: "true", ENV_LABEL: facts.name, ROOT_LABEL: str(root),
-            LANE_LABEL: run_id, **dict(extra or {})}
+    return {
+        MANAGED_LABEL: "true",
+        ENV_LABEL: facts.name,
+        ROOT_LABEL: str(root),
+        LANE_LABEL: run_id,
+        **dict(extra or {}),
+    }
 
 
 def _plain_kwargs(facts: ContainerFacts, options: HardenedOptions) -> dict[str, Any]:
@@ -250,10 +281,15 @@ def _plain_kwargs(facts: ContainerFacts, options: HardenedOptions) -> dict[str, 
     return kw
 
 
-def run_lane(root: Path, image: str, *, timeout_s: float | None = None,
-             labels: Mapping[str, str] | None = None,
-             play: Callable[[str], None] | None = None,
-             progress: Callable[[str], None] | None = None) -> LaneOutcome:
+def run_lane(
+    root: Path,
+    image: str,
+    *,
+    timeout_s: float | None = None,
+    labels: Mapping[str, str] | None = None,
+    play: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> LaneOutcome:
     """Run ``image`` hardened, wait for health, call ``play(url)``, then look for what only
     the container shows. The container (and relay) are removed before returning or raising.
 
@@ -280,9 +316,17 @@ def run_lane(root: Path, image: str, *, timeout_s: float | None = None,
     facts = container_facts(root)
     options = HardenedOptions(facts)
     out = LaneOutcome(image=image, command=options.command(image))
-    out.ran = [r.code for r in (RC.PORT_UNREACHABLE, RC.NEEDS_ROOT, RC.WRITES_ROOTFS,
-                                RC.MEMORY_EXCEEDED, RC.COLD_START_SLOW,
-                                RC.CONTAINER_START_FAILED)]
+    out.ran = [
+        r.code
+        for r in (
+            RC.PORT_UNREACHABLE,
+            RC.NEEDS_ROOT,
+            RC.WRITES_ROOTFS,
+            RC.MEMORY_EXCEEDED,
+            RC.COLD_START_SLOW,
+            RC.CONTAINER_START_FAILED,
+        )
+    ]
     if options.isolated:
         out.ran.append(RC.NETWORK_NOT_HONOURED.code)
     timeout = timeout_s if timeout_s is not None else facts.startup_timeout_s
@@ -292,50 +336,85 @@ def run_lane(root: Path, image: str, *, timeout_s: float | None = None,
         try:
             client.images.get(image)
         except ImageNotFound:
-            raise UserError(f"The image {image} does not exist on this engine.",
-                            hint="Build it (`envkit build`) or drop --image so "
-                            "`envkit validate --docker` builds it.") from None
-        say(f"starting {image} hardened ({'--network none, ' if options.isolated else ''}"
-            f"uid {HARDENED_USER.split(':')[0]}, read-only)")
-        attempt = _Attempt(client, image, facts, options.create_kwargs(None),
-                           _labels(facts, root, run_id, labels), timeout, options.isolated)
+            raise UserError(
+                f"The image {image} does not exist on this engine.",
+                hint="Build it (`envkit build`) or drop --image so "
+                "`envkit validate --docker` builds it.",
+            ) from None
+        say(
+            f"starting {image} hardened ({'--network none, ' if options.isolated else ''}"
+            f"uid {HARDENED_USER.split(':')[0]}, read-only)"
+        )
+        attempt = _Attempt(
+            client,
+            image,
+            facts,
+            options.create_kwargs(None),
+            _labels(facts, root, run_id, labels),
+            timeout,
+            options.isolated,
+        )
         t = time.perf_counter()
         try:
             started = attempt.run()
             out.timings["container_start"] = round(time.perf_counter() - t, 3)
             if started is None:
-                out.findings.append(_diagnose(client, attempt, facts, options, image, root,
-                                              run_id, labels, timeout, say))
+                out.findings.append(
+                    _diagnose(
+                        client, attempt, facts, options, image, root, run_id, labels, timeout, say
+                    )
+                )
                 return out
             if options.isolated:
                 names = network_interfaces(attempt.container)
                 if names is not None and set(names) - {"lo"}:
-                    out.findings.append(_finding(
-                        RC.NETWORK_NOT_HONOURED, options, image,
-                        "With `network.mode: no-network` the container must have no network "
-                        f"interface but loopback; it has {', '.join(sorted(set(names)))}."))
+                    out.findings.append(
+                        _finding(
+                            RC.NETWORK_NOT_HONOURED,
+                            options,
+                            image,
+                            "With `network.mode: no-network` the container must have no network "
+                            f"interface but loopback; it has {', '.join(sorted(set(names)))}.",
+                        )
+                    )
             if play is not None:
                 play(started.url)
             attempt.container.reload()
             state = attempt.container.attrs.get("State", {})
             if state.get("OOMKilled"):
-                out.findings.append(_finding(
-                    RC.MEMORY_EXCEEDED, options, image,
-                    f"The container must stay within {facts.memory_mb} MB; the engine killed "
-                    "it for exceeding that during the runtime stage (OOMKilled).",
-                    attempt.logs()))
+                out.findings.append(
+                    _finding(
+                        RC.MEMORY_EXCEEDED,
+                        options,
+                        image,
+                        f"The container must stay within {facts.memory_mb} MB; the engine killed "
+                        "it for exceeding that during the runtime stage (OOMKilled).",
+                        attempt.logs(),
+                    )
+                )
             log = attempt.logs(None)
             if _has(log, _EROFS):
-                out.findings.append(_finding(
-                    RC.WRITES_ROOTFS, options, image,
-                    "The server must write only under `/tmp`; during the runtime stage it "
-                    "failed with `Read-only file system` (EROFS).", _matching(log, _EROFS)))
+                out.findings.append(
+                    _finding(
+                        RC.WRITES_ROOTFS,
+                        options,
+                        image,
+                        "The server must write only under `/tmp`; during the runtime stage it "
+                        "failed with `Read-only file system` (EROFS).",
+                        _matching(log, _EROFS),
+                    )
+                )
             if options.isolated and _has(log, _NO_NET):
-                out.findings.append(_finding(
-                    RC.NETWORK_NOT_HONOURED, options, image,
-                    "With `network.mode: no-network` the environment must not use the "
-                    "network; during the runtime stage it hit network errors.",
-                    _matching(log, _NO_NET)))
+                out.findings.append(
+                    _finding(
+                        RC.NETWORK_NOT_HONOURED,
+                        options,
+                        image,
+                        "With `network.mode: no-network` the environment must not use the "
+                        "network; during the runtime stage it hit network errors.",
+                        _matching(log, _NO_NET),
+                    )
+                )
             return out
         finally:
             attempt.remove()
@@ -348,8 +427,9 @@ def _matching(log: str, needles: Sequence[str], limit: int = 8) -> str:
     return "\n".join(lines[-limit:])
 
 
-def _finding(rule: Rule, options: HardenedOptions, image: str, message: str,
-             log: str = "") -> Finding:
+def _finding(
+    rule: Rule, options: HardenedOptions, image: str, message: str, log: str = ""
+) -> Finding:
     text = message
     if log.strip():
         text += f" Log tail:\n{log.strip()}\n"
@@ -359,73 +439,138 @@ def _finding(rule: Rule, options: HardenedOptions, image: str, message: str,
     return rule.finding(text, image=image, docker_run=options.flags(), log_tail=log)
 
 
-def _diagnose(client: Any, attempt: _Attempt, facts: ContainerFacts, options: HardenedOptions,
-              image: str, root: Path, run_id: str, labels: Mapping[str, str] | None,
-              timeout: float, say: Callable[[str], None]) -> Finding:
+def _diagnose(
+    client: Any,
+    attempt: _Attempt,
+    facts: ContainerFacts,
+    options: HardenedOptions,
+    image: str,
+    root: Path,
+    run_id: str,
+    labels: Mapping[str, str] | None,
+    timeout: float,
+    say: Callable[[str], None],
+) -> Finding:
     """The finding for a hardened start that failed (cheapest evidence first)."""
     kind, detail = attempt.failure or ("timeout", "")
     log = attempt.logs()
     healthy = " (its HEALTHCHECK reports `healthy`)" if attempt.health_status == "healthy" else ""
     if kind == "oom":
-        return _finding(RC.MEMORY_EXCEEDED, options, image,
-                        f"The container must start within {facts.memory_mb} MB of memory; the "
-                        "engine killed it for exceeding that (OOMKilled).", log)
+        return _finding(
+            RC.MEMORY_EXCEEDED,
+            options,
+            image,
+            f"The container must start within {facts.memory_mb} MB of memory; the "
+            "engine killed it for exceeding that (OOMKilled).",
+            log,
+        )
     if kind == "loopback":
-        return _finding(RC.PORT_UNREACHABLE, options, image,
-                        f"The server must listen on every address so `GET /health` answers "
-                        f"through the published port; it listens on {detail} port {facts.port} "
-                        f"only{healthy}, so the port mapping cannot reach it.", log)
+        return _finding(
+            RC.PORT_UNREACHABLE,
+            options,
+            image,
+            f"The server must listen on every address so `GET /health` answers "
+            f"through the published port; it listens on {detail} port {facts.port} "
+            f"only{healthy}, so the port mapping cannot reach it.",
+            log,
+        )
     if kind == "timeout":
-        listening = (f"it listens on {detail} port {facts.port} but /health never returned "
-                     "200" if detail else f"nothing listens on port {facts.port} yet")
-        return _finding(RC.COLD_START_SLOW, options, image,
-                        f"The container must answer `GET /health` within {timeout:g} s; "
-                        f"{listening}.", log)
+        listening = (
+            f"it listens on {detail} port {facts.port} but /health never returned 200"
+            if detail
+            else f"nothing listens on port {facts.port} yet"
+        )
+        return _finding(
+            RC.COLD_START_SLOW,
+            options,
+            image,
+            f"The container must answer `GET /health` within {timeout:g} s; {listening}.",
+            log,
+        )
     exit_code = detail
     if _has(log, _EROFS):
-        return _finding(RC.WRITES_ROOTFS, options, image,
-                        "The server must write only under `/tmp` (the root filesystem is "
-                        f"read-only); it exited with code {exit_code} after `Read-only file "
-                        "system` (EROFS).", log)
+        return _finding(
+            RC.WRITES_ROOTFS,
+            options,
+            image,
+            "The server must write only under `/tmp` (the root filesystem is "
+            f"read-only); it exited with code {exit_code} after `Read-only file "
+            "system` (EROFS).",
+            log,
+        )
     if _has(log, _EACCES):
-        return _finding(RC.NEEDS_ROOT, options, image,
-                        f"The image must run as an arbitrary non-root uid ({HARDENED_USER}); "
-                        f"it exited with code {exit_code} after a permission error.", log)
+        return _finding(
+            RC.NEEDS_ROOT,
+            options,
+            image,
+            f"The image must run as an arbitrary non-root uid ({HARDENED_USER}); "
+            f"it exited with code {exit_code} after a permission error.",
+            log,
+        )
     if options.isolated and _has(log, _NO_NET):
-        return _finding(RC.NETWORK_NOT_HONOURED, options, image,
-                        "With `network.mode: no-network` the environment must start without "
-                        f"the network; under `--network none` it exited with code {exit_code} "
-                        "after a network error.", log)
+        return _finding(
+            RC.NETWORK_NOT_HONOURED,
+            options,
+            image,
+            "With `network.mode: no-network` the environment must start without "
+            f"the network; under `--network none` it exited with code {exit_code} "
+            "after a network error.",
+            log,
+        )
     # No known signature: does it run without the hardening options? (one more start)
     say("the hardened container failed; trying once without hardening")
-    plain = _Attempt(client, image, facts, _plain_kwargs(facts, options),
-                     _labels(facts, root, run_id, labels), timeout, options.isolated)
+    plain = _Attempt(
+        client,
+        image,
+        facts,
+        _plain_kwargs(facts, options),
+        _labels(facts, root, run_id, labels),
+        timeout,
+        options.isolated,
+    )
     try:
         ok = plain.run() is not None
     finally:
         plain.remove()
     if ok:
-        return _finding(RC.NEEDS_ROOT, options, image,
-                        f"The image must run hardened (uid {HARDENED_USER}, read-only, no "
-                        f"capabilities); it exited with code {exit_code} that way, but starts "
-                        "without those options.", log)
-    return _finding(RC.CONTAINER_START_FAILED, options, image,
-                    f"The container must answer `GET /health`; it exited with code "
-                    f"{exit_code} before that (also without the hardening options).", log)
+        return _finding(
+            RC.NEEDS_ROOT,
+            options,
+            image,
+            f"The image must run hardened (uid {HARDENED_USER}, read-only, no "
+            f"capabilities); it exited with code {exit_code} that way, but starts "
+            "without those options.",
+            log,
+        )
+    return _finding(
+        RC.CONTAINER_START_FAILED,
+        options,
+        image,
+        f"The container must answer `GET /health`; it exited with code "
+        f"{exit_code} before that (also without the hardening options).",
+        log,
+    )
 
 
-def validate_docker(path: str | os.PathLike[str] = ".", *, image: str | None = None,
-                    select: Sequence[str] | None = None, ignore: Sequence[str] | None = None,
-                    episodes: int = 5, seed: int = 0, timeout_s: float | None = None,
-                    startup_timeout_s: float | None = None,
-                    reply_timeout_s: float | None = None,
-                    labels: Mapping[str, str] | None = None,
-                    build_options: Mapping[str, Any] | None = None,
-                    on_event: Callable[[Any], None] | None = None,
-                    progress: Callable[[str], None] | None = None,
-                    python: str | None = None) -> Any:
+def validate_docker(
+    path: str | os.PathLike[str] = ".",
+    *,
+    image: str | None = None,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    episodes: int = 5,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    startup_timeout_s: float | None = None,
+    reply_timeout_s: float | None = None,
+    labels: Mapping[str, str] | None = None,
+    build_options: Mapping[str, Any] | None = None,
+    on_event: Callable[[Any], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+    python: str | None = None,
+) -> Any:
     """``envkit validate --docker``: static checks, then the runtime stage played against the
-    environment's image run hardened (issue #14).
+    environment's image run hardened.
 
     Args:
         path: environment directory (holds ``openenv.yaml`` and the ``Dockerfile``).
@@ -460,8 +605,10 @@ def validate_docker(path: str | os.PathLike[str] = ".", *, image: str | None = N
 
     root = Path(path).expanduser()
     if not root.is_dir():
-        raise UsageError(f"{root} is not a directory.",
-                         hint="Pass the environment's directory (it holds openenv.yaml).")
+        raise UsageError(
+            f"{root} is not a directory.",
+            hint="Pass the environment's directory (it holds openenv.yaml).",
+        )
     root = root.resolve()
     facts = container_facts(root)
     selection = build_selection(root, select=select, ignore=ignore)
@@ -472,23 +619,34 @@ def validate_docker(path: str | os.PathLike[str] = ".", *, image: str | None = N
         tag = default_tag(facts.name, version if isinstance(version, str) else None)
         if progress:
             progress(f"building {tag}")
-        built = build_image(root, tag=tag, labels=labels, on_event=on_event,
-                            **dict(build_options or {}))
+        built = build_image(
+            root, tag=tag, labels=labels, on_event=on_event, **dict(build_options or {})
+        )
         timings["build"] = round(built.seconds, 3)
         image = tag
     reports: list[Any] = []
 
     def play(url: str) -> None:
-        reports.append(validate(root, url=url, python=python, select=select, ignore=ignore,
-                                episodes=episodes, seed=seed, timeout_s=timeout_s,
-                                reply_timeout_s=reply_timeout_s,
-                                progress=progress, oracle_with_url=True))
+        reports.append(
+            validate(
+                root,
+                url=url,
+                python=python,
+                select=select,
+                ignore=ignore,
+                episodes=episodes,
+                seed=seed,
+                timeout_s=timeout_s,
+                reply_timeout_s=reply_timeout_s,
+                progress=progress,
+                oracle_with_url=True,
+            )
+        )
 
     startup = startup_timeout_s if startup_timeout_s is not None else facts.startup_timeout_s
     if timeout_s is not None:
         startup = min(startup, timeout_s)
-    lane = run_lane(root, image, timeout_s=startup, labels=labels, play=play,
-                    progress=progress)
+    lane = run_lane(root, image, timeout_s=startup, labels=labels, play=play, progress=progress)
     if reports:
         base = reports[0]
         why = ""
@@ -506,17 +664,24 @@ def validate_docker(path: str | os.PathLike[str] = ".", *, image: str | None = N
             found = [f for f in mine if f.code == c.code]
             if found or c.code in lane.ran:
                 failed = any(f.severity.value == "error" for f in found)
-                c = CheckResult(c.code, c.name, c.stage, "failed" if failed else "passed",
-                                "", found)
+                c = CheckResult(
+                    c.code, c.name, c.stage, "failed" if failed else "passed", "", found
+                )
             else:
-                c = CheckResult(c.code, c.name, c.stage, "skipped",
-                                "declared network is not `no-network`", [])
-        elif why and c.stage == "runtime" and c.status == "skipped" and \
-                c.reason == "--static":
+                c = CheckResult(
+                    c.code, c.name, c.stage, "skipped", "declared network is not `no-network`", []
+                )
+        elif why and c.stage == "runtime" and c.status == "skipped" and c.reason == "--static":
             c = CheckResult(c.code, c.name, c.stage, "skipped", why, c.findings)
         checks.append(c)
     timings.update(base.timings)
     timings.update(lane.timings)
     timings["total"] = time.perf_counter() - t0
-    return ValidationReport(target=f"{root} @ {image}", findings=base.findings + mine,
-                            checks=checks, timings=timings, root=root, lane="docker")
+    return ValidationReport(
+        target=f"{root} @ {image}",
+        findings=base.findings + mine,
+        checks=checks,
+        timings=timings,
+        root=root,
+        lane="docker",
+    )

@@ -1,4 +1,4 @@
-"""Reach a server inside a ``--network none`` container from the host (issue #14).
+"""Reach a server inside a ``--network none`` container from the host.
 
 A container without a network has nothing to publish a port on. OpenEnv 0.10's validator
 relays through ``docker exec`` into a helper image pulled from a registry; envkit pulls
@@ -89,9 +89,11 @@ def docker_cli() -> str:
     for exe in (os.environ.get("ENVKIT_DOCKER_CLI"), shutil.which("docker"), "/usr/bin/docker"):
         if exe and os.path.isfile(exe) and os.access(exe, os.X_OK):
             return exe
-    raise ContainerError("No docker CLI found: the `no-network` lane relays through "
-                         "`docker exec`.", hint="Install the docker CLI (or set "
-                         "ENVKIT_DOCKER_CLI), or declare `network: {mode: public}`.")
+    raise ContainerError(
+        "No docker CLI found: the `no-network` lane relays through `docker exec`.",
+        hint="Install the docker CLI (or set "
+        "ENVKIT_DOCKER_CLI), or declare `network: {mode: public}`.",
+    )
 
 
 class ExecRelay:
@@ -136,9 +138,21 @@ class ExecRelay:
             ContainerError: no docker CLI.
         """
         self._proc = subprocess.Popen(
-            [docker_cli(), "exec", "-i", self.container_id, "python3", "-c", RELAY_SCRIPT,
-             str(self.port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True)
+            [
+                docker_cli(),
+                "exec",
+                "-i",
+                self.container_id,
+                "python3",
+                "-c",
+                RELAY_SCRIPT,
+                str(self.port),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self._listener = socket.socket()
         self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._listener.bind(("127.0.0.1", self.bind_port))

@@ -1,5 +1,5 @@
 """``run_container`` and ``stop_containers``: run an environment image the way a Hugging Face
-Docker Space runs it, on 127.0.0.1, and stop only what envkit started (issue #4)."""
+Docker Space runs it, on 127.0.0.1, and stop only what envkit started."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class RunningContainer:
         container_port: the manifest's port inside the container.
         ready_s: seconds from start until healthy.
         build: the build done first, or ``None`` when an existing image was used.
-        docker_run: with ``hardened``, the equivalent ``docker run`` line (issue #14).
+        docker_run: with ``hardened``, the equivalent ``docker run`` line.
     """
 
     id: str
@@ -136,7 +136,7 @@ def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
         return
     try:
         if c.status == "running":
-            c.stop(timeout=max(0, int(round(timeout_s))))
+            c.stop(timeout=max(0, round(timeout_s)))
     except (NotFound, APIError):
         pass
     try:
@@ -184,7 +184,7 @@ def run_container(
             ``envkit.startup_timeout_s``, 60).
         build_options: extra keyword arguments for ``build_image`` (``no_cache``, ...).
         on_event: build progress and warnings (see :class:`BuildEvent`).
-        hardened: run with the container lane's options (issue #14; see
+        hardened: run with the container lane's options (see
             :class:`envkit.container.hardening.HardenedOptions`): read-only, uid 65532, no
             capabilities, declared memory/CPU, ``/tmp`` tmpfs. With ``network.mode:
             no-network`` the container gets ``--network none`` and ``host:port`` is served
@@ -211,13 +211,16 @@ def run_container(
     manifest = project.manifest
     probe_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
     if port is not None and port_in_use(probe_host, port):
-        raise UsageError(f"Port {port} on {host} is already in use.",
-                         hint="Stop what listens there or pass another --port "
-                         "(or none: envkit picks a free one).")
+        raise UsageError(
+            f"Port {port} on {host} is already in use.",
+            hint="Stop what listens there or pass another --port "
+            "(or none: envkit picks a free one).",
+        )
     if name is not None and not _NAME.match(name):
-        raise UsageError(f"--name {name!r} is not a valid container name.",
-                         hint="Use letters, digits, `_`, `.` and `-`, starting with a letter "
-                         "or digit.")
+        raise UsageError(
+            f"--name {name!r} is not a valid container name.",
+            hint="Use letters, digits, `_`, `.` and `-`, starting with a letter or digit.",
+        )
     if tag is None:
         version = _pyproject(project.root).get("version")
         tag = default_tag(manifest.name, version if isinstance(version, str) else None)
@@ -234,25 +237,37 @@ def run_container(
             except ImageNotFound:
                 image = None
         if image is None:
-            built = build_image(project.root, tag=tag, labels=labels, on_event=on_event,
-                                **dict(build_options or {}))
+            built = build_image(
+                project.root, tag=tag, labels=labels, on_event=on_event, **dict(build_options or {})
+            )
         else:
             sha = hashlib.sha256((project.root / "openenv.yaml").read_bytes()).hexdigest()
             have = (image.labels or {}).get(MANIFEST_SHA_LABEL)
             if have and have != sha:
-                emit(BuildEvent("warning", f"The image {tag} was built from another "
-                                "openenv.yaml than the current one; pass --build to rebuild."))
+                emit(
+                    BuildEvent(
+                        "warning",
+                        f"The image {tag} was built from another "
+                        "openenv.yaml than the current one; pass --build to rebuild.",
+                    )
+                )
         if port is None:
             port = free_port(probe_host)
         variables = dict(env or {})
         if web:
             variables["ENABLE_WEB_INTERFACE"] = "true"
         cname = name or f"envkit-{manifest.name.replace('_', '-').lower()}-{secrets.token_hex(3)}"
-        container_labels = {MANAGED_LABEL: "true", ENV_LABEL: manifest.name,
-                            ROOT_LABEL: str(project.root), **dict(labels or {})}
+        container_labels = {
+            MANAGED_LABEL: "true",
+            ENV_LABEL: manifest.name,
+            ROOT_LABEL: str(project.root),
+            **dict(labels or {}),
+        }
         options = None
-        create: dict[str, Any] = {"environment": variables,
-                                  "ports": {f"{manifest.port}/tcp": (host, port)}}
+        create: dict[str, Any] = {
+            "environment": variables,
+            "ports": {f"{manifest.port}/tcp": (host, port)},
+        }
         if hardened:
             from envkit.container.hardening import HardenedOptions, container_facts
 
@@ -260,10 +275,18 @@ def run_container(
             create = options.create_kwargs(port, host)
             create["environment"] = {**create["environment"], **variables}
         container = client.containers.create(
-            tag, name=cname, detach=True, labels=container_labels, **create)
-        running = RunningContainer(id=container.id, name=cname, image=tag, host=host,
-                                   host_port=port, container_port=manifest.port, build=built,
-                                   _client=client)
+            tag, name=cname, detach=True, labels=container_labels, **create
+        )
+        running = RunningContainer(
+            id=container.id,
+            name=cname,
+            image=tag,
+            host=host,
+            host_port=port,
+            container_port=manifest.port,
+            build=built,
+            _client=client,
+        )
         if options is not None:
             running.docker_run = options.command(tag, port)
         try:
@@ -279,11 +302,14 @@ def run_container(
                 if any(m in text for m in _PORT_BUSY):
                     raise UsageError(
                         f"Port {port} on {host} is already in use (the engine could not "
-                        "publish it).", hint="Pass another --port, or none to get a free "
-                        "one.") from None
-                raise ContainerError(f"The container {cname} did not start: "
-                                     f"{getattr(exc, 'explanation', None) or exc}.",
-                                     hint="Check the image's CMD and the engine log.") from None
+                        "publish it).",
+                        hint="Pass another --port, or none to get a free one.",
+                    ) from None
+                raise ContainerError(
+                    f"The container {cname} did not start: "
+                    f"{getattr(exc, 'explanation', None) or exc}.",
+                    hint="Check the image's CMD and the engine log.",
+                ) from None
             timeout = timeout_s if timeout_s is not None else manifest.spec.startup_timeout_s
             try:
                 running.ready_s = _wait_healthy(client, running, timeout)
@@ -309,10 +335,14 @@ def _refuse_taken_name(client: Any, name: str) -> None:
     except NotFound:
         return
     if (other.labels or {}).get(MANAGED_LABEL) == "true":
-        raise UsageError(f"A container named {name} already exists ({other.status}).",
-                         hint=f"Stop it with `envkit stop {name}` or choose another --name.")
-    raise UsageError(f"A container named {name} already exists and envkit did not start it.",
-                     hint="Choose another --name.")
+        raise UsageError(
+            f"A container named {name} already exists ({other.status}).",
+            hint=f"Stop it with `envkit stop {name}` or choose another --name.",
+        )
+    raise UsageError(
+        f"A container named {name} already exists and envkit did not start it.",
+        hint="Choose another --name.",
+    )
 
 
 def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> float:
@@ -329,17 +359,20 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
             try:
                 c = client.containers.get(running.id)
             except NotFound:
-                raise ContainerError(f"The container {running.name} disappeared while "
-                                     "starting (removed by someone else?).",
-                                     hint="Run it again.") from None
+                raise ContainerError(
+                    f"The container {running.name} disappeared while "
+                    "starting (removed by someone else?).",
+                    hint="Run it again.",
+                ) from None
             state = c.attrs.get("State", {})
             if state.get("Status") in ("exited", "dead"):
                 code = state.get("ExitCode")
                 raise ContainerError(
-                    f"The container {running.name} exited with code {code} before it was "
-                    "healthy.", details=_log_tail(client, running.id, 30) or None,
+                    f"The container {running.name} exited with code {code} before it was healthy.",
+                    details=_log_tail(client, running.id, 30) or None,
                     hint="Fix the error in its log above (`envkit run` without --docker "
-                    "shows it faster), then run again with --build.")
+                    "shows it faster), then run again with --build.",
+                )
             health = (state.get("Health") or {}).get("Status")
             if health == "healthy":
                 return time.monotonic() - start
@@ -347,15 +380,18 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
                 raise ContainerError(
                     f"The container {running.name} is unhealthy: its HEALTHCHECK failed.",
                     details=_log_tail(client, running.id, 30) or None,
-                    hint="Check that the server binds 0.0.0.0 on the manifest's port.")
+                    hint="Check that the server binds 0.0.0.0 on the manifest's port.",
+                )
             if get_health(running.url, client=http).healthy:  # the one definition
                 return time.monotonic() - start
             if time.monotonic() >= deadline:
                 raise ContainerError(
                     f"The container {running.name} did not answer GET /health within "
-                    f"{timeout_s:g} s.", details=_log_tail(client, running.id, 30) or None,
+                    f"{timeout_s:g} s.",
+                    details=_log_tail(client, running.id, 30) or None,
                     hint="Raise --startup-timeout (or `startup_timeout_s`), or look for "
-                    "slow work at import time.")
+                    "slow work at import time.",
+                )
             time.sleep(0.2)
 
 
@@ -373,8 +409,12 @@ class StoppedContainer:
     status: str
 
 
-def stop_containers(names: list[str] | None = None, *, timeout_s: float = 3.0,
-                    labels: Mapping[str, str] | None = None) -> list[StoppedContainer]:
+def stop_containers(
+    names: list[str] | None = None,
+    *,
+    timeout_s: float = 3.0,
+    labels: Mapping[str, str] | None = None,
+) -> list[StoppedContainer]:
     """Stop and remove containers envkit started (label ``envkit.managed=true``).
 
     Args:
@@ -404,11 +444,14 @@ def stop_containers(names: list[str] | None = None, *, timeout_s: float = 3.0,
                         f"No container named {n}.",
                         hint="`envkit stop` with no name stops every container envkit "
                         f"started; `docker ps --filter label={MANAGED_LABEL}=true` lists "
-                        "them.") from None
+                        "them.",
+                    ) from None
                 if (c.labels or {}).get(MANAGED_LABEL) != "true":
                     raise UsageError(
                         f"{n} is not a container envkit started; envkit stop never touches "
-                        "other containers.", hint=f"Use `docker stop {n}` if you mean it.")
+                        "other containers.",
+                        hint=f"Use `docker stop {n}` if you mean it.",
+                    )
                 targets.append(c)
         else:
             filters = [f"{MANAGED_LABEL}=true"] + [f"{k}={v}" for k, v in (labels or {}).items()]

@@ -1,5 +1,5 @@
 """Evaluation: roll out a policy (any OpenAI-compatible model, random, the oracle, or a
-``module:callable``) against an OpenEnv environment and summarise the episodes (issue 7).
+``module:callable``) against an OpenEnv environment and summarise the episodes.
 
     >>> from envkit.evaluation import evaluate
     >>> result = evaluate("my-env", policy="random", episodes=4, out_dir="evals/run1")
@@ -10,15 +10,25 @@ The ``openai`` client is imported only when the ``openai`` policy runs.
 
 from envkit.evaluation.records import EpisodeRecord, EvalSettings, StepRecord
 from envkit.evaluation.runner import (
-                                      DEFAULT_BASE_URL,
-                                      DEFAULT_MAX_STEPS,
-                                      EvalAbortedError,
-                                      EvalInterrupted,
-                                      EvalResult,
-                                      evaluate,
+    DEFAULT_BASE_URL,
+    DEFAULT_MAX_STEPS,
+    EvalAbortedError,
+    EvalInterrupted,
+    EvalResult,
+    evaluate,
 )
 from envkit.evaluation.stats import histogram, pass_at_k
 
-__all__ = ["evaluate", "EvalResult", "EvalInterrupted", "EvalAbortedError", "EpisodeRecord",
-           "StepRecord", "EvalSettings", "pass_at_k", "histogram",
-           "DEFAULT_BASE_URL", "DEFAULT_MAX_STEPS"]
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_STEPS",
+    "EpisodeRecord",
+    "EvalAbortedError",
+    "EvalInterrupted",
+    "EvalResult",
+    "EvalSettings",
+    "StepRecord",
+    "evaluate",
+    "histogram",
+    "pass_at_k",
+]

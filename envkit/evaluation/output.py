@@ -21,24 +21,30 @@ def atomic_write(path: Path, data: bytes) -> None:
     try:
         write_atomic(path, data)
     except OSError as exc:
-        raise DestinationError(f"Cannot write {path}: {exc.strerror or exc}.",
-                               hint="Pass a writable directory with --out.") from None
+        raise DestinationError(
+            f"Cannot write {path}: {exc.strerror or exc}.",
+            hint="Pass a writable directory with --out.",
+        ) from None
 
 
 def trajectories_bytes(episodes: Iterable[dict[str, Any]]) -> bytes:
     """One JSON line per episode, ordered by episode index."""
-    lines = [json.dumps(e, ensure_ascii=False, allow_nan=False, default=str)
-             for e in sorted(episodes, key=lambda e: e["episode"])]
+    lines = [
+        json.dumps(e, ensure_ascii=False, allow_nan=False, default=str)
+        for e in sorted(episodes, key=lambda e: e["episode"])
+    ]
     return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
 
 
 def summary_bytes(summary: dict[str, Any]) -> bytes:
-    return (json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False, default=str)
-            + "\n").encode("utf-8")
+    return (
+        json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    ).encode("utf-8")
 
 
-def write_plot(path: Path, episodes: list[dict[str, Any]], *, reward_range: tuple[float, float],
-               title: str) -> str | None:
+def write_plot(
+    path: Path, episodes: list[dict[str, Any]], *, reward_range: tuple[float, float], title: str
+) -> str | None:
     """Save ``rewards.png`` (histogram of episode returns, returns by episode) with
     matplotlib's object API (no pyplot, no display needed).
 
@@ -50,8 +56,9 @@ def write_plot(path: Path, episodes: list[dict[str, Any]], *, reward_range: tupl
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        return ("rewards.png not written: matplotlib is not installed "
-                "(pip install 'rl-envkit[plot]').")
+        return (
+            "rewards.png not written: matplotlib is not installed (pip install 'rl-envkit[plot]')."
+        )
     try:
         _plot(path, episodes, reward_range=reward_range, title=title)
     except DestinationError:
@@ -61,8 +68,9 @@ def write_plot(path: Path, episodes: list[dict[str, Any]], *, reward_range: tupl
     return None
 
 
-def _plot(path: Path, episodes: list[dict[str, Any]], *, reward_range: tuple[float, float],
-          title: str) -> None:
+def _plot(
+    path: Path, episodes: list[dict[str, Any]], *, reward_range: tuple[float, float], title: str
+) -> None:
     import io
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -1,4 +1,4 @@
-"""Turning a model's reply into an action dict (issue 7).
+"""Turning a model's reply into an action dict.
 
 Order: the first fenced code block holding a JSON object, else the first JSON object anywhere
 in the text, else -- when the action schema has exactly one string field -- the whole reply
@@ -97,5 +97,7 @@ def parse_action(reply: str | None, action_schema: dict[str, Any]) -> dict[str, 
     if not text:
         raise ActionParseError("the reply is empty; expected the action as a JSON object")
     fields = ", ".join(action_fields(action_schema)) or "(none)"
-    raise ActionParseError(f"no JSON object in the reply; expected an action object with "
-                           f"fields {fields}: {text[:120]!r}")
+    raise ActionParseError(
+        f"no JSON object in the reply; expected an action object with "
+        f"fields {fields}: {text[:120]!r}"
+    )

@@ -43,8 +43,14 @@ class Policy(Protocol):
     def begin(self, episode: int, seed: int) -> None:
         """A new episode starts (``episode`` is the run-wide index, ``seed`` the reset seed)."""
 
-    def act(self, observation: dict[str, Any], *, reward: float | None, step: int,
-            last_error: str | None) -> Decision:
+    def act(
+        self,
+        observation: dict[str, Any],
+        *,
+        reward: float | None,
+        step: int,
+        last_error: str | None,
+    ) -> Decision:
         """The action for ``observation``. Raises on fatal problems only."""
 
     def close(self) -> None:
@@ -87,7 +93,7 @@ class SchemaSampler:
         schema = self._resolve(schema)
         if "const" in schema:
             return schema["const"]
-        if "enum" in schema and schema["enum"]:
+        if schema.get("enum"):
             return rng.choice(schema["enum"])
         for key in ("anyOf", "oneOf"):
             if schema.get(key):
@@ -150,8 +156,14 @@ class RandomPolicy:
     def begin(self, episode: int, seed: int) -> None:
         self._sampler.rng = random.Random(f"envkit-random:{self.base_seed}:{episode}")
 
-    def act(self, observation: dict[str, Any], *, reward: float | None, step: int,
-            last_error: str | None) -> Decision:
+    def act(
+        self,
+        observation: dict[str, Any],
+        *,
+        reward: float | None,
+        step: int,
+        last_error: str | None,
+    ) -> Decision:
         action = self._sampler.sample(self.schema)
         return Decision(action=action if isinstance(action, dict) else {})
 
@@ -160,6 +172,7 @@ class RandomPolicy:
 
 
 # -- the environment's own code --------------------------------------------------------------
+
 
 class ProcessPolicy:
     """A ``module:callable`` of the environment (e.g. ``envkit.oracle``) run by
@@ -175,8 +188,14 @@ class ProcessPolicy:
         if not self._proc.alive():  # died with the last episode: start again
             self._proc = self._factory()
 
-    def act(self, observation: dict[str, Any], *, reward: float | None, step: int,
-            last_error: str | None) -> Decision:
+    def act(
+        self,
+        observation: dict[str, Any],
+        *,
+        reward: float | None,
+        step: int,
+        last_error: str | None,
+    ) -> Decision:
         return Decision(action=self._proc(observation))
 
     def close(self) -> None:
@@ -185,12 +204,20 @@ class ProcessPolicy:
 
 # -- OpenAI-compatible endpoints -------------------------------------------------------------
 
-_CONTEXT_MARKERS = ("context_length_exceeded", "context length", "maximum context",
-                    "context window", "prompt is too long", "too many tokens", "input is too long")
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "maximum context",
+    "context window",
+    "prompt is too long",
+    "too many tokens",
+    "input is too long",
+)
 
 
-def model_error(exc: BaseException, *, base_url: str, model: str, key_env: str | None,
-                max_retries: int) -> ModelEndpointError:
+def model_error(
+    exc: BaseException, *, base_url: str, model: str, key_env: str | None, max_retries: int
+) -> ModelEndpointError:
     """Translate an ``openai`` exception into a :class:`ModelEndpointError` whose message
     names the endpoint and status and ends with the next step (the API key is never part of
     it)."""
@@ -198,42 +225,62 @@ def model_error(exc: BaseException, *, base_url: str, model: str, key_env: str |
 
     where = f"the model endpoint {base_url}"
     Where = "T" + where[1:]
-    key_hint = (f"Set ${key_env} to a valid key" if key_env
-                else "Set HF_TOKEN (or OPENAI_API_KEY) to a valid key")
+    key_hint = (
+        f"Set ${key_env} to a valid key"
+        if key_env
+        else "Set HF_TOKEN (or OPENAI_API_KEY) to a valid key"
+    )
     if isinstance(exc, openai.APITimeoutError):
-        return ModelEndpointError(f"No answer from {where} in time (after {max_retries} "
-                                  "retries).", hint="Check the endpoint is up, or retry later.")
+        return ModelEndpointError(
+            f"No answer from {where} in time (after {max_retries} retries).",
+            hint="Check the endpoint is up, or retry later.",
+        )
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
-        return ModelEndpointError(f"Cannot reach {where}: {cause}.",
-                                  hint="Check --base-url (or $API_BASE_URL) and that the "
-                                  "server is running; it must end with /v1 for most servers.")
+        return ModelEndpointError(
+            f"Cannot reach {where}: {cause}.",
+            hint="Check --base-url (or $API_BASE_URL) and that the "
+            "server is running; it must end with /v1 for most servers.",
+        )
     status = getattr(exc, "status_code", None)
     body_msg = _body_message(exc)
     if isinstance(exc, openai.AuthenticationError):
-        return ModelEndpointError(f"{Where} rejected the API key (401 Unauthorized).",
-                                  hint=f"{key_hint}, or pass --api-key-env NAME.")
+        return ModelEndpointError(
+            f"{Where} rejected the API key (401 Unauthorized).",
+            hint=f"{key_hint}, or pass --api-key-env NAME.",
+        )
     if isinstance(exc, openai.PermissionDeniedError):
-        return ModelEndpointError(f"{Where} refused access to model `{model}` (403): "
-                                  f"{body_msg}.", hint=f"{key_hint} with access to the model.")
+        return ModelEndpointError(
+            f"{Where} refused access to model `{model}` (403): {body_msg}.",
+            hint=f"{key_hint} with access to the model.",
+        )
     if isinstance(exc, openai.RateLimitError):
-        return ModelEndpointError(f"{Where} is rate-limiting requests (429) and still was after "
-                                  f"{max_retries} retries with backoff: {body_msg}.",
-                                  hint="Lower --concurrency, wait, or raise --max-retries.")
+        return ModelEndpointError(
+            f"{Where} is rate-limiting requests (429) and still was after "
+            f"{max_retries} retries with backoff: {body_msg}.",
+            hint="Lower --concurrency, wait, or raise --max-retries.",
+        )
     if isinstance(exc, openai.NotFoundError):
-        return ModelEndpointError(f"{Where} answered 404 for model `{model}`: {body_msg}.",
-                                  hint="Check --model and that --base-url ends with /v1.")
+        return ModelEndpointError(
+            f"{Where} answered 404 for model `{model}`: {body_msg}.",
+            hint="Check --model and that --base-url ends with /v1.",
+        )
     if any(m in body_msg.lower() for m in _CONTEXT_MARKERS):
-        return ModelEndpointError(f"The conversation is longer than model `{model}`'s context "
-                                  f"window ({status}): {body_msg}.",
-                                  hint="Lower --max-steps, shorten the observation, or use a "
-                                  "model with a longer context.")
+        return ModelEndpointError(
+            f"The conversation is longer than model `{model}`'s context "
+            f"window ({status}): {body_msg}.",
+            hint="Lower --max-steps, shorten the observation, or use a "
+            "model with a longer context.",
+        )
     if isinstance(exc, openai.APIStatusError):
-        return ModelEndpointError(f"{Where} answered {status}: {body_msg}.",
-                                  hint="Check --model and the endpoint's documentation; "
-                                  "retry later for 5xx errors.")
-    return ModelEndpointError(f"{Where} failed: {type(exc).__name__}: {exc}.",
-                              hint="Re-run with ENVKIT_DEBUG=1 for details.")
+        return ModelEndpointError(
+            f"{Where} answered {status}: {body_msg}.",
+            hint="Check --model and the endpoint's documentation; retry later for 5xx errors.",
+        )
+    return ModelEndpointError(
+        f"{Where} failed: {type(exc).__name__}: {exc}.",
+        hint="Re-run with ENVKIT_DEBUG=1 for details.",
+    )
 
 
 def _body_message(exc: BaseException) -> str:
@@ -264,30 +311,59 @@ class OpenAIPolicy:
         base_url, key_env, max_retries: for error messages only.
     """
 
-    def __init__(self, client: Any, *, model: str, system_prompt: str,
-                 action_schema: dict[str, Any], temperature: float, max_tokens: int | None,
-                 base_url: str, key_env: str | None, max_retries: int):
+    def __init__(
+        self,
+        client: Any,
+        *,
+        model: str,
+        system_prompt: str,
+        action_schema: dict[str, Any],
+        temperature: float,
+        max_tokens: int | None,
+        base_url: str,
+        key_env: str | None,
+        max_retries: int,
+    ):
         self.client = client
         self.model = model
         self.system_prompt = system_prompt
         self.action_schema = action_schema
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self._err = dict(base_url=base_url, model=model, key_env=key_env,
-                         max_retries=max_retries)
+        self._err = {
+            "base_url": base_url,
+            "model": model,
+            "key_env": key_env,
+            "max_retries": max_retries,
+        }
         self.messages: list[dict[str, str]] = []
 
     def begin(self, episode: int, seed: int) -> None:
         self.messages = [{"role": "system", "content": self.system_prompt}]
 
-    def act(self, observation: dict[str, Any], *, reward: float | None, step: int,
-            last_error: str | None) -> Decision:
+    def act(
+        self,
+        observation: dict[str, Any],
+        *,
+        reward: float | None,
+        step: int,
+        last_error: str | None,
+    ) -> Decision:
         import openai
 
-        self.messages.append({"role": "user", "content": observation_message(
-            observation, reward=reward, step=step, error=last_error)})
-        kwargs: dict[str, Any] = {"model": self.model, "messages": self.messages,
-                                  "temperature": self.temperature}
+        self.messages.append(
+            {
+                "role": "user",
+                "content": observation_message(
+                    observation, reward=reward, step=step, error=last_error
+                ),
+            }
+        )
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": self.messages,
+            "temperature": self.temperature,
+        }
         if self.max_tokens is not None:
             kwargs["max_tokens"] = self.max_tokens
         try:
@@ -300,9 +376,11 @@ class OpenAIPolicy:
         usage = None
         if getattr(completion, "usage", None) is not None:
             u = completion.usage
-            usage = {"prompt_tokens": int(u.prompt_tokens or 0),
-                     "completion_tokens": int(u.completion_tokens or 0),
-                     "total_tokens": int(u.total_tokens or 0)}
+            usage = {
+                "prompt_tokens": int(u.prompt_tokens or 0),
+                "completion_tokens": int(u.completion_tokens or 0),
+                "total_tokens": int(u.total_tokens or 0),
+            }
         try:
             action = parse_action(text, self.action_schema)
         except ActionParseError as exc:

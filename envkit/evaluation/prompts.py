@@ -27,8 +27,11 @@ def system_prompt(schemas: dict[str, Any], metadata: dict[str, Any] | None = Non
     """
     action = schemas.get("action") or {}
     observation = schemas.get("observation") or {}
-    obs_fields = {k: v for k, v in (observation.get("properties") or {}).items()
-                  if k not in ("metadata", "reward", "done")}
+    obs_fields = {
+        k: v
+        for k, v in (observation.get("properties") or {}).items()
+        if k not in ("metadata", "reward", "done")
+    }
     meta = metadata or {}
     lines = ["You are an agent acting in a reinforcement-learning environment."]
     name = meta.get("name")
@@ -38,8 +41,10 @@ def system_prompt(schemas: dict[str, Any], metadata: dict[str, Any] | None = Non
     if desc:
         lines.append(f"Description: {desc}")
     lines += [
-        "Each turn you receive an observation (JSON) and the reward of your last action. "
-        "Choose the next action to maximise the reward.",
+        (
+            "Each turn you receive an observation (JSON) and the reward of your last action. "
+            "Choose the next action to maximise the reward."
+        ),
         "",
         "Observation JSON Schema:",
         _compact_schema(observation, obs_fields),
@@ -47,8 +52,10 @@ def system_prompt(schemas: dict[str, Any], metadata: dict[str, Any] | None = Non
         "Action JSON Schema:",
         _compact_schema(action, action_fields(action)),
         "",
-        "Reply with exactly one action as a JSON object in a ```json fenced code block, "
-        "with no other text.",
+        (
+            "Reply with exactly one action as a JSON object in a ```json fenced code block, "
+            "with no other text."
+        ),
     ]
     field = single_string_field(action)
     if field:
@@ -56,8 +63,9 @@ def system_prompt(schemas: dict[str, Any], metadata: dict[str, Any] | None = Non
     return "\n".join(lines)
 
 
-def observation_message(observation: dict[str, Any], *, reward: float | None, step: int,
-                        error: str | None = None) -> str:
+def observation_message(
+    observation: dict[str, Any], *, reward: float | None, step: int, error: str | None = None
+) -> str:
     """The user message for one observation.
 
     Args:

@@ -50,25 +50,36 @@ class EvalSettings:
 
     def tasks(self) -> list[tuple[int, int, int, int]]:
         """``(episode, group, member, seed)`` of every planned episode, in order."""
-        return [(g * self.group_size + m, g, m, self.seed + g)
-                for g in range(self.episodes) for m in range(self.group_size)]
+        return [
+            (g * self.group_size + m, g, m, self.seed + g)
+            for g in range(self.episodes)
+            for m in range(self.group_size)
+        ]
 
-    def to_json(self, *, concurrency_used: int,
-                system_prompt_text: str | None = None) -> dict[str, Any]:
+    def to_json(
+        self, *, concurrency_used: int, system_prompt_text: str | None = None
+    ) -> dict[str, Any]:
         """``summary.json``'s ``settings`` (same keys as before the records were typed, plus
         ``system_prompt_text``: the system message the ``openai`` policy sent, so a
-        preference export can start its prompts with it; issue #15)."""
+        preference export can start its prompts with it)."""
         openai = self.policy == "openai"
         return {
-            "groups_planned": self.episodes, "group_size": self.group_size,
-            "episodes_planned": self.total, "seed": self.seed,
+            "groups_planned": self.episodes,
+            "group_size": self.group_size,
+            "episodes_planned": self.total,
+            "seed": self.seed,
             "seeds": [self.seed + g for g in range(self.episodes)],
             "max_steps": self.max_steps,
             "temperature": self.temperature if openai else None,
-            "max_tokens": self.max_tokens, "max_retries": self.max_retries if openai else None,
-            "concurrency_requested": self.concurrency, "concurrency": concurrency_used,
-            "system_prompt": ("custom" if self.system_prompt is not None
-                              else "derived from /schema") if openai else None,
+            "max_tokens": self.max_tokens,
+            "max_retries": self.max_retries if openai else None,
+            "concurrency_requested": self.concurrency,
+            "concurrency": concurrency_used,
+            "system_prompt": (
+                "custom" if self.system_prompt is not None else "derived from /schema"
+            )
+            if openai
+            else None,
             "system_prompt_text": system_prompt_text if openai else None,
             "timeout_s": self.timeouts.budget_s,
             "startup_timeout_s": self.timeouts.startup_s,
@@ -107,14 +118,21 @@ class StepRecord:
     parse_error: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"step": self.step, "action": self.action,
-                               "policy_latency_s": self.policy_latency_s}
+        out: dict[str, Any] = {
+            "step": self.step,
+            "action": self.action,
+            "policy_latency_s": self.policy_latency_s,
+        }
         if self.reply is not None:
             out["reply"] = self.reply
         if self.usage:
             out["usage"] = self.usage
-        out.update(observation=self.observation, reward=self.reward, done=self.done,
-                   latency_s=self.latency_s)
+        out.update(
+            observation=self.observation,
+            reward=self.reward,
+            done=self.done,
+            latency_s=self.latency_s,
+        )
         if self.error is not None:
             out["error"] = self.error
         if self.error_code is not None:
@@ -162,9 +180,19 @@ class EpisodeRecord:
         return len(self.steps)
 
     def to_json(self) -> dict[str, Any]:
-        return {"episode": self.episode, "group": self.group, "member": self.member,
-                "seed": self.seed, "reset": self.reset,
-                "steps": [s.to_json() for s in self.steps], "error": self.error,
-                "return": self.return_, "max_reward": self.max_reward,
-                "success": self.success, "done": self.done, "truncated": self.truncated,
-                "steps_taken": self.steps_taken, "duration_s": self.duration_s}
+        return {
+            "episode": self.episode,
+            "group": self.group,
+            "member": self.member,
+            "seed": self.seed,
+            "reset": self.reset,
+            "steps": [s.to_json() for s in self.steps],
+            "error": self.error,
+            "return": self.return_,
+            "max_reward": self.max_reward,
+            "success": self.success,
+            "done": self.done,
+            "truncated": self.truncated,
+            "steps_taken": self.steps_taken,
+            "duration_s": self.duration_s,
+        }

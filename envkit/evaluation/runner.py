@@ -4,7 +4,7 @@ Sessions go over the WebSocket (:class:`envkit.wire.EnvSession`), one per worker
 ``concurrency`` workers run in parallel, capped by the server's capacity (a session refused
 with CAPACITY_REACHED is closed and the run goes on with fewer; :func:`envkit.wire.open_sessions`, docs/protocol.md).
 Every answer of the server is awaited at most ``reply_timeout_s``; three lost sessions in a row,
-a server that exits, or the ``timeout_s`` budget stop the run (issue #12, defect 5).
+a server that exits, or the ``timeout_s`` budget stop the run.
 Groups: ``episodes`` seeds (``seed``, ``seed+1``, ...) are each played ``group_size`` times,
 so a run has ``episodes * group_size`` episodes (GRPO-style groups; pass@k per group).
 """
@@ -86,10 +86,12 @@ def _resolve_key(api_key_env: str | None) -> tuple[str | None, str | None]:
     if api_key_env:
         value = os.environ.get(api_key_env, "")
         if not value:
-            raise UsageError(f"--api-key-env {api_key_env}: the environment variable "
-                             f"${api_key_env} is not set or empty.",
-                             hint=f"Export it (`export {api_key_env}=...`) or name another "
-                             "variable with --api-key-env.")
+            raise UsageError(
+                f"--api-key-env {api_key_env}: the environment variable "
+                f"${api_key_env} is not set or empty.",
+                hint=f"Export it (`export {api_key_env}=...`) or name another "
+                "variable with --api-key-env.",
+            )
         return value, api_key_env
     for name in ("HF_TOKEN", "OPENAI_API_KEY"):
         if os.environ.get(name):
@@ -105,12 +107,16 @@ def _fetch_json(url: str, timeout_s: float) -> dict[str, Any]:
         r.raise_for_status()
         data = r.json()
     except (httpx.HTTPError, ValueError) as exc:
-        raise WireError(f"GET {url} failed: {exc}.",
-                        hint="Check the URL points at an OpenEnv server (`envkit validate "
-                        "--url URL` tells what is wrong).") from None
+        raise WireError(
+            f"GET {url} failed: {exc}.",
+            hint="Check the URL points at an OpenEnv server (`envkit validate "
+            "--url URL` tells what is wrong).",
+        ) from None
     if not isinstance(data, dict):
-        raise WireError(f"GET {url} did not answer a JSON object.",
-                        hint="Check the URL points at an OpenEnv server.")
+        raise WireError(
+            f"GET {url} did not answer a JSON object.",
+            hint="Check the URL points at an OpenEnv server.",
+        )
     return data
 
 
@@ -120,11 +126,13 @@ def _capacity_error(refusal: Refusal, url: str) -> WireError:
         f"The server at {url} refused every session: CAPACITY_REACHED "
         f"({data.get('active_sessions', '?')}/{data.get('max_sessions', '?')} sessions active).",
         hint="Close other clients (leaked sessions hold slots until the server restarts, "
-        "huggingface/OpenEnv#1000) or raise max_concurrent_envs in server/app.py.")
+        "huggingface/OpenEnv#1000) or raise max_concurrent_envs in server/app.py.",
+    )
 
 
-def _open_sessions(url: str, want: int, reply_s: float, notes: list[str],
-                   on_note: Callable[[str], None]) -> tuple[list[EnvSession], int | None]:
+def _open_sessions(
+    url: str, want: int, reply_s: float, notes: list[str], on_note: Callable[[str], None]
+) -> tuple[list[EnvSession], int | None]:
     """Sessions for the workers (:func:`envkit.wire.open_sessions`); CAPACITY_REACHED caps
     the concurrency with a note, any other refusal is an error."""
     from envkit.wire import CAPACITY_REACHED, open_sessions
@@ -134,20 +142,23 @@ def _open_sessions(url: str, want: int, reply_s: float, notes: list[str],
     if refusal is None:
         return pool.sessions, None
     if refusal.code == CAPACITY_REACHED and pool.sessions:
-        note = (f"--concurrency {want} capped to {len(pool.sessions)}: the server answered "
-                f"CAPACITY_REACHED for session {len(pool.sessions) + 1} (max_sessions="
-                f"{refusal.data.get('max_sessions', '?')}, "
-                f"active={refusal.data.get('active_sessions', '?')}). Raise "
-                "max_concurrent_envs to run more in parallel.")
+        note = (
+            f"--concurrency {want} capped to {len(pool.sessions)}: the server answered "
+            f"CAPACITY_REACHED for session {len(pool.sessions) + 1} (max_sessions="
+            f"{refusal.data.get('max_sessions', '?')}, "
+            f"active={refusal.data.get('active_sessions', '?')}). Raise "
+            "max_concurrent_envs to run more in parallel."
+        )
         notes.append(note)
         on_note(note)
         return pool.sessions, refusal.capacity
     pool.close()
     if refusal.code == CAPACITY_REACHED:
         raise _capacity_error(refusal, url)
-    raise WireError(f"The server at {url} refused a session: {refusal.code}: "
-                    f"{refusal.message}.",
-                    hint="Check the server log; `envkit validate` diagnoses sessions.")
+    raise WireError(
+        f"The server at {url} refused a session: {refusal.code}: {refusal.message}.",
+        hint="Check the server log; `envkit validate` diagnoses sessions.",
+    )
 
 
 def _error_text(exc: Any) -> str:
@@ -156,7 +167,7 @@ def _error_text(exc: Any) -> str:
     errors = data.get("errors")
     if isinstance(errors, list) and errors and isinstance(errors[0], dict):
         first = errors[0]
-        loc = ".".join(str(p) for p in first.get("loc", ()) if p not in ("body",))
+        loc = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         msg = f"{msg}: {loc + ': ' if loc else ''}{first.get('msg', '')}"
     return f"{exc.code}: {msg}"[:500]
 
@@ -180,8 +191,9 @@ class _Ctx:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _play(session: EnvSession, policy: Any, task: tuple[int, int, int, int], ctx: _Ctx
-          ) -> EpisodeRecord:
+def _play(
+    session: EnvSession, policy: Any, task: tuple[int, int, int, int], ctx: _Ctx
+) -> EpisodeRecord:
     """One episode. Raises _Lost (transport), ModelEndpointError (fatal), _Stopped."""
     from envkit.policy import PolicyError
     from envkit.wire import EnvErrorFrame, is_finite_number
@@ -207,8 +219,12 @@ def _play(session: EnvSession, policy: Any, task: tuple[int, int, int, int], ctx
         return finish()
     except WireError as exc:
         raise _Lost(f"`reset(seed={seed})`", exc) from None
-    rec.reset = {"observation": first.observation, "reward": first.reward,
-                 "done": first.done, "latency_s": first.latency_s}
+    rec.reset = {
+        "observation": first.observation,
+        "reward": first.reward,
+        "done": first.done,
+        "latency_s": first.latency_s,
+    }
     obs, reward, rec.done = first.observation, None, first.done
     last_error: str | None = None
     while not rec.done and len(rec.steps) < ctx.max_steps:
@@ -219,14 +235,24 @@ def _play(session: EnvSession, policy: Any, task: tuple[int, int, int, int], ctx
         try:
             decision = policy.act(obs, reward=reward, step=n, last_error=last_error)
         except PolicyError as exc:
-            rec.steps.append(StepRecord(step=n + 1, action=None,
-                                        policy_latency_s=time.perf_counter() - p0,
-                                        error=exc.message, error_code="POLICY_ERROR"))
+            rec.steps.append(
+                StepRecord(
+                    step=n + 1,
+                    action=None,
+                    policy_latency_s=time.perf_counter() - p0,
+                    error=exc.message,
+                    error_code="POLICY_ERROR",
+                )
+            )
             rec.error = f"policy failed: {exc.message}"
             break
-        step = StepRecord(step=n + 1, action=decision.action,
-                          policy_latency_s=time.perf_counter() - p0, reply=decision.reply,
-                          usage=decision.usage or None)
+        step = StepRecord(
+            step=n + 1,
+            action=decision.action,
+            policy_latency_s=time.perf_counter() - p0,
+            reply=decision.reply,
+            usage=decision.usage or None,
+        )
         rec.steps.append(step)
         if ctx.stop.is_set():
             raise _Stopped
@@ -251,8 +277,14 @@ def _play(session: EnvSession, policy: Any, task: tuple[int, int, int, int], ctx
     return finish()
 
 
-def _worker(session: EnvSession, policy: Any, tasks: queue.Queue, results: queue.Queue,
-            ctx: _Ctx, holder: dict[str, Any]) -> None:
+def _worker(
+    session: EnvSession,
+    policy: Any,
+    tasks: queue.Queue,
+    results: queue.Queue,
+    ctx: _Ctx,
+    holder: dict[str, Any],
+) -> None:
     from envkit.wire import EnvSession
 
     try:
@@ -271,19 +303,34 @@ def _worker(session: EnvSession, policy: Any, tasks: queue.Queue, results: queue
                 # Transport failure: record the episode, then try one fresh session, unless
                 # sessions keep getting lost (a hung or crashing server).
                 episode, group, member, seed = task
-                results.put(("episode", EpisodeRecord(
-                    episode=episode, group=group, member=member, seed=seed,
-                    error=f"session lost: {lost.text}")))
+                results.put(
+                    (
+                        "episode",
+                        EpisodeRecord(
+                            episode=episode,
+                            group=group,
+                            member=member,
+                            seed=seed,
+                            error=f"session lost: {lost.text}",
+                        ),
+                    )
+                )
                 with ctx.lock:
                     ctx.losses += 1
                     losses = ctx.losses
                 if losses >= MAX_SESSION_LOSSES:
-                    results.put(("fatal", EvalAbortedError(
-                        f"Stopped after {losses} lost sessions in a row; the last: "
-                        f"{lost.text.rstrip('.')}.",
-                        hint="Most likely `reset` or `step` hangs or crashes: `envkit "
-                        "validate` tells which. Raise --reply-timeout if answers are just "
-                        "slow.")))
+                    results.put(
+                        (
+                            "fatal",
+                            EvalAbortedError(
+                                f"Stopped after {losses} lost sessions in a row; the last: "
+                                f"{lost.text.rstrip('.')}.",
+                                hint="Most likely `reset` or `step` hangs or crashes: `envkit "
+                                "validate` tells which. Raise --reply-timeout if answers are just "
+                                "slow.",
+                            ),
+                        )
+                    )
                     return
                 session.close()
                 session = EnvSession(ctx.url, timeout_s=ctx.reply_s)
@@ -326,7 +373,7 @@ def evaluate(
     on_episode: Callable[[EpisodeRecord, int, int], None] | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> EvalResult:
-    """Play ``episodes * group_size`` episodes and summarise them (issue 7).
+    """Play ``episodes * group_size`` episodes and summarise them.
 
     Args:
         path: environment directory. Without ``url`` its server is started on a free port of
@@ -385,13 +432,19 @@ def evaluate(
         EvalInterrupted: Ctrl-C; finished episodes and a partial summary are written first.
     """
     t_start = time.perf_counter()
-    started_at = _dt.datetime.now(_dt.timezone.utc)
-    for name, value, lo in (("--episodes", episodes, 1), ("--group-size", group_size, 1),
-                            ("--concurrency", concurrency, 1), ("--seed", seed, 0),
-                            ("--max-retries", max_retries, 0)):
+    started_at = _dt.datetime.now(_dt.UTC)
+    for name, value, lo in (
+        ("--episodes", episodes, 1),
+        ("--group-size", group_size, 1),
+        ("--concurrency", concurrency, 1),
+        ("--seed", seed, 0),
+        ("--max-retries", max_retries, 0),
+    ):
         if not isinstance(value, int) or value < lo:
-            raise UsageError(f"{name} must be an integer >= {lo}, got {value!r}.",
-                             hint=f"Pass {name} {lo} or more.")
+            raise UsageError(
+                f"{name} must be an integer >= {lo}, got {value!r}.",
+                hint=f"Pass {name} {lo} or more.",
+            )
     if max_steps is not None and max_steps < 1:
         raise UsageError(f"--max-steps must be >= 1, got {max_steps}.", hint="Pass 1 or more.")
     notes: list[str] = []
@@ -406,12 +459,14 @@ def evaluate(
         project = EnvProject.load(path if path is not None else ".")
     manifest = project.manifest if project else None
     spec = env_spec(manifest)
-    lo_hi = (float(spec.reward_range[0]), float(spec.reward_range[1])) if manifest \
-        else (0.0, 1.0)
-    steps_cap = max_steps or (spec.max_steps if manifest and spec.max_steps
-                              else DEFAULT_MAX_STEPS)
-    timeouts = resolve_timeouts(spec, timeout_s=timeout_s, startup_timeout_s=startup_timeout_s,
-                                reply_timeout_s=reply_timeout_s)
+    lo_hi = (float(spec.reward_range[0]), float(spec.reward_range[1])) if manifest else (0.0, 1.0)
+    steps_cap = max_steps or (spec.max_steps if manifest and spec.max_steps else DEFAULT_MAX_STEPS)
+    timeouts = resolve_timeouts(
+        spec,
+        timeout_s=timeout_s,
+        startup_timeout_s=startup_timeout_s,
+        reply_timeout_s=reply_timeout_s,
+    )
     if temperature is None:
         temperature = 0.0 if group_size == 1 else 1.0
 
@@ -420,33 +475,45 @@ def evaluate(
     if policy == "openai":
         model = model or os.environ.get("MODEL_NAME") or None
         if not model:
-            raise UsageError("--policy openai needs a model.",
-                             hint="Pass --model (e.g. --model Qwen/Qwen3-4B) or set $MODEL_NAME.")
+            raise UsageError(
+                "--policy openai needs a model.",
+                hint="Pass --model (e.g. --model Qwen/Qwen3-4B) or set $MODEL_NAME.",
+            )
         base_url = (base_url or os.environ.get("API_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         key, key_env = _resolve_key(api_key_env)
         if key is None:
-            msg = ("No API key: $HF_TOKEN and $OPENAI_API_KEY are unset, so requests are sent "
-                   "without one (fine for a local server).")
+            msg = (
+                "No API key: $HF_TOKEN and $OPENAI_API_KEY are unset, so requests are sent "
+                "without one (fine for a local server)."
+            )
             notes.append(msg)
             note(msg)
-    elif policy in ("random",):
+    elif policy == "random":
         pass
     elif policy == "oracle" or ":" in policy:
         if policy == "oracle":
             if project is None:
-                raise UsageError("--policy oracle needs the environment directory (its "
-                                 "openenv.yaml names the oracle).",
-                                 hint="Pass PATH together with --url.")
+                raise UsageError(
+                    "--policy oracle needs the environment directory (its "
+                    "openenv.yaml names the oracle).",
+                    hint="Pass PATH together with --url.",
+                )
             if not spec.oracle:
-                raise UsageError(f"{project.root / 'openenv.yaml'} has no oracle.",
-                                 hint="Add `oracle: server.oracle:policy` to openenv.yaml or "
-                                 "pass --policy module:callable.")
+                raise UsageError(
+                    f"{project.root / 'openenv.yaml'} has no oracle.",
+                    hint="Add `oracle: server.oracle:policy` to openenv.yaml or "
+                    "pass --policy module:callable.",
+                )
         elif not APP_PATTERN.fullmatch(policy):
-            raise UsageError(f"--policy {policy}: expected module.path:callable.",
-                             hint="E.g. --policy agents.greedy:policy.")
+            raise UsageError(
+                f"--policy {policy}: expected module.path:callable.",
+                hint="E.g. --policy agents.greedy:policy.",
+            )
     else:
-        raise UsageError(f"--policy {policy}: unknown policy.",
-                         hint="Use openai, random, oracle or module:callable.")
+        raise UsageError(
+            f"--policy {policy}: unknown policy.",
+            hint="Use openai, random, oracle or module:callable.",
+        )
     if policy != "openai":
         model = None
     runs_env_code = url is None or policy == "oracle" or ":" in policy
@@ -454,14 +521,28 @@ def evaluate(
     # The interpreter is resolved here, once, and handed to the server and the policy.
     interpreter = resolve_python(proc_root, python) if runs_env_code else None
     settings = EvalSettings(
-        policy=policy, model=model, base_url=base_url if policy == "openai" else None,
-        api_key_env=key_env if policy == "openai" else None, episodes=episodes,
-        group_size=group_size, concurrency=concurrency, max_steps=steps_cap,
-        temperature=temperature, seed=seed,
-        out_dir=Path(out_dir) if out_dir is not None else None, system_prompt=system_prompt,
-        max_tokens=max_tokens, max_retries=max_retries, timeouts=timeouts, python=interpreter)
-    proc_spec = (spec.oracle if policy == "oracle" else policy) \
-        if (policy == "oracle" or ":" in policy) else None
+        policy=policy,
+        model=model,
+        base_url=base_url if policy == "openai" else None,
+        api_key_env=key_env if policy == "openai" else None,
+        episodes=episodes,
+        group_size=group_size,
+        concurrency=concurrency,
+        max_steps=steps_cap,
+        temperature=temperature,
+        seed=seed,
+        out_dir=Path(out_dir) if out_dir is not None else None,
+        system_prompt=system_prompt,
+        max_tokens=max_tokens,
+        max_retries=max_retries,
+        timeouts=timeouts,
+        python=interpreter,
+    )
+    proc_spec = (
+        (spec.oracle if policy == "oracle" else policy)
+        if (policy == "oracle" or ":" in policy)
+        else None
+    )
 
     server = None
     server_start_s = None
@@ -475,10 +556,22 @@ def evaluate(
             env_url = server.url
         else:
             env_url = normalise_url(url)
-        return _run(settings, env_url=env_url, project=project, manifest=manifest,
-                    lo_hi=lo_hi, key=key, proc=(proc_spec, proc_root), notes=notes,
-                    note=note, on_episode=on_episode, started_at=started_at,
-                    t_start=t_start, server_start_s=server_start_s, server=server)
+        return _run(
+            settings,
+            env_url=env_url,
+            project=project,
+            manifest=manifest,
+            lo_hi=lo_hi,
+            key=key,
+            proc=(proc_spec, proc_root),
+            notes=notes,
+            note=note,
+            on_episode=on_episode,
+            started_at=started_at,
+            t_start=t_start,
+            server_start_s=server_start_s,
+            server=server,
+        )
     finally:
         if server is not None:
             server.stop()
@@ -490,17 +583,31 @@ def _stop_server(server: Any, notes: list[str], note: Callable[[str], None]) -> 
         return
     server.stop(grace_s=STOP_GRACE_S)
     if server.strays:
-        msg = (f"Stopped {len(server.strays)} process(es) that had left the server's process "
-               f"group: {'; '.join(server.strays[:5])}.")
+        msg = (
+            f"Stopped {len(server.strays)} process(es) that had left the server's process "
+            f"group: {'; '.join(server.strays[:5])}."
+        )
         notes.append(msg)
         note(msg)
 
 
-def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
-         lo_hi: tuple[float, float], key: str | None, proc: tuple[Any, Any],
-         notes: list[str], note: Callable[[str], None],
-         on_episode: Callable[..., None] | None, started_at: _dt.datetime, t_start: float,
-         server_start_s: float | None, server: Any) -> EvalResult:
+def _run(
+    settings: EvalSettings,
+    *,
+    env_url: str,
+    project: Any,
+    manifest: Any,
+    lo_hi: tuple[float, float],
+    key: str | None,
+    proc: tuple[Any, Any],
+    notes: list[str],
+    note: Callable[[str], None],
+    on_episode: Callable[..., None] | None,
+    started_at: _dt.datetime,
+    t_start: float,
+    server_start_s: float | None,
+    server: Any,
+) -> EvalResult:
     from envkit.evaluation.prompts import system_prompt as derive_prompt
 
     timeouts = settings.timeouts
@@ -508,8 +615,10 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
     schemas = _fetch_json(f"{env_url}/schema", timeouts.reply_s)
     action_schema = schemas.get("action")
     if not isinstance(action_schema, dict):
-        raise WireError(f"GET {env_url}/schema has no `action` JSON Schema.",
-                        hint="Check the server runs OpenEnv's create_app.")
+        raise WireError(
+            f"GET {env_url}/schema has no `action` JSON Schema.",
+            hint="Check the server runs OpenEnv's create_app.",
+        )
     client = None
     prompt: str | None = None
     policy = settings.policy
@@ -518,22 +627,34 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
             metadata = _fetch_json(f"{env_url}/metadata", timeouts.reply_s)
         except WireError:
             metadata = {}
-        prompt = settings.system_prompt if settings.system_prompt is not None \
+        prompt = (
+            settings.system_prompt
+            if settings.system_prompt is not None
             else derive_prompt(schemas, metadata)
+        )
         import openai
 
-        client = openai.OpenAI(base_url=settings.base_url, api_key=key or "no-key-set",
-                               max_retries=settings.max_retries, timeout=120.0)
+        client = openai.OpenAI(
+            base_url=settings.base_url,
+            api_key=key or "no-key-set",
+            max_retries=settings.max_retries,
+            timeout=120.0,
+        )
 
         def make_policy() -> Any:
-            return OpenAIPolicy(client, model=settings.model or "", system_prompt=prompt,
-                                action_schema=action_schema,
-                                temperature=settings.temperature,
-                                max_tokens=settings.max_tokens,
-                                base_url=settings.base_url or "",
-                                key_env=settings.api_key_env,
-                                max_retries=settings.max_retries)
+            return OpenAIPolicy(
+                client,
+                model=settings.model or "",
+                system_prompt=prompt,
+                action_schema=action_schema,
+                temperature=settings.temperature,
+                max_tokens=settings.max_tokens,
+                base_url=settings.base_url or "",
+                key_env=settings.api_key_env,
+                max_retries=settings.max_retries,
+            )
     elif policy == "random":
+
         def make_policy() -> Any:
             return RandomPolicy(action_schema, settings.seed)
     else:
@@ -548,8 +669,13 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
     for task in settings.tasks():
         tasks.put(task)
     results: queue.Queue = queue.Queue()
-    ctx = _Ctx(max_steps=settings.max_steps, hi=float(lo_hi[1]), stop=threading.Event(),
-               url=env_url, reply_s=timeouts.reply_s)
+    ctx = _Ctx(
+        max_steps=settings.max_steps,
+        hi=float(lo_hi[1]),
+        stop=threading.Event(),
+        url=env_url,
+        reply_s=timeouts.reply_s,
+    )
     finished: list[EpisodeRecord] = []
     sessions: list[EnvSession] = []
     policies: list[Any] = []
@@ -559,16 +685,21 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
     interrupted = False
     try:
         try:
-            sessions, capacity = _open_sessions(env_url, min(settings.concurrency, total),
-                                                timeouts.reply_s, notes, note)
+            sessions, capacity = _open_sessions(
+                env_url, min(settings.concurrency, total), timeouts.reply_s, notes, note
+            )
             for _ in sessions:
                 policies.append(make_policy())
             threads = []
             for s, p in zip(sessions, policies):
                 holder = {"session": s}
                 holders.append(holder)
-                t = threading.Thread(target=_worker, args=(s, p, tasks, results, ctx, holder),
-                                     daemon=True, name="envkit-eval-worker")
+                t = threading.Thread(
+                    target=_worker,
+                    args=(s, p, tasks, results, ctx, holder),
+                    daemon=True,
+                    name="envkit-eval-worker",
+                )
                 t.start()
                 threads.append(t)
             running = len(threads)
@@ -577,7 +708,8 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
                     fatal = EvalAbortedError(
                         f"The run exceeded --timeout {timeouts.budget_s:g} s with "
                         f"{len(finished)} of {total} episodes finished.",
-                        hint="Raise --timeout, or play fewer --episodes.")
+                        hint="Raise --timeout, or play fewer --episodes.",
+                    )
                     break
                 if server is not None and not server.alive():
                     tail = server.log_tail(20)
@@ -585,7 +717,8 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
                         f"The environment server exited with code {server.popen.returncode} "
                         f"during the run ({len(finished)} of {total} episodes finished).",
                         hint="Fix the error in its log (`envkit validate` shows it too).",
-                        details=tail or None)
+                        details=tail or None,
+                    )
                     break
                 try:
                     kind, payload = results.get(timeout=0.2)
@@ -650,11 +783,12 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
         **stats,
         "timings": {
             "started_at": started_at.isoformat(timespec="seconds"),
-            "finished_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "finished_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "wall_s": wall,
             "server_start_s": server_start_s,
             "mean_episode_s": (sum(e.duration_s for e in finished) / len(finished))
-            if finished else None,
+            if finished
+            else None,
             "episodes_per_s": len(finished) / wall if wall > 0 else None,
         },
         "notes": notes,
@@ -663,8 +797,7 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
     from envkit._version import __version__
 
     summary["envkit_version"] = __version__
-    result = EvalResult(summary=summary, episodes=finished, notes=notes,
-                        interrupted=interrupted)
+    result = EvalResult(summary=summary, episodes=finished, notes=notes, interrupted=interrupted)
     out_dir = settings.out_dir
     if out_dir is not None:
         result.out_dir = out_dir
@@ -672,8 +805,9 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
         atomic_write(traj, trajectories_bytes(records))
         result.files["trajectories"] = traj
         plot = out_dir / "rewards.png"
-        title = " · ".join(x for x in (manifest.name if manifest else env_url, policy,
-                                       settings.model) if x)
+        title = " · ".join(
+            x for x in (manifest.name if manifest else env_url, policy, settings.model) if x
+        )
         plot_note = write_plot(plot, records, reward_range=lo_hi, title=title)
         if plot_note:
             notes.append(plot_note)
@@ -685,8 +819,10 @@ def _run(settings: EvalSettings, *, env_url: str, project: Any, manifest: Any,
     if fatal is not None:
         if isinstance(fatal, EnvkitError):
             if out_dir is not None:
-                extra = (f"{len(finished)} finished episode(s) and a partial summary were "
-                         f"written to {out_dir}.")
+                extra = (
+                    f"{len(finished)} finished episode(s) and a partial summary were "
+                    f"written to {out_dir}."
+                )
                 fatal.details = f"{fatal.details}\n{extra}" if fatal.details else extra
             raise fatal
         raise fatal

@@ -24,16 +24,16 @@ from typing import Any
 
 DEFINITIONS = {
     "step_reward": "the reward of one step answer; null on the wire counts as 0 (null_rewards "
-                   "counts them)",
+    "counts them)",
     "return": "per-episode return = sum of the episode's step rewards (reset reward excluded)",
     "success": "an episode succeeds when some step reward reaches the maximum reward hi "
-               "(validation.reward.range[1] in openenv.yaml, 1.0 without a manifest)",
+    "(validation.reward.range[1] in openenv.yaml, 1.0 without a manifest)",
     "pass_at_k": "per group of rollouts of one seed: 1 - C(n-c, k)/C(n, k) with n rollouts and "
-                 "c successes (unbiased estimator); `mean` averages over groups",
+    "c successes (unbiased estimator); `mean` averages over groups",
     "std": "population standard deviation (ddof=0)",
     "percentiles": "linear interpolation between closest ranks",
     "latency_s": "env_step: seconds from sending a step frame to its answer; policy: seconds "
-                 "the policy took to choose an action (model call included)",
+    "the policy took to choose an action (model call included)",
 }
 
 
@@ -43,8 +43,13 @@ def describe(values: Sequence[float]) -> dict[str, float | int | None]:
     vals = [float(v) for v in values]
     if not vals:
         return {"n": 0, "mean": None, "std": None, "min": None, "max": None}
-    return {"n": len(vals), "mean": statistics.fmean(vals), "std": statistics.pstdev(vals),
-            "min": min(vals), "max": max(vals)}
+    return {
+        "n": len(vals),
+        "mean": statistics.fmean(vals),
+        "std": statistics.pstdev(vals),
+        "min": min(vals),
+        "max": max(vals),
+    }
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -83,8 +88,9 @@ def ks_for(group_size: int) -> list[int]:
     return sorted(ks)
 
 
-def histogram(values: Sequence[float], bins: int = 10,
-              lo: float | None = None, hi: float | None = None) -> list[tuple[float, float, int]]:
+def histogram(
+    values: Sequence[float], bins: int = 10, lo: float | None = None, hi: float | None = None
+) -> list[tuple[float, float, int]]:
     """Equal-width histogram: ``[(left, right, count), ...]``; the last bin includes ``hi``.
 
     ``lo``/``hi`` default to the data's min/max (one bin when they are equal).
@@ -132,8 +138,7 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
             elif s.get("error") and s.get("error_code") == "VALIDATION_ERROR":
                 invalid_actions += 1
             r = s.get("reward")
-            finite = (isinstance(r, (int, float)) and not isinstance(r, bool)
-                      and math.isfinite(r))
+            finite = isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r)
             if not finite and not s.get("parse_error") and not s.get("error"):
                 null_rewards += 1
             step_rewards.append(float(r) if finite else 0.0)
@@ -155,15 +160,20 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
         n = len(members)
         c = sum(1 for m in members if m["success"])
         entry: dict[str, Any] = {
-            "group": g, "seed": members[0]["seed"], "n": n, "successes": c,
+            "group": g,
+            "seed": members[0]["seed"],
+            "n": n,
+            "successes": c,
             "returns": [m["return"] for m in members],
             "mean_return": statistics.fmean(m["return"] for m in members),
             "pass_at_k": {str(k): pass_at_k(n, c, k) for k in ks if k <= n},
         }
         per_group.append(entry)
     complete = [g for g in per_group if g["n"] == group_size]
-    pass_mean = {str(k): (statistics.fmean(g["pass_at_k"][str(k)] for g in complete)
-                          if complete else None) for k in ks}
+    pass_mean = {
+        str(k): (statistics.fmean(g["pass_at_k"][str(k)] for g in complete) if complete else None)
+        for k in ks
+    }
     errors = sum(1 for e in eps if e.get("error"))
     return {
         "episodes": len(eps),

@@ -1,6 +1,6 @@
 """Which Hub, which token, which repo id.
 
-Token order (issue #5): the ``token`` argument (``--token``), else ``HF_TOKEN``, else the token
+Token order: the ``token`` argument (``--token``), else ``HF_TOKEN``, else the token
 saved by ``hf auth login`` (``huggingface_hub.get_token()``). envkit never prompts for a token:
 a missing one is an error that names both ways to fix it. Tokens are never printed, logged or
 put in an exception message.
@@ -56,7 +56,8 @@ def resolve_token(token: str | None = None) -> Credentials:
     raise HubAuthError(
         "Not logged in to Hugging Face: no --token, no HF_TOKEN and no saved token.",
         hint="Run `hf auth login` (saves a token), or pass a write token with --token / the "
-        "HF_TOKEN environment variable (https://huggingface.co/settings/tokens).")
+        "HF_TOKEN environment variable (https://huggingface.co/settings/tokens).",
+    )
 
 
 def check_repo_id(repo_id: str) -> str:
@@ -74,12 +75,13 @@ def check_repo_id(repo_id: str) -> str:
         raise UsageError(
             f"`{repo_id}` is not a valid Space id.",
             hint="Use NAMESPACE/NAME with letters, digits, `-`, `_` or `.` (no `--` or `..`), "
-            "e.g. --repo-id alice/my-env.")
+            "e.g. --repo-id alice/my-env.",
+        )
     return "/".join(parts)
 
 
 def space_name(manifest_name: str) -> str:
-    """The manifest ``name`` in kebab-case, e.g. ``echo_env`` -> ``echo-env`` (issue #2)."""
+    """The manifest ``name`` in kebab-case, e.g. ``echo_env`` -> ``echo-env``."""
     from envkit.names import normalise_name
 
     try:

@@ -1,6 +1,6 @@
 """``push`` and ``fork``: deploy an environment to a Hugging Face Docker Space, predictably.
 
-Order of a push (issue #5):
+Order of a push:
 
 1. staging (see :mod:`envkit.hub.staging`);
 2. preflight: static validate (EK1/2/3/6) of the staged copy; EK6xx errors and credentials
@@ -44,8 +44,9 @@ from envkit.hub.errors import PushBlockedError, call_hub
 from envkit.hub.staging import SecretHit, scan_secrets, stage
 from envkit.upload_set import UploadFile
 
-ERROR_STAGES = frozenset({"BUILD_ERROR", "RUNTIME_ERROR", "CONFIG_ERROR", "NO_APP_FILE",
-                          "DELETING", "STOPPED", "PAUSED"})
+ERROR_STAGES = frozenset(
+    {"BUILD_ERROR", "RUNTIME_ERROR", "CONFIG_ERROR", "NO_APP_FILE", "DELETING", "STOPPED", "PAUSED"}
+)
 KEEP_REMOTE = frozenset({".gitattributes"})  # created by the Hub, not part of an environment
 PREFLIGHT_SELECT = ["EK1", "EK2", "EK3", "EK6"]
 
@@ -136,20 +137,38 @@ class PushResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON shape (``envkit push --format json``); secret values never appear."""
         return {
-            "repo_id": self.repo_id, "space_url": self.space_url, "app_url": self.app_url,
-            "dry_run": self.dry_run, "created": self.created, "committed": self.committed,
-            "commit_oid": self.commit_oid, "commit_url": self.commit_url, "pr_url": self.pr_url,
+            "repo_id": self.repo_id,
+            "space_url": self.space_url,
+            "app_url": self.app_url,
+            "dry_run": self.dry_run,
+            "created": self.created,
+            "committed": self.committed,
+            "commit_oid": self.commit_oid,
+            "commit_url": self.commit_url,
+            "pr_url": self.pr_url,
             "files": [{"path": f.path, "size": f.size} for f in self.files],
-            "added": self.added, "updated": self.updated, "deleted": self.deleted,
-            "bytes_uploaded": self.bytes_uploaded, "readme_changes": self.readme_changes,
-            "notes": self.notes, "variables": self.variables,
-            "variables_changed": self.variables_changed, "secret_names": self.secret_names,
-            "hardware": self.hardware, "private": self.private,
-            "settings_changed": self.settings_changed, "warnings": self.warnings,
-            "preflight": self.preflight, "runtime_stage": self.runtime_stage,
-            "app_check": None if self.app_check is None else {
-                "ok": self.app_check.ok, "method": self.app_check.method,
-                "detail": self.app_check.detail},
+            "added": self.added,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "bytes_uploaded": self.bytes_uploaded,
+            "readme_changes": self.readme_changes,
+            "notes": self.notes,
+            "variables": self.variables,
+            "variables_changed": self.variables_changed,
+            "secret_names": self.secret_names,
+            "hardware": self.hardware,
+            "private": self.private,
+            "settings_changed": self.settings_changed,
+            "warnings": self.warnings,
+            "preflight": self.preflight,
+            "runtime_stage": self.runtime_stage,
+            "app_check": None
+            if self.app_check is None
+            else {
+                "ok": self.app_check.ok,
+                "method": self.app_check.method,
+                "detail": self.app_check.detail,
+            },
             "staged_dir": str(self.staged_dir) if self.staged_dir else None,
             "ok": self.ok,
         }
@@ -184,8 +203,12 @@ def _noop(_: str) -> None:
 def _api(endpoint: str, creds: Credentials | None):
     from huggingface_hub import HfApi
 
-    return HfApi(endpoint=endpoint, token=creds.token if creds else False,
-                 library_name="envkit", library_version=__version__)
+    return HfApi(
+        endpoint=endpoint,
+        token=creds.token if creds else False,
+        library_name="envkit",
+        library_version=__version__,
+    )
 
 
 def _check_hardware(hardware: str | None) -> None:
@@ -195,21 +218,27 @@ def _check_hardware(hardware: str | None) -> None:
 
     flavours = [h.value for h in SpaceHardware]
     if hardware not in flavours:
-        raise UsageError(f"--hardware {hardware}: unknown Space hardware flavour.",
-                         hint=f"Use one of: {', '.join(flavours)}.")
+        raise UsageError(
+            f"--hardware {hardware}: unknown Space hardware flavour.",
+            hint=f"Use one of: {', '.join(flavours)}.",
+        )
 
 
 def _resolve_secrets(secrets: Mapping[str, str | None] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in (secrets or {}).items():
         if not key or not key.replace("_", "").isalnum():
-            raise UsageError(f"--secret {key!r}: a secret name must be letters, digits and `_`.",
-                             hint="e.g. --secret OPENAI_API_KEY")
+            raise UsageError(
+                f"--secret {key!r}: a secret name must be letters, digits and `_`.",
+                hint="e.g. --secret OPENAI_API_KEY",
+            )
         if value is None:
             value = os.environ.get(key)
             if value is None:
-                raise UsageError(f"--secret {key}: `{key}` is not set in the environment.",
-                                 hint=f"Export it first, or pass --secret {key}=VALUE.")
+                raise UsageError(
+                    f"--secret {key}: `{key}` is not set in the environment.",
+                    hint=f"Export it first, or pass --secret {key}=VALUE.",
+                )
         out[key] = value
     return out
 
@@ -217,7 +246,7 @@ def _resolve_secrets(secrets: Mapping[str, str | None] | None) -> dict[str, str]
 def _preflight(root: Path, run_all: bool) -> tuple[list[Any], str]:
     """Static validate findings on ``root`` (all static rules, or the EK6xx ones only).
 
-    Fails closed (issue #12): an exception from a rule propagates (the CLI reports an internal
+    Fails closed: an exception from a rule propagates (the CLI reports an internal
     error, exit 2); it never degrades the preflight to a bare secret scan.
     """
     from envkit.validation import validate
@@ -251,9 +280,14 @@ def _remote_state(api: Any, repo_id: str, endpoint: str) -> tuple[Any, dict[str,
     space = call_hub(info, action="read the Space", repo_id=repo_id, endpoint=endpoint)
     if space is None:
         return None
-    tree = call_hub(lambda: list(api.list_repo_tree(repo_id, repo_type="space", recursive=True,
-                                                    revision=space.sha)),
-                    action="list the Space's files", repo_id=repo_id, endpoint=endpoint)
+    tree = call_hub(
+        lambda: list(
+            api.list_repo_tree(repo_id, repo_type="space", recursive=True, revision=space.sha)
+        ),
+        action="list the Space's files",
+        repo_id=repo_id,
+        endpoint=endpoint,
+    )
     files = {e.path: e.blob_id for e in tree if hasattr(e, "blob_id")}
     return space, files
 
@@ -323,15 +357,19 @@ def push(
     variables.update({str(k): str(v) for k, v in (env or {}).items()})
     clash = sorted(set(variables) & set(secret_values))
     if clash:
-        raise UsageError(f"{', '.join(clash)} is both a variable and a secret.",
-                         hint="Keep it in one place: secrets for credentials, variables otherwise.")
+        raise UsageError(
+            f"{', '.join(clash)} is both a variable and a secret.",
+            hint="Keep it in one place: secrets for credentials, variables otherwise.",
+        )
     out_dir = Path(dry_run_dir).expanduser() if dry_run_dir is not None else None
     if out_dir is not None:
         if not dry_run:
             raise UsageError("A staging directory is only written with --dry-run.")
         if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
-            raise UsageError(f"{out_dir} exists and is not an empty directory.",
-                             hint="Pass a new directory to --dry-run.")
+            raise UsageError(
+                f"{out_dir} exists and is not an empty directory.",
+                hint="Pass a new directory to --dry-run.",
+            )
     endpoint = hub_endpoint()
     try:
         title = normalise_name(manifest.name).title
@@ -355,47 +393,65 @@ def push(
         # (after the card repair and the Dockerfile move, which must not count against it).
         say("Checking the files to upload (static validate)…")
         findings, preflight = _preflight(staged.path, run_all=validate)
-        blocking = [f for f in findings if f.severity.value == "error"
-                    and (validate or f.code.startswith("EK6"))]
+        blocking = [
+            f
+            for f in findings
+            if f.severity.value == "error" and (validate or f.code.startswith("EK6"))
+        ]
         warnings = [_finding_line(f) for f in findings if f not in blocking]
         hits: list[SecretHit] = scan_secrets(
-            staged.path, [f.path for f in staged.files],
-            extra_literals=(creds.token,) if creds else ())
+            staged.path,
+            [f.path for f in staged.files],
+            extra_literals=(creds.token,) if creds else (),
+        )
         ek6 = [f for f in blocking if f.code.startswith("EK6")]
         if hits or ek6:
             lines = [f"{h.file}:{h.line}: {h.kind}" for h in hits] + [_finding_line(f) for f in ek6]
-            files = sorted({h.file for h in hits} | {str(getattr(f.location, "file", "?"))
-                                                     for f in ek6})
+            files = sorted(
+                {h.file for h in hits} | {str(getattr(f.location, "file", "?")) for f in ek6}
+            )
             raise PushBlockedError(
                 f"Refusing to push: secrets would be uploaded ({', '.join(files)}).",
                 hint="Remove them from the files (read them from the environment at run time and "
                 "set them with --secret KEY), or exclude the files in .gitignore/.dockerignore. "
                 "No option uploads secrets.",
-                details="\n".join(lines))
+                details="\n".join(lines),
+            )
         if blocking:
             raise PushBlockedError(
                 f"Refusing to push: static validate found {len(blocking)} error(s).",
                 hint="Fix them (`envkit validate --static` explains each), or push anyway with "
                 "--no-validate.",
-                details="\n".join(_finding_line(f) for f in blocking))
+                details="\n".join(_finding_line(f) for f in blocking),
+            )
 
         # 3. who and where
         api = _api(endpoint, creds)
         if creds is not None:
             say("Checking the token…")
-            me = call_hub(lambda: api.whoami(), action="check the token", repo_id=repo_id,
-                          endpoint=endpoint)
+            me = call_hub(
+                lambda: api.whoami(), action="check the token", repo_id=repo_id, endpoint=endpoint
+            )
             if repo_id is None:
                 repo_id = check_repo_id(f"{me['name']}/{space_name(manifest.name)}")
         elif repo_id is None:
             repo_id = f"<your-namespace>/{space_name(manifest.name)}"
         space_url, app_url = space_urls(repo_id, endpoint)
-        result = PushResult(repo_id=repo_id, space_url=space_url, app_url=app_url,
-                            dry_run=dry_run, files=staged.files,
-                            readme_changes=staged.readme_changes, notes=staged.notes,
-                            variables=variables, secret_names=sorted(secret_values),
-                            hardware=hardware, private=private, warnings=warnings,
-                            preflight=preflight)
+        result = PushResult(
+            repo_id=repo_id,
+            space_url=space_url,
+            app_url=app_url,
+            dry_run=dry_run,
+            files=staged.files,
+            readme_changes=staged.readme_changes,
+            notes=staged.notes,
+            variables=variables,
+            secret_names=sorted(secret_values),
+            hardware=hardware,
+            private=private,
+            warnings=warnings,
+            preflight=preflight,
+        )
 
         # 4. diff against the Space
         remote = None
@@ -406,7 +462,9 @@ def push(
         local = _git_oids(staged.path, staged.files)
         result.created = remote is None
         result.added = sorted(p for p in local if p not in remote_files)
-        result.updated = sorted(p for p in local if p in remote_files and remote_files[p] != local[p])
+        result.updated = sorted(
+            p for p in local if p in remote_files and remote_files[p] != local[p]
+        )
         result.deleted = sorted(p for p in remote_files if p not in local and p not in KEEP_REMOTE)
         sizes = {f.path: f.size for f in staged.files}
         result.bytes_uploaded = sum(sizes[p] for p in result.added + result.updated)
@@ -417,18 +475,29 @@ def push(
             if private is not None and bool(space.private) != private:
                 result.settings_changed.append(
                     f"visibility: {'private' if space.private else 'public'} -> "
-                    f"{'private' if private else 'public'}")
+                    f"{'private' if private else 'public'}"
+                )
             rt = getattr(space, "runtime", None)
-            current_hw = (getattr(rt, "requested_hardware", None) or getattr(rt, "hardware", None)) \
-                if rt else None
+            current_hw = (
+                (getattr(rt, "requested_hardware", None) or getattr(rt, "hardware", None))
+                if rt
+                else None
+            )
             if hardware is not None and current_hw != hardware:
                 result.settings_changed.append(f"hardware: {current_hw} -> {hardware}")
             if variables:
-                current_vars = {k: v.value for k, v in call_hub(
-                    lambda: api.get_space_variables(repo_id), action="read variables",
-                    repo_id=repo_id, endpoint=endpoint).items()}
-        result.variables_changed = sorted(k for k, v in variables.items()
-                                          if current_vars.get(k) != v)
+                current_vars = {
+                    k: v.value
+                    for k, v in call_hub(
+                        lambda: api.get_space_variables(repo_id),
+                        action="read variables",
+                        repo_id=repo_id,
+                        endpoint=endpoint,
+                    ).items()
+                }
+        result.variables_changed = sorted(
+            k for k, v in variables.items() if current_vars.get(k) != v
+        )
 
         if dry_run:
             if out_dir is not None:
@@ -441,10 +510,19 @@ def push(
         head: str | None = None
         if remote is None:
             say(f"Creating the Space {repo_id}…")
-            call_hub(lambda: api.create_repo(repo_id, repo_type="space", space_sdk="docker",
-                                             private=private, space_hardware=hardware,
-                                             exist_ok=True),
-                     action="create the Space", repo_id=repo_id, endpoint=endpoint)
+            call_hub(
+                lambda: api.create_repo(
+                    repo_id,
+                    repo_type="space",
+                    space_sdk="docker",
+                    private=private,
+                    space_hardware=hardware,
+                    exist_ok=True,
+                ),
+                action="create the Space",
+                repo_id=repo_id,
+                endpoint=endpoint,
+            )
             fresh = _remote_state(api, repo_id, endpoint)
             if fresh is not None:
                 head = fresh[0].sha
@@ -455,28 +533,50 @@ def push(
             head = remote[0].sha
             if private is not None and bool(remote[0].private) != private:
                 say("Applying visibility…")
-                call_hub(lambda: api.update_repo_settings(repo_id, repo_type="space",
-                                                          private=private),
-                         action="change the Space's visibility", repo_id=repo_id,
-                         endpoint=endpoint)
+                call_hub(
+                    lambda: api.update_repo_settings(repo_id, repo_type="space", private=private),
+                    action="change the Space's visibility",
+                    repo_id=repo_id,
+                    endpoint=endpoint,
+                )
             if any(s.startswith("hardware:") for s in result.settings_changed):
                 say(f"Requesting hardware {hardware}…")
-                call_hub(lambda: api.request_space_hardware(repo_id, hardware),
-                         action="request hardware", repo_id=repo_id, endpoint=endpoint)
+                call_hub(
+                    lambda: api.request_space_hardware(repo_id, hardware),
+                    action="request hardware",
+                    repo_id=repo_id,
+                    endpoint=endpoint,
+                )
         for key in result.variables_changed:
             say(f"Setting variable {key}…")
-            call_hub(lambda k=key: api.add_space_variable(repo_id, k, variables[k]),
-                     action=f"set the variable {key}", repo_id=repo_id, endpoint=endpoint)
+            call_hub(
+                lambda k=key: api.add_space_variable(repo_id, k, variables[k]),
+                action=f"set the variable {key}",
+                repo_id=repo_id,
+                endpoint=endpoint,
+            )
         for key, value in secret_values.items():
             say(f"Setting secret {key}…")
-            call_hub(lambda k=key, v=value: api.add_space_secret(repo_id, k, v),
-                     action=f"set the secret {key}", repo_id=repo_id, endpoint=endpoint)
+            call_hub(
+                lambda k=key, v=value: api.add_space_secret(repo_id, k, v),
+                action=f"set the secret {key}",
+                repo_id=repo_id,
+                endpoint=endpoint,
+            )
 
         # 6. one commit (or one PR)
         changes = result.added + result.updated + result.deleted
         if changes:
-            _commit(api, result, staged.path, head, create_pr,
-                    message or f"envkit push {__version__}", endpoint, say)
+            _commit(
+                api,
+                result,
+                staged.path,
+                head,
+                create_pr,
+                message or f"envkit push {__version__}",
+                endpoint,
+                say,
+            )
 
     # 7. wait for the Space and check the app
     if wait:
@@ -484,20 +584,34 @@ def push(
     return result
 
 
-def _commit(api: Any, result: PushResult, folder: Path, head: str | None, create_pr: bool,
-            message: str, endpoint: str, say: Progress) -> None:
+def _commit(
+    api: Any,
+    result: PushResult,
+    folder: Path,
+    head: str | None,
+    create_pr: bool,
+    message: str,
+    endpoint: str,
+    say: Progress,
+) -> None:
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     repo_id = result.repo_id
-    description = (f"Pushed with envkit {__version__}: {len(result.added)} added, "
-                   f"{len(result.updated)} updated, {len(result.deleted)} deleted.")
+    description = (
+        f"Pushed with envkit {__version__}: {len(result.added)} added, "
+        f"{len(result.updated)} updated, {len(result.deleted)} deleted."
+    )
     revision = None
     if create_pr:
         say("Opening a pull request…")
-        pr = call_hub(lambda: api.create_pull_request(repo_id, title=message,
-                                                      description=description,
-                                                      repo_type="space"),
-                      action="open a pull request", repo_id=repo_id, endpoint=endpoint)
+        pr = call_hub(
+            lambda: api.create_pull_request(
+                repo_id, title=message, description=description, repo_type="space"
+            ),
+            action="open a pull request",
+            repo_id=repo_id,
+            endpoint=endpoint,
+        )
         revision = pr.git_reference
         result.pr_url = pr.url
 
@@ -507,25 +621,39 @@ def _commit(api: Any, result: PushResult, folder: Path, head: str | None, create
         return ops
 
     say(f"Uploading {len(result.added) + len(result.updated)} file(s) in one commit…")
-    info = call_hub(lambda: api.create_commit(
-        repo_id, operations(), commit_message=message, commit_description=description,
-        repo_type="space", revision=revision,
-        parent_commit=head if (head and not create_pr) else None),
-        action="commit the files", repo_id=repo_id, endpoint=endpoint)
+    info = call_hub(
+        lambda: api.create_commit(
+            repo_id,
+            operations(),
+            commit_message=message,
+            commit_description=description,
+            repo_type="space",
+            revision=revision,
+            parent_commit=head if (head and not create_pr) else None,
+        ),
+        action="commit the files",
+        repo_id=repo_id,
+        endpoint=endpoint,
+    )
     result.committed = True
     result.commit_oid = info.oid
     result.commit_url = info.commit_url
 
 
-def _wait(api: Any, result: PushResult, root: Path, endpoint: str, timeout_s: float,
-          say: Progress) -> None:
+def _wait(
+    api: Any, result: PushResult, root: Path, endpoint: str, timeout_s: float, say: Progress
+) -> None:
     repo_id = result.repo_id
     start = time.monotonic()
     interval = 1.0
     stage = None
     while True:
-        rt = call_hub(lambda: api.get_space_runtime(repo_id), action="read the Space's status",
-                      repo_id=repo_id, endpoint=endpoint)
+        rt = call_hub(
+            lambda: api.get_space_runtime(repo_id),
+            action="read the Space's status",
+            repo_id=repo_id,
+            endpoint=endpoint,
+        )
         stage = str(rt.stage)
         elapsed = time.monotonic() - start
         say(f"Space {stage.lower().replace('_', ' ')} ({elapsed:.0f} s)…")
@@ -556,12 +684,14 @@ def check_app(url: str, root: Path | None = None, *, timeout_s: float = 60.0) ->
         return health
     from envkit.validation import validate
 
-    # An exception here propagates (issue #12): never a silent fall back to the health check.
+    # An exception here propagates: never a silent fall back to the health check.
     report = validate(root, url=url, select=["EK4", "EK5"])
     errors = [f for f in report.findings if f.severity.value == "error"]
-    detail = "runtime validate: " + ("no errors" if not errors else
-                                    f"{len(errors)} error(s): " + "; ".join(
-                                        _finding_line(f) for f in errors[:5]))
+    detail = "runtime validate: " + (
+        "no errors"
+        if not errors
+        else f"{len(errors)} error(s): " + "; ".join(_finding_line(f) for f in errors[:5])
+    )
     return AppCheck(ok=not errors, method="validate", detail=detail, report=report)
 
 
@@ -607,20 +737,34 @@ def fork(
     endpoint = hub_endpoint()
     api = _api(endpoint, creds)
     if destination is None or "/" not in destination:
-        me = call_hub(lambda: api.whoami(), action="check the token", repo_id=None,
-                      endpoint=endpoint)
+        me = call_hub(
+            lambda: api.whoami(), action="check the token", repo_id=None, endpoint=endpoint
+        )
         destination = f"{me['name']}/{destination or source.split('/')[1]}"
     destination = check_repo_id(destination)
-    url = call_hub(lambda: api.duplicate_repo(source, destination, repo_type="space",
-                                              private=private, space_hardware=hardware),
-                   action=f"duplicate {source}", repo_id=destination, endpoint=endpoint,
-                   overrides={
-                       409: HubError(f"`{destination}` already exists (409 Conflict).",
-                                     hint="Pick another destination: envkit fork "
-                                     f"{source} NS/NEW-NAME."),
-                       404: HubError(f"Space `{source}` was not found (404).",
-                                     hint="Check the source id; private Spaces look missing "
-                                     "to other accounts.")})
+    url = call_hub(
+        lambda: api.duplicate_repo(
+            source, destination, repo_type="space", private=private, space_hardware=hardware
+        ),
+        action=f"duplicate {source}",
+        repo_id=destination,
+        endpoint=endpoint,
+        overrides={
+            409: HubError(
+                f"`{destination}` already exists (409 Conflict).",
+                hint=f"Pick another destination: envkit fork {source} NS/NEW-NAME.",
+            ),
+            404: HubError(
+                f"Space `{source}` was not found (404).",
+                hint="Check the source id; private Spaces look missing to other accounts.",
+            ),
+        },
+    )
     space_url, app_url = space_urls(destination, endpoint)
-    return ForkResult(source=source, repo_id=destination, space_url=space_url, app_url=app_url,
-                      files_copy_pending=bool(getattr(url, "files_copy_pending", False)))
+    return ForkResult(
+        source=source,
+        repo_id=destination,
+        space_url=space_url,
+        app_url=app_url,
+        files_copy_pending=bool(getattr(url, "files_copy_pending", False)),
+    )

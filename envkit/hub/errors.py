@@ -1,6 +1,6 @@
 """Hub failures as envkit errors: one-line cause, next step, exit code; bounded retries.
 
-Statuses (docs/protocol.md, issue #5): 401 bad token, 402 paid plan needed for Docker
+Statuses (docs/protocol.md): 401 bad token, 402 paid plan needed for Docker
 Spaces, 403 no write access to the namespace, 404 missing Space, 409/412 conflict, 429 rate
 limit (retried with backoff, ``Retry-After`` honoured), 5xx (retried, then fail), network
 unreachable. Messages never contain a token: they are built from the status, the repo id and
@@ -49,13 +49,26 @@ def _server_message(exc: BaseException) -> str:
 def is_network_error(exc: BaseException) -> bool:
     """True for connection-level failures of the client's HTTP stack (httpx2/httpx/OSError)."""
     names = {cls.__name__ for cls in type(exc).__mro__}
-    return bool(names & {"ConnectError", "ConnectTimeout", "NetworkError", "TimeoutException",
-                         "RemoteProtocolError", "ReadTimeout", "ReadError", "WriteError",
-                         "ConnectionError", "OfflineModeIsEnabled"}) or isinstance(exc, OSError)
+    return bool(
+        names
+        & {
+            "ConnectError",
+            "ConnectTimeout",
+            "NetworkError",
+            "TimeoutException",
+            "RemoteProtocolError",
+            "ReadTimeout",
+            "ReadError",
+            "WriteError",
+            "ConnectionError",
+            "OfflineModeIsEnabled",
+        }
+    ) or isinstance(exc, OSError)
 
 
-def map_hub_error(exc: BaseException, *, action: str, repo_id: str | None, endpoint: str,
-                  attempts: int = 1) -> EnvkitError:
+def map_hub_error(
+    exc: BaseException, *, action: str, repo_id: str | None, endpoint: str, attempts: int = 1
+) -> EnvkitError:
     """Turn an exception raised by ``huggingface_hub`` into an envkit error.
 
     Args:
@@ -78,48 +91,59 @@ def map_hub_error(exc: BaseException, *, action: str, repo_id: str | None, endpo
             return HubNetworkError(
                 f"Cannot reach the Hugging Face Hub at {endpoint} to {action}: "
                 f"{type(exc).__name__}.",
-                hint="Check your network connection (and HF_ENDPOINT if you set it), then re-run.")
-        return HubError(f"The Hub client failed to {action}: {type(exc).__name__}: {exc}",
-                        hint="Re-run with ENVKIT_DEBUG=1 for the traceback and report it if it "
-                        "persists.")
+                hint="Check your network connection (and HF_ENDPOINT if you set it), then re-run.",
+            )
+        return HubError(
+            f"The Hub client failed to {action}: {type(exc).__name__}: {exc}",
+            hint="Re-run with ENVKIT_DEBUG=1 for the traceback and report it if it persists.",
+        )
     if status == 401:
         return HubAuthError(
             f"The Hub rejected the token (401 Unauthorized) when trying to {action}.",
             hint=f"Create a token with write access at {TOKENS_URL} and pass it with --token or "
-            "HF_TOKEN, or run `hf auth login`.")
+            "HF_TOKEN, or run `hf auth login`.",
+        )
     if status == 402:
         return HubError(
             f"Creating a Docker Space under `{ns}` needs a paid plan (402 Payment Required){why}.",
             hint="Subscribe to PRO (users) or Team/Enterprise (organisations), or add billing at "
             "https://huggingface.co/settings/billing; or push to a namespace that has one with "
-            "--repo-id NS/NAME.")
+            "--repo-id NS/NAME.",
+        )
     if status == 403:
         return HubAuthError(
             f"Your token cannot write to `{ns}` (403 Forbidden) when trying to {action}{why}.",
             hint=f"Use a token with the write role (or a fine-grained token with write access to "
-            f"`{ns}`) from {TOKENS_URL}, or push to your own namespace with --repo-id YOU/NAME.")
+            f"`{ns}`) from {TOKENS_URL}, or push to your own namespace with --repo-id YOU/NAME.",
+        )
     if status == 404:
         return HubError(
             f"Space `{repo_id}` was not found (404) when trying to {action}.",
             hint="Check the repo id (NS/NAME) and that your token can see it; private Spaces "
-            "look missing to other accounts.")
+            "look missing to other accounts.",
+        )
     if status in (409, 412):
         return HubError(
             f"The Hub reported a conflict ({status}) when trying to {action}{why}: the Space "
             "changed meanwhile or another operation is in progress.",
-            hint="Nothing was half-written; re-run the command.")
+            hint="Nothing was half-written; re-run the command.",
+        )
     if status == 429:
         return HubError(
             f"The Hub rate-limited envkit (429 Too Many Requests) when trying to {action}, "
             f"{attempts} attempt(s).",
-            hint="Wait a few minutes, then re-run the command.")
+            hint="Wait a few minutes, then re-run the command.",
+        )
     if status >= 500:
         return HubError(
             f"The Hub failed with {status} when trying to {action}, {attempts} attempt(s).",
             hint="The Hub may be degraded (https://status.huggingface.co); re-run later. "
-            "A push is one commit, so the Space is still at its previous version.")
-    return HubError(f"The Hub refused to {action}: {status}{why}.",
-                    hint="Re-run with ENVKIT_DEBUG=1 to see the full response.")
+            "A push is one commit, so the Space is still at its previous version.",
+        )
+    return HubError(
+        f"The Hub refused to {action}: {status}{why}.",
+        hint="Re-run with ENVKIT_DEBUG=1 to see the full response.",
+    )
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -133,10 +157,18 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
-def call_hub(fn: Callable[[], T], *, action: str, repo_id: str | None, endpoint: str,
-             attempts: int = 4, base_delay_s: float = 1.0, max_delay_s: float = 30.0,
-             sleep: Callable[[float], None] = time.sleep,
-             overrides: Mapping[int, EnvkitError] | None = None) -> T:
+def call_hub(
+    fn: Callable[[], T],
+    *,
+    action: str,
+    repo_id: str | None,
+    endpoint: str,
+    attempts: int = 4,
+    base_delay_s: float = 1.0,
+    max_delay_s: float = 30.0,
+    sleep: Callable[[float], None] = time.sleep,
+    overrides: Mapping[int, EnvkitError] | None = None,
+) -> T:
     """Call ``fn`` (one Hub call), retrying 429 and 5xx with exponential backoff.
 
     ``Retry-After`` (seconds) is honoured, capped at ``max_delay_s``. Other failures are mapped
@@ -168,8 +200,9 @@ def call_hub(fn: Callable[[], T], *, action: str, repo_id: str | None, endpoint:
                 continue
             if overrides and status in overrides:
                 raise overrides[status] from exc
-            raise map_hub_error(exc, action=action, repo_id=repo_id, endpoint=endpoint,
-                                attempts=attempt) from exc
+            raise map_hub_error(
+                exc, action=action, repo_id=repo_id, endpoint=endpoint, attempts=attempt
+            ) from exc
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -21,6 +21,7 @@ from envkit.errors import SpecError
 from envkit.manifest import Manifest
 from envkit.upload_set import UploadFile, upload_set
 
+
 @dataclass(frozen=True)
 class SecretHit:
     """A credential found in a file that would be uploaded (the value itself is never kept).
@@ -59,14 +60,15 @@ class StagedFolder:
         return sum(f.size for f in self.files)
 
 
-def scan_secrets(root: Path, files: list[str], extra_literals: tuple[str, ...] = ()
-                 ) -> list[SecretHit]:
+def scan_secrets(
+    root: Path, files: list[str], extra_literals: tuple[str, ...] = ()
+) -> list[SecretHit]:
     """Find credentials in ``files`` (paths relative to ``root``) with envkit's one secret
     scanner (:mod:`envkit.secret_scan`, the same as ``envkit validate``'s EK602).
 
     Files the scanner cannot read whole are not hits here: :func:`stage` refuses files over
     the scanner's limit before copying them, and the push's EK6 preflight reports any other
-    (EK606), honouring ``[tool.envkit.push] allow`` (issue #12).
+    (EK606), honouring ``[tool.envkit.push] allow``.
 
     Args:
         root: the staged folder.
@@ -92,7 +94,7 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
         SpecError: no Dockerfile at the root nor in ``server/``; README front matter that is
             not YAML (cannot be repaired safely) or a README over 1 MiB; a file over the secret
             scanner's limit (16 MiB) that ``[tool.envkit.push] allow`` does not list (it is
-            refused before it is copied: issue #12, EK606).
+            refused before it is copied: EK606).
     """
     from envkit.card import CardSyntaxError, repair_card
     from envkit.fsutil import read_bounded, read_text_bounded
@@ -104,20 +106,24 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
     paths = {f.path for f in chosen}
     if "Dockerfile" not in paths:
         if "server/Dockerfile" in paths:
-            staged.notes.append("moved server/Dockerfile to Dockerfile (a Docker Space builds "
-                                "the Dockerfile at the repo root)")
+            staged.notes.append(
+                "moved server/Dockerfile to Dockerfile (a Docker Space builds "
+                "the Dockerfile at the repo root)"
+            )
         else:
             raise SpecError(
                 f"No Dockerfile in {root} (nor in server/): a Docker Space cannot build it.",
                 hint="Add a Dockerfile at the environment root (`envkit init` generates one), "
-                "or check it is not excluded by .gitignore/.dockerignore.")
+                "or check it is not excluded by .gitignore/.dockerignore.",
+            )
     too_big = [f for f in chosen if f.size > SCAN_LIMIT]
     if too_big:
         try:
             import tomllib
 
-            allow = allowed_patterns(tomllib.loads(
-                read_bounded(root / "pyproject.toml", root=root).decode("utf-8")))
+            allow = allowed_patterns(
+                tomllib.loads(read_bounded(root / "pyproject.toml", root=root).decode("utf-8"))
+            )
         except (OSError, ValueError, RecursionError):
             allow = ()
         refused = [f.path for f in too_big if not is_allowed(f.path, allow)]
@@ -126,10 +132,12 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
                 f"Refusing to push: {', '.join(refused)} is larger than the "
                 f"{SCAN_LIMIT // (1024 * 1024)} MiB the secret scanner reads (EK606).",
                 hint="Exclude it in .gitignore/.dockerignore, or vouch for it with "
-                "`[tool.envkit.push] allow = [\"<path>\"]` in pyproject.toml.")
+                '`[tool.envkit.push] allow = ["<path>"]` in pyproject.toml.',
+            )
     for f in chosen:
-        target = "Dockerfile" if f.path == "server/Dockerfile" and "Dockerfile" not in paths \
-            else f.path
+        target = (
+            "Dockerfile" if f.path == "server/Dockerfile" and "Dockerfile" not in paths else f.path
+        )
         out = dest / target
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / f.path, out)
@@ -137,19 +145,26 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
     try:
         text = read_text_bounded(readme, root=dest) if readme.is_file() else ""
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"README.md cannot be used as the Space card: {exc}.",
-                        hint="Keep README.md a UTF-8 text file under 1 MiB.") from None
+        raise SpecError(
+            f"README.md cannot be used as the Space card: {exc}.",
+            hint="Keep README.md a UTF-8 text file under 1 MiB.",
+        ) from None
     try:
         fixed, changes = repair_card(text, manifest.port, title=title)
     except CardSyntaxError as exc:
         raise SpecError(
             f"README.md:{exc.line or 1}: {exc}; the Space card cannot be repaired safely.",
-            hint="Fix the YAML between the `---` lines at the top of README.md.") from None
+            hint="Fix the YAML between the `---` lines at the top of README.md.",
+        ) from None
     if changes:
         readme.write_text(fixed, encoding="utf-8")
         staged.readme_changes = changes
     staged.files = sorted(
-        (UploadFile(p.relative_to(dest).as_posix(), p.stat().st_size)
-         for p in dest.rglob("*") if p.is_file()),
-        key=lambda f: f.path)
+        (
+            UploadFile(p.relative_to(dest).as_posix(), p.stat().st_size)
+            for p in dest.rglob("*")
+            if p.is_file()
+        ),
+        key=lambda f: f.path,
+    )
     return staged

@@ -1,4 +1,4 @@
-"""Human preference data from rollouts (issue #15): a labeling page over ``envkit eval``
+"""Human preference data from rollouts: a labeling page over ``envkit eval``
 groups, labels in SQLite, export in TRL's preference format, agreement statistics, and upload
 as a Hub dataset.
 
@@ -26,8 +26,25 @@ from envkit.label.pairs import PAIR_MODES, Pair, select_pairs
 from envkit.label.store import LABELS, Label, LabelStore, LabelStoreError
 
 __all__ = [
-    "DatasetPushResult", "EvalFolder", "EvalFolderError", "ExportResult", "LABELS", "Label",
-    "LabelStats", "LabelStore", "LabelStoreError", "PAIR_MODES", "Pair", "Trajectory",
-    "cohen_kappa", "export", "find_eval_dir", "fleiss_kappa", "label_stats", "load_eval",
-    "preference_rows", "push_dataset", "select_pairs",
+    "LABELS",
+    "PAIR_MODES",
+    "DatasetPushResult",
+    "EvalFolder",
+    "EvalFolderError",
+    "ExportResult",
+    "Label",
+    "LabelStats",
+    "LabelStore",
+    "LabelStoreError",
+    "Pair",
+    "Trajectory",
+    "cohen_kappa",
+    "export",
+    "find_eval_dir",
+    "fleiss_kappa",
+    "label_stats",
+    "load_eval",
+    "preference_rows",
+    "push_dataset",
+    "select_pairs",
 ]

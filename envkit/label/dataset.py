@@ -1,5 +1,5 @@
 """From labels to data: the majority label of each pair, the export in TRL's preference
-format, and labeling statistics (issue #15).
+format, and labeling statistics.
 
 Export format (TRL "preference" type, conversational format; huggingface.co/docs/trl
 ``dataset_formats``): ``prompt`` (list of ``{"role", "content"}`` messages: the reset
@@ -64,8 +64,12 @@ def aggregate(folder: EvalFolder, labels: list[Label]) -> tuple[list[PairVotes],
     votes: dict[tuple[int, int], dict[str, str]] = {}
     for lab in labels:
         ta, tb = by_id.get(lab.a), by_id.get(lab.b)
-        if ta is None or tb is None or (lab.a_fingerprint and lab.a_fingerprint != ta.fingerprint) \
-                or (lab.b_fingerprint and lab.b_fingerprint != tb.fingerprint):
+        if (
+            ta is None
+            or tb is None
+            or (lab.a_fingerprint and lab.a_fingerprint != ta.fingerprint)
+            or (lab.b_fingerprint and lab.b_fingerprint != tb.fingerprint)
+        ):
             stale += 1
             continue
         if lab.label == "skip":
@@ -76,8 +80,15 @@ def aggregate(folder: EvalFolder, labels: list[Label]) -> tuple[list[PairVotes],
         counts = Counter(v.values()).most_common()
         top, n = counts[0]
         contested = len(counts) > 1 and counts[1][1] == n
-        out.append(PairVotes(a, b, dict(sorted(v.items())), None if contested else top,
-                             0.0 if contested else n / len(v)))
+        out.append(
+            PairVotes(
+                a,
+                b,
+                dict(sorted(v.items())),
+                None if contested else top,
+                0.0 if contested else n / len(v),
+            )
+        )
     return out, stale
 
 
@@ -109,14 +120,22 @@ class ExportResult:
     records: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": str(self.path) if self.path else None, "format": self.format,
-                "rows": self.rows, "ties": self.ties, "cant_tell": self.cant_tell,
-                "contested": self.contested, "below_agreement": self.below_agreement,
-                "unlabeled": self.unlabeled, "stale": self.stale}
+        return {
+            "path": str(self.path) if self.path else None,
+            "format": self.format,
+            "rows": self.rows,
+            "ties": self.ties,
+            "cant_tell": self.cant_tell,
+            "contested": self.contested,
+            "below_agreement": self.below_agreement,
+            "unlabeled": self.unlabeled,
+            "stale": self.stale,
+        }
 
 
-def preference_rows(folder: EvalFolder, store: LabelStore, *, min_agreement: float = 0.0
-                    ) -> ExportResult:
+def preference_rows(
+    folder: EvalFolder, store: LabelStore, *, min_agreement: float = 0.0
+) -> ExportResult:
     """The preference rows of ``folder``'s labels, not written anywhere (``path`` is None).
 
     Args:
@@ -129,9 +148,10 @@ def preference_rows(folder: EvalFolder, store: LabelStore, *, min_agreement: flo
         UsageError: ``min_agreement`` outside 0-1.
     """
     if not 0.0 <= min_agreement <= 1.0:
-        raise UsageError(f"--min-agreement {min_agreement}: expected a share between 0 and 1.",
-                         hint="E.g. --min-agreement 0.66 keeps pairs where 2 of 3 labelers "
-                         "agree.")
+        raise UsageError(
+            f"--min-agreement {min_agreement}: expected a share between 0 and 1.",
+            hint="E.g. --min-agreement 0.66 keeps pairs where 2 of 3 labelers agree.",
+        )
     pairs, stale = aggregate(folder, store.labels())
     by_id = folder.by_id()
     system = (folder.summary.get("settings") or {}).get("system_prompt_text")
@@ -152,21 +172,24 @@ def preference_rows(folder: EvalFolder, store: LabelStore, *, min_agreement: flo
         if p.agreement + 1e-9 < min_agreement:
             result.below_agreement += 1
             continue
-        chosen, rejected = (by_id[p.a], by_id[p.b]) if p.majority == "a" else \
-            (by_id[p.b], by_id[p.a])
-        result.records.append({
-            "prompt": chosen.prompt_messages(system),
-            "chosen": chosen.completion_messages(),
-            "rejected": rejected.completion_messages(),
-            "seed": chosen.seed,
-            "chosen_return": chosen.ret,
-            "rejected_return": rejected.ret,
-            "labeler": ",".join(lab for lab, v in p.votes.items() if v == p.majority),
-            "agreement": round(p.agreement, 6),
-            "n_labels": len(p.votes),
-            "chosen_id": chosen.id,
-            "rejected_id": rejected.id,
-        })
+        chosen, rejected = (
+            (by_id[p.a], by_id[p.b]) if p.majority == "a" else (by_id[p.b], by_id[p.a])
+        )
+        result.records.append(
+            {
+                "prompt": chosen.prompt_messages(system),
+                "chosen": chosen.completion_messages(),
+                "rejected": rejected.completion_messages(),
+                "seed": chosen.seed,
+                "chosen_return": chosen.ret,
+                "rejected_return": rejected.ret,
+                "labeler": ",".join(lab for lab, v in p.votes.items() if v == p.majority),
+                "agreement": round(p.agreement, 6),
+                "n_labels": len(p.votes),
+                "chosen_id": chosen.id,
+                "rejected_id": rejected.id,
+            }
+        )
     result.rows = len(result.records)
     return result
 
@@ -176,9 +199,10 @@ def _parquet_bytes(records: list[dict[str, Any]]) -> bytes:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise UsageError("--format parquet needs pyarrow, which is not installed.",
-                         hint=f"Install the extra ({LABEL_EXTRA}) or use --format jsonl.") \
-            from None
+        raise UsageError(
+            "--format parquet needs pyarrow, which is not installed.",
+            hint=f"Install the extra ({LABEL_EXTRA}) or use --format jsonl.",
+        ) from None
     buf = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(records), buf)
     return buf.getvalue()
@@ -189,8 +213,14 @@ def jsonl_bytes(records: list[dict[str, Any]]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode("utf-8")
 
 
-def export(folder: EvalFolder, store: LabelStore, out: str | os.PathLike[str] | None = None, *,
-           format: str | None = None, min_agreement: float = 0.0) -> ExportResult:
+def export(
+    folder: EvalFolder,
+    store: LabelStore,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    format: str | None = None,
+    min_agreement: float = 0.0,
+) -> ExportResult:
     """Write the preference dataset of ``folder`` (see the module docstring for columns).
 
     Args:
@@ -212,27 +242,33 @@ def export(folder: EvalFolder, store: LabelStore, out: str | os.PathLike[str] | 
     if format is None:
         format = "parquet" if out is not None and str(out).endswith(".parquet") else "jsonl"
     if format not in FORMATS:
-        raise UsageError(f"--format {format}: unknown export format.",
-                         hint="Use jsonl (always available) or parquet (needs pyarrow).")
+        raise UsageError(
+            f"--format {format}: unknown export format.",
+            hint="Use jsonl (always available) or parquet (needs pyarrow).",
+        )
     result = preference_rows(folder, store, min_agreement=min_agreement)
     result.format = format
     data = _parquet_bytes(result.records) if format == "parquet" else jsonl_bytes(result.records)
     path = Path(out).expanduser() if out is not None else folder.path / f"preferences.{format}"
     if path.is_dir():
-        raise DestinationError(f"-o {path}: is a directory.",
-                               hint=f"Pass a file name, e.g. -o {path / ('preferences.' + format)}.")
+        raise DestinationError(
+            f"-o {path}: is a directory.",
+            hint=f"Pass a file name, e.g. -o {path / ('preferences.' + format)}.",
+        )
     from envkit.fsutil import write_atomic
 
     try:
         write_atomic(path, data)
     except OSError as exc:
-        raise DestinationError(f"Cannot write {path}: {exc.strerror or exc}.",
-                               hint="Pass a writable path with -o.") from None
+        raise DestinationError(
+            f"Cannot write {path}: {exc.strerror or exc}.", hint="Pass a writable path with -o."
+        ) from None
     result.path = path
     return result
 
 
 # -- statistics ------------------------------------------------------------------------------
+
 
 def cohen_kappa(x: list[str], y: list[str]) -> float | None:
     """Cohen's kappa of two raters' labels of the same items (Cohen 1960).
@@ -325,24 +361,31 @@ def label_stats(folder: EvalFolder, store: LabelStore) -> LabelStats:
     pairs, stale = aggregate(folder, labels)
     per: dict[str, dict[str, int]] = {}
     for lab in labels:
-        d = per.setdefault(lab.labeler, {k: 0 for k in ("left", "right", "tie", "cant_tell",
-                                                         "skip", "total")})
+        d = per.setdefault(
+            lab.labeler, dict.fromkeys(("left", "right", "tie", "cant_tell", "skip", "total"), 0)
+        )
         d[lab.label] += 1
         d["total"] += 1
     labelers = sorted(per)
     cohen = []
     for i, x in enumerate(labelers):
-        for y in labelers[i + 1:]:
+        for y in labelers[i + 1 :]:
             both = [p for p in pairs if x in p.votes and y in p.votes]
             if both:
-                cohen.append({"labelers": [x, y], "overlap": len(both), "kappa": cohen_kappa(
-                    [p.votes[x] for p in both], [p.votes[y] for p in both])})
+                cohen.append(
+                    {
+                        "labelers": [x, y],
+                        "overlap": len(both),
+                        "kappa": cohen_kappa(
+                            [p.votes[x] for p in both], [p.votes[y] for p in both]
+                        ),
+                    }
+                )
     fleiss = None
     if len(labelers) >= 2:
         full = [list(p.votes.values()) for p in pairs if len(p.votes) == len(labelers)]
         if full:
-            fleiss = {"labelers": len(labelers), "items": len(full),
-                      "kappa": fleiss_kappa(full)}
+            fleiss = {"labelers": len(labelers), "items": len(full), "kappa": fleiss_kappa(full)}
     by_id = folder.by_id()
     agree = comparable = ties_broken = 0
     majority = Counter()
@@ -360,10 +403,14 @@ def label_stats(folder: EvalFolder, store: LabelStore) -> LabelStats:
         comparable += 1
         agree += (ra > rb) == (p.majority == "a")
     return LabelStats(
-        pairs_total=len(select_pairs(folder, "all")), pairs_labeled=len(pairs),
-        per_labeler=per, cohen=cohen, fleiss=fleiss,
+        pairs_total=len(select_pairs(folder, "all")),
+        pairs_labeled=len(pairs),
+        per_labeler=per,
+        cohen=cohen,
+        fleiss=fleiss,
         reward_agreement=agree / comparable if comparable else None,
-        reward_comparable=comparable, reward_ties_broken=ties_broken,
-        majority={k: majority.get(k, 0) for k in ("preference", "tie", "cant_tell",
-                                                  "contested")},
-        stale=stale)
+        reward_comparable=comparable,
+        reward_ties_broken=ties_broken,
+        majority={k: majority.get(k, 0) for k in ("preference", "tie", "cant_tell", "contested")},
+        stale=stale,
+    )

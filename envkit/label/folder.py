@@ -1,4 +1,4 @@
-"""Reading an ``envkit eval`` output folder for labeling (issue #15).
+"""Reading an ``envkit eval`` output folder for labeling.
 
 The folder holds ``trajectories.jsonl`` (one JSON object per finished episode, as written by
 ``envkit.evaluation.output.trajectories_bytes``) and ``summary.json``. Each episode record has
@@ -76,8 +76,14 @@ class Trajectory:
 
         obs = self.reset_observation
         head = [{"role": "system", "content": system}] if system else []
-        return head + [{"role": "user", "content": observation_message(
-            obs if isinstance(obs, dict) else {"observation": obs}, reward=None, step=0)}]
+        return head + [
+            {
+                "role": "user",
+                "content": observation_message(
+                    obs if isinstance(obs, dict) else {"observation": obs}, reward=None, step=0
+                ),
+            }
+        ]
 
     def completion_messages(self) -> list[dict[str, str]]:
         """The rollout after the prompt as chat messages: one ``assistant`` message per step
@@ -101,11 +107,16 @@ class Trajectory:
                 if step.get("error_code") == "VALIDATION_ERROR":
                     error = f"the environment rejected it: {error}"
             else:
-                obs = step.get("observation") if isinstance(step.get("observation"), dict) \
-                    else obs
+                obs = step.get("observation") if isinstance(step.get("observation"), dict) else obs
                 reward = step.get("reward")
-            out.append({"role": "user", "content": observation_message(
-                obs or {}, reward=reward, step=int(step.get("step", i + 1)), error=error)})
+            out.append(
+                {
+                    "role": "user",
+                    "content": observation_message(
+                        obs or {}, reward=reward, step=int(step.get("step", i + 1)), error=error
+                    ),
+                }
+            )
         return out
 
 
@@ -181,22 +192,27 @@ def find_eval_dir(path: str | os.PathLike[str] | None) -> Path:
     if path is not None:
         p = Path(path).expanduser()
         if not p.is_dir():
-            raise UsageError(f"{p}: no such eval folder.",
-                             hint="Pass the folder `envkit eval` wrote (it holds "
-                             "trajectories.jsonl), e.g. `envkit label evals/my-env-20250101-"
-                             "120000`.")
+            raise UsageError(
+                f"{p}: no such eval folder.",
+                hint="Pass the folder `envkit eval` wrote (it holds "
+                "trajectories.jsonl), e.g. `envkit label evals/my-env-20250101-"
+                "120000`.",
+            )
         return p.resolve()
     here = Path.cwd()
     if (here / TRAJECTORIES).is_file():
         return here.resolve()
-    found = sorted((p.parent for p in here.glob(f"evals/*/{TRAJECTORIES}")),
-                   key=lambda d: (d / TRAJECTORIES).stat().st_mtime)
+    found = sorted(
+        (p.parent for p in here.glob(f"evals/*/{TRAJECTORIES}")),
+        key=lambda d: (d / TRAJECTORIES).stat().st_mtime,
+    )
     if found:
         return found[-1].resolve()
-    raise UsageError("No eval folder given and none found (no ./trajectories.jsonl, no "
-                     "evals/*/trajectories.jsonl).",
-                     hint="Run `envkit eval -g 2` first, or pass its output folder: "
-                     "`envkit label EVAL_DIR`.")
+    raise UsageError(
+        "No eval folder given and none found (no ./trajectories.jsonl, no "
+        "evals/*/trajectories.jsonl).",
+        hint="Run `envkit eval -g 2` first, or pass its output folder: `envkit label EVAL_DIR`.",
+    )
 
 
 def load_eval(path: str | os.PathLike[str], *, require_pairs: bool = True) -> EvalFolder:
@@ -218,16 +234,18 @@ def load_eval(path: str | os.PathLike[str], *, require_pairs: bool = True) -> Ev
     root = find_eval_dir(path)
     traj_path = root / TRAJECTORIES
     if not traj_path.is_file():
-        raise EvalFolderError(f"{root} has no {TRAJECTORIES}.",
-                              hint="Pass a folder written by `envkit eval` (e.g. "
-                              "`envkit eval -g 2 -o evals/run1`).")
+        raise EvalFolderError(
+            f"{root} has no {TRAJECTORIES}.",
+            hint="Pass a folder written by `envkit eval` (e.g. `envkit eval -g 2 -o evals/run1`).",
+        )
     trajectories: list[Trajectory] = []
     seen: dict[int, int] = {}
     try:
         raw = traj_path.read_bytes()
     except OSError as exc:
-        raise EvalFolderError(f"Cannot read {traj_path}: {exc.strerror or exc}.",
-                              hint="Check the file's permissions.") from None
+        raise EvalFolderError(
+            f"Cannot read {traj_path}: {exc.strerror or exc}.", hint="Check the file's permissions."
+        ) from None
     lines = raw.split(b"\n")
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
@@ -236,41 +254,75 @@ def load_eval(path: str | os.PathLike[str], *, require_pairs: bool = True) -> Ev
         try:
             rec = json.loads(line.decode("utf-8"))
         except UnicodeDecodeError:
-            raise EvalFolderError(f"{where}: not UTF-8 text.",
-                                  hint="Re-run `envkit eval`; the file was not written by it."
-                                  ) from None
+            raise EvalFolderError(
+                f"{where}: not UTF-8 text.",
+                hint="Re-run `envkit eval`; the file was not written by it.",
+            ) from None
         except json.JSONDecodeError as exc:
             truncated = lineno == len(lines) and not raw.endswith(b"\n")
             why = "the line is cut off (the file is truncated)" if truncated else exc.msg
-            raise EvalFolderError(f"{where}:{exc.colno}: not a JSON object: {why}.",
-                                  hint="Delete or repair that line (each line is one episode), "
-                                  "or re-run `envkit eval`.") from None
+            raise EvalFolderError(
+                f"{where}:{exc.colno}: not a JSON object: {why}.",
+                hint="Delete or repair that line (each line is one episode), "
+                "or re-run `envkit eval`.",
+            ) from None
         if not isinstance(rec, dict):
-            raise EvalFolderError(f"{where}: expected a JSON object (one episode), got "
-                                  f"{type(rec).__name__}.",
-                                  hint="Delete or repair that line, or re-run `envkit eval`.")
+            raise EvalFolderError(
+                f"{where}: expected a JSON object (one episode), got {type(rec).__name__}.",
+                hint="Delete or repair that line, or re-run `envkit eval`.",
+            )
         missing = [k for k in _REQUIRED if k not in rec]
-        bad = None if missing else next(
-            (k for k, ok in (("episode", isinstance(rec["episode"], int)),
-                             ("seed", isinstance(rec["seed"], int)),
-                             ("steps", isinstance(rec["steps"], list)),
-                             ("return", isinstance(rec["return"], (int, float))
-                              and not isinstance(rec["return"], bool))) if not ok), None)
+        bad = (
+            None
+            if missing
+            else next(
+                (
+                    k
+                    for k, ok in (
+                        ("episode", isinstance(rec["episode"], int)),
+                        ("seed", isinstance(rec["seed"], int)),
+                        ("steps", isinstance(rec["steps"], list)),
+                        (
+                            "return",
+                            isinstance(rec["return"], (int, float))
+                            and not isinstance(rec["return"], bool),
+                        ),
+                    )
+                    if not ok
+                ),
+                None,
+            )
+        )
         if missing or bad:
-            what = (f"lacks {', '.join(f'`{k}`' for k in missing)}" if missing
-                    else f"has a `{bad}` of the wrong type ({type(rec[bad]).__name__})")
-            raise EvalFolderError(f"{where}: the episode record {what}.",
-                                  hint="This file was not written by `envkit eval` or was "
-                                  "edited; re-run `envkit eval`.")
+            what = (
+                f"lacks {', '.join(f'`{k}`' for k in missing)}"
+                if missing
+                else f"has a `{bad}` of the wrong type ({type(rec[bad]).__name__})"
+            )
+            raise EvalFolderError(
+                f"{where}: the episode record {what}.",
+                hint="This file was not written by `envkit eval` or was "
+                "edited; re-run `envkit eval`.",
+            )
         if rec["episode"] in seen:
-            raise EvalFolderError(f"{where}: episode {rec['episode']} appears twice (first on "
-                                  f"line {seen[rec['episode']]}).",
-                                  hint="Keep one run per folder: `envkit eval -o NEW_DIR`.")
+            raise EvalFolderError(
+                f"{where}: episode {rec['episode']} appears twice (first on "
+                f"line {seen[rec['episode']]}).",
+                hint="Keep one run per folder: `envkit eval -o NEW_DIR`.",
+            )
         seen[rec["episode"]] = lineno
-        trajectories.append(Trajectory(
-            id=rec["episode"], seed=rec["seed"], group=rec.get("group"),
-            member=rec.get("member"), ret=float(rec["return"]),
-            success=bool(rec.get("success")), record=rec, fingerprint=fingerprint(rec)))
+        trajectories.append(
+            Trajectory(
+                id=rec["episode"],
+                seed=rec["seed"],
+                group=rec.get("group"),
+                member=rec.get("member"),
+                ret=float(rec["return"]),
+                success=bool(rec.get("success")),
+                record=rec,
+                fingerprint=fingerprint(rec),
+            )
+        )
     trajectories.sort(key=lambda t: t.id)
     summary: dict[str, Any] = {}
     sum_path = root / SUMMARY
@@ -280,14 +332,17 @@ def load_eval(path: str | os.PathLike[str], *, require_pairs: bool = True) -> Ev
             summary = loaded if isinstance(loaded, dict) else {}
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             line = getattr(exc, "lineno", None)
-            raise EvalFolderError(f"{sum_path}{f':{line}' if line else ''}: not valid JSON.",
-                                  hint="Re-run `envkit eval`, or delete summary.json (labels "
-                                  "need only trajectories.jsonl).") from None
+            raise EvalFolderError(
+                f"{sum_path}{f':{line}' if line else ''}: not valid JSON.",
+                hint="Re-run `envkit eval`, or delete summary.json (labels "
+                "need only trajectories.jsonl).",
+            ) from None
     folder = EvalFolder(path=root, trajectories=trajectories, summary=summary)
     if require_pairs and not any(len(g) >= 2 for g in folder.groups().values()):
         raise EvalFolderError(
             f"{traj_path} has {len(trajectories)} episode(s) but no seed with two or more "
             "rollouts: there is nothing to compare.",
             hint="Make groups with `envkit eval -g 2` (or more: --group-size N plays each "
-            "seed N times), then label that folder.")
+            "seed N times), then label that folder.",
+        )
     return folder

@@ -1,6 +1,6 @@
 """``push_dataset``: upload a folder's preference data as a Hugging Face Hub dataset.
 
-Same token rules as ``envkit push`` (``envkit.hub.auth``, issue #5): ``token`` argument, else
+Same token rules as ``envkit push`` (``envkit.hub.auth``): ``token`` argument, else
 ``HF_TOKEN``, else the token saved by ``hf auth login``; never printed. The endpoint is
 ``HF_ENDPOINT`` read at call time. One commit holds ``data/train.<parquet|jsonl>`` and a
 ``README.md`` dataset card whose ``configs`` make ``load_dataset("NS/NAME")`` find the data.
@@ -39,9 +39,13 @@ class DatasetPushResult:
     files: list[str]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"repo_id": self.repo_id, "url": self.url, "commit_oid": self.commit_oid,
-                "files": self.files, **{k: v for k, v in self.export.to_dict().items()
-                                        if k != "path"}}
+        return {
+            "repo_id": self.repo_id,
+            "url": self.url,
+            "commit_oid": self.commit_oid,
+            "files": self.files,
+            **{k: v for k, v in self.export.to_dict().items() if k != "path"},
+        }
 
 
 def _card(folder: EvalFolder, data_path: str, result: ExportResult, repo_id: str) -> str:
@@ -81,10 +85,17 @@ dataset = load_dataset("{repo_id}", split="train")
 """
 
 
-def push_dataset(folder: EvalFolder, store: LabelStore, repo_id: str, *,
-                 private: bool | None = None, token: str | None = None,
-                 min_agreement: float = 0.0, format: str | None = None,
-                 message: str | None = None) -> DatasetPushResult:
+def push_dataset(
+    folder: EvalFolder,
+    store: LabelStore,
+    repo_id: str,
+    *,
+    private: bool | None = None,
+    token: str | None = None,
+    min_agreement: float = 0.0,
+    format: str | None = None,
+    message: str | None = None,
+) -> DatasetPushResult:
     """Export the folder's preferences and upload them to the dataset ``repo_id``.
 
     Args:
@@ -110,9 +121,11 @@ def push_dataset(folder: EvalFolder, store: LabelStore, repo_id: str, *,
     try:
         repo_id = check_repo_id(repo_id)
     except UsageError:
-        raise UsageError(f"`{repo_id}` is not a valid dataset id.",
-                         hint="Use NAMESPACE/NAME with letters, digits, `-`, `_` or `.`, e.g. "
-                         "--repo-id alice/echo-preferences.") from None
+        raise UsageError(
+            f"`{repo_id}` is not a valid dataset id.",
+            hint="Use NAMESPACE/NAME with letters, digits, `-`, `_` or `.`, e.g. "
+            "--repo-id alice/echo-preferences.",
+        ) from None
     if format is None:
         try:
             import pyarrow  # noqa: F401
@@ -125,27 +138,46 @@ def push_dataset(folder: EvalFolder, store: LabelStore, repo_id: str, *,
     with tempfile.TemporaryDirectory(prefix="envkit-label-push-") as tmp:
         staged = Path(tmp)
         data_path = f"data/train.{format}"
-        result = export(folder, store, staged / data_path, format=format,
-                        min_agreement=min_agreement)
+        result = export(
+            folder, store, staged / data_path, format=format, min_agreement=min_agreement
+        )
         if result.rows == 0:
-            raise UsageError(f"No preference pairs to upload from {folder.path} ({result.ties} "
-                             f"tie(s), {result.cant_tell} can't tell, {result.contested} "
-                             f"contested, {result.unlabeled} unlabeled).",
-                             hint=f"Label some pairs first: `envkit label {folder.path}`.")
-        (staged / "README.md").write_text(_card(folder, data_path, result, repo_id),
-                                          encoding="utf-8")
+            raise UsageError(
+                f"No preference pairs to upload from {folder.path} ({result.ties} "
+                f"tie(s), {result.cant_tell} can't tell, {result.contested} "
+                f"contested, {result.unlabeled} unlabeled).",
+                hint=f"Label some pairs first: `envkit label {folder.path}`.",
+            )
+        (staged / "README.md").write_text(
+            _card(folder, data_path, result, repo_id), encoding="utf-8"
+        )
         from huggingface_hub import HfApi
 
-        api = HfApi(endpoint=endpoint, token=creds.token, library_name="envkit",
-                    library_version=__version__)
-        call_hub(lambda: api.create_repo(repo_id, repo_type="dataset", private=private,
-                                         exist_ok=True),
-                 action="create the dataset", repo_id=repo_id, endpoint=endpoint)
-        info = call_hub(lambda: api.upload_folder(
-            repo_id=repo_id, repo_type="dataset", folder_path=str(staged),
-            commit_message=message or f"envkit label push {__version__}"),
-            action="upload the dataset", repo_id=repo_id, endpoint=endpoint)
+        api = HfApi(
+            endpoint=endpoint, token=creds.token, library_name="envkit", library_version=__version__
+        )
+        call_hub(
+            lambda: api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True),
+            action="create the dataset",
+            repo_id=repo_id,
+            endpoint=endpoint,
+        )
+        info = call_hub(
+            lambda: api.upload_folder(
+                repo_id=repo_id,
+                repo_type="dataset",
+                folder_path=str(staged),
+                commit_message=message or f"envkit label push {__version__}",
+            ),
+            action="upload the dataset",
+            repo_id=repo_id,
+            endpoint=endpoint,
+        )
     result.path = None
-    return DatasetPushResult(repo_id=repo_id, url=f"{endpoint}/datasets/{repo_id}",
-                             commit_oid=getattr(info, "oid", None), export=result,
-                             files=["README.md", data_path])
+    return DatasetPushResult(
+        repo_id=repo_id,
+        url=f"{endpoint}/datasets/{repo_id}",
+        commit_oid=getattr(info, "oid", None),
+        export=result,
+        files=["README.md", data_path],
+    )

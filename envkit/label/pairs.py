@@ -1,4 +1,4 @@
-"""Which pairs of rollouts a person is asked to compare (issue #15).
+"""Which pairs of rollouts a person is asked to compare.
 
 Only rollouts of the same seed are compared (same task, different attempts). Pairs of
 identical trajectories (same actions, observations and rewards; timings ignored) are never
@@ -69,14 +69,16 @@ def select_pairs(folder: EvalFolder, mode: str = "all") -> list[Pair]:
         UsageError: unknown ``mode``.
     """
     if mode not in PAIR_MODES:
-        raise UsageError(f"--pairs {mode}: unknown pair selection.",
-                         hint=f"Use one of: {', '.join(PAIR_MODES)}.")
+        raise UsageError(
+            f"--pairs {mode}: unknown pair selection.", hint=f"Use one of: {', '.join(PAIR_MODES)}."
+        )
     out: list[Pair] = []
     for seed in sorted(folder.groups()):
-        group = sorted(folder.groups()[seed], key=lambda t: (t.member if t.member is not None
-                                                              else t.id, t.id))
+        group = sorted(
+            folder.groups()[seed], key=lambda t: (t.member if t.member is not None else t.id, t.id)
+        )
         if mode == "adjacent":
-            candidates = list(zip(group, group[1:]))
+            candidates = list(itertools.pairwise(group))
         else:
             candidates = list(itertools.combinations(group, 2))
         for x, y in candidates:

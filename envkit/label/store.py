@@ -1,4 +1,4 @@
-"""Labels in SQLite: ``labels.sqlite`` in the eval folder, WAL mode (issue #15).
+"""Labels in SQLite: ``labels.sqlite`` in the eval folder, WAL mode.
 
 One row per (labeler, pair): labeling a pair again replaces that labeler's earlier label, so
 the back button and a re-submitted form never count twice. Each call opens its own connection
@@ -105,8 +105,10 @@ def check_labeler(name: str) -> str:
     """
     clean = (name or "").strip()
     if not clean or len(clean) > 64 or not clean.isprintable():
-        raise UsageError(f"--labeler {name!r}: expected 1-64 printable characters.",
-                         hint="Pass a short name, e.g. --labeler alice.")
+        raise UsageError(
+            f"--labeler {name!r}: expected 1-64 printable characters.",
+            hint="Pass a short name, e.g. --labeler alice.",
+        )
     return clean
 
 
@@ -135,9 +137,11 @@ class LabelStore:
                 conn.execute("COMMIT")
                 self.salt = conn.execute("SELECT value FROM meta WHERE key='salt'").fetchone()[0]
         except sqlite3.Error as exc:
-            raise LabelStoreError(f"Cannot use {self.path} as the label store: {exc}.",
-                                  hint="Check the folder is writable; move the file away if it "
-                                  "is not envkit's labels.sqlite.") from None
+            raise LabelStoreError(
+                f"Cannot use {self.path} as the label store: {exc}.",
+                hint="Check the folder is writable; move the file away if it "
+                "is not envkit's labels.sqlite.",
+            ) from None
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -160,12 +164,24 @@ class LabelStore:
                 conn.execute("COMMIT")
                 return result
         except sqlite3.Error as exc:
-            raise LabelStoreError(f"Cannot write a label to {self.path}: {exc}.",
-                                  hint="Check the folder is writable and not on a network "
-                                  "file system (SQLite WAL needs local files).") from None
+            raise LabelStoreError(
+                f"Cannot write a label to {self.path}: {exc}.",
+                hint="Check the folder is writable and not on a network "
+                "file system (SQLite WAL needs local files).",
+            ) from None
 
-    def add(self, *, labeler: str, a: int, b: int, left_id: int, label: str, note: str = "",
-            a_fingerprint: str = "", b_fingerprint: str = "") -> Label:
+    def add(
+        self,
+        *,
+        labeler: str,
+        a: int,
+        b: int,
+        left_id: int,
+        label: str,
+        note: str = "",
+        a_fingerprint: str = "",
+        b_fingerprint: str = "",
+    ) -> Label:
         """Store ``labeler``'s answer for pair ``(a, b)``, replacing an earlier one.
 
         Args:
@@ -183,18 +199,32 @@ class LabelStore:
         if label not in LABELS:
             raise UsageError(f"Unknown label {label!r}.", hint=f"Use one of {', '.join(LABELS)}.")
         if not a < b or left_id not in (a, b):
-            raise UsageError(f"Bad pair {a}-{b} with left {left_id}.",
-                             hint="Label pairs shown by the labeling page.")
+            raise UsageError(
+                f"Bad pair {a}-{b} with left {left_id}.",
+                hint="Label pairs shown by the labeling page.",
+            )
         right_id = b if left_id == a else a
-        now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
-        values = (labeler, a, b, left_id, right_id, label, (note or "")[:2000], a_fingerprint,
-                  b_fingerprint, now)
+        now = _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
+        values = (
+            labeler,
+            a,
+            b,
+            left_id,
+            right_id,
+            label,
+            (note or "")[:2000],
+            a_fingerprint,
+            b_fingerprint,
+            now,
+        )
 
         def run(conn: sqlite3.Connection) -> int:
             conn.execute("DELETE FROM labels WHERE labeler=? AND a=? AND b=?", (labeler, a, b))
             cur = conn.execute(
                 "INSERT INTO labels (labeler, a, b, left_id, right_id, label, note, "
-                "a_fingerprint, b_fingerprint, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)", values)
+                "a_fingerprint, b_fingerprint, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                values,
+            )
             return int(cur.lastrowid or 0)
 
         row_id = self._write(run)
@@ -205,8 +235,10 @@ class LabelStore:
         labeler = check_labeler(labeler)
 
         def run(conn: sqlite3.Connection) -> Label | None:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM labels WHERE labeler=? "
-                               "ORDER BY id DESC LIMIT 1", (labeler,)).fetchone()
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM labels WHERE labeler=? ORDER BY id DESC LIMIT 1",
+                (labeler,),
+            ).fetchone()
             if row is None:
                 return None
             conn.execute("DELETE FROM labels WHERE id=?", (row[0],))
@@ -221,12 +253,14 @@ class LabelStore:
                 if labeler is None:
                     rows = conn.execute(f"SELECT {_COLUMNS} FROM labels ORDER BY id").fetchall()
                 else:
-                    rows = conn.execute(f"SELECT {_COLUMNS} FROM labels WHERE labeler=? "
-                                        "ORDER BY id", (labeler,)).fetchall()
+                    rows = conn.execute(
+                        f"SELECT {_COLUMNS} FROM labels WHERE labeler=? ORDER BY id", (labeler,)
+                    ).fetchall()
         except sqlite3.Error as exc:
-            raise LabelStoreError(f"Cannot read {self.path}: {exc}.",
-                                  hint="Move the file away if it is not envkit's "
-                                  "labels.sqlite.") from None
+            raise LabelStoreError(
+                f"Cannot read {self.path}: {exc}.",
+                hint="Move the file away if it is not envkit's labels.sqlite.",
+            ) from None
         return [Label(*r) for r in rows]
 
     def get(self, labeler: str, a: int, b: int) -> Label | None:
@@ -237,8 +271,9 @@ class LabelStore:
         return None
 
 
-_COLUMNS = ("id, labeler, a, b, left_id, right_id, label, note, a_fingerprint, b_fingerprint, "
-            "created_at")
+_COLUMNS = (
+    "id, labeler, a, b, left_id, right_id, label, note, a_fingerprint, b_fingerprint, created_at"
+)
 
 
 def open_store(path: str | os.PathLike[str], *, create: bool = True) -> LabelStore | None:

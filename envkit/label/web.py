@@ -1,4 +1,4 @@
-"""The labeling page: a small server-rendered FastAPI app (issue #15). No front-end build:
+"""The labeling page: a small server-rendered FastAPI app. No front-end build:
 jinja2 templates with autoescape on (every model output is escaped, so a trajectory containing
 ``<script>`` renders as text) and a few lines of inline JavaScript for keyboard shortcuts.
 
@@ -28,10 +28,18 @@ from envkit.label.folder import EvalFolder, action_text
 from envkit.label.pairs import Pair, select_pairs
 from envkit.label.store import LabelStore, check_labeler
 
-LABEL_TEXT = {"left": "left better", "right": "right better", "tie": "tie",
-              "cant_tell": "can't tell", "skip": "skipped"}
-SORTS = (("return_desc", "return, high first"), ("return_asc", "return, low first"),
-         ("episode", "episode"))
+LABEL_TEXT = {
+    "left": "left better",
+    "right": "right better",
+    "tie": "tie",
+    "cant_tell": "can't tell",
+    "skip": "skipped",
+}
+SORTS = (
+    ("return_desc", "return, high first"),
+    ("return_asc", "return, low first"),
+    ("episode", "episode"),
+)
 
 
 def _require_web() -> None:
@@ -39,10 +47,11 @@ def _require_web() -> None:
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError as exc:
-        raise UsageError(f"The labeling page needs fastapi and uvicorn ({exc.name} is not "
-                         "installed).",
-                         hint="Install the extra: pip install 'rl-envkit[label]'. `envkit label "
-                         "export`, `stats` and `push` work without it.") from None
+        raise UsageError(
+            f"The labeling page needs fastapi and uvicorn ({exc.name} is not installed).",
+            hint="Install the extra: pip install 'rl-envkit[label]'. `envkit label "
+            "export`, `stats` and `push` work without it.",
+        ) from None
 
 
 def _as_json(value: Any) -> str:
@@ -51,8 +60,9 @@ def _as_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def create_app(folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymous",
-               pairs: str = "all") -> Any:
+def create_app(
+    folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymous", pairs: str = "all"
+) -> Any:
     """The FastAPI app serving ``folder``'s pairs.
 
     Args:
@@ -75,9 +85,12 @@ def create_app(folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymo
     by_id = folder.by_id()
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-        autoescape=True, undefined=jinja2.StrictUndefined)
-    env.globals.update(action_text=action_text, as_json=_as_json,
-                       task_of=lambda t: _as_json(t.reset_observation))
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.globals.update(
+        action_text=action_text, as_json=_as_json, task_of=lambda t: _as_json(t.reset_observation)
+    )
     app = FastAPI(title="envkit label", openapi_url=None, docs_url=None, redoc_url=None)
 
     def who(request: Request, form: dict[str, str] | None = None) -> str:
@@ -99,8 +112,7 @@ def create_app(folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymo
 
     def render(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         html = env.get_template(name).render(title=folder.title, **ctx)
-        return HTMLResponse(html, status_code=status,
-                            headers={"Cache-Control": "no-store"})
+        return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 
     def see_other(url: str) -> RedirectResponse:
         return RedirectResponse(url, status_code=303)
@@ -118,8 +130,9 @@ def create_app(folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymo
         name = who(request)
         _done, _totals, mine = progress(name)
         q = f"?labeler={quote(name)}"
-        nxt = next((p for p in selection if p.key not in mine), None) or \
-            next((p for p in selection if mine[p.key].label == "skip"), None)
+        nxt = next((p for p in selection if p.key not in mine), None) or next(
+            (p for p in selection if mine[p.key].label == "skip"), None
+        )
         if nxt is None:
             return see_other(f"/done{q}")
         return see_other(f"/pair/{nxt.key}{q}")
@@ -127,27 +140,48 @@ def create_app(folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymo
     @app.get("/done")
     def done_page(request: Request):
         name = who(request)
-        done, totals, _mine = progress(name)
+        done, _totals, _mine = progress(name)
         flash = request.query_params.get("flash", "")
-        return render("done.html", labeler=name, done=done, total=len(selection),
-                      folder=str(folder.path), flash=flash[:200])
+        return render(
+            "done.html",
+            labeler=name,
+            done=done,
+            total=len(selection),
+            folder=str(folder.path),
+            flash=flash[:200],
+        )
 
     @app.get("/pair/{key}")
     def pair_page(key: str, request: Request):
         name = who(request)
         pair = by_key.get(key)
         if pair is None:
-            return render("done.html", status=404, labeler=name, done=0, total=len(selection),
-                          folder=str(folder.path),
-                          flash=f"No pair {key} in this folder's selection.")
+            return render(
+                "done.html",
+                status=404,
+                labeler=name,
+                done=0,
+                total=len(selection),
+                folder=str(folder.path),
+                flash=f"No pair {key} in this folder's selection.",
+            )
         done, totals, mine = progress(name)
         left_id, right_id = pair.sides(store.salt)
         current = mine.get(key)
-        return render("pair.html", labeler=name, pair=pair, left=by_id[left_id],
-                      right=by_id[right_id], task=_as_json(by_id[pair.a].reset_observation),
-                      done=done, total=len(selection), totals=totals, current=current,
-                      current_text=LABEL_TEXT.get(current.label, "") if current else "",
-                      flash=request.query_params.get("flash", "")[:200])
+        return render(
+            "pair.html",
+            labeler=name,
+            pair=pair,
+            left=by_id[left_id],
+            right=by_id[right_id],
+            task=_as_json(by_id[pair.a].reset_observation),
+            done=done,
+            total=len(selection),
+            totals=totals,
+            current=current,
+            current_text=LABEL_TEXT.get(current.label, "") if current else "",
+            flash=request.query_params.get("flash", "")[:200],
+        )
 
     @app.post("/label")
     async def label(request: Request):
@@ -156,12 +190,21 @@ def create_app(folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymo
         pair = by_key.get(form.get("pair", ""))
         choice = form.get("label", "")
         if pair is None or choice not in LABEL_TEXT:
-            return JSONResponse({"error": "expected pair=<a>-<b> and label=left|right|tie|"
-                                 "cant_tell|skip"}, status_code=400)
+            return JSONResponse(
+                {"error": "expected pair=<a>-<b> and label=left|right|tie|cant_tell|skip"},
+                status_code=400,
+            )
         left_id, _right = pair.sides(store.salt)
-        store.add(labeler=name, a=pair.a, b=pair.b, left_id=left_id, label=choice,
-                  note=form.get("note", ""), a_fingerprint=by_id[pair.a].fingerprint,
-                  b_fingerprint=by_id[pair.b].fingerprint)
+        store.add(
+            labeler=name,
+            a=pair.a,
+            b=pair.b,
+            left_id=left_id,
+            label=choice,
+            note=form.get("note", ""),
+            a_fingerprint=by_id[pair.a].fingerprint,
+            b_fingerprint=by_id[pair.b].fingerprint,
+        )
         return see_other(f"/?labeler={quote(name)}")
 
     @app.post("/undo")
@@ -190,9 +233,17 @@ def create_app(folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymo
             shown.sort(key=lambda t: (t.ret, t.id))
         ep = qp.get("episode", "")
         selected = by_id.get(int(ep)) if ep.isdigit() else None
-        return render("trajectories.html", labeler=name, shown=shown,
-                      count=len(folder.trajectories), seeds=sorted(folder.groups()), seed=seed,
-                      sort=sort, sorts=SORTS, selected=selected)
+        return render(
+            "trajectories.html",
+            labeler=name,
+            shown=shown,
+            count=len(folder.trajectories),
+            seeds=sorted(folder.groups()),
+            seed=seed,
+            sort=sort,
+            sorts=SORTS,
+            selected=selected,
+        )
 
     return app
 
@@ -207,12 +258,22 @@ def check_port(host: str, port: int) -> None:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(info[4])
     except OSError as exc:
-        raise UsageError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
-                         hint="Pick another port with --port, or stop what uses it.") from None
+        raise UsageError(
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
+            hint="Pick another port with --port, or stop what uses it.",
+        ) from None
 
 
-def serve(folder: EvalFolder, store: LabelStore, *, host: str = "127.0.0.1", port: int = 8765,
-          labeler: str = "anonymous", pairs: str = "all", on_ready: Any = None) -> None:
+def serve(
+    folder: EvalFolder,
+    store: LabelStore,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    labeler: str = "anonymous",
+    pairs: str = "all",
+    on_ready: Any = None,
+) -> None:
     """Serve the labeling page until Ctrl-C (blocks).
 
     Args:
@@ -231,8 +292,11 @@ def serve(folder: EvalFolder, store: LabelStore, *, host: str = "127.0.0.1", por
 
     app = create_app(folder, store, labeler=labeler, pairs=pairs)
     check_port(host, port)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           access_log=False, lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app, host=host, port=port, log_level="warning", access_log=False, lifespan="off"
+        )
+    )
     if on_ready is not None:
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{port}/"

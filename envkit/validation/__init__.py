@@ -1,4 +1,4 @@
-"""``envkit validate`` as a library: static lint plus live protocol checks (issue #3).
+"""``envkit validate`` as a library: static lint plus live protocol checks.
 
 .. code-block:: python
 
@@ -30,7 +30,7 @@ DEFAULT_APP = "server.app:app"  # what `openenv init` writes and OpenEnv serves 
 
 
 def raw_app(root: Path) -> tuple[str | None, str]:
-    """The app to start when ``openenv.yaml`` cannot be read as a manifest (issue #11 item 4):
+    """The app to start when ``openenv.yaml`` cannot be read as a manifest:
     its raw ``app`` key when the file is YAML with a ``module:attr`` string there, else
     ``server.app:app`` when ``server/app.py`` exists.
 
@@ -51,8 +51,9 @@ def raw_app(root: Path) -> tuple[str | None, str]:
             return app, f"`{app}` from openenv.yaml's `app` key"
     if (root / "server" / "app.py").is_file():
         return DEFAULT_APP, f"`{DEFAULT_APP}` (the default: openenv.yaml names no usable app)"
-    return None, ("openenv.yaml is missing or invalid (see EK1xx) and there is no "
-                  "server/app.py to start")
+    return None, (
+        "openenv.yaml is missing or invalid (see EK1xx) and there is no server/app.py to start"
+    )
 
 
 def _assumed_defaults(why: str) -> list[str]:
@@ -63,23 +64,34 @@ def _assumed_defaults(why: str) -> list[str]:
 
     spec = EnvSpec()
     lo, hi = spec.reward_range
-    return [f"reward range [{lo:g}, {hi:g}] (the default: {why})",
-            f"max_steps {spec.max_steps or DEFAULT_MAX_STEPS} (the default)",
-            f"seeds {list(spec.seeds)[:3]}, floor margin {spec.floor_margin:g} (the defaults)",
-            "no oracle: the oracle checks (EK506, EK507) were not played"]
+    return [
+        f"reward range [{lo:g}, {hi:g}] (the default: {why})",
+        f"max_steps {spec.max_steps or DEFAULT_MAX_STEPS} (the default)",
+        f"seeds {list(spec.seeds)[:3]}, floor margin {spec.floor_margin:g} (the defaults)",
+        "no oracle: the oracle checks (EK506, EK507) were not played",
+    ]
 
 
 def _load_rules() -> None:
     import envkit.validation.rules  # noqa: F401 - the one import that registers every rule
 
 
-def validate(path: str | Path | None = ".", *, url: str | None = None,
-             python: str | None = None, static: bool = False,
-             select: Sequence[str] | None = None, ignore: Sequence[str] | None = None,
-             episodes: int = 5, seed: int = 0, timeout_s: float | None = None,
-             startup_timeout_s: float | None = None, reply_timeout_s: float | None = None,
-             progress: Callable[[str], None] | None = None,
-             oracle_with_url: bool = False) -> ValidationReport:
+def validate(
+    path: str | Path | None = ".",
+    *,
+    url: str | None = None,
+    python: str | None = None,
+    static: bool = False,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    episodes: int = 5,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    startup_timeout_s: float | None = None,
+    reply_timeout_s: float | None = None,
+    progress: Callable[[str], None] | None = None,
+    oracle_with_url: bool = False,
+) -> ValidationReport:
     """Validate an environment directory, a running server, or both.
 
     Args:
@@ -103,7 +115,7 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
         progress: called with short progress lines (the CLI prints them on stderr).
         oracle_with_url: with ``url`` and ``path``, also play ``path``'s oracle (in
-            ``python``) against the URL; the docker lane does (issue #14).
+            ``python``) against the URL; the docker lane does.
 
     Returns:
         The :class:`ValidationReport`; ``report.passed`` is False when an error finding
@@ -120,19 +132,24 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
     _load_rules()
     t0 = time.perf_counter()
     if path is None and not url:
-        raise UsageError("Nothing to validate: give an environment directory or --url.",
-                         hint="Run `envkit validate PATH` or `envkit validate --url URL`.")
+        raise UsageError(
+            "Nothing to validate: give an environment directory or --url.",
+            hint="Run `envkit validate PATH` or `envkit validate --url URL`.",
+        )
     if episodes < 1:
         raise UsageError(f"--episodes must be >= 1; got {episodes}.", hint="Pass --episodes 5.")
     root: Path | None = None
     if path is not None:
         root = Path(path).expanduser()
         if not root.exists():
-            raise UsageError(f"{root} does not exist.",
-                             hint="Pass the environment's directory (it holds openenv.yaml).")
+            raise UsageError(
+                f"{root} does not exist.",
+                hint="Pass the environment's directory (it holds openenv.yaml).",
+            )
         if not root.is_dir():
-            raise UsageError(f"{root} is not a directory.",
-                             hint="Pass the directory that holds openenv.yaml.")
+            raise UsageError(
+                f"{root} is not a directory.", hint="Pass the directory that holds openenv.yaml."
+            )
         root = root.resolve()
     selection = build_selection(root, select=select, ignore=ignore)
 
@@ -163,9 +180,12 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
     if static or not selection.wants_stage(family_digits(Stage.RUNTIME)):
         not_run = "--static was given" if static else "no runtime rule is selected"
     elif manifest is None:
-        # never skipped silently: play what can be played, say what was assumed (issue #11)
-        why = ("openenv.yaml is missing or invalid (see EK1xx)" if root is not None
-               else "--url without an environment directory")
+        # never skipped silently: play what can be played, say what was assumed
+        why = (
+            "openenv.yaml is missing or invalid (see EK1xx)"
+            if root is not None
+            else "--url without an environment directory"
+        )
         if root is not None and not url:
             app, source = raw_app(root)
             if app is None:
@@ -175,17 +195,27 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         if not not_run:
             assumptions += _assumed_defaults(why)
     if not_run:
-        skipped.update({c: not_run for c in runtime_codes})
+        skipped.update(dict.fromkeys(runtime_codes, not_run))
     else:
         from envkit.validation.runtime import RuntimeTarget, run_runtime
 
         # run_runtime resolves the interpreter once and hands it to the server and the oracle
-        target = RuntimeTarget(url=url, root=root if oracle_with_url or not url else None,
-                               manifest=manifest,
-                               python=python, app=app)
-        outcome = run_runtime(target, episodes=episodes, seed=seed, timeout_s=timeout_s,
-                              startup_timeout_s=startup_timeout_s,
-                              reply_timeout_s=reply_timeout_s, progress=progress)
+        target = RuntimeTarget(
+            url=url,
+            root=root if oracle_with_url or not url else None,
+            manifest=manifest,
+            python=python,
+            app=app,
+        )
+        outcome = run_runtime(
+            target,
+            episodes=episodes,
+            seed=seed,
+            timeout_s=timeout_s,
+            startup_timeout_s=startup_timeout_s,
+            reply_timeout_s=reply_timeout_s,
+            progress=progress,
+        )
         runtime_findings = outcome.findings
         launch, runtime_notes = outcome.launch, list(outcome.notes)
         if manifest is None and root is not None:
@@ -194,8 +224,9 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
             oracle_codes = {"EK506", "EK507"}
             runtime_findings = [f for f in runtime_findings if f.code not in oracle_codes]
             ran.update(c for c in outcome.checks_run if c not in oracle_codes)
-            skipped.update({c: "openenv.yaml is invalid: the oracle is unknown"
-                            for c in oracle_codes})
+            skipped.update(
+                dict.fromkeys(oracle_codes, "openenv.yaml is invalid: the oracle is unknown")
+            )
         else:
             ran.update(outcome.checks_run)
             if manifest is None:
@@ -206,9 +237,12 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         elsewhere = lane_only_codes("url" if url else "source")
         for code in runtime_codes:
             if code in elsewhere:
-                skipped.setdefault(code, "only in the "
-                                   + " and ".join(f"`{lane}`" for lane in elsewhere[code])
-                                   + " lane (`envkit validate --docker`)")
+                skipped.setdefault(
+                    code,
+                    "only in the "
+                    + " and ".join(f"`{lane}`" for lane in elsewhere[code])
+                    + " lane (`envkit validate --docker`)",
+                )
             elif code not in outcome.checks_run:
                 skipped.setdefault(code, "not evaluated by the runtime stage")
         timings.update(outcome.timings)
@@ -229,8 +263,10 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
         if not selection.enabled(code):
             status, reason = "skipped", "deselected"
         elif code in ran or mine:
-            status, reason = ("failed" if any(f.severity.value == "error" for f in mine)
-                              else "passed"), ""
+            status, reason = (
+                ("failed" if any(f.severity.value == "error" for f in mine) else "passed"),
+                "",
+            )
         else:
             status, reason = "skipped", skipped.get(code, "not evaluated")
         checks.append(CheckResult(code, name, stage, status, reason, mine))
@@ -240,14 +276,30 @@ def validate(path: str | Path | None = ".", *, url: str | None = None,
     else:
         label = str(root) if root is not None else str(url)
     timings["total"] = time.perf_counter() - t0
-    note = RuntimeNote(ran=not not_run, reason=not_run or None, assumptions=assumptions,
-                       launch=launch, notes=runtime_notes)
-    return ValidationReport(target=label, findings=kept, checks=checks, timings=timings,
-                            root=root, lane="url" if url else "source", runtime=note)
+    note = RuntimeNote(
+        ran=not not_run,
+        reason=not_run or None,
+        assumptions=assumptions,
+        launch=launch,
+        notes=runtime_notes,
+    )
+    return ValidationReport(
+        target=label,
+        findings=kept,
+        checks=checks,
+        timings=timings,
+        root=root,
+        lane="url" if url else "source",
+        runtime=note,
+    )
 
 
-def run_static_only(path: str | Path = ".", *, select: Sequence[str] | None = None,
-                    ignore: Sequence[str] | None = None) -> ValidationReport:
+def run_static_only(
+    path: str | Path = ".",
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+) -> ValidationReport:
     """The static stage only (what ``envkit build`` and ``envkit push`` run as a preflight).
     Same as ``validate(path, static=True, ...)``."""
     return validate(path, static=True, select=select, ignore=ignore)

@@ -86,15 +86,18 @@ def check_code(value: str, source: str) -> str:
     if code == "ALL":
         return code
     if not _PREFIX.fullmatch(code) or code == "EK":
-        raise err(f"{source}: {value!r} is not a rule code or prefix (expected ALL, EK5, "
-                  "EK50 or EK503).", hint="List the rules with `envkit rules`.")
+        raise err(
+            f"{source}: {value!r} is not a rule code or prefix (expected ALL, EK5, EK50 or EK503).",
+            hint="List the rules with `envkit rules`.",
+        )
     if len(code) == 5 and code not in RULES:
         import difflib
 
         close = difflib.get_close_matches(code, list(RULES), n=1)
-        raise err(f"{source}: unknown rule code {code}"
-                  f"{f' (did you mean {close[0]}?)' if close else ''}.",
-                  hint="List the rules with `envkit rules`.")
+        raise err(
+            f"{source}: unknown rule code {code}{f' (did you mean {close[0]}?)' if close else ''}.",
+            hint="List the rules with `envkit rules`.",
+        )
     return code
 
 
@@ -104,8 +107,10 @@ def _codes(values: Any, source: str) -> list[str]:
     if isinstance(values, str):
         values = [v for v in re.split(r"[,\s]+", values) if v]
     if not isinstance(values, (list, tuple)):
-        raise SpecError(f"{source} must be a list of rule codes; got {type(values).__name__}.",
-                        hint='Write e.g. `ignore = ["EK209"]`.')
+        raise SpecError(
+            f"{source} must be a list of rule codes; got {type(values).__name__}.",
+            hint='Write e.g. `ignore = ["EK209"]`.',
+        )
     return [check_code(v, source) for v in values]
 
 
@@ -131,23 +136,29 @@ def read_config(root: Path | None) -> dict[str, Any]:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError, RecursionError):  # EK202 reports it
         return {}
-    table = data.get("tool", {}).get("envkit", {}).get("validate", {}) \
-        if isinstance(data.get("tool"), dict) and isinstance(data["tool"].get("envkit"), dict) \
+    table = (
+        data.get("tool", {}).get("envkit", {}).get("validate", {})
+        if isinstance(data.get("tool"), dict) and isinstance(data["tool"].get("envkit"), dict)
         else {}
+    )
     if not isinstance(table, dict):
-        raise SpecError("pyproject.toml: [tool.envkit.validate] must be a table.",
-                        hint="See `envkit validate --help`.")
+        raise SpecError(
+            "pyproject.toml: [tool.envkit.validate] must be a table.",
+            hint="See `envkit validate --help`.",
+        )
     unknown = [k for k in table if k not in KNOWN_KEYS]
     if unknown:
         raise SpecError(
             f"pyproject.toml: [tool.envkit.validate] has unknown key(s) "
             f"{', '.join(map(repr, unknown))}; known keys: {', '.join(KNOWN_KEYS)}.",
-            hint="Fix the key in pyproject.toml.")
+            hint="Fix the key in pyproject.toml.",
+        )
     return table
 
 
-def build_selection(root: Path | None, *, select: Sequence[str] | None = None,
-                    ignore: Sequence[str] | None = None) -> RuleSelection:
+def build_selection(
+    root: Path | None, *, select: Sequence[str] | None = None, ignore: Sequence[str] | None = None
+) -> RuleSelection:
     """Merge ``[tool.envkit.validate]`` with the command-line options.
 
     Args:
@@ -168,15 +179,20 @@ def build_selection(root: Path | None, *, select: Sequence[str] | None = None,
     sel.ignore = _codes(table.get("ignore"), f"{src} ignore")
     severities = table.get("severity", {}) or {}
     if not isinstance(severities, dict):
-        raise SpecError(f"{src} severity must be a table such as {{ EK210 = \"info\" }}.",
-                        hint="Fix it in pyproject.toml.")
+        raise SpecError(
+            f'{src} severity must be a table such as {{ EK210 = "info" }}.',
+            hint="Fix it in pyproject.toml.",
+        )
     for key, value in severities.items():
         code = check_code(key, f"{src} severity")
         try:
             sel.severity[code] = Severity(str(value).lower())
         except ValueError:
-            raise SpecError(f"{src} severity: {key} = {value!r} is not a severity (expected "
-                            "error, warning or info).", hint="Fix it in pyproject.toml.") from None
+            raise SpecError(
+                f"{src} severity: {key} = {value!r} is not a severity (expected "
+                "error, warning or info).",
+                hint="Fix it in pyproject.toml.",
+            ) from None
     cli_select = [check_code(c, "--select") for v in (select or []) for c in _split(v)]
     cli_ignore = [check_code(c, "--ignore") for v in (ignore or []) for c in _split(v)]
     if cli_select:

@@ -132,7 +132,7 @@ class StaticContext:
                 try:
                     self._pyproject = tomllib.loads(text)
                 except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
-                    if isinstance(exc, RecursionError):  # 1000-deep arrays (issue #12)
+                    if isinstance(exc, RecursionError):  # 1000-deep arrays
                         exc = ValueError("values are nested too deeply")
                     self._pyproject_error = exc
             elif "pyproject.toml" in self.read_errors:

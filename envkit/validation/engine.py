@@ -2,7 +2,7 @@
 
 The rule modules (``envkit.validation.rules.*``) decide findings; this module only plays the
 environment for them, over the OpenEnv contract (HTTP ``/health``, ``/schema``, ``/metadata``,
-``/step`` and WebSocket ``/ws`` sessions; issue #3). Environment code never runs inside envkit.
+``/step`` and WebSocket ``/ws`` sessions). Environment code never runs inside envkit.
 
 Three outcomes of a call are not the calling check's business and are raised as :class:`Stop`
 (the stage ends; :mod:`envkit.validation.rules.liveness` turns it into a finding): no answer
@@ -88,9 +88,16 @@ class Settings:
     probe_path: str | None = None
 
     @classmethod
-    def resolve(cls, manifest: Manifest | None, *, episodes: int, seed: int,
-                timeout_s: float | None, startup_timeout_s: float | None = None,
-                reply_timeout_s: float | None = None) -> Settings:
+    def resolve(
+        cls,
+        manifest: Manifest | None,
+        *,
+        episodes: int,
+        seed: int,
+        timeout_s: float | None,
+        startup_timeout_s: float | None = None,
+        reply_timeout_s: float | None = None,
+    ) -> Settings:
         """Resolve the settings once; the time limits come from
         :func:`envkit.project.resolve_timeouts` (the same rules for validate, eval and run).
 
@@ -100,19 +107,32 @@ class Settings:
         from envkit.project import resolve_timeouts
 
         spec = runtime_spec(manifest)
-        limits = resolve_timeouts(spec, timeout_s=timeout_s,
-                                  startup_timeout_s=startup_timeout_s,
-                                  reply_timeout_s=reply_timeout_s)
+        limits = resolve_timeouts(
+            spec,
+            timeout_s=timeout_s,
+            startup_timeout_s=startup_timeout_s,
+            reply_timeout_s=reply_timeout_s,
+        )
         seeds = tuple(dict.fromkeys(spec.seeds))[:3] or (0,)
         lo, hi = (float(x) for x in spec.reward_range)
-        return cls(episodes=max(1, episodes), seed=seed, timeout_s=timeout_s,
-                   budget_s=timeout_s if timeout_s is not None else DEFAULT_BUDGET_S,
-                   reply_s=limits.reply_s, startup_s=limits.startup_s,
-                   max_steps=spec.max_steps or DEFAULT_MAX_STEPS,
-                   max_steps_declared=spec.max_steps is not None, lo=lo, hi=hi, seeds=seeds,
-                   floor_margin=spec.floor_margin, step_timeout_s=spec.step_timeout_s,
-                   oracle=spec.oracle, has_manifest=manifest is not None,
-                   probe_path=spec.probe_path)
+        return cls(
+            episodes=max(1, episodes),
+            seed=seed,
+            timeout_s=timeout_s,
+            budget_s=timeout_s if timeout_s is not None else DEFAULT_BUDGET_S,
+            reply_s=limits.reply_s,
+            startup_s=limits.startup_s,
+            max_steps=spec.max_steps or DEFAULT_MAX_STEPS,
+            max_steps_declared=spec.max_steps is not None,
+            lo=lo,
+            hi=hi,
+            seeds=seeds,
+            floor_margin=spec.floor_margin,
+            step_timeout_s=spec.step_timeout_s,
+            oracle=spec.oracle,
+            has_manifest=manifest is not None,
+            probe_path=spec.probe_path,
+        )
 
 
 # -- why the stage stops ------------------------------------------------------------------------
@@ -190,9 +210,10 @@ class Episode:
     def trace(self) -> dict[str, Any]:
         """What two plays of the same episode must share: reset observation, rewards and
         observations (and ``state`` when it was recorded)."""
-        out: dict[str, Any] = {"reset": self.reset_obs,
-                               "steps": [{"reward": x.reward, "observation": x.observation}
-                                         for x in self.steps]}
+        out: dict[str, Any] = {
+            "reset": self.reset_obs,
+            "steps": [{"reward": x.reward, "observation": x.observation} for x in self.steps],
+        }
         if self.states:
             out["state"] = self.states
         return out
@@ -330,9 +351,13 @@ class Engine:
             if self.server.attempts:  # not the manifest form: say which one worked
                 self.notes.append(
                     f"started with the {self.launch} (after {len(self.server.attempts)} "
-                    "way(s) that exited: " + "; ".join(
+                    "way(s) that exited: "
+                    + "; ".join(
                         f"{a.command} -> {a.cause.line if a.cause else a.exit_code}"
-                        for a in self.server.attempts) + ")")
+                        for a in self.server.attempts
+                    )
+                    + ")"
+                )
 
     def close(self) -> None:
         """Close the HTTP client and stop the server envkit started (its process group)."""
@@ -389,8 +414,9 @@ class Engine:
         import httpx
 
         if self._post_http is None:
-            self._post_http = httpx.Client(timeout=self.settings.reply_s, trust_env=False,
-                                           headers={"Connection": "close"})
+            self._post_http = httpx.Client(
+                timeout=self.settings.reply_s, trust_env=False, headers={"Connection": "close"}
+            )
         return self._post_http
 
     def post_json(self, path: str, payload: Any) -> tuple[int | None, Any, str]:
@@ -398,8 +424,9 @@ class Engine:
         (``text`` cut at 300 characters)."""
         return self._request(self.post_client(), "POST", path, 300, json=payload)
 
-    def _request(self, client: Any, method: str, path: str, limit: int,
-                 **kwargs: Any) -> tuple[int | None, Any, str]:
+    def _request(
+        self, client: Any, method: str, path: str, limit: int, **kwargs: Any
+    ) -> tuple[int | None, Any, str]:
         """One HTTP request of :meth:`get` / :meth:`post_json`: ``(status or None, JSON body
         or None, text cut at ``limit`` characters or why no answer came)``."""
         import httpx
@@ -476,8 +503,7 @@ class Engine:
         """Call ``watch(observation, "reset" | "step")`` on every observation answered."""
         self._watch = watch
 
-    def reset(self, s: EnvSession, seed: int | None,
-              episode_id: str | None = None) -> StepResult:
+    def reset(self, s: EnvSession, seed: int | None, episode_id: str | None = None) -> StepResult:
         res = self.call("`reset`", s.reset, seed=seed, episode_id=episode_id)
         if self._watch is not None:
             self._watch(res.observation, "reset")
@@ -492,10 +518,18 @@ class Engine:
             self._watch(res.observation, "step")
         return res
 
-    def play_episode(self, s: EnvSession, seed: int | None, policy: Policy,
-                     episode_id: str | None = None, *, name: str = "",
-                     with_state: bool = False, max_steps: int | None = None,
-                     until: float | None = None) -> Episode:
+    def play_episode(
+        self,
+        s: EnvSession,
+        seed: int | None,
+        policy: Policy,
+        episode_id: str | None = None,
+        *,
+        name: str = "",
+        with_state: bool = False,
+        max_steps: int | None = None,
+        until: float | None = None,
+    ) -> Episode:
         """Reset with ``seed`` and step ``policy``'s actions until ``done`` or ``max_steps``.
         A step that raised (EXECUTION_ERROR) is skipped. The episode is added to
         :attr:`episodes`; when it ends with ``done``, :attr:`on_episode_end` is called.
@@ -540,20 +574,29 @@ class Engine:
         if ep.done and self.on_episode_end is not None:
             self.on_episode_end(s, ep)
 
-    def play_alone(self, seed: int | None, policy: Policy, *, name: str = "",
-                   with_state: bool = False, max_steps: int | None = None,
-                   until: float | None = None) -> Episode:
+    def play_alone(
+        self,
+        seed: int | None,
+        policy: Policy,
+        *,
+        name: str = "",
+        with_state: bool = False,
+        max_steps: int | None = None,
+        until: float | None = None,
+    ) -> Episode:
         """:meth:`play_episode` on a session of its own."""
         s = self.open()
         try:
-            return self.play_episode(s, seed, policy, name=name, with_state=with_state,
-                                     max_steps=max_steps, until=until)
+            return self.play_episode(
+                s, seed, policy, name=name, with_state=with_state, max_steps=max_steps, until=until
+            )
         finally:
             s.close()
 
     # -- guarding checks --------------------------------------------------------------------
-    def guard(self, name: str, check: Callable[..., T], *args: Any,
-              quiet: bool = False) -> T | None:
+    def guard(
+        self, name: str, check: Callable[..., T], *args: Any, quiet: bool = False
+    ) -> T | None:
         """Run one check; whatever it does not handle ends the check, not the stage.
 
         ``name`` is shown as a progress line (unless ``quiet``) and names the check in

@@ -1,6 +1,6 @@
 """The exploring policy of the runtime stage: reach the episode ends fuzzing does not.
 
-Issue #13 item 2 asks for the after-``done`` probes "after every episode end envkit reaches".
+The after-``done`` probes need an episode end to probe after.
 Without an oracle, fuzzed actions rarely end a real episode: on huggingface/OpenEnv's
 connect4_env, maze_env, grid_world_env and chess_env a random integer is not a column, a
 random string is not a chess move, and 50 random moves do not cross a maze, so the episodes
@@ -38,10 +38,12 @@ if TYPE_CHECKING:
 
 #: An observation key that names the actions allowed now (``legal_actions``, ``validMoves``):
 #: a word saying "allowed" and a word saying "action". ``available_tools`` (repl_env's tool
-#: names) is not a list of actions (issue #13).
+#: names) is not a list of actions.
 LEGAL_KEY = re.compile(
     r"(legal|valid|available|allowed|possible).?(actions?|moves?|choices?|options?|commands?|"
-    r"columns?|plays?)$", re.IGNORECASE)
+    r"columns?|plays?)$",
+    re.IGNORECASE,
+)
 MAX_ENUMERATED = 64  # integer ranges enumerated at most (maximum - minimum + 1)
 FUZZ_CHOICES = 16  # distinct fuzzed actions the explorer falls back to
 MAX_LEGAL = 4096  # longest list of legal actions read from an observation
@@ -72,13 +74,15 @@ class ActionSpace:
         fuzzed: the fuzzed actions (the fallback choices).
     """
 
-    def __init__(self, schema: dict[str, Any], base: dict[str, Any] | None,
-                 fuzzed: list[dict[str, Any]]):
+    def __init__(
+        self, schema: dict[str, Any], base: dict[str, Any] | None, fuzzed: list[dict[str, Any]]
+    ):
         self.root = fuzz.action_schema(schema)
         props = self.root.get("properties")
         self.props: dict[str, dict[str, Any]] = {
-            name: fuzz.resolve(sub, self.root) for name, sub in
-            (props.items() if isinstance(props, dict) else [])}
+            name: fuzz.resolve(sub, self.root)
+            for name, sub in (props.items() if isinstance(props, dict) else [])
+        }
         self.required = [r for r in self.root.get("required") or [] if r in self.props]
         self.base = dict(base or {})
         seen: set[str] = set()
@@ -95,8 +99,11 @@ class ActionSpace:
         """The space of ``schema`` over the run's fuzzed actions: the first one is the base,
         the first :data:`FUZZ_READ` are the fallback choices. One space serves the explorer
         and the after-``done`` probe."""
-        return cls(schema, actions.at(0) if actions else None,
-                   [actions.at(i) for i in range(min(len(actions), FUZZ_READ))])
+        return cls(
+            schema,
+            actions.at(0) if actions else None,
+            [actions.at(i) for i in range(min(len(actions), FUZZ_READ))],
+        )
 
     # -- what the schema enumerates ----------------------------------------------------------
     def _values(self, node: dict[str, Any]) -> list[Any] | None:
@@ -129,8 +136,7 @@ class ActionSpace:
         fields = self.required or list(self.props)
         choices = {f: self._values(self.props[f]) for f in fields}
         varying = [f for f, v in choices.items() if v is not None]
-        if len(varying) != 1 or any(
-                choices[f] is None and f not in self.base for f in fields):
+        if len(varying) != 1 or any(choices[f] is None and f not in self.base for f in fields):
             return []
         name = varying[0]
         return [{**self.base, name: value} for value in choices[name] or []]
@@ -138,6 +144,7 @@ class ActionSpace:
     # -- what the observation lists ----------------------------------------------------------
     def _field_for(self, key: str, kind: str) -> str | None:
         """The action field a list of ``kind`` values under ``key`` fills."""
+
         def fits(name: str) -> bool:
             node = self.props[name]
             types = fuzz.types_of(node)
@@ -169,8 +176,12 @@ class ActionSpace:
             places.append(observation["metadata"])
         for place in places:
             for key, value in place.items():
-                if not (isinstance(key, str) and LEGAL_KEY.search(key)
-                        and isinstance(value, list) and 0 < len(value) <= MAX_LEGAL):
+                if not (
+                    isinstance(key, str)
+                    and LEGAL_KEY.search(key)
+                    and isinstance(value, list)
+                    and 0 < len(value) <= MAX_LEGAL
+                ):
                     continue
                 kinds = {_scalar_kind(v) for v in value}
                 if len(kinds) != 1 or None in kinds:
@@ -203,8 +214,11 @@ class Explorer:
         choices = self.space.choices(observation)
         if not choices:
             return dict(self.space.base)
-        where = fuzz.json_key({k: v for k, v in observation.items() if k != "metadata"}
-                              if isinstance(observation, dict) else observation)
+        where = fuzz.json_key(
+            {k: v for k, v in observation.items() if k != "metadata"}
+            if isinstance(observation, dict)
+            else observation
+        )
         counts = [self.tried[(where, fuzz.json_key(a))] for a in choices]
         least = min(counts)
         pick = self.rng.choice([a for a, c in zip(choices, counts, strict=True) if c == least])

@@ -1,6 +1,6 @@
 """Actions for the runtime stage, built from the ``/schema`` action JSON Schema.
 
-Three families (issue #3, "Runtime engine"):
+Three families:
 
 * **fuzzed** actions: drawn with hypothesis-jsonschema (a well-kept generator of values that
   satisfy a JSON Schema, built on hypothesis), seeded, derandomised and without a database;
@@ -108,6 +108,7 @@ def warm_up() -> threading.Thread:
     Returns:
         The started daemon thread.
     """
+
     def load() -> None:
         try:
             with _hypothesis_sandbox():
@@ -202,9 +203,15 @@ def generate_actions(schema: dict[str, Any], count: int, seed: int) -> list[dict
 
             strategy = from_schema(schema).filter(lambda v: isinstance(v, dict) and _json_safe(v))
 
-            @settings(database=None, max_examples=count, phases=[Phase.generate],
-                      deadline=None, suppress_health_check=list(HealthCheck),
-                      report_multiple_bugs=False, print_blob=False)
+            @settings(
+                database=None,
+                max_examples=count,
+                phases=[Phase.generate],
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                report_multiple_bugs=False,
+                print_blob=False,
+            )
             @hseed(seed)
             @given(strategy)
             def _collect(value: dict[str, Any]) -> None:
@@ -213,8 +220,9 @@ def generate_actions(schema: dict[str, Any], count: int, seed: int) -> list[dict
 
             _collect()
     except (HypothesisException, ValueError, TypeError, RecursionError) as exc:
-        raise ValueError(f"cannot generate actions from the action schema: "
-                         f"{type(exc).__name__}: {exc}") from None
+        raise ValueError(
+            f"cannot generate actions from the action schema: {type(exc).__name__}: {exc}"
+        ) from None
     for action in out:
         for name in STRIPPED_FIELDS:
             action.pop(name, None)
@@ -295,7 +303,7 @@ def extreme_value(node: Any, root: dict[str, Any], mode: str, depth: int = 0) ->
             if isinstance(hi, (int, float)) and value > hi:
                 value = hi
         if kind == "integer":
-            value = int(math.ceil(value)) if mode != "maximum" else int(math.floor(value))
+            value = math.ceil(value) if mode != "maximum" else math.floor(value)
         return value
     if kind == "boolean":
         return mode == "maximum"
@@ -312,14 +320,17 @@ def extreme_value(node: Any, root: dict[str, Any], mode: str, depth: int = 0) ->
     if kind == "object":
         props = node.get("properties") or {}
         required = set(node.get("required") or [])
-        return {name: extreme_value(sub, root, mode, depth + 1)
-                for name, sub in props.items()
-                if name not in STRIPPED_FIELDS and (mode == "maximum" or name in required)}
+        return {
+            name: extreme_value(sub, root, mode, depth + 1)
+            for name, sub in props.items()
+            if name not in STRIPPED_FIELDS and (mode == "maximum" or name in required)
+        }
     return None
 
 
-def degenerate_actions(schema: dict[str, Any],
-                       first_fuzzed: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+def degenerate_actions(
+    schema: dict[str, Any], first_fuzzed: dict[str, Any] | None = None
+) -> dict[str, dict[str, Any]]:
     """The degenerate policies' (constant) actions, by name, without duplicates.
 
     Names: ``empty``, ``minimum``, ``maximum``, ``repeat-first`` (the first fuzzed action).
@@ -342,13 +353,19 @@ def degenerate_actions(schema: dict[str, Any],
     return out
 
 
-_WRONG = {"string": ["not", "a", "string"], "integer": "not-an-integer",
-          "number": "not-a-number", "boolean": "not-a-boolean", "array": "not-an-array",
-          "object": "not-an-object"}
+_WRONG = {
+    "string": ["not", "a", "string"],
+    "integer": "not-an-integer",
+    "number": "not-a-number",
+    "boolean": "not-a-boolean",
+    "array": "not-an-array",
+    "object": "not-an-object",
+}
 
 
-def invalid_actions(schema: dict[str, Any],
-                    valid: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def invalid_actions(
+    schema: dict[str, Any], valid: dict[str, Any]
+) -> list[tuple[str, dict[str, Any]]]:
     """Actions that break ``schema``, each with a description.
 
     Built from one ``valid`` action: each required field removed, each typed field given a
@@ -368,8 +385,9 @@ def invalid_actions(schema: dict[str, Any],
             continue
         bad = dict(valid)
         bad[name] = _WRONG[types[0]]
-        out.append((f"field `{name}` of the wrong type ({json.dumps(bad[name])} for "
-                    f"{types[0]})", bad))
+        out.append(
+            (f"field `{name}` of the wrong type ({json.dumps(bad[name])} for {types[0]})", bad)
+        )
     if schema.get("additionalProperties") is False:
         bad = dict(valid)
         bad["envkit_unexpected_field"] = 1
@@ -402,8 +420,13 @@ def _smaller(value: Any) -> list[Any]:
     return []
 
 
-def shrink(action: dict[str, Any], still_fails: Callable[[dict[str, Any]], bool], *,
-           required: set[str] | frozenset[str] = frozenset(), budget: int = 60) -> dict[str, Any]:
+def shrink(
+    action: dict[str, Any],
+    still_fails: Callable[[dict[str, Any]], bool],
+    *,
+    required: set[str] | frozenset[str] = frozenset(),
+    budget: int = 60,
+) -> dict[str, Any]:
     """Minimise ``action`` field by field while ``still_fails(candidate)`` stays true.
 
     Tries, per field: dropping it (when not required), then simpler values (shorter strings,
@@ -454,8 +477,11 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | N
             sub = f"{path}.{key}" if path else str(key)
             va, vb = a.get(key, _MISSING), b.get(key, _MISSING)
             if va is _MISSING or vb is _MISSING:
-                return (sub, "<missing>" if va is _MISSING else va,
-                        "<missing>" if vb is _MISSING else vb)
+                return (
+                    sub,
+                    "<missing>" if va is _MISSING else va,
+                    "<missing>" if vb is _MISSING else vb,
+                )
             diff = first_difference(va, vb, sub)
             if diff:
                 return diff
@@ -470,8 +496,12 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | N
         return None
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return None
-    if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))
-                                       and not isinstance(a, bool) and not isinstance(b, bool)):
+    if type(a) is not type(b) and not (
+        isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return (path or "(value)", a, b)
     if a != b:
         return (path or "(value)", a, b)

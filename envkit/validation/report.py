@@ -2,7 +2,7 @@
 
 :class:`ValidationReport` is data; the ``render_*`` functions turn it into text and never print
 (the CLI writes the text to stdout or ``--output``). ``to_dict()`` is the machine contract of
-``--format json`` (issue #3), validated by ``report.schema.json`` in the tests.
+``--format json``, validated by ``report.schema.json`` in the tests.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class CheckResult:
 
 @dataclass
 class RuntimeNote:
-    """Whether the runtime stage ran, and on what assumptions (issue #11 item 4: it is never
+    """Whether the runtime stage ran, and on what assumptions (it is never
     skipped silently).
 
     Attributes:
@@ -52,7 +52,7 @@ class RuntimeNote:
         reason: why it was not (``None`` when it ran).
         assumptions: what it assumed because the manifest could not be read (defaults
             used, the app started, checks not played); empty with a readable manifest.
-        launch: how envkit started the server (issue #13 item 1: e.g. "package form from
+        launch: how envkit started the server (e.g. "package form from
             the parent folder: uvicorn NAME.server.app:app"), ``None`` with ``--url`` or when
             it did not start.
         notes: what the runtime stage wants the reader to know beyond findings (e.g. a
@@ -66,14 +66,25 @@ class RuntimeNote:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ran": self.ran, "reason": self.reason, "assumptions": list(self.assumptions),
-                "launch": self.launch, "notes": list(self.notes)}
+        return {
+            "ran": self.ran,
+            "reason": self.reason,
+            "assumptions": list(self.assumptions),
+            "launch": self.launch,
+            "notes": list(self.notes),
+        }
 
 
 def _sort_key(f: Finding) -> tuple:
     loc = f.location
-    return (f.severity.rank, loc is None, loc.file if loc else "",
-            (loc.line or 0) if loc else 0, (loc.column or 0) if loc else 0, f.code)
+    return (
+        f.severity.rank,
+        loc is None,
+        loc.file if loc else "",
+        (loc.line or 0) if loc else 0,
+        (loc.column or 0) if loc else 0,
+        f.code,
+    )
 
 
 @dataclass
@@ -87,7 +98,7 @@ class ValidationReport:
         checks: one :class:`CheckResult` per rule (selected or not).
         timings: seconds per stage, e.g. ``{"static": 0.04, "startup": 4.1, "total": 9.9}``.
         root: the environment directory (``None`` for ``--url`` only); not serialised.
-        lane: how the runtime stage reached the environment (issue #14): ``source`` (a
+        lane: how the runtime stage reached the environment: ``source`` (a
             server envkit started from the code), ``docker`` (the image, run hardened) or
             ``url`` (a running server).
         runtime: whether the runtime stage ran and what it assumed (:class:`RuntimeNote`).
@@ -125,8 +136,9 @@ class ValidationReport:
     def runtime_ran(self) -> bool:
         """Some runtime check was evaluated (a report whose every runtime check was skipped
         says so next to its verdict)."""
-        return self.runtime.ran and any(c.stage == "runtime" and c.status != "skipped"
-                                        for c in self.checks)
+        return self.runtime.ran and any(
+            c.stage == "runtime" and c.status != "skipped" for c in self.checks
+        )
 
     @property
     def static_only_reason(self) -> str | None:
@@ -144,11 +156,15 @@ class ValidationReport:
 
     @property
     def summary(self) -> dict[str, int]:
-        return {"errors": len(self.errors), "warnings": len(self.warnings),
-                "infos": len(self.infos), "checks_run": self.checks_run}
+        return {
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "infos": len(self.infos),
+            "checks_run": self.checks_run,
+        }
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON contract of ``--format json`` (issue #3)."""
+        """The JSON contract of ``--format json``."""
         from envkit._version import __version__
 
         return {
@@ -156,12 +172,21 @@ class ValidationReport:
             "target": self.target,
             "lane": self.lane,
             "passed": self.passed,
-            "runtime": self.runtime.to_dict() | {"ran": self.runtime_ran,
-                                                 "reason": self.static_only_reason},
+            "runtime": self.runtime.to_dict()
+            | {"ran": self.runtime_ran, "reason": self.static_only_reason},
             "summary": self.summary,
             "findings": [f.to_dict() for f in self.findings],
-            "checks": [{"code": c.code, "name": c.name, "stage": c.stage, "status": c.status,
-                        "reason": c.reason, "findings": len(c.findings)} for c in self.checks],
+            "checks": [
+                {
+                    "code": c.code,
+                    "name": c.name,
+                    "stage": c.stage,
+                    "status": c.status,
+                    "reason": c.reason,
+                    "findings": len(c.findings),
+                }
+                for c in self.checks
+            ],
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
 
@@ -195,12 +220,14 @@ def summary_line(report: ValidationReport) -> str:
     why_static = report.static_only_reason
     if why_static is not None and report.checks:
         verdict += f" (static checks only: the runtime stage did not run because {why_static})"
-    return (f"{verdict}: {_plural(s['errors'], 'error')}, {_plural(s['warnings'], 'warning')}, "
-            f"{_plural(s['infos'], 'info')} ({s['checks_run']} checks run{took}).")
+    return (
+        f"{verdict}: {_plural(s['errors'], 'error')}, {_plural(s['warnings'], 'warning')}, "
+        f"{_plural(s['infos'], 'info')} ({s['checks_run']} checks run{took})."
+    )
 
 
 def _is_behaviour(f: Finding) -> bool:
-    """EK4xx/EK5xx: what the environment does when played (issue #13 item 4 leads with them)."""
+    """EK4xx/EK5xx: what the environment does when played (the text report leads with them)."""
     return f.code[2:3] in ("4", "5")
 
 
@@ -216,8 +243,7 @@ def _finding_lines(f: Finding) -> list[str]:
     pos = ""
     if f.location and f.location.line is not None:
         pos = f"{f.location.line}:{f.location.column or 1}"
-    out = [f"  {pos:>7}  {f.severity.value:<7}  {f.code} {f.name}",
-           f"           {f.message}"]
+    out = [f"  {pos:>7}  {f.severity.value:<7}  {f.code} {f.name}", f"           {f.message}"]
     if f.fix:
         out.append(f"           fix: {f.fix}")
     return out
@@ -225,9 +251,9 @@ def _finding_lines(f: Finding) -> list[str]:
 
 def render_text(report: ValidationReport, show_all: bool = False) -> str:
     """Behaviour findings (EK4xx/EK5xx) first, then the others grouped by file; generic
-    hygiene warnings folded into one line per family with a count unless ``show_all``
-    (issue #13 item 4); checks skipped because the environment lives in a repository; one
-    summary line."""
+     hygiene warnings folded into one line per family with a count unless ``show_all``
+    ; checks skipped because the environment lives in a repository; one
+     summary line."""
     hidden = folded(report, show_all)
     hidden_ids = {id(f) for f in hidden}
     shown = [f for f in report.findings if id(f) not in hidden_ids]
@@ -238,13 +264,17 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
     lines = [f"envkit validate {report.target}", f"lane: {report.lane}", ""]
     for key in sorted(groups, key=lambda k: (k[0], k[1].startswith("("), k[1])):
         lines.append(key[1])
-        for f in sorted(groups[key], key=lambda f: ((f.location.line or 0) if f.location else 0,
-                                                     f.severity.rank, f.code)):
+        for f in sorted(
+            groups[key],
+            key=lambda f: ((f.location.line or 0) if f.location else 0, f.severity.rank, f.code),
+        ):
             lines += _finding_lines(f)
         lines.append("")
     if hidden:
-        lines.append(f"{_plural(len(hidden), 'hygiene finding')} folded (generic layout "
-                     "warnings, not defects; `--show-all` lists them):")
+        lines.append(
+            f"{_plural(len(hidden), 'hygiene finding')} folded (generic layout "
+            "warnings, not defects; `--show-all` lists them):"
+        )
         by_family: dict[str, dict[str, int]] = {}
         for f in sorted(hidden, key=lambda f: f.code):
             fam = FAMILIES.get(f.code[2])
@@ -257,8 +287,7 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
             parts = ", ".join(label + (f" x{n}" if n > 1 else "") for label, n in counts.items())
             lines.append(f"  {name:<{width}}  {total}: {parts}")
         lines.append("")
-    in_repo = [c for c in report.checks if c.status == "skipped"
-               and c.reason.startswith("in-repo")]
+    in_repo = [c for c in report.checks if c.status == "skipped" and c.reason.startswith("in-repo")]
     if in_repo:
         lines.append("Not checked here:")
         lines += [f"  {c.code} {c.name}: {c.reason}" for c in in_repo]
@@ -267,8 +296,9 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
         lines.append("No findings.")
         lines.append("")
     if report.runtime.launch or report.runtime.notes:
-        said = any(n.startswith(f"started with the {report.runtime.launch}")
-                   for n in report.runtime.notes)  # the note adds the ways that exited
+        said = any(
+            n.startswith(f"started with the {report.runtime.launch}") for n in report.runtime.notes
+        )  # the note adds the ways that exited
         if report.runtime.launch and not said:
             lines.append(f"Server started with the {report.runtime.launch}.")
         lines += [f"Note: {n}" for n in report.runtime.notes]
@@ -305,8 +335,9 @@ def render_github(report: ValidationReport) -> str:
         props.append(f"title={_gh_prop(f'{f.code} {f.name}')}")
         msg = f.message + (f" Fix: {f.fix}" if f.fix else "")
         out.append(f"::{level[f.severity]} {','.join(props)}::{_gh_data(msg)}")
-    out.append(f"::notice title=envkit validate ({report.lane} lane)::"
-               f"{_gh_data(summary_line(report))}")
+    out.append(
+        f"::notice title=envkit validate ({report.lane} lane)::{_gh_data(summary_line(report))}"
+    )
     return "\n".join(out) + "\n"
 
 
@@ -319,8 +350,9 @@ def render_junit(report: ValidationReport) -> str:
     for c in report.checks:
         fam = FAMILIES.get(c.code[2])
         family = fam.name if fam else "other"
-        case = TestCase(f"{c.code} {c.name}", classname=f"envkit.validate.{c.stage}.{family}",
-                        elapsed_sec=None)
+        case = TestCase(
+            f"{c.code} {c.name}", classname=f"envkit.validate.{c.stage}.{family}", elapsed_sec=None
+        )
         errors = [f for f in c.findings if f.severity is Severity.ERROR]
         others = [f for f in c.findings if f.severity is not Severity.ERROR]
         if c.status == "skipped":
@@ -328,16 +360,20 @@ def render_junit(report: ValidationReport) -> str:
         elif errors:
             case.add_failure_info(
                 message="; ".join(f.message for f in errors)[:500],
-                output="\n".join(f"{f.location or '-'}: {f.message} Fix: {f.fix}"
-                                 for f in errors),
-                failure_type=c.name)
+                output="\n".join(f"{f.location or '-'}: {f.message} Fix: {f.fix}" for f in errors),
+                failure_type=c.name,
+            )
         if others:
-            case.stdout = "\n".join(f"{f.severity.value}: {f.location or '-'}: {f.message}"
-                                    for f in others)
+            case.stdout = "\n".join(
+                f"{f.severity.value}: {f.location or '-'}: {f.message}" for f in others
+            )
         suites.setdefault(c.stage, []).append(case)
-    ts = [TestSuite(f"envkit validate ({stage})", cases, package="envkit",
-                    properties={"lane": report.lane})
-          for stage, cases in suites.items()]
+    ts = [
+        TestSuite(
+            f"envkit validate ({stage})", cases, package="envkit", properties={"lane": report.lane}
+        )
+        for stage, cases in suites.items()
+    ]
     return to_xml_report_string(ts, encoding="utf-8")
 
 
@@ -355,46 +391,80 @@ def rules_markdown(rules: list[Rule] | None = None) -> str:
     ``## EK503 reward-out-of-range`` so GitHub's anchors match :attr:`Rule.url`.
     Regenerate with ``envkit rules --format markdown > docs/rules.md``."""
     rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
-    out = ["# envkit validate rules", "",
-           "<!-- Generated by `envkit rules --format markdown > docs/rules.md`; do not edit. -->",
-           "",
-           "Codes are stable and never reused. Select, ignore and re-grade them with "
-           "`--select`, `--ignore` and `[tool.envkit.validate]` in pyproject.toml; "
-           "`envkit validate --explain CODE` prints one rule.", ""]
+    out = [
+        "# envkit validate rules",
+        "",
+        "<!-- Generated by `envkit rules --format markdown > docs/rules.md`; do not edit. -->",
+        "",
+        (
+            "Codes are stable and never reused. Select, ignore and re-grade them with "
+            "`--select`, `--ignore` and `[tool.envkit.validate]` in pyproject.toml; "
+            "`envkit validate --explain CODE` prints one rule."
+        ),
+        "",
+    ]
     for digit, family_of in FAMILIES.items():
         family = family_of.name
         fam = [r for r in rules if r.code[2] == digit]
         if not fam:
             continue
-        out += [f"# EK{digit}xx {family}", "", "| code | name | severity | summary |",
-                "|---|---|---|---|"]
-        out += [f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity.value} | "
-                f"{r.summary.replace('|', '&#124;')} |" for r in fam]
+        out += [
+            f"# EK{digit}xx {family}",
+            "",
+            "| code | name | severity | summary |",
+            "|---|---|---|---|",
+        ]
+        out += [
+            f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.severity.value} | "
+            f"{r.summary.replace('|', '&#124;')} |"
+            for r in fam
+        ]
         out.append("")
         for r in fam:
-            extra = (f" · *RFC 008:* `{r.rfc008}`" if r.rfc008 else "") + \
-                (" · *hygiene* (folded in the text report)" if r.hygiene else "")
-            out += [f"## {r.code} {r.name}", "",
-                    f"*Severity:* {r.severity.value} · *stage:* {r.stage} · *family:* {family}"
-                    f"{extra}", "", r.summary, "",
-                    f"**What it checks.** {r.what}", "",
-                    f"**Why it matters.** {r.why}", "",
-                    f"**Example.** {r.example}", "",
-                    f"**Fix.** {r.fix}", ""]
+            extra = (f" · *RFC 008:* `{r.rfc008}`" if r.rfc008 else "") + (
+                " · *hygiene* (folded in the text report)" if r.hygiene else ""
+            )
+            out += [
+                f"## {r.code} {r.name}",
+                "",
+                f"*Severity:* {r.severity.value} · *stage:* {r.stage} · *family:* {family}{extra}",
+                "",
+                r.summary,
+                "",
+                f"**What it checks.** {r.what}",
+                "",
+                f"**Why it matters.** {r.why}",
+                "",
+                f"**Example.** {r.example}",
+                "",
+                f"**Fix.** {r.fix}",
+                "",
+            ]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def rules_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
     """Every rule as a JSON-ready dict (``envkit rules --format json``)."""
     rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
-    return [{"code": r.code, "name": r.name, "severity": r.severity.value, "family": r.family,
-             "stage": r.stage, "summary": r.summary, "url": r.url, "hygiene": r.hygiene,
-             "rfc008": r.rfc008} for r in rules]
+    return [
+        {
+            "code": r.code,
+            "name": r.name,
+            "severity": r.severity.value,
+            "family": r.family,
+            "stage": r.stage,
+            "summary": r.summary,
+            "url": r.url,
+            "hygiene": r.hygiene,
+            "rfc008": r.rfc008,
+        }
+        for r in rules
+    ]
 
 
 def rfc008_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
     """RFC 008's 34 local-lane check ids with the envkit rules that implement each and
-    whether ``openenv validate`` 0.10 grades it (``envkit rules --rfc008``; issue #13 item 5).
+    whether ``openenv validate`` 0.10 grades it (``envkit rules --rfc008``).
 
     Returns:
         One dict per id, in the policy's order: ``check_id`` (``runtime.seed_control``),
@@ -405,6 +475,12 @@ def rfc008_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
     from envkit.findings import RFC008_LOCAL, RFC008_OPENENV_010
 
     rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
-    return [{"check_id": cid, "level": cid.split(".", 1)[0],
-             "envkit": [r.code for r in rules if r.rfc008 == cid],
-             "openenv_0_10": cid in RFC008_OPENENV_010} for cid in RFC008_LOCAL]
+    return [
+        {
+            "check_id": cid,
+            "level": cid.split(".", 1)[0],
+            "envkit": [r.code for r in rules if r.rfc008 == cid],
+            "openenv_0_10": cid in RFC008_OPENENV_010,
+        }
+        for cid in RFC008_LOCAL
+    ]

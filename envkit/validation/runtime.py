@@ -1,7 +1,6 @@
 """The runtime stage of ``envkit validate``: start (or reach) a server and play it over the wire.
 
-Issue #3, rules EK4xx (runtime and protocol) and EK5xx (reward integrity); issue #12 for the
-shape: this module is the order of play only. Each rule family's module in
+Rules EK4xx (runtime and protocol) and EK5xx (reward integrity). This module is the order of play only. Each rule family's module in
 :mod:`envkit.validation.rules` holds its rules and the code that finds them;
 :mod:`envkit.validation.engine` holds the plumbing (budget, server, sessions, what the calls
 recorded). What one check learns and a later one needs is passed explicitly: the /schema
@@ -47,7 +46,7 @@ class RuntimeTarget:
         python: interpreter for the server and the oracle (``--python``; see
             :func:`envkit.project.resolve_python`).
         app: the ASGI app to start (``module:attr``) when ``manifest`` could not be read
-            (openenv.yaml's raw ``app`` key; issue #11 item 4); ``None``: the manifest's,
+            (openenv.yaml's raw ``app`` key); ``None``: the manifest's,
             else ``server.app:app``.
     """
 
@@ -70,7 +69,7 @@ class RuntimeOutcome:
         capacity: sessions the server accepted at once (``None``: not probed).
         launch: how envkit started the server (``None``: ``--url``, or it did not start),
             e.g. ``package form from the parent folder: uvicorn NAME.server.app:app in
-            /x/envs`` (issue #13 item 1).
+            /x/envs``.
         notes: lines for the report: the way the server started when it was not the
             manifest form, probes skipped and why.
     """
@@ -83,10 +82,16 @@ class RuntimeOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
-                timeout_s: float | None = None, startup_timeout_s: float | None = None,
-                reply_timeout_s: float | None = None,
-                progress: Callable[[str], None] | None = None) -> RuntimeOutcome:
+def run_runtime(
+    target: RuntimeTarget,
+    *,
+    episodes: int = 5,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    startup_timeout_s: float | None = None,
+    reply_timeout_s: float | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> RuntimeOutcome:
     """Run the runtime checks (EK4xx, EK5xx) against ``target``.
 
     Never raises for a misbehaving environment: a server that does not start, hangs,
@@ -116,12 +121,18 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
     from envkit.project import resolve_python
 
     if not target.url and target.root is None:
-        raise UsageError("The runtime stage needs a URL or an environment directory.",
-                         hint="Pass PATH or --url.")
+        raise UsageError(
+            "The runtime stage needs a URL or an environment directory.", hint="Pass PATH or --url."
+        )
     python = resolve_python(target.root, target.python) if target.root is not None else None
-    settings = Settings.resolve(target.manifest, episodes=episodes, seed=seed,
-                                timeout_s=timeout_s, startup_timeout_s=startup_timeout_s,
-                                reply_timeout_s=reply_timeout_s)
+    settings = Settings.resolve(
+        target.manifest,
+        episodes=episodes,
+        seed=seed,
+        timeout_s=timeout_s,
+        startup_timeout_s=startup_timeout_s,
+        reply_timeout_s=reply_timeout_s,
+    )
     engine = Engine(settings, progress)
     fuzz.warm_up()  # ~1 s of imports, overlapped with the start-up and the endpoint checks
     t0 = time.perf_counter()
@@ -142,8 +153,14 @@ def run_runtime(target: RuntimeTarget, *, episodes: int = 5, seed: int = 0,
         protocol.lost_sessions(engine)
         liveness.crashes(engine)
         engine.timings["runtime"] = round(time.perf_counter() - t0, 3)
-    return RuntimeOutcome(engine.findings, engine.checks_run, engine.timings, capacity,
-                          launch=engine.launch, notes=engine.notes)
+    return RuntimeOutcome(
+        engine.findings,
+        engine.checks_run,
+        engine.timings,
+        capacity,
+        launch=engine.launch,
+        notes=engine.notes,
+    )
 
 
 def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
@@ -156,18 +173,17 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
     engine.guard("mcp", mcp.check, engine, quiet=True)
     watch = protocol.ObservationWatch(api.observation, api.reset_observation)
     engine.watch_observations(watch)
-    actions = engine.guard("action generation", episodes.action_pool, engine, api.action,
-                           quiet=True) or ActionPool([])
+    actions = engine.guard(
+        "action generation", episodes.action_pool, engine, api.action, quiet=True
+    ) or ActionPool([])
 
-    if engine.guard("round trip", protocol.round_trip, engine, actions,
-                    served.production) is False:
+    if engine.guard("round trip", protocol.round_trip, engine, actions, served.production) is False:
         return None  # `reset` fails: reported (EK418 or EK405)
     if actions and api.action is not None:
         engine.guard("step before reset", protocol.step_before_reset, engine, actions)
         engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
     engine.guard("malformed frames", protocol.malformed_frames, engine)
-    space = (explore.ActionSpace.from_pool(api.action, actions)
-             if api.action is not None else None)
+    space = explore.ActionSpace.from_pool(api.action, actions) if api.action is not None else None
     after_done = integrity.AfterDone(engine, actions, space)
     oracle_best = None
     if actions and api.action is not None:
@@ -176,21 +192,29 @@ def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
         reference = engine.guard("determinism", determinism.check, engine, actions)
         engine.guard("probe plan", determinism.replay_plan, engine, root, quiet=True)
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python)
-        means = engine.guard("degenerate policies", reward.degenerate, engine, api.action,
-                             actions, oracle_best)
+        means = engine.guard(
+            "degenerate policies", reward.degenerate, engine, api.action, actions, oracle_best
+        )
         engine.guard("exploring episodes", episodes.explore_episodes, engine, space)
-        engine.guard("solution leakage", integrity.leak, engine, api.action, actions,
-                     quiet=True)
+        engine.guard("solution leakage", integrity.leak, engine, api.action, actions, quiet=True)
         engine.on_episode_end = None
-        engine.guard("fresh instance", integrity.fresh_http, engine, api.action, actions,
-                     means, quiet=True)
+        engine.guard(
+            "fresh instance", integrity.fresh_http, engine, api.action, actions, means, quiet=True
+        )
         engine.guard("concurrent sessions", sessions.interleaved, engine, actions, reference)
     capacity = engine.guard("capacity", sessions.capacity, engine)
 
     engine.guard("after done verdict", after_done.verdict, quiet=True)
-    engine.guard("reward verdicts", lambda: reward.verdicts(
-        engine, oracle_played=engine.settings.oracle is not None and root is not None
-        and python is not None), quiet=True)
+    engine.guard(
+        "reward verdicts",
+        lambda: reward.verdicts(
+            engine,
+            oracle_played=engine.settings.oracle is not None
+            and root is not None
+            and python is not None,
+        ),
+        quiet=True,
+    )
     engine.guard("action verdict", integrity.ignores_action, engine, quiet=True)
     engine.guard("observation verdict", protocol.observations, engine, watch, quiet=True)
     engine.guard("latency verdict", liveness.latency, engine, quiet=True)

@@ -6,7 +6,7 @@ records which rules could not be evaluated (``skipped``, e.g. Dockerfile rules w
 no Dockerfile). Checks collect findings and keep going; none of them asserts, so ``python -O``
 changes nothing.
 
-The static stage takes a few tens of milliseconds on a generated environment (issue #3's
+The static stage takes a few tens of milliseconds on a generated environment (the
 benchmark target is <= 0.5 s).
 """
 
@@ -33,8 +33,9 @@ def load_context(root: Path) -> tuple[StaticContext, list[Finding]]:
     return ctx, findings
 
 
-def run_static(root: Path, progress: Callable[[str], None] | None = None
-               ) -> tuple[list[Finding], list[str], dict[str, str], float]:
+def run_static(
+    root: Path, progress: Callable[[str], None] | None = None
+) -> tuple[list[Finding], list[str], dict[str, str], float]:
     """Run every static rule (EK1xx, EK2xx, EK3xx, EK6xx) on ``root``.
 
     Args:

@@ -5,8 +5,18 @@ import sys
 
 from envkit import __version__
 
-HEAVY = ("docker", "huggingface_hub", "jinja2", "cookiecutter", "uvicorn", "openenv", "openai",
-         "hypothesis", "gradio", "fastapi")
+HEAVY = (
+    "docker",
+    "huggingface_hub",
+    "jinja2",
+    "cookiecutter",
+    "uvicorn",
+    "openenv",
+    "openai",
+    "hypothesis",
+    "gradio",
+    "fastapi",
+)
 
 _PROBE = """
 import sys
@@ -22,8 +32,12 @@ sys.stderr.write("HEAVY=" + ",".join(heavy) + "\\n")
 
 
 def _run_probe(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", _PROBE.format(heavy=HEAVY), *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", _PROBE.format(heavy=HEAVY), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_help_imports_nothing_heavy():
@@ -46,8 +60,9 @@ def test_version(cli):
 
 
 def test_python_dash_m():
-    proc = subprocess.run([sys.executable, "-m", "envkit", "--version"], capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "envkit", "--version"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0 and __version__ in proc.stdout
 
 

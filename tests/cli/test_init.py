@@ -13,10 +13,24 @@ from envkit.errors import DestinationError
 from envkit.scaffold import init_project
 
 ECHO_FILES = {
-    "openenv.yaml", "models.py", "client.py", "__init__.py", "pyproject.toml", "README.md",
-    "server/__init__.py", "server/app.py", "server/my_env_environment.py", "server/oracle.py",
-    "Dockerfile", ".dockerignore", ".gitignore", "inference.py", "tests/test_environment.py",
-    "AGENTS.md", "CLAUDE.md", ".github/workflows/envkit.yml",
+    "openenv.yaml",
+    "models.py",
+    "client.py",
+    "__init__.py",
+    "pyproject.toml",
+    "README.md",
+    "server/__init__.py",
+    "server/app.py",
+    "server/my_env_environment.py",
+    "server/oracle.py",
+    "Dockerfile",
+    ".dockerignore",
+    ".gitignore",
+    "inference.py",
+    "tests/test_environment.py",
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".github/workflows/envkit.yml",
 }
 
 
@@ -28,7 +42,7 @@ def test_init_renders_the_echo_template(cli, tmp_path):
     result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock")
     assert result.exit_code == 0, result.output
     env = tmp_path / "my-env"
-    assert ECHO_FILES <= _tree(env)
+    assert _tree(env) >= ECHO_FILES
     # the tree and the next commands are printed
     assert "server" in result.stderr and "my_env_environment.py" in result.stderr
     assert "envkit validate" in result.stderr and "envkit run" in result.stderr
@@ -41,8 +55,10 @@ def test_spellings_reach_the_files(tmp_path):
     assert 'name: "word_game"' in (env / "openenv.yaml").read_text()
     assert 'name = "word-game"' in (env / "pyproject.toml").read_text()
     assert 'server = "word_game.server.app:main"' in (env / "pyproject.toml").read_text()
-    assert "class WordGameEnvironment(Environment)" in (
-        env / "server" / "word_game_environment.py").read_text()
+    assert (
+        "class WordGameEnvironment(Environment)"
+        in (env / "server" / "word_game_environment.py").read_text()
+    )
     assert "class WordGameAction(Action)" in (env / "models.py").read_text()
 
 
@@ -65,14 +81,24 @@ def test_debris_in_a_template_is_never_copied(tmp_path, monkeypatch):
     monkeypatch.setattr(scaffold, "templates_dir", lambda: fake)
     env = init_project("my-env", output_dir=tmp_path / "out", lock=False).path
     names = {p.name for p in env.rglob("*")}
-    assert not names & {"__pycache__", "x.cpython-311.pyc", "stray.pyc", ".DS_Store",
-                        "template.toml"}
+    assert not names & {
+        "__pycache__",
+        "x.cpython-311.pyc",
+        "stray.pyc",
+        ".DS_Store",
+        "template.toml",
+    }
 
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("../escape", "is a path"), ("/tmp/abs", "is a path"), ("class", "Python keyword"),
-     ("9lives", "must start with a letter"), ("server", "shadow a module")],
+    [
+        ("../escape", "is a path"),
+        ("/tmp/abs", "is a path"),
+        ("class", "Python keyword"),
+        ("9lives", "must start with a letter"),
+        ("server", "shadow a module"),
+    ],
 )
 def test_bad_names_are_refused(cli, tmp_path, name, message):
     result = cli("init", name, "--output-dir", tmp_path, "--no-lock")
@@ -175,9 +201,14 @@ def test_failed_lock_is_a_warning_with_the_retry_command(cli, tmp_path, monkeypa
 
 def test_generated_tests_pass(echo_env, copy_env):
     env = copy_env(echo_env)
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                          cwd=env, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert " passed" in proc.stdout
 
@@ -194,8 +225,9 @@ def test_skills_are_installed_by_default_and_never_uploaded(cli, tmp_path):
         assert skill.read_text().startswith("---\nname: envkit")
     assert "Agent skills" in result.stderr and "--no-skills" in result.stderr
     uploaded = {f.path for f in upload_set(env)}
-    assert not any(p.startswith((".agents/", ".claude/", ".cursor/", ".opencode/"))
-                   for p in uploaded)
+    assert not any(
+        p.startswith((".agents/", ".claude/", ".cursor/", ".opencode/")) for p in uploaded
+    )
     assert "AGENTS.md" in uploaded and (env / "CLAUDE.md").read_text() == "@AGENTS.md\n"
 
 

@@ -38,9 +38,13 @@ def installed_env(tmp_path_factory) -> tuple[Path, str]:
 
 
 def _start_run(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "envkit", "run", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "NO_COLOR": "1"})
+    return subprocess.Popen(
+        [sys.executable, "-m", "envkit", "run", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
 
 
 def _wait_for_url(proc: subprocess.Popen, timeout_s: float = 90) -> tuple[str, str]:
@@ -63,17 +67,33 @@ def _wait_for_url(proc: subprocess.Popen, timeout_s: float = 90) -> tuple[str, s
 
 def test_installed_package_and_console_script(installed_env):
     env, python = installed_env
-    out = subprocess.run([python, "-c", "from played_env import PlayedEnvAction, PlayedEnvEnv, "
-                          "PlayedEnvObservation; print('ok')"], capture_output=True, text=True,
-                         cwd="/", timeout=120)
+    out = subprocess.run(
+        [
+            python,
+            "-c",
+            (
+                "from played_env import PlayedEnvAction, PlayedEnvEnv, "
+                "PlayedEnvObservation; print('ok')"
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        cwd="/",
+        timeout=120,
+    )
     assert out.stdout.strip() == "ok", out.stderr
     assert (env / ".venv" / "bin" / "server").exists()
 
 
 def test_own_tests_pass_in_the_venv(installed_env):
     env, python = installed_env
-    proc = subprocess.run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -81,7 +101,7 @@ def test_run_serves_a_real_episode_then_stops_cleanly(installed_env):
     from openenv.core import GenericEnvClient
     from websockets.sync.client import connect
 
-    env, python = installed_env
+    env, _python = installed_env
     port = free_port()
     proc = _start_run(str(env), "--port", str(port))  # picks env/.venv/bin/python itself
     try:
@@ -182,5 +202,3 @@ def test_server_crash_at_import_shows_its_log(cli, echo_env, copy_env):
     result = cli("run", env, "--python", sys.executable, "--startup-timeout", "60")
     assert result.exit_code == 1
     assert "exited with code" in result.stderr
-
-

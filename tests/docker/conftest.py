@@ -55,8 +55,13 @@ def labels(run_id: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def built_echo(echo_env: Path, dclient, labels: dict[str, str], run_id: str,
-               tmp_path_factory: pytest.TempPathFactory) -> Built:
+def built_echo(
+    echo_env: Path,
+    dclient,
+    labels: dict[str, str],
+    run_id: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Built:
     """One cold build of the echo template (through the library), shared by the session."""
     from envkit.container import build_image
 
@@ -65,4 +70,3 @@ def built_echo(echo_env: Path, dclient, labels: dict[str, str], run_id: str,
     tag = f"envkit-test-echo:{run_id}"
     result = build_image(path, tag=tag, labels=labels)
     return Built(path=path, tag=tag, result=result)
-

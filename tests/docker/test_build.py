@@ -40,8 +40,17 @@ def test_cold_build_result_and_labels(built_echo, dclient, run_id):
 
 
 def test_cli_rebuild_is_cached_and_reports_json(cli, built_echo, run_id):
-    r = cli("build", built_echo.path, "--tag", built_echo.tag, "--label",
-            f"envkit.test={run_id}", "--quiet", "--format", "json")
+    r = cli(
+        "build",
+        built_echo.path,
+        "--tag",
+        built_echo.tag,
+        "--label",
+        f"envkit.test={run_id}",
+        "--quiet",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
     data = _json(r)
     assert data["tags"] == [built_echo.tag]
@@ -55,8 +64,7 @@ def test_cli_rebuild_is_cached_and_reports_json(cli, built_echo, run_id):
 
 
 def test_text_output_and_progress_lines(cli, built_echo, run_id):
-    r = cli("build", built_echo.path, "--tag", built_echo.tag, "--label",
-            f"envkit.test={run_id}")
+    r = cli("build", built_echo.path, "--tag", built_echo.tag, "--label", f"envkit.test={run_id}")
     assert r.exit_code == 0, r.output
     assert "Step 1/" in r.stderr and "FROM python:3.11-slim" in r.stderr
     assert f"Built {built_echo.tag}" in r.stderr
@@ -68,8 +76,17 @@ def test_code_only_edit_reuses_dependency_layer(cli, built_echo, copy_env, run_i
     env = copy_env(built_echo.path, "edited")
     code = env / "server" / "echo_env_environment.py"
     code.write_text(code.read_text() + "\n# a code-only edit\n")
-    r = cli("build", env, "--tag", f"envkit-test-echo:{run_id}-edit", "--label",
-            f"envkit.test={run_id}", "--quiet", "--format", "json")
+    r = cli(
+        "build",
+        env,
+        "--tag",
+        f"envkit-test-echo:{run_id}-edit",
+        "--label",
+        f"envkit.test={run_id}",
+        "--quiet",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
     steps = _json(r)["steps"]
     dep = next(s for s in steps if "uv pip install" in s["instruction"])
@@ -81,11 +98,19 @@ def test_code_only_edit_reuses_dependency_layer(cli, built_echo, copy_env, run_i
 def test_failing_run_step_exit_1_with_step_and_tail(cli, dclient, copy_env, built_echo, run_id):
     env = copy_env(built_echo.path, "failing")
     marker = f"boom-{run_id}"
-    write_dockerfile(env, "FROM python:3.11-slim\n"
-                          f"RUN echo first-line && echo {marker} && exit 3\n"
-                          'CMD ["true"]\n')
-    r = cli("build", env, "--tag", f"envkit-test-fail:{run_id}", "--label",
-            f"envkit.test={run_id}", "--quiet")
+    write_dockerfile(
+        env,
+        f'FROM python:3.11-slim\nRUN echo first-line && echo {marker} && exit 3\nCMD ["true"]\n',
+    )
+    r = cli(
+        "build",
+        env,
+        "--tag",
+        f"envkit-test-fail:{run_id}",
+        "--label",
+        f"envkit.test={run_id}",
+        "--quiet",
+    )
     assert r.exit_code == 1, r.output
     assert "Step 2/" in r.stderr and "(Dockerfile line 2) failed" in r.stderr
     assert "returned a non-zero code: 3" in r.stderr
@@ -122,8 +147,9 @@ def test_missing_base_image_says_how_to_fix(cli, dclient, copy_env, built_echo, 
 
 def test_buildkit_dockerfile_goes_through_the_cli(cli, dclient, copy_env, built_echo, run_id):
     env = copy_env(built_echo.path, "bk")
-    write_dockerfile(env, "FROM python:3.11-slim\n"
-                          f"RUN --mount=type=cache,target=/root/.cache echo bk-{run_id}\n")
+    write_dockerfile(
+        env, f"FROM python:3.11-slim\nRUN --mount=type=cache,target=/root/.cache echo bk-{run_id}\n"
+    )
     tag = f"envkit-test-bk:{run_id}"
     r = cli("build", env, "--tag", tag, "--label", f"envkit.test={run_id}", "-q", "-f", "json")
     assert r.exit_code == 0, r.output
@@ -137,8 +163,14 @@ def test_buildkit_dockerfile_goes_through_the_cli(cli, dclient, copy_env, built_
 def test_buildkit_dockerfile_without_a_working_cli(cli, copy_env, built_echo, run_id):
     env = copy_env(built_echo.path, "bk2")
     write_dockerfile(env, "FROM python:3.11-slim\n\nRUN --mount=type=cache,target=/x true\n")
-    r = cli("build", env, "--tag", f"envkit-test-bk2:{run_id}", "-q",
-            env={"ENVKIT_DOCKER_CLI": "/nonexistent/docker"})
+    r = cli(
+        "build",
+        env,
+        "--tag",
+        f"envkit-test-bk2:{run_id}",
+        "-q",
+        env={"ENVKIT_DOCKER_CLI": "/nonexistent/docker"},
+    )
     assert r.exit_code == 1, r.output
     assert "Dockerfile line 3 uses `RUN --mount`, which needs BuildKit" in r.stderr
     assert "Rewrite that line" in r.stderr
@@ -175,10 +207,13 @@ def test_fallback_preflight_finds_structural_errors():
     assert any("Dockerfile:2: unknown instruction `FORM`" in t for t in texts), texts
     assert any("expected `FROM` as the first instruction" in t for t in texts), texts
     assert _fallback_checks("ARG V=1\nFROM python:3.11-slim\nRUN true\n") == []
-    feats = buildkit_features("# syntax=docker/dockerfile:1\nFROM x\nCOPY --chmod=755 a b\n"
-                              "RUN <<EOF\necho hi\nEOF\n")
-    assert [(f.line, f.what) for f in feats][:2] == [(1, "`# syntax=` parser directive"),
-                                                     (3, "`COPY --chmod`")]
+    feats = buildkit_features(
+        "# syntax=docker/dockerfile:1\nFROM x\nCOPY --chmod=755 a b\nRUN <<EOF\necho hi\nEOF\n"
+    )
+    assert [(f.line, f.what) for f in feats][:2] == [
+        (1, "`# syntax=` parser directive"),
+        (3, "`COPY --chmod`"),
+    ]
     assert any("heredoc" in f.what for f in feats)
 
 
@@ -206,9 +241,15 @@ def test_envkit_help_does_not_import_docker():
     import subprocess
     import sys
 
-    code = ("import sys; from envkit.cli import app; "
-            "print(sorted(m for m in ('docker','huggingface_hub','jinja2') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    code = (
+        "import sys; from envkit.cli import app; "
+        "print(sorted(m for m in ('docker','huggingface_hub','jinja2') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )
     assert out.returncode == 0, out.stderr
     assert "docker" not in out.stdout, out.stdout

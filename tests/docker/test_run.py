@@ -25,9 +25,20 @@ def detached(built_echo, dclient, run_id):
     """`envkit run --docker --detach` of the session's echo image: (url, name)."""
     from tests.conftest import Cli
 
-    r = Cli()("run", "--docker", built_echo.path, "--detach", "--tag", built_echo.tag,
-              "--label", f"envkit.test={run_id}", "--label", "envkit.case=detached",
-              "-e", "ECHO_TEST_VAR=42")
+    r = Cli()(
+        "run",
+        "--docker",
+        built_echo.path,
+        "--detach",
+        "--tag",
+        built_echo.tag,
+        "--label",
+        f"envkit.test={run_id}",
+        "--label",
+        "envkit.case=detached",
+        "-e",
+        "ECHO_TEST_VAR=42",
+    )
     assert r.exit_code == 0, r.output
     url = r.stdout.strip()
     m = re.search(r"Stop it with: (envkit stop (\S+))", r.stderr)
@@ -73,8 +84,12 @@ def test_runtime_validate_against_the_container(cli, detached, built_echo):
 
 def test_stop_refuses_foreign_containers_and_stops_envkit_ones(cli, detached, dclient, run_id):
     foreign = dclient.containers.run(
-        "python:3.11-slim", ["sleep", "300"], detach=True, name=f"envkit-test-foreign-{run_id}",
-        labels={"envkit.test": run_id})
+        "python:3.11-slim",
+        ["sleep", "300"],
+        detach=True,
+        name=f"envkit-test-foreign-{run_id}",
+        labels={"envkit.test": run_id},
+    )
     try:
         r = cli("stop", foreign.name)
         assert r.exit_code == 2
@@ -99,25 +114,54 @@ def test_busy_port_is_a_clear_error(cli, built_echo, dclient, run_id):
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        r = cli("run", "--docker", built_echo.path, "--detach", "--tag", built_echo.tag,
-                "--port", str(port), "--label", f"envkit.test={run_id}",
-                "--label", "envkit.case=busy")
+        r = cli(
+            "run",
+            "--docker",
+            built_echo.path,
+            "--detach",
+            "--tag",
+            built_echo.tag,
+            "--port",
+            str(port),
+            "--label",
+            f"envkit.test={run_id}",
+            "--label",
+            "envkit.case=busy",
+        )
     assert r.exit_code == 2, r.output
     assert f"Port {port} on 127.0.0.1 is already in use" in r.stderr
     assert containers_with(dclient, run_id, **{"envkit.case": "busy"}) == []
 
 
-def test_early_exit_is_exit_1_with_log_and_nothing_left(cli, copy_env, built_echo, dclient,
-                                                        run_id):
+def test_early_exit_is_exit_1_with_log_and_nothing_left(cli, copy_env, built_echo, dclient, run_id):
     env = copy_env(built_echo.path, "early")
     df = (env / "Dockerfile").read_text()
-    df = re.sub(r'^CMD .*$', 'CMD ["python", "-c", "import os; print(\'early-exit-marker\', '
-                'os.environ.get(\'ENABLE_WEB_INTERFACE\'), os.environ.get(\'K1\')); '
-                'raise SystemExit(7)"]', df, flags=re.M)
+    df = re.sub(
+        r"^CMD .*$",
+        'CMD ["python", "-c", "import os; print(\'early-exit-marker\', '
+        "os.environ.get('ENABLE_WEB_INTERFACE'), os.environ.get('K1')); "
+        'raise SystemExit(7)"]',
+        df,
+        flags=re.MULTILINE,
+    )
     write_dockerfile(env, df)
-    r = cli("run", "--docker", env, "--detach", "--tag", f"envkit-test-early:{run_id}",
-            "--label", f"envkit.test={run_id}", "--label", "envkit.case=early", "--startup-timeout", "60",
-            "--web", "-e", "K1=v=1")
+    r = cli(
+        "run",
+        "--docker",
+        env,
+        "--detach",
+        "--tag",
+        f"envkit-test-early:{run_id}",
+        "--label",
+        f"envkit.test={run_id}",
+        "--label",
+        "envkit.case=early",
+        "--startup-timeout",
+        "60",
+        "--web",
+        "-e",
+        "K1=v=1",
+    )
     assert r.exit_code == 1, r.output
     assert "exited with code 7 before it was healthy" in r.stderr
     # The log tail shows the container's output, and --web / -e reached the container.
@@ -127,22 +171,46 @@ def test_early_exit_is_exit_1_with_log_and_nothing_left(cli, copy_env, built_ech
 
 def test_never_healthy_times_out_exit_1(cli, copy_env, built_echo, dclient, run_id):
     env = copy_env(built_echo.path, "sleepy")
-    df = re.sub(r'^CMD .*$', 'CMD ["sleep", "300"]', (env / "Dockerfile").read_text(), flags=re.M)
+    df = re.sub(
+        r"^CMD .*$", 'CMD ["sleep", "300"]', (env / "Dockerfile").read_text(), flags=re.MULTILINE
+    )
     write_dockerfile(env, df)
-    r = cli("run", "--docker", env, "--detach", "--tag", f"envkit-test-sleepy:{run_id}",
-            "--label", f"envkit.test={run_id}", "--label", "envkit.case=sleepy",
-            "--startup-timeout", "2")
+    r = cli(
+        "run",
+        "--docker",
+        env,
+        "--detach",
+        "--tag",
+        f"envkit-test-sleepy:{run_id}",
+        "--label",
+        f"envkit.test={run_id}",
+        "--label",
+        "envkit.case=sleepy",
+        "--startup-timeout",
+        "2",
+    )
     assert r.exit_code == 1, r.output
     assert "did not answer GET /health within 2 s" in r.stderr
     assert containers_with(dclient, run_id, **{"envkit.case": "sleepy"}) == []
 
 
 def test_foreground_run_ctrl_c_stops_and_removes(built_echo, dclient, run_id):
-    cmd = [sys.executable, "-m", "envkit", "run", "--docker", str(built_echo.path), "--tag",
-           built_echo.tag, "--label", f"envkit.test={run_id}", "--label", "envkit.case=fg"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "envkit",
+        "run",
+        "--docker",
+        str(built_echo.path),
+        "--tag",
+        built_echo.tag,
+        "--label",
+        f"envkit.test={run_id}",
+        "--label",
+        "envkit.case=fg",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     seen: list[str] = []
     try:
         deadline = time.monotonic() + 120

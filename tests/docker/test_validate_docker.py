@@ -20,8 +20,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_engine"),
-              pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.usefixtures("docker_engine"),
+    pytest.mark.timeout(900),
+]
 
 REPO = Path(__file__).resolve().parents[2]
 ENVS = Path(__file__).with_name("envs")
@@ -58,8 +61,10 @@ DECLARE = {
     "needs_root": PUBLIC,
     "writes_app": PUBLIC,
     "ignores_no_network": {"network": {"mode": "no-network"}},
-    "over_memory": {**PUBLIC, "resources": {"cpu": 1, "memory_mb": 128, "disk_mb": 256,
-                                            "episode_timeout_s": 60}},
+    "over_memory": {
+        **PUBLIC,
+        "resources": {"cpu": 1, "memory_mb": 128, "disk_mb": 256, "episode_timeout_s": 60},
+    },
     "slow_start": PUBLIC,
     "crash_start": PUBLIC,
 }
@@ -85,15 +90,23 @@ def _leftovers(dclient, base_id: str, images_before: set[str]) -> dict[str, list
     session's echo image. (Other engineers share this engine: nothing else is compared.)"""
     from tests.docker._util import containers_mentioning
 
-    containers = dclient.containers.list(all=True, filters={"label": ["envkit.managed=true",
-                                                                      "envkit.lane"]})
+    containers = dclient.containers.list(
+        all=True, filters={"label": ["envkit.managed=true", "envkit.lane"]}
+    )
     containers += containers_mentioning(dclient, "about to fail")
     networks = dclient.networks.list(filters={"label": ["envkit.managed"]})
-    images = [i for i in dclient.images.list(all=True)
-              if i.id not in images_before and i.attrs.get("Parent") == base_id
-              and not any("envkit-test-lane" in t for t in i.tags)]
-    return {"containers": [c.name for c in containers], "networks": [n.name for n in networks],
-            "images": [i.id for i in images]}
+    images = [
+        i
+        for i in dclient.images.list(all=True)
+        if i.id not in images_before
+        and i.attrs.get("Parent") == base_id
+        and not any("envkit-test-lane" in t for t in i.tags)
+    ]
+    return {
+        "containers": [c.name for c in containers],
+        "networks": [n.name for n in networks],
+        "images": [i.id for i in images],
+    }
 
 
 def _images(dclient) -> set[str]:
@@ -101,8 +114,9 @@ def _images(dclient) -> set[str]:
 
 
 def _lane_containers(dclient, root: Path) -> list:
-    return dclient.containers.list(all=True, filters={"label": [f"envkit.root={root}",
-                                                                "envkit.lane"]})
+    return dclient.containers.list(
+        all=True, filters={"label": [f"envkit.root={root}", "envkit.lane"]}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +126,15 @@ def fixture_images(built_echo, dclient, labels, run_id, tmp_path_factory):
 
     dest = tmp_path_factory.mktemp("lane-envs")
     out = {}
-    for name in ("loopback", "needs_root", "writes_app", "ignores_no_network", "over_memory",
-                 "slow_start", "crash_start"):
+    for name in (
+        "loopback",
+        "needs_root",
+        "writes_app",
+        "ignores_no_network",
+        "over_memory",
+        "slow_start",
+        "crash_start",
+    ):
         path = _overlay(built_echo, name, dest)
         tag = f"envkit-test-lane-{name.replace('_', '-')}:{run_id}"
         build_image(path, tag=tag, labels=labels, check=False)
@@ -122,15 +143,18 @@ def fixture_images(built_echo, dclient, labels, run_id, tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("name, code", [
-    ("loopback", "EK440"),
-    ("needs_root", "EK441"),
-    ("writes_app", "EK442"),
-    ("ignores_no_network", "EK445"),
-    ("over_memory", "EK443"),
-    ("slow_start", "EK444"),
-    ("crash_start", "EK446"),
-])
+@pytest.mark.parametrize(
+    "name, code",
+    [
+        ("loopback", "EK440"),
+        ("needs_root", "EK441"),
+        ("writes_app", "EK442"),
+        ("ignores_no_network", "EK445"),
+        ("over_memory", "EK443"),
+        ("slow_start", "EK444"),
+        ("crash_start", "EK446"),
+    ],
+)
 def test_fixture_gives_exactly_its_finding(fixture_images, built_echo, dclient, name, code):
     from envkit.container import validate_docker
 
@@ -206,9 +230,22 @@ def test_cli_sigint_removes_the_container(built_echo, dclient, tmp_path):
     shutil.copytree(built_echo.path, path)
     before = _images(dclient)
     env = dict(os.environ, NO_COLOR="1")
-    proc = subprocess.Popen([sys.executable, "-m", "envkit", "validate", "--docker", str(path),
-                             "--image", built_echo.tag], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "envkit",
+            "validate",
+            "--docker",
+            str(path),
+            "--image",
+            built_echo.tag,
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 120
         while not _lane_containers(dclient, path.resolve()):
@@ -217,7 +254,7 @@ def test_cli_sigint_removes_the_container(built_echo, dclient, tmp_path):
             time.sleep(0.2)
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -244,8 +281,9 @@ def test_every_template_image_passes_the_lane(template, dclient, labels, run_id,
     from envkit.scaffold import init_project
     from envkit.validation.report import render
 
-    path = init_project(f"lane-{template}", template=template, output_dir=tmp_path,
-                        lock=True, skills=False).path
+    path = init_project(
+        f"lane-{template}", template=template, output_dir=tmp_path, lock=True, skills=False
+    ).path
     tag = f"envkit-test-lane-{template}:{run_id}"
     try:
         build_image(path, tag=tag, labels=labels)

@@ -35,8 +35,11 @@ def openai_stub() -> Iterator[Stub]:
     from tests.eval.openai_stub import make_app
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(make_app(STUB_KEY), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            make_app(STUB_KEY), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True, name="openai-stub")
     thread.start()
     deadline = time.monotonic() + 20

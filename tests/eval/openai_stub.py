@@ -33,16 +33,24 @@ from fastapi.responses import JSONResponse
 _OBS = re.compile(r"```json\n(.*?)\n```", re.DOTALL)
 
 
-def _error(status: int, message: str, code: str, kind: str,
-           headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": kind, "param": None,
-                                   "code": code}}, status_code=status, headers=headers)
+def _error(
+    status: int, message: str, code: str, kind: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"message": message, "type": kind, "param": None, "code": code}},
+        status_code=status,
+        headers=headers,
+    )
 
 
 def make_app(api_key: str) -> FastAPI:
     app = FastAPI()
-    state: dict[str, Any] = {"requests": [], "inflight": 0, "max_inflight": 0,
-                             "episodes": defaultdict(int)}
+    state: dict[str, Any] = {
+        "requests": [],
+        "inflight": 0,
+        "max_inflight": 0,
+        "episodes": defaultdict(int),
+    }
     lock = threading.Lock()
     ids = itertools.count(1)
 
@@ -56,26 +64,41 @@ def make_app(api_key: str) -> FastAPI:
         model = str(body.get("model", ""))
         messages = body.get("messages") or []
         with lock:
-            state["requests"].append({
-                "model": model, "temperature": body.get("temperature"),
-                "messages": len(messages), "max_tokens": body.get("max_tokens"),
-                "system": messages[0]["content"] if messages else None,
-                "authorized": request.headers.get("authorization") == f"Bearer {api_key}"})
+            state["requests"].append(
+                {
+                    "model": model,
+                    "temperature": body.get("temperature"),
+                    "messages": len(messages),
+                    "max_tokens": body.get("max_tokens"),
+                    "system": messages[0]["content"] if messages else None,
+                    "authorized": request.headers.get("authorization") == f"Bearer {api_key}",
+                }
+            )
         if request.headers.get("authorization") != f"Bearer {api_key}":
-            return _error(401, "Incorrect API key provided.", "invalid_api_key",
-                          "invalid_request_error")
+            return _error(
+                401, "Incorrect API key provided.", "invalid_api_key", "invalid_request_error"
+            )
         if model == "ratelimit":
-            return _error(429, "Rate limit reached for requests", "rate_limit_exceeded",
-                          "requests", headers={"retry-after-ms": "5"})
+            return _error(
+                429,
+                "Rate limit reached for requests",
+                "rate_limit_exceeded",
+                "requests",
+                headers={"retry-after-ms": "5"},
+            )
         if model == "toolong":
-            return _error(400, "This model's maximum context length is 8192 tokens. However, "
-                          "your messages resulted in 9000 tokens.", "context_length_exceeded",
-                          "invalid_request_error")
+            return _error(
+                400,
+                "This model's maximum context length is 8192 tokens. However, "
+                "your messages resulted in 9000 tokens.",
+                "context_length_exceeded",
+                "invalid_request_error",
+            )
         users = [m for m in messages if m.get("role") == "user"]
         assistants = [m for m in messages if m.get("role") == "assistant"]
         found = _OBS.findall(users[-1]["content"]) if users else []
         target = json.loads(found[-1]).get("target", "") if found else ""
-        reply = f'```json\n{json.dumps({"message": target})}\n```'
+        reply = f"```json\n{json.dumps({'message': target})}\n```"
         with lock:
             state["inflight"] += 1
             state["max_inflight"] = max(state["max_inflight"], state["inflight"])
@@ -99,21 +122,34 @@ def make_app(api_key: str) -> FastAPI:
                 elif code == "p" and not assistants:
                     reply = ""
             elif model != "echo":
-                return _error(404, f"The model `{model}` does not exist.", "model_not_found",
-                              "invalid_request_error")
+                return _error(
+                    404,
+                    f"The model `{model}` does not exist.",
+                    "model_not_found",
+                    "invalid_request_error",
+                )
         finally:
             with lock:
                 state["inflight"] -= 1
         prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
         completion_tokens = max(1, len(reply) // 4)
         return {
-            "id": f"chatcmpl-{next(ids)}", "object": "chat.completion", "created": 0,
+            "id": f"chatcmpl-{next(ids)}",
+            "object": "chat.completion",
+            "created": 0,
             "model": model,
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": reply}}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": reply},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
 
     return app
-

@@ -30,8 +30,24 @@ def _pids_in(root: Path) -> set[int]:
 def test_path_starts_and_stops_the_server_json_output(cli, echo_env, copy_env, tmp_path):
     env = copy_env(echo_env)
     out = tmp_path / "run"
-    r = cli("eval", env, "--policy", "oracle", "--python", sys.executable, "-n", "2", "-g", "2",
-            "-c", "2", "--format", "json", "--out", out)
+    r = cli(
+        "eval",
+        env,
+        "--policy",
+        "oracle",
+        "--python",
+        sys.executable,
+        "-n",
+        "2",
+        "-g",
+        "2",
+        "-c",
+        "2",
+        "--format",
+        "json",
+        "--out",
+        out,
+    )
     assert r.exit_code == 0, r.output
     summary = json.loads(r.stdout)
     assert summary["episodes"] == 4 and summary["success_rate"] == 1.0
@@ -57,8 +73,15 @@ def test_text_report_and_histogram(cli, echo_server, tmp_path, monkeypatch):
 
 
 def test_usage_errors_exit_2(cli, echo_server, tmp_path):
-    r = cli("eval", "--url", echo_server.url, "--model", "m", "--system-prompt",
-            tmp_path / "missing.txt")
+    r = cli(
+        "eval",
+        "--url",
+        echo_server.url,
+        "--model",
+        "m",
+        "--system-prompt",
+        tmp_path / "missing.txt",
+    )
     assert r.exit_code == 2 and "--system-prompt" in r.output
     r = cli("eval", "--url", echo_server.url, "--policy", "random", "--format", "xml")
     assert r.exit_code == 2
@@ -71,10 +94,30 @@ def test_ctrl_c_writes_partial_results(echo_env, copy_env, openai_stub, tmp_path
     out = tmp_path / "partial"
     child_env = dict(os.environ, HF_TOKEN=openai_stub.key, NO_COLOR="1")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "envkit", "eval", str(env), "--python", sys.executable,
-         "--model", "slow:250", "--base-url", openai_stub.base_url, "-n", "40", "-c", "2",
-         "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env)
+        [
+            sys.executable,
+            "-m",
+            "envkit",
+            "eval",
+            str(env),
+            "--python",
+            sys.executable,
+            "--model",
+            "slow:250",
+            "--base-url",
+            openai_stub.base_url,
+            "-n",
+            "40",
+            "-c",
+            "2",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env,
+    )
     lines = []
     try:
         deadline = time.monotonic() + 90
@@ -104,8 +147,10 @@ def test_ctrl_c_writes_partial_results(echo_env, copy_env, openai_stub, tmp_path
     assert not _pids_in(env), "the environment server outlived Ctrl-C"
 
 
-@pytest.mark.skipif(not (Path(__file__).parents[2] / "templates" / "guess").is_dir(),
-                    reason="templates/guess not written yet")
+@pytest.mark.skipif(
+    not (Path(__file__).parents[2] / "templates" / "guess").is_dir(),
+    reason="templates/guess not written yet",
+)
 def test_random_and_oracle_on_the_guess_template(tmp_path):
     from envkit.evaluation import evaluate
     from envkit.manifest import read_manifest
@@ -116,8 +161,15 @@ def test_random_and_oracle_on_the_guess_template(tmp_path):
     server = start_server(env, read_manifest(env).app, python=sys.executable)
     try:
         server.wait_healthy(timeout_s=90)
-        oracle = evaluate(env, url=server.url, policy="oracle", episodes=3, group_size=2,
-                          concurrency=2, python=sys.executable)
+        oracle = evaluate(
+            env,
+            url=server.url,
+            policy="oracle",
+            episodes=3,
+            group_size=2,
+            concurrency=2,
+            python=sys.executable,
+        )
         rand = evaluate(env, url=server.url, policy="random", episodes=3, seed=3)
     finally:
         server.stop()
@@ -130,13 +182,20 @@ def test_random_and_oracle_on_the_guess_template(tmp_path):
 
 
 def test_eval_help_is_light():
-    probe = ("import sys\nsys.argv = ['envkit', 'eval', '--help']\nfrom envkit.cli import main\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "heavy = [m for m in ('openai', 'httpx', 'websockets', 'matplotlib', 'uvicorn', "
-             "'openenv', 'docker', 'huggingface_hub', 'jinja2', 'hypothesis') "
-             "if m in sys.modules]\nsys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=60, env=dict(os.environ, COLUMNS="200"))
+    probe = (
+        "import sys\nsys.argv = ['envkit', 'eval', '--help']\nfrom envkit.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('openai', 'httpx', 'websockets', 'matplotlib', 'uvicorn', "
+        "'openenv', 'docker', 'huggingface_hub', 'jinja2', 'hypothesis') "
+        "if m in sys.modules]\nsys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, COLUMNS="200"),
+    )
     assert "Examples:" in proc.stdout and "--group-size" in proc.stdout
     assert "[default: HF_TOKEN, then OPENAI_API_KEY]" in proc.stdout  # not eaten as markup
     assert "HEAVY=\n" in proc.stderr, proc.stderr

@@ -25,8 +25,7 @@ def test_hanging_reset_stops_after_three_lost_sessions(monkeypatch, tmp_path):
     before = descendants(os.getpid())
     t0 = time.monotonic()
     with pytest.raises(EvalAbortedError) as info:
-        evaluate(HOSTILE, policy="random", python=sys.executable, episodes=20,
-                 out_dir=tmp_path)
+        evaluate(HOSTILE, policy="random", python=sys.executable, episodes=20, out_dir=tmp_path)
     elapsed = time.monotonic() - t0
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "eval left processes behind"
@@ -44,14 +43,22 @@ def test_hanging_reset_stops_after_three_lost_sessions(monkeypatch, tmp_path):
 
 
 def test_hanging_step_is_cut_by_the_whole_run_budget(tmp_path):
-    server = start_server(HOSTILE, "server.app:app", python=sys.executable,
-                          env={"HOSTILE_MODE": "hang_step"})
+    server = start_server(
+        HOSTILE, "server.app:app", python=sys.executable, env={"HOSTILE_MODE": "hang_step"}
+    )
     try:
         server.wait_healthy(timeout_s=180)
         t0 = time.monotonic()
         with pytest.raises(EvalAbortedError) as info:  # only --timeout can end this run
-            evaluate(HOSTILE, url=server.url, policy="random", episodes=5, timeout_s=5,
-                     reply_timeout_s=300, out_dir=tmp_path)
+            evaluate(
+                HOSTILE,
+                url=server.url,
+                policy="random",
+                episodes=5,
+                timeout_s=5,
+                reply_timeout_s=300,
+                out_dir=tmp_path,
+            )
         elapsed = time.monotonic() - t0
     finally:
         server.stop(grace_s=1)
@@ -67,8 +74,18 @@ def test_hanging_step_is_cut_by_the_whole_run_budget(tmp_path):
 def test_cli_exit_code_and_one_line_cause(cli, monkeypatch, tmp_path):
     monkeypatch.setenv("HOSTILE_MODE", "hang_reset")
     before = descendants(os.getpid())
-    result = cli("eval", HOSTILE, "--policy", "random", "--python", sys.executable,
-                 "--reply-timeout", "1", "--out", tmp_path / "out")
+    result = cli(
+        "eval",
+        HOSTILE,
+        "--policy",
+        "random",
+        "--python",
+        sys.executable,
+        "--reply-timeout",
+        "1",
+        "--out",
+        tmp_path / "out",
+    )
     assert result.exit_code == 2
     assert "error: Stopped after 3 lost sessions in a row" in result.stderr
     assert "within 1 s" in result.stderr

@@ -11,8 +11,9 @@ from envkit.evaluation import evaluate
 
 
 def _run(echo_env, echo_server, stub, model, **kw):
-    return evaluate(echo_env, url=echo_server.url, policy="openai", model=model,
-                    base_url=stub.base_url, **kw)
+    return evaluate(
+        echo_env, url=echo_server.url, policy="openai", model=model, base_url=stub.base_url, **kw
+    )
 
 
 def test_solver_model_and_usage(echo_env, echo_server, openai_stub, stub_key, tmp_path):
@@ -27,7 +28,8 @@ def test_solver_model_and_usage(echo_env, echo_server, openai_stub, stub_key, tm
     assert step["action"] == {"message": json.loads(lines[0])["reset"]["observation"]["target"]}
     assert step["reply"].startswith("```json") and step["usage"]["total_tokens"] > 0
     assert s["usage"]["total_tokens"] == sum(
-        st["usage"]["total_tokens"] for line in lines for st in json.loads(line)["steps"])
+        st["usage"]["total_tokens"] for line in lines for st in json.loads(line)["steps"]
+    )
     assert stub_key not in (tmp_path / "summary.json").read_text()
     assert stub_key not in (tmp_path / "trajectories.jsonl").read_text()
 
@@ -35,8 +37,9 @@ def test_solver_model_and_usage(echo_env, echo_server, openai_stub, stub_key, tm
 def test_groups_pass_at_k_and_parse_failures(echo_env, echo_server, openai_stub, stub_key):
     # one code per episode, group-major: seed 0 -> 1,0,p ; seed 1 -> 1,1,0
     model = f"schedule:{uuid.uuid4().hex[:8]}:10p110"
-    result = _run(echo_env, echo_server, openai_stub, model, episodes=2, group_size=3,
-                  max_steps=2, seed=4)
+    result = _run(
+        echo_env, echo_server, openai_stub, model, episodes=2, group_size=3, max_steps=2, seed=4
+    )
     s = result.summary
     returns = [e.return_ for e in result.episodes]
     assert returns == [1.0, 0.0, 1.0, 1.0, 1.0, 0.0]
@@ -60,33 +63,63 @@ def test_groups_pass_at_k_and_parse_failures(echo_env, echo_server, openai_stub,
     assert s["settings"]["temperature"] == 1.0
 
 
-def test_plain_text_reply_and_custom_system_prompt(echo_env, echo_server, openai_stub,
-                                                   stub_key, monkeypatch):
+def test_plain_text_reply_and_custom_system_prompt(
+    echo_env, echo_server, openai_stub, stub_key, monkeypatch
+):
     monkeypatch.setenv("MY_KEY", stub_key)
     monkeypatch.delenv("HF_TOKEN")
-    result = _run(echo_env, echo_server, openai_stub, "plain", episodes=1,
-                  api_key_env="MY_KEY", system_prompt="Repeat the target.", max_tokens=16)
+    result = _run(
+        echo_env,
+        echo_server,
+        openai_stub,
+        "plain",
+        episodes=1,
+        api_key_env="MY_KEY",
+        system_prompt="Repeat the target.",
+        max_tokens=16,
+    )
     assert result.summary["success_rate"] == 1.0
     req = openai_stub.requests_for("plain")[-1]
     assert req["system"] == "Repeat the target." and req["max_tokens"] == 16
 
 
-def test_401_names_the_variable_not_the_key(cli, echo_env, echo_server, openai_stub,
-                                            monkeypatch, tmp_path):
+def test_401_names_the_variable_not_the_key(
+    cli, echo_env, echo_server, openai_stub, monkeypatch, tmp_path
+):
     monkeypatch.setenv("HF_TOKEN", "hf_wrong_secret_1234")
-    r = cli("eval", echo_env, "--url", echo_server.url, "--base-url", openai_stub.base_url,
-            "--model", "echo", "-n", "1", "--out", tmp_path / "o")
+    r = cli(
+        "eval",
+        echo_env,
+        "--url",
+        echo_server.url,
+        "--base-url",
+        openai_stub.base_url,
+        "--model",
+        "echo",
+        "-n",
+        "1",
+        "--out",
+        tmp_path / "o",
+    )
     assert r.exit_code == 2
     assert "401" in r.output and "$HF_TOKEN" in r.output
     assert "hf_wrong_secret_1234" not in r.output
 
 
-def test_429_is_retried_a_bounded_number_of_times(echo_env, echo_server, openai_stub,
-                                                  stub_key, tmp_path):
+def test_429_is_retried_a_bounded_number_of_times(
+    echo_env, echo_server, openai_stub, stub_key, tmp_path
+):
     before = len(openai_stub.requests_for("ratelimit"))
     with pytest.raises(ModelEndpointError) as info:
-        _run(echo_env, echo_server, openai_stub, "ratelimit", episodes=2, max_retries=2,
-             out_dir=tmp_path)
+        _run(
+            echo_env,
+            echo_server,
+            openai_stub,
+            "ratelimit",
+            episodes=2,
+            max_retries=2,
+            out_dir=tmp_path,
+        )
     assert "429" in info.value.message and "2 retries" in info.value.message
     assert len(openai_stub.requests_for("ratelimit")) - before == 3  # 1 + 2 retries
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -108,8 +141,9 @@ def test_unknown_model_and_unreachable_endpoint(echo_env, echo_server, openai_st
     assert "404" in info.value.message and "--model" in info.value.hint
     dead = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ModelEndpointError) as info:
-        evaluate(echo_env, url=echo_server.url, model="echo", base_url=dead, episodes=1,
-                 max_retries=0)
+        evaluate(
+            echo_env, url=echo_server.url, model="echo", base_url=dead, episodes=1, max_retries=0
+        )
     assert "Cannot reach" in info.value.message and "--base-url" in info.value.hint
 
 

@@ -34,11 +34,24 @@ def test_random_policy_is_seeded_and_schema_valid(echo_server):
 
 
 def test_oracle_policy_reaches_the_max(echo_env, echo_server, tmp_path):
-    result = evaluate(echo_env, url=echo_server.url, policy="oracle", episodes=3, group_size=2,
-                      concurrency=2, python=sys.executable, out_dir=tmp_path)
+    result = evaluate(
+        echo_env,
+        url=echo_server.url,
+        policy="oracle",
+        episodes=3,
+        group_size=2,
+        concurrency=2,
+        python=sys.executable,
+        out_dir=tmp_path,
+    )
     s = result.summary
-    assert s["success_rate"] == 1.0 and s["return"] == {"n": 6, "mean": 1.0, "std": 0.0,
-                                                        "min": 1.0, "max": 1.0}
+    assert s["success_rate"] == 1.0 and s["return"] == {
+        "n": 6,
+        "mean": 1.0,
+        "std": 0.0,
+        "min": 1.0,
+        "max": 1.0,
+    }
     assert s["pass_at_k"]["mean"] == {"1": 1.0, "2": 1.0} and s["settings"]["concurrency"] == 2
     assert s["settings"]["max_steps"] == read_manifest(echo_env).spec.max_steps
     assert (tmp_path / "rewards.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -48,25 +61,36 @@ def test_module_callable_policy_and_its_failures(echo_env, echo_server, copy_env
     env = copy_env(echo_env)
     (env / "agents.py").write_text(
         "def half(obs):\n    return {'message': obs['target'].split()[0]}\n\n"
-        "def broken(obs):\n    raise RuntimeError('boom')\n")
-    result = evaluate(env, url=echo_server.url, policy="agents:half", episodes=2, max_steps=2,
-                      python=sys.executable)
+        "def broken(obs):\n    raise RuntimeError('boom')\n"
+    )
+    result = evaluate(
+        env,
+        url=echo_server.url,
+        policy="agents:half",
+        episodes=2,
+        max_steps=2,
+        python=sys.executable,
+    )
     s = result.summary
     assert s["success_rate"] == 0.0 and 0.0 < s["return"]["mean"] < 2.0
     assert s["truncated_episodes"] == 2 and s["mean_steps"] == 2
-    broken = evaluate(env, url=echo_server.url, policy="agents:broken", episodes=1,
-                      python=sys.executable)
+    broken = evaluate(
+        env, url=echo_server.url, policy="agents:broken", episodes=1, python=sys.executable
+    )
     ep = broken.episodes[0]
     assert "boom" in ep.error and ep.steps[0].error_code == "POLICY_ERROR"
     assert broken.exit_code == 1
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"policy": "oracle"}, "needs the environment directory"),
-    ({"policy": "nonsense"}, "unknown policy"),
-    ({"policy": "random", "episodes": 0}, "--episodes"),
-    ({"policy": "random", "max_steps": 0}, "--max-steps"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"policy": "oracle"}, "needs the environment directory"),
+        ({"policy": "nonsense"}, "unknown policy"),
+        ({"policy": "random", "episodes": 0}, "--episodes"),
+        ({"policy": "random", "max_steps": 0}, "--max-steps"),
+    ],
+)
 def test_usage_errors(echo_server, kwargs, match):
     with pytest.raises(UsageError, match=match):
         evaluate(url=echo_server.url, **kwargs)
@@ -74,8 +98,14 @@ def test_usage_errors(echo_server, kwargs, match):
 
 def test_concurrent_sessions_run_in_parallel(echo_env, echo_server, openai_stub, stub_key):
     model = f"slow:{150 + uuid.uuid4().int % 10}"
-    result = evaluate(echo_env, url=echo_server.url, model=model, base_url=openai_stub.base_url,
-                      episodes=8, concurrency=4)
+    result = evaluate(
+        echo_env,
+        url=echo_server.url,
+        model=model,
+        base_url=openai_stub.base_url,
+        episodes=8,
+        concurrency=4,
+    )
     assert result.summary["settings"]["concurrency"] == 4  # echo's capacity is 16
     assert result.summary["success_rate"] == 1.0 and len(result.episodes) == 8
     assert openai_stub.log()["max_inflight"] >= 2
@@ -84,8 +114,12 @@ def test_concurrent_sessions_run_in_parallel(echo_env, echo_server, openai_stub,
 
 @pytest.fixture(scope="module")
 def capacity2_server(echo_env):
-    server = start_server(echo_env, read_manifest(echo_env).app, python=sys.executable,
-                          env={"MAX_CONCURRENT_ENVS": "2"})
+    server = start_server(
+        echo_env,
+        read_manifest(echo_env).app,
+        python=sys.executable,
+        env={"MAX_CONCURRENT_ENVS": "2"},
+    )
     try:
         server.wait_healthy(timeout_s=90)
         yield server
@@ -95,8 +129,15 @@ def capacity2_server(echo_env):
 
 def test_concurrency_capped_by_capacity(echo_env, capacity2_server):
     notes = []
-    result = evaluate(echo_env, url=capacity2_server.url, policy="oracle", episodes=4,
-                      concurrency=5, python=sys.executable, on_note=notes.append)
+    result = evaluate(
+        echo_env,
+        url=capacity2_server.url,
+        policy="oracle",
+        episodes=4,
+        concurrency=5,
+        python=sys.executable,
+        on_note=notes.append,
+    )
     s = result.summary
     assert s["settings"]["concurrency"] == 2 and s["environment"]["capacity"] == 2
     assert len(notes) == 1 and "CAPACITY_REACHED" in notes[0] and "capped to 2" in notes[0]

@@ -9,7 +9,7 @@ from envkit.evaluation.stats import describe, histogram, ks_for, pass_at_k, perc
 
 def test_pass_at_k_hand_values():
     assert pass_at_k(3, 1, 1) == pytest.approx(1 / 3)
-    assert pass_at_k(3, 1, 2) == pytest.approx(2 / 3)      # 1 - C(2,2)/C(3,2) = 1 - 1/3
+    assert pass_at_k(3, 1, 2) == pytest.approx(2 / 3)  # 1 - C(2,2)/C(3,2) = 1 - 1/3
     assert pass_at_k(3, 1, 3) == 1.0
     assert pass_at_k(4, 0, 2) == 0.0
     assert pass_at_k(5, 2, 2) == pytest.approx(1 - 3 / 10)  # 1 - C(3,2)/C(5,2)
@@ -38,21 +38,54 @@ def test_describe_percentile_histogram():
 
 
 def _ep(i, group, seed, rewards, success, *, parse=0, usage=None):
-    steps = [{"reward": r, "latency_s": 0.01 * (k + 1), "policy_latency_s": 0.1,
-              **({"usage": usage} if usage else {})} for k, r in enumerate(rewards)]
-    steps += [{"reward": 0.0, "parse_error": True, "error": "no JSON", "latency_s": None,
-               "policy_latency_s": 0.1} for _ in range(parse)]
-    return {"episode": i, "group": group, "member": i % 3, "seed": seed, "steps": steps,
-            "return": float(sum(r or 0 for r in rewards)), "success": success, "error": None,
-            "truncated": not success}
+    steps = [
+        {
+            "reward": r,
+            "latency_s": 0.01 * (k + 1),
+            "policy_latency_s": 0.1,
+            **({"usage": usage} if usage else {}),
+        }
+        for k, r in enumerate(rewards)
+    ]
+    steps += [
+        {
+            "reward": 0.0,
+            "parse_error": True,
+            "error": "no JSON",
+            "latency_s": None,
+            "policy_latency_s": 0.1,
+        }
+        for _ in range(parse)
+    ]
+    return {
+        "episode": i,
+        "group": group,
+        "member": i % 3,
+        "seed": seed,
+        "steps": steps,
+        "return": float(sum(r or 0 for r in rewards)),
+        "success": success,
+        "error": None,
+        "truncated": not success,
+    }
 
 
 def test_summarize_groups_by_hand():
-    eps = [_ep(0, 0, 5, [1.0], True), _ep(1, 0, 5, [0.0, 0.0], False),
-           _ep(2, 0, 5, [0.25, 0.0], False, parse=1),
-           _ep(3, 1, 6, [1.0], True), _ep(4, 1, 6, [0.5, 1.0], True),
-           _ep(5, 1, 6, [None, 0.0], False, usage={"prompt_tokens": 3, "completion_tokens": 2,
-                                                   "total_tokens": 5})]
+    eps = [
+        _ep(0, 0, 5, [1.0], True),
+        _ep(1, 0, 5, [0.0, 0.0], False),
+        _ep(2, 0, 5, [0.25, 0.0], False, parse=1),
+        _ep(3, 1, 6, [1.0], True),
+        _ep(4, 1, 6, [0.5, 1.0], True),
+        _ep(
+            5,
+            1,
+            6,
+            [None, 0.0],
+            False,
+            usage={"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+        ),
+    ]
     s = summarize(eps, group_size=3)
     assert s["episodes"] == 6 and s["groups"] == 2 and s["complete_groups"] == 2
     returns = [1.0, 0.0, 0.25, 1.0, 1.5, 0.0]
@@ -75,8 +108,10 @@ def test_summarize_groups_by_hand():
 
 
 def test_summarize_partial_group_is_left_out_of_the_mean():
-    s = summarize([_ep(0, 0, 0, [1.0], True), _ep(1, 0, 0, [0.0], False),
-                   _ep(2, 1, 1, [1.0], True)], group_size=2)
+    s = summarize(
+        [_ep(0, 0, 0, [1.0], True), _ep(1, 0, 0, [0.0], False), _ep(2, 1, 1, [1.0], True)],
+        group_size=2,
+    )
     assert s["complete_groups"] == 1
     assert s["pass_at_k"]["mean"] == {"1": 0.5, "2": 1.0}
     assert s["pass_at_k"]["groups"][1]["pass_at_k"] == {"1": 1.0}
@@ -90,8 +125,9 @@ def test_plot_written_or_skipped_with_a_note(tmp_path, monkeypatch):
     eps = [{"episode": i, "return": r, "success": r >= 1.0} for i, r in enumerate([0.2, 1.0])]
     assert write_plot(tmp_path / "a.png", eps, reward_range=(0.0, 1.0), title="t") is None
     assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
-    assert "no finished episodes" in write_plot(tmp_path / "b.png", [], reward_range=(0, 1),
-                                                title="t")
+    assert "no finished episodes" in write_plot(
+        tmp_path / "b.png", [], reward_range=(0, 1), title="t"
+    )
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the `plot` extra is missing
     note = write_plot(tmp_path / "c.png", eps, reward_range=(0.0, 1.0), title="t")
     assert "matplotlib is not installed" in note and "rl-envkit[plot]" in note

@@ -17,4 +17,4 @@ Tokens: ``WRITE_TOKEN`` (user ``alice``, member of org ``envkit-org``) and ``REA
 
 from tests.hubstub.server import READ_TOKEN, WRITE_TOKEN, HubStub, Recorded
 
-__all__ = ["HubStub", "Recorded", "READ_TOKEN", "WRITE_TOKEN"]
+__all__ = ["READ_TOKEN", "WRITE_TOKEN", "HubStub", "Recorded"]

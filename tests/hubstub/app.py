@@ -35,7 +35,9 @@ def subdomain(repo_id: str) -> str:
     return re.sub(r"[_.]", "-", repo_id.replace("/", "-").lower())
 
 
-def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[str, Any]) -> FastAPI:
+def build_app(
+    state: HubState, tokens: dict[str, dict[str, Any]], config: dict[str, Any]
+) -> FastAPI:
     """The app. ``tokens``: token -> {"name", "role", "orgs"}; ``config``: mutable knobs
     (``paid_namespaces``: None = every namespace may create Docker Spaces, else the set that may)."""
     app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
@@ -62,7 +64,9 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
     def base(request: Request) -> str:
         return str(request.base_url).rstrip("/")
 
-    def write_guard(request: Request, ns: str, name: str) -> tuple[Space | None, Any, JSONResponse | None]:
+    def write_guard(
+        request: Request, ns: str, name: str
+    ) -> tuple[Space | None, Any, JSONResponse | None]:
         user = user_of(request)
         if user is None:
             return None, None, unauthorized()
@@ -73,7 +77,9 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
             return None, user, _err(403, f"You don't have the rights to write to {ns}/{name}")
         return space, user, None
 
-    def read_guard(request: Request, ns: str, name: str) -> tuple[Space | None, JSONResponse | None]:
+    def read_guard(
+        request: Request, ns: str, name: str
+    ) -> tuple[Space | None, JSONResponse | None]:
         user = user_of(request)
         space = get_space(ns, name, request)
         if space is None:
@@ -83,9 +89,16 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         return space, None
 
     def runtime_json(space: Space) -> dict[str, Any]:
-        return {"stage": space.stage, "hardware": {"current": space.hardware if space.stage == "RUNNING"
-                                                   else None, "requested": space.hardware},
-                "storage": None, "gcTimeout": 172800, "devMode": False}
+        return {
+            "stage": space.stage,
+            "hardware": {
+                "current": space.hardware if space.stage == "RUNNING" else None,
+                "requested": space.hardware,
+            },
+            "storage": None,
+            "gcTimeout": 172800,
+            "devMode": False,
+        }
 
     # -- identity --------------------------------------------------------------------------
     @app.get("/api/whoami-v2")
@@ -93,10 +106,16 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         user = user_of(request)
         if user is None:
             return unauthorized()
-        return {"type": "user", "name": user["name"], "fullname": user["name"].title(),
-                "orgs": [{"name": o, "type": "org"} for o in user.get("orgs", [])],
-                "auth": {"type": "access_token",
-                         "accessToken": {"displayName": "test", "role": user["role"]}}}
+        return {
+            "type": "user",
+            "name": user["name"],
+            "fullname": user["name"].title(),
+            "orgs": [{"name": o, "type": "org"} for o in user.get("orgs", [])],
+            "auth": {
+                "type": "access_token",
+                "accessToken": {"displayName": "test", "role": user["role"]},
+            },
+        }
 
     # -- repos -----------------------------------------------------------------------------
     @app.post("/api/repos/create")
@@ -113,13 +132,21 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
             if not can_write(user, ns):
                 return _err(403, f"You don't have the rights to create a dataset under {ns}")
             if repo_id in state.datasets:
-                return JSONResponse({"error": "You already created this dataset repo",
-                                     "url": url}, status_code=409)
-            private = body.get("visibility", "private" if body.get("private") else
-                               "public") != "public"
+                return JSONResponse(
+                    {"error": "You already created this dataset repo", "url": url}, status_code=409
+                )
+            private = (
+                body.get("visibility", "private" if body.get("private") else "public") != "public"
+            )
             with state.lock:
-                state.create(repo_id, sdk="", private=private, hardware=None,
-                             author=user["name"], kind="dataset")
+                state.create(
+                    repo_id,
+                    sdk="",
+                    private=private,
+                    hardware=None,
+                    author=user["name"],
+                    kind="dataset",
+                )
             return {"url": url, "name": repo_id, "id": repo_id}
         if body.get("type") != "space":
             return _err(400, "the stand-in only hosts Spaces and datasets")
@@ -128,16 +155,25 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         if not can_write(user, ns):
             return _err(403, f"You don't have the rights to create a Space under {ns}")
         if repo_id in state.spaces:
-            return JSONResponse({"error": "You already created this space repo", "url": url},
-                                status_code=409)
+            return JSONResponse(
+                {"error": "You already created this space repo", "url": url}, status_code=409
+            )
         paid = config.get("paid_namespaces")
         if paid is not None and body["sdk"] in ("docker", "gradio", "streamlit") and ns not in paid:
-            return _err(402, "Docker Spaces need a paid plan (PRO for users, Team or Enterprise for "
-                        "organizations) on cpu-basic hardware")
+            return _err(
+                402,
+                "Docker Spaces need a paid plan (PRO for users, Team or Enterprise for "
+                "organizations) on cpu-basic hardware",
+            )
         private = body.get("visibility", "private" if body.get("private") else "public") != "public"
         with state.lock:
-            space = state.create(repo_id, sdk=body["sdk"], private=private,
-                                 hardware=body.get("hardware"), author=user["name"])
+            space = state.create(
+                repo_id,
+                sdk=body["sdk"],
+                private=private,
+                hardware=body.get("hardware"),
+                author=user["name"],
+            )
             for item in body.get("variables") or []:
                 space.variables[item["key"]] = {"value": item["value"], "updatedAt": _now_iso()}
             for item in body.get("secrets") or []:
@@ -166,11 +202,17 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         if isinstance(meta, dict) and body.get("repoType") == "space":
             for key in ("colorFrom", "colorTo"):
                 if key in meta and meta[key] not in NAMED_COLOURS:
-                    errors.append({"message": f'"{key}" must be one of [{", ".join(sorted(NAMED_COLOURS))}]'})
+                    errors.append(
+                        {"message": f'"{key}" must be one of [{", ".join(sorted(NAMED_COLOURS))}]'}
+                    )
             if "sdk" in meta and meta["sdk"] not in SDKS:
-                errors.append({"message": '"sdk" must be one of [gradio, streamlit, docker, static]'})
+                errors.append(
+                    {"message": '"sdk" must be one of [gradio, streamlit, docker, static]'}
+                )
             if len(str(meta.get("short_description", ""))) > 60:
-                errors.append({"message": '"short_description" length must be less than or equal to 60'})
+                errors.append(
+                    {"message": '"short_description" length must be less than or equal to 60'}
+                )
         if errors:
             return JSONResponse({"errors": errors, "warnings": []}, status_code=400)
         return {"errors": [], "warnings": []}
@@ -204,15 +246,27 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
             return _err(403, f"You don't have the rights to create a Space under {tns}")
         url = f"{base(request)}/spaces/{target}"
         if target in state.spaces:
-            return JSONResponse({"error": "You already created this space repo", "url": url},
-                                status_code=409)
+            return JSONResponse(
+                {"error": "You already created this space repo", "url": url}, status_code=409
+            )
         private = body.get("visibility", "private" if src.private else "public") != "public"
         with state.lock:
-            dst = state.create(target, sdk=src.sdk, private=private,
-                               hardware=body.get("hardware") or "cpu-basic", author=user["name"])
+            dst = state.create(
+                target,
+                sdk=src.sdk,
+                private=private,
+                hardware=body.get("hardware") or "cpu-basic",
+                author=user["name"],
+            )
             tree = src.tree("main") or {}
-            state.commit(dst, "main", {p: state.blob(o) for p, o in tree.items()}, [],
-                         f"Duplicated from {src.id}", user["name"])
+            state.commit(
+                dst,
+                "main",
+                {p: state.blob(o) for p, o in tree.items()},
+                [],
+                f"Duplicated from {src.id}",
+                user["name"],
+            )
             dst.variables = {k: dict(v) for k, v in src.variables.items()}
             for item in body.get("variables") or []:
                 dst.variables[item["key"]] = {"value": item["value"], "updatedAt": _now_iso()}
@@ -225,12 +279,22 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
     def info_json(request: Request, space: Space, rev: str) -> dict[str, Any]:
         tree = space.tree(rev) or {}
         sub = subdomain(space.id)
-        return {"_id": space.id, "id": space.id, "author": space.id.split("/")[0],
-                "sha": space.refs.get(rev, rev), "private": space.private, "sdk": space.sdk,
-                "subdomain": sub, "host": space.host or f"https://{sub}.hf.space",
-                "createdAt": space.created_at, "lastModified": _now_iso(), "likes": 0,
-                "tags": [], "siblings": [{"rfilename": p} for p in sorted(tree)],
-                "runtime": runtime_json(space)}
+        return {
+            "_id": space.id,
+            "id": space.id,
+            "author": space.id.split("/")[0],
+            "sha": space.refs.get(rev, rev),
+            "private": space.private,
+            "sdk": space.sdk,
+            "subdomain": sub,
+            "host": space.host or f"https://{sub}.hf.space",
+            "createdAt": space.created_at,
+            "lastModified": _now_iso(),
+            "likes": 0,
+            "tags": [],
+            "siblings": [{"rfilename": p} for p in sorted(tree)],
+            "runtime": runtime_json(space),
+        }
 
     @app.get("/api/spaces/{ns}/{name}")
     @app.get("/api/datasets/{ns}/{name}")
@@ -265,8 +329,14 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
             for i in range(1, len(parts)):
                 dirs.add("/".join(parts[:i]))
             if recursive or len(parts) == 1:
-                out.append({"type": "file", "path": path, "oid": files[path],
-                            "size": len(state.blob(files[path]))})
+                out.append(
+                    {
+                        "type": "file",
+                        "path": path,
+                        "oid": files[path],
+                        "size": len(state.blob(files[path])),
+                    }
+                )
         for d in sorted(dirs):
             if recursive or "/" not in d:
                 out.append({"type": "directory", "path": d, "oid": "0" * 40})
@@ -280,7 +350,9 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         if error:
             return error
         body = await request.json()
-        files = space.tree(rev) if request.query_params.get("create_pr") != "1" else space.tree("main")
+        files = (
+            space.tree(rev) if request.query_params.get("create_pr") != "1" else space.tree("main")
+        )
         files = files or {}
         out = []
         for f in body.get("files", []):
@@ -337,19 +409,32 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
             existing = space.tree(rev) or {}
             missing = [p for p in deletes if not p.endswith("/") and p not in existing]
             if missing:
-                return _err(404, f"A file with this name doesn't exist: {missing[0]}", "EntryNotFound")
+                return _err(
+                    404, f"A file with this name doesn't exist: {missing[0]}", "EntryNotFound"
+                )
             oid = state.commit(space, rev, adds, deletes, header["summary"], user["name"])
-        out = {"success": True, "commitOid": oid,
-               "commitUrl": f"{base(request)}/{space.kind}s/{space.id}/commit/{oid}"}
+        out = {
+            "success": True,
+            "commitOid": oid,
+            "commitUrl": f"{base(request)}/{space.kind}s/{space.id}/commit/{oid}",
+        }
         if create_pr:
             out["pullRequestUrl"] = pr_url
         return out
 
     def _open_pr(space: Space, title: str, author: str) -> int:
         num = len(space.discussions) + 1
-        space.discussions.append({"num": num, "title": title, "author": author,
-                                  "isPullRequest": True, "status": "open",
-                                  "createdAt": _now_iso(), "base": "refs/heads/main"})
+        space.discussions.append(
+            {
+                "num": num,
+                "title": title,
+                "author": author,
+                "isPullRequest": True,
+                "status": "open",
+                "createdAt": _now_iso(),
+                "base": "refs/heads/main",
+            }
+        )
         space.refs[f"refs/pr/{num}"] = space.refs["main"]
         state.save(space)
         return num
@@ -368,9 +453,17 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
                 num = _open_pr(space, body["title"], user["name"])
             else:
                 num = len(space.discussions) + 1
-                space.discussions.append({"num": num, "title": body["title"], "author": user["name"],
-                                          "isPullRequest": False, "status": "open",
-                                          "createdAt": _now_iso(), "base": None})
+                space.discussions.append(
+                    {
+                        "num": num,
+                        "title": body["title"],
+                        "author": user["name"],
+                        "isPullRequest": False,
+                        "status": "open",
+                        "createdAt": _now_iso(),
+                        "base": None,
+                    }
+                )
                 state.save(space)
         return {"num": num, "url": {"web": f"{base(request)}/spaces/{space.id}/discussions/{num}"}}
 
@@ -382,11 +475,19 @@ def build_app(state: HubState, tokens: dict[str, dict[str, Any]], config: dict[s
         if not 1 <= num <= len(space.discussions):
             return _err(404, f"Discussion {num} not found")
         d = space.discussions[num - 1]
-        return {"num": num, "title": d["title"], "status": d["status"],
-                "isPullRequest": d["isPullRequest"], "createdAt": d["createdAt"],
-                "author": {"name": d["author"]}, "repo": {"name": space.id, "type": "space"},
-                "events": [], "filesWithConflicts": [],
-                "changes": {"base": d["base"]} if d["isPullRequest"] else None, "diff": ""}
+        return {
+            "num": num,
+            "title": d["title"],
+            "status": d["status"],
+            "isPullRequest": d["isPullRequest"],
+            "createdAt": d["createdAt"],
+            "author": {"name": d["author"]},
+            "repo": {"name": space.id, "type": "space"},
+            "events": [],
+            "filesWithConflicts": [],
+            "changes": {"base": d["base"]} if d["isPullRequest"] else None,
+            "diff": "",
+        }
 
     # -- Space settings --------------------------------------------------------------------
     @app.get("/api/spaces/{ns}/{name}/variables")

@@ -65,8 +65,12 @@ class _Middleware:
             await self.app(scope, receive, send)
             return
         headers = {k.decode().lower(): v.decode() for k, v in scope.get("headers", [])}
-        rec = Recorded(scope["method"], scope["path"], scope.get("query_string", b"").decode(),
-                       authorization="authorization" in headers)
+        rec = Recorded(
+            scope["method"],
+            scope["path"],
+            scope.get("query_string", b"").decode(),
+            authorization="authorization" in headers,
+        )
         with self.stub._lock:
             self.stub.requests.append(rec)
         hold = self.stub._match_hold(rec)
@@ -96,10 +100,14 @@ class _Middleware:
                 if message["type"] != "http.request" or not message.get("more_body"):
                     break
             body = json.dumps(fault.body or {"error": f"injected {fault.status}"}).encode()
-            hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            hdrs = [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ]
             hdrs += [(k.encode(), v.encode()) for k, v in fault.headers.items()]
-            await recording_send({"type": "http.response.start", "status": fault.status,
-                                  "headers": hdrs})
+            await recording_send(
+                {"type": "http.response.start", "status": fault.status, "headers": hdrs}
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await self.app(scope, counting_receive, recording_send)
@@ -138,8 +146,15 @@ class HubStub:
         from envkit.server import free_port
 
         port = free_port()
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=port, log_level="warning",
-                                access_log=False, lifespan="off", ws="none")
+        config = uvicorn.Config(
+            self.app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            ws="none",
+        )
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._thread = threading.Thread(target=self._server.run, name="hubstub", daemon=True)
@@ -160,8 +175,16 @@ class HubStub:
             self._thread.join(timeout=10)
 
     # -- knobs -------------------------------------------------------------------------------
-    def fail(self, method: str, path_regex: str, status: int, *, times: int = 1,
-             headers: dict[str, str] | None = None, body: dict[str, Any] | None = None) -> None:
+    def fail(
+        self,
+        method: str,
+        path_regex: str,
+        status: int,
+        *,
+        times: int = 1,
+        headers: dict[str, str] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> None:
         """Answer the next ``times`` requests matching ``method`` and ``path_regex`` with
         ``status``. 429 and 5xx carry ``Retry-After: 0`` unless ``headers`` say otherwise
         (keeps the client's backoff short)."""
@@ -169,8 +192,9 @@ class HubStub:
         if status == 429 or status >= 500:
             hdrs.setdefault("Retry-After", "0")
         with self._lock:
-            self._faults.append(_Fault(method.upper(), re.compile(path_regex), status, times,
-                                       hdrs, body or {}))
+            self._faults.append(
+                _Fault(method.upper(), re.compile(path_regex), status, times, hdrs, body or {})
+            )
 
     def hold(self, method: str, path_regex: str) -> tuple[threading.Event, threading.Event]:
         """Hold matching requests until ``release.set()``; returns ``(release, arrived)``."""
@@ -191,8 +215,11 @@ class HubStub:
     def _take_fault(self, rec: Recorded) -> _Fault | None:
         with self._lock:
             for fault in self._faults:
-                if fault.times > 0 and fault.method in (rec.method, "*") \
-                        and fault.pattern.search(rec.path):
+                if (
+                    fault.times > 0
+                    and fault.method in (rec.method, "*")
+                    and fault.pattern.search(rec.path)
+                ):
                     fault.times -= 1
                     return fault
         return None
@@ -200,7 +227,11 @@ class HubStub:
     def _match_hold(self, rec: Recorded):
         with self._lock:
             for method, pattern, release, arrived in self._holds:
-                if method in (rec.method, "*") and pattern.search(rec.path) and not release.is_set():
+                if (
+                    method in (rec.method, "*")
+                    and pattern.search(rec.path)
+                    and not release.is_set()
+                ):
                     return release, arrived
         return None
 
@@ -227,8 +258,11 @@ class HubStub:
     def writes(self) -> list[Recorded]:
         """Requests that would change something (POST/PUT/DELETE), excluding read-only POSTs
         (``validate-yaml``)."""
-        return [r for r in self.requests if r.method in WRITE_METHODS
-                and not r.path.endswith("/validate-yaml")]
+        return [
+            r
+            for r in self.requests
+            if r.method in WRITE_METHODS and not r.path.endswith("/validate-yaml")
+        ]
 
     def set_runtime(self, repo_id: str, *stages: str) -> None:
         """Stages the next GET runtime calls return, in order (the last one then sticks)."""
@@ -239,12 +273,23 @@ class HubStub:
         """The app URL the Hub reports for the Space (``host`` in GET /api/spaces/{id})."""
         self.space(repo_id).host = url
 
-    def seed_space(self, repo_id: str, files: dict[str, bytes], *, private: bool = False,
-                   hardware: str = "cpu-basic") -> Space:
+    def seed_space(
+        self,
+        repo_id: str,
+        files: dict[str, bytes],
+        *,
+        private: bool = False,
+        hardware: str = "cpu-basic",
+    ) -> Space:
         """Create a Space directly (as if pushed earlier), with one commit of ``files``."""
         with self.state.lock:
-            space = self.state.create(repo_id, sdk="docker", private=private, hardware=hardware,
-                                      author=repo_id.split("/")[0])
+            space = self.state.create(
+                repo_id,
+                sdk="docker",
+                private=private,
+                hardware=hardware,
+                author=repo_id.split("/")[0],
+            )
             if files:
                 self.state.commit(space, "main", files, [], "seed", "alice")
             space.stage = "RUNNING"

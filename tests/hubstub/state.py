@@ -89,19 +89,41 @@ class HubState:
         tmp.write_text(json.dumps(space.to_json(), indent=1, sort_keys=True))
         tmp.replace(path)
 
-    def create(self, repo_id: str, *, sdk: str, private: bool, hardware: str | None,
-               author: str, kind: str = "space") -> Space:
+    def create(
+        self,
+        repo_id: str,
+        *,
+        sdk: str,
+        private: bool,
+        hardware: str | None,
+        author: str,
+        kind: str = "space",
+    ) -> Space:
         with self.lock:
-            space = Space(id=repo_id, sdk=sdk, private=private, hardware=hardware or "cpu-basic",
-                          kind=kind)
+            space = Space(
+                id=repo_id, sdk=sdk, private=private, hardware=hardware or "cpu-basic", kind=kind
+            )
             (self.datasets if kind == "dataset" else self.spaces)[repo_id] = space
             # The Hub seeds every new repo with a .gitattributes in an initial commit.
-            self.commit(space, "main", {".gitattributes": b"*.bin filter=lfs diff=lfs merge=lfs -text\n"},
-                        [], "initial commit", author)
+            self.commit(
+                space,
+                "main",
+                {".gitattributes": b"*.bin filter=lfs diff=lfs merge=lfs -text\n"},
+                [],
+                "initial commit",
+                author,
+            )
             return space
 
-    def commit(self, space: Space, ref: str, adds: dict[str, bytes], deletes: list[str],
-               summary: str, author: str) -> str:
+    def commit(
+        self,
+        space: Space,
+        ref: str,
+        adds: dict[str, bytes],
+        deletes: list[str],
+        summary: str,
+        author: str,
+    ) -> str:
         """Apply one commit to ``ref`` (all or nothing); returns the new commit oid."""
         with self.lock:
             parent = space.refs.get(ref)
@@ -114,9 +136,16 @@ class HubState:
             for path, data in adds.items():
                 tree[path] = self.put_blob(data)
             self.sequence += 1
-            oid = hashlib.sha1(f"{space.id}{ref}{parent}{self.sequence}{summary}".encode()).hexdigest()
-            space.commits[oid] = {"tree": tree, "parent": parent, "summary": summary,
-                                  "author": author, "date": _now_iso()}
+            oid = hashlib.sha1(
+                f"{space.id}{ref}{parent}{self.sequence}{summary}".encode()
+            ).hexdigest()
+            space.commits[oid] = {
+                "tree": tree,
+                "parent": parent,
+                "summary": summary,
+                "author": author,
+                "date": _now_iso(),
+            }
             space.refs[ref] = oid
             space.stage = "BUILDING"
             self.save(space)

@@ -31,18 +31,29 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def eval_dir_session(tmp_path_factory: pytest.TempPathFactory, echo_env: Path, echo_server,
-                     openai_stub) -> Path:  # noqa: F811
+def eval_dir_session(
+    tmp_path_factory: pytest.TempPathFactory,
+    echo_env: Path,
+    echo_server,
+    openai_stub,  # noqa: F811 - the imported fixture
+) -> Path:
     from envkit.evaluation import evaluate
 
     out = tmp_path_factory.mktemp("label-eval") / "run"
     old = os.environ.get("HF_TOKEN")
     os.environ["HF_TOKEN"] = openai_stub.key
     try:
-        evaluate(echo_env, url=echo_server.url, policy="openai",
-                 model=f"schedule:label-{os.getpid()}:" + CODES * SEEDS,
-                 base_url=openai_stub.base_url, episodes=SEEDS, group_size=GROUP,
-                 concurrency=1, out_dir=out)
+        evaluate(
+            echo_env,
+            url=echo_server.url,
+            policy="openai",
+            model=f"schedule:label-{os.getpid()}:" + CODES * SEEDS,
+            base_url=openai_stub.base_url,
+            episodes=SEEDS,
+            group_size=GROUP,
+            concurrency=1,
+            out_dir=out,
+        )
     finally:
         if old is None:
             os.environ.pop("HF_TOKEN", None)
@@ -70,16 +81,22 @@ def label_server(folder: Path, *args: str) -> Iterator[str]:
     """`envkit label FOLDER --port P ARGS...` as a user runs it (a real process); yields the
     page URL; stopped by PID (SIGINT, then SIGKILL) at the end."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "envkit", "label", str(folder), "--port",
-                             str(port), *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envkit", "label", str(folder), "--port", str(port), *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             if proc.poll() is not None:
-                raise AssertionError(f"envkit label exited {proc.returncode}: "
-                                     f"{proc.stdout.read() if proc.stdout else ''}")
+                raise AssertionError(
+                    f"envkit label exited {proc.returncode}: "
+                    f"{proc.stdout.read() if proc.stdout else ''}"
+                )
             try:
                 if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
                     break

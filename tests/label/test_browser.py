@@ -18,7 +18,7 @@ from tests.label.conftest import label_server
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTIFACTS = Path(__file__).parent / "artifacts"
-XSS = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
+XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +39,17 @@ def browser() -> Iterator:
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu",
-                "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-                "--window-size=1280,800"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,800",
+    ):
         opts.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
     driver.set_page_load_timeout(30)
@@ -53,8 +60,10 @@ def browser() -> Iterator:
 
 
 def _viewport(driver, width: int, height: int, mobile: bool = False) -> None:
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+    )
 
 
 def _shot(driver, name: str) -> Path:
@@ -94,7 +103,9 @@ def _wait_new_page(driver, mark: str) -> None:
 
     WebDriverWait(driver, 30, ignored_exceptions=(WebDriverException,)).until(
         lambda d: d.execute_script(
-            "return document.readyState === 'complete' && window.__ekMark === undefined"))
+            "return document.readyState === 'complete' && window.__ekMark === undefined"
+        )
+    )
 
 
 @pytest.fixture
@@ -133,8 +144,9 @@ def _label_by_clicks_and_keys_undo_reload(browser, xss_eval_dir: Path) -> None:
         _shot(driver, "label-1280x800.png")
 
         seen = []
-        for i, button in enumerate(["btn-left", "btn-right", "btn-tie", "btn-left",
-                                    "btn-cant", "btn-right"]):
+        for i, button in enumerate(
+            ["btn-left", "btn-right", "btn-tie", "btn-left", "btn-cant", "btn-right"]
+        ):
             key = _pair_key(driver)
             seen.append(key)
             old = _mark_page(driver)

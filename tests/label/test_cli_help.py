@@ -7,8 +7,13 @@ from tests.cli.test_help import _run_probe
 
 
 def test_label_help_is_light_and_has_examples():
-    for args in (("--help",), ("label", "--help"), ("label", "export", "--help"),
-                 ("label", "serve", "--help"), ("label", "push", "--help")):
+    for args in (
+        ("--help",),
+        ("label", "--help"),
+        ("label", "export", "--help"),
+        ("label", "serve", "--help"),
+        ("label", "push", "--help"),
+    ):
         proc = _run_probe(*args)
         assert "Usage" in proc.stdout, args
         assert "HEAVY=\n" in proc.stderr, (args, proc.stderr)

@@ -22,11 +22,20 @@ from envkit.label import (
 def _label(folder, store, name, pair, verdict):
     """Label ``pair`` as ``verdict`` (a, b, tie, cant_tell), whatever side each was on."""
     left, _right = pair.sides(store.salt)
-    side = {"a": "left" if left == pair.a else "right",
-            "b": "left" if left == pair.b else "right"}.get(verdict, verdict)
+    side = {
+        "a": "left" if left == pair.a else "right",
+        "b": "left" if left == pair.b else "right",
+    }.get(verdict, verdict)
     by_id = folder.by_id()
-    store.add(labeler=name, a=pair.a, b=pair.b, left_id=left, label=side,
-              a_fingerprint=by_id[pair.a].fingerprint, b_fingerprint=by_id[pair.b].fingerprint)
+    store.add(
+        labeler=name,
+        a=pair.a,
+        b=pair.b,
+        left_id=left,
+        label=side,
+        a_fingerprint=by_id[pair.a].fingerprint,
+        b_fingerprint=by_id[pair.b].fingerprint,
+    )
 
 
 def test_export_rows_and_load_with_datasets(eval_dir: Path, tmp_path: Path):
@@ -48,9 +57,19 @@ def test_export_rows_and_load_with_datasets(eval_dir: Path, tmp_path: Path):
     rows = [json.loads(x) for x in result.path.read_text().splitlines()]
     assert len(rows) == result.rows
     row = rows[0]
-    assert set(row) == {"prompt", "chosen", "rejected", "seed", "chosen_return",
-                        "rejected_return", "labeler", "agreement", "n_labels", "chosen_id",
-                        "rejected_id"}
+    assert set(row) == {
+        "prompt",
+        "chosen",
+        "rejected",
+        "seed",
+        "chosen_return",
+        "rejected_return",
+        "labeler",
+        "agreement",
+        "n_labels",
+        "chosen_id",
+        "rejected_id",
+    }
     system = folder.summary["settings"]["system_prompt_text"]  # what the openai policy sent
     assert isinstance(system, str) and "action" in system.lower()
     for r in rows:
@@ -63,16 +82,18 @@ def test_export_rows_and_load_with_datasets(eval_dir: Path, tmp_path: Path):
         assert r["labeler"] == "alice" and r["agreement"] == 1.0
         assert by_id[r["chosen_id"]].seed == r["seed"]
 
-    ds = datasets.load_dataset("json", data_files=str(result.path), split="train",
-                               cache_dir=str(tmp_path / "hf-cache"))
+    ds = datasets.load_dataset(
+        "json", data_files=str(result.path), split="train", cache_dir=str(tmp_path / "hf-cache")
+    )
     assert ds.num_rows == result.rows
     assert {"prompt", "chosen", "rejected"} <= set(ds.column_names)
     assert ds[0]["chosen"][0]["role"] == "assistant"
 
     pq = export(folder, store, tmp_path / "prefs.parquet")
     assert pq.format == "parquet"
-    dp = datasets.load_dataset("parquet", data_files=str(pq.path), split="train",
-                               cache_dir=str(tmp_path / "hf-cache"))
+    dp = datasets.load_dataset(
+        "parquet", data_files=str(pq.path), split="train", cache_dir=str(tmp_path / "hf-cache")
+    )
     assert dp.num_rows == result.rows and dp[0]["prompt"] == ds[0]["prompt"]
 
 
@@ -111,9 +132,18 @@ def test_stale_labels_are_not_exported(eval_dir: Path):
 
 def test_kappa_textbook_values():
     # Fleiss (1971) as worked on Wikipedia: 10 items, 14 raters, 5 categories -> 0.210
-    table = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0],
-             [2, 2, 8, 1, 1], [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2],
-             [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]]
+    table = [
+        [0, 0, 0, 0, 14],
+        [0, 2, 6, 4, 2],
+        [0, 0, 3, 5, 6],
+        [0, 3, 9, 2, 0],
+        [2, 2, 8, 1, 1],
+        [7, 7, 0, 0, 0],
+        [3, 2, 6, 3, 0],
+        [2, 5, 3, 2, 2],
+        [6, 5, 2, 1, 0],
+        [0, 2, 2, 3, 7],
+    ]
     items = [[str(c) for c, n in enumerate(row) for _ in range(n)] for row in table]
     assert fleiss_kappa(items) == pytest.approx(0.2099, abs=1e-3)
     # Cohen: 50 items, yes/no, 20 yes-yes, 5 yes-no, 10 no-yes, 15 no-no -> 0.4

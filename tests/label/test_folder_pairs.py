@@ -37,7 +37,7 @@ def test_pair_modes(eval_dir: Path):
     disagree = select_pairs(folder, "disagree")
     assert sorted(p.key for p in disagree) == sorted(p.key for p in every)
     ties = [p for p in disagree if p.reward_tie]
-    assert ties and disagree[:len(ties)] == ties  # equal returns first
+    assert ties and disagree[: len(ties)] == ties  # equal returns first
     by_id = folder.by_id()
     assert all(by_id[p.a].ret == by_id[p.b].ret for p in ties)
     with pytest.raises(UsageError, match="unknown pair selection"):
@@ -97,7 +97,7 @@ def test_no_group_of_two_says_how_to_make_one(eval_dir: Path):
 def test_missing_folder(tmp_path: Path):
     with pytest.raises(UsageError, match="no such eval folder"):
         load_eval(tmp_path / "nope")
-    with pytest.raises(EvalFolderError, match="has no trajectories.jsonl"):
+    with pytest.raises(EvalFolderError, match=r"has no trajectories\.jsonl"):
         load_eval(tmp_path)
 
 
@@ -122,8 +122,9 @@ def test_cli_no_groups_hint(cli, eval_dir: Path):
     assert "envkit eval -g 2" in " ".join(result.stderr.split())
 
 
-def test_default_folder_is_the_newest_under_evals(cli, eval_dir: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch):
+def test_default_folder_is_the_newest_under_evals(
+    cli, eval_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     import os
     import shutil
 

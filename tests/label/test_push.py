@@ -32,14 +32,21 @@ def labeled(eval_dir: Path) -> Path:
     store = LabelStore(folder.db_path)
     for p in select_pairs(folder, "all")[:5]:
         left, _ = p.sides(store.salt)
-        store.add(labeler="ann", a=p.a, b=p.b, left_id=left, label="left",
-                  a_fingerprint=folder.by_id()[p.a].fingerprint,
-                  b_fingerprint=folder.by_id()[p.b].fingerprint)
+        store.add(
+            labeler="ann",
+            a=p.a,
+            b=p.b,
+            left_id=left,
+            label="left",
+            a_fingerprint=folder.by_id()[p.a].fingerprint,
+            b_fingerprint=folder.by_id()[p.b].fingerprint,
+        )
     return eval_dir
 
 
-def test_push_creates_a_dataset_with_card_and_parquet(cli, hub: HubStub, labeled: Path,
-                                                       monkeypatch: pytest.MonkeyPatch):
+def test_push_creates_a_dataset_with_card_and_parquet(
+    cli, hub: HubStub, labeled: Path, monkeypatch: pytest.MonkeyPatch
+):
     import pyarrow.parquet as pq
 
     monkeypatch.setenv("HF_TOKEN", WRITE_TOKEN)
@@ -76,8 +83,9 @@ def test_push_token_rules(cli, hub: HubStub, labeled: Path, monkeypatch: pytest.
     assert result.exit_code == 2 and "not a valid dataset id" in result.stderr
 
 
-def test_push_without_preferences_says_label_first(cli, hub: HubStub, eval_dir: Path,
-                                                    monkeypatch: pytest.MonkeyPatch):
+def test_push_without_preferences_says_label_first(
+    cli, hub: HubStub, eval_dir: Path, monkeypatch: pytest.MonkeyPatch
+):
     monkeypatch.setenv("HF_TOKEN", WRITE_TOKEN)
     result = cli("label", "push", eval_dir, "--repo-id", "alice/empty")
     assert result.exit_code == 2 and "No preference pairs" in result.stderr

@@ -25,8 +25,15 @@ def test_wal_and_persistence(tmp_path: Path):
     again = LabelStore(db)  # a restart resumes: same salt, same labels
     assert again.salt == store.salt
     [lab] = again.labels()
-    assert (lab.labeler, lab.a, lab.b, lab.left_id, lab.right_id, lab.label, lab.note) == \
-        ("alice", 1, 2, 2, 1, "left", "clearer")
+    assert (lab.labeler, lab.a, lab.b, lab.left_id, lab.right_id, lab.label, lab.note) == (
+        "alice",
+        1,
+        2,
+        2,
+        1,
+        "left",
+        "clearer",
+    )
     assert lab.winner == 2 and lab.verdict == "b"
 
 
@@ -70,8 +77,9 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path):
         list(pool.map(work, range(8)))
     labels = LabelStore(db).labels()
     assert len(labels) == 120
-    assert {(x.labeler, x.a) for x in labels} == {(n, i) for n in ("alice", "bob")
-                                                   for i in range(60)}
+    assert {(x.labeler, x.a) for x in labels} == {
+        (n, i) for n in ("alice", "bob") for i in range(60)
+    }
 
 
 def test_concurrent_http_requests_from_two_labelers(eval_dir: Path):
@@ -82,8 +90,9 @@ def test_concurrent_http_requests_from_two_labelers(eval_dir: Path):
 
         def post(job: tuple[str, str]) -> int:
             name, key = job
-            r = httpx.post(f"{url}/label", data={"pair": key, "label": "tie",
-                                                 "labeler": name}, timeout=30)
+            r = httpx.post(
+                f"{url}/label", data={"pair": key, "label": "tie", "labeler": name}, timeout=30
+            )
             return r.status_code
 
         jobs = [(name, p.key) for p in pairs for name in ("alice", "bob")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-MODELS = '''
+MODELS = """
 from openenv.core.env_server.types import Action, Observation
 
 
@@ -17,9 +17,9 @@ class PingAction(Action):
 
 class PingObservation(Observation):
     echoed: str = ""
-'''
+"""
 
-ENVIRONMENT = '''
+ENVIRONMENT = """
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import State
 
@@ -40,9 +40,9 @@ class PingEnvironment(Environment):
     @property
     def state(self):
         return self._state
-'''
+"""
 
-APP = '''
+APP = """
 from openenv.core.env_server.http_server import create_app
 
 from {models} import PingAction, PingObservation
@@ -55,9 +55,11 @@ def main():
     import uvicorn
 
     uvicorn.run(app, host="0.0.0.0", port=8000)
-'''
+"""
 
-MANIFEST = "spec_version: 1\nname: ping_env\ntype: space\nruntime: fastapi\napp: {app}\nport: 8000\n"
+MANIFEST = (
+    "spec_version: 1\nname: ping_env\ntype: space\nruntime: fastapi\napp: {app}\nport: 8000\n"
+)
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -72,14 +74,16 @@ def write(root: Path, files: dict[str, str]) -> Path:
 def in_repo(tmp_path: Path) -> Path:
     """huggingface/OpenEnv `envs/NAME` style: `from ..models import`, Dockerfile under
     server/ running `cd /app/env && uvicorn server.app:app`, package-dir mapping to `.`."""
-    return write(tmp_path / "envs" / "ping_env", {
-        "__init__.py": "",
-        "openenv.yaml": MANIFEST.format(app="server.app:app"),
-        "models.py": MODELS,
-        "server/__init__.py": "",
-        "server/ping_environment.py": ENVIRONMENT.format(models="..models"),
-        "server/app.py": APP.format(models="..models", env_module=".ping_environment"),
-        "pyproject.toml": """
+    return write(
+        tmp_path / "envs" / "ping_env",
+        {
+            "__init__.py": "",
+            "openenv.yaml": MANIFEST.format(app="server.app:app"),
+            "models.py": MODELS,
+            "server/__init__.py": "",
+            "server/ping_environment.py": ENVIRONMENT.format(models="..models"),
+            "server/app.py": APP.format(models="..models", env_module=".ping_environment"),
+            "pyproject.toml": """
             [project]
             name = "openenv-ping-env"
             version = "0.1.0"
@@ -89,7 +93,7 @@ def in_repo(tmp_path: Path) -> Path:
             packages = ["ping_env", "ping_env.server"]
             package-dir = { "ping_env" = ".", "ping_env.server" = "server" }
         """,
-        "server/Dockerfile": """
+            "server/Dockerfile": """
             FROM python:3.11-slim AS builder
             WORKDIR /app/env
             COPY . /app/env
@@ -99,4 +103,5 @@ def in_repo(tmp_path: Path) -> Path:
             ENV PYTHONPATH="/app/env:$PYTHONPATH"
             CMD ["sh", "-c", "cd /app/env && uvicorn server.app:app --host 0.0.0.0 --port 8000"]
         """,
-    })
+        },
+    )

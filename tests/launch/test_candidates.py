@@ -38,12 +38,15 @@ def test_no_init_py_means_no_package_form(in_repo: Path) -> None:
 
 
 def test_scripts_entry_without_app_runs_main(tmp_path: Path) -> None:
-    root = write(tmp_path / "svc", {
-        "pyproject.toml": '[project]\nname = "svc"\nversion = "0"\n'
-                          '[project.scripts]\nserver = "svc_server.main:run"\n',
-        "svc_server/__init__.py": "",
-        "svc_server/main.py": "def run():\n    return 0\n",
-    })
+    root = write(
+        tmp_path / "svc",
+        {
+            "pyproject.toml": '[project]\nname = "svc"\nversion = "0"\n'
+            '[project.scripts]\nserver = "svc_server.main:run"\n',
+            "svc_server/__init__.py": "",
+            "svc_server/main.py": "def run():\n    return 0\n",
+        },
+    )
     (cand,) = launch_candidates(root, None)
     assert (cand.kind, cand.label) == ("script", "[project.scripts] server")
     assert cand.app is None and cand.main == "svc_server.main:run"
@@ -54,26 +57,40 @@ def test_scripts_entry_without_app_runs_main(tmp_path: Path) -> None:
 
 
 def test_scripts_entry_whose_module_defines_app_is_served_with_uvicorn(tmp_path: Path) -> None:
-    root = write(tmp_path / "svc", {
-        "pyproject.toml": '[project]\nname = "svc"\nversion = "0"\n'
-                          '[project.scripts]\nserver = "svc_server.main:run"\n',
-        "svc_server/__init__.py": "",
-        "svc_server/main.py": "try:\n    from .x import app\nexcept ImportError:\n"
-                              "    from x import app\n\ndef run():\n    pass\n",
-    })
+    root = write(
+        tmp_path / "svc",
+        {
+            "pyproject.toml": '[project]\nname = "svc"\nversion = "0"\n'
+            '[project.scripts]\nserver = "svc_server.main:run"\n',
+            "svc_server/__init__.py": "",
+            "svc_server/main.py": "try:\n    from .x import app\nexcept ImportError:\n"
+            "    from x import app\n\ndef run():\n    pass\n",
+        },
+    )
     (cand,) = launch_candidates(root, None)
     assert cand.app == "svc_server.main:app"
     assert cand.argv("/py", "127.0.0.1", 9) == [
-        "/py", "-m", "uvicorn", "svc_server.main:app", "--host", "127.0.0.1", "--port", "9"]
+        "/py",
+        "-m",
+        "uvicorn",
+        "svc_server.main:app",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "9",
+    ]
 
 
 def test_dockerfile_only_shell_form_cmd(tmp_path: Path) -> None:
-    root = write(tmp_path / "svc", {
-        "service/__init__.py": "",
-        "service/api.py": "app = None\n",
-        "Dockerfile": "FROM python:3.11-slim\nWORKDIR /srv\nCOPY . .\n"
-                      "CMD python -m uvicorn service.api:app --host 0.0.0.0 --port ${PORT:-8000}\n",
-    })
+    root = write(
+        tmp_path / "svc",
+        {
+            "service/__init__.py": "",
+            "service/api.py": "app = None\n",
+            "Dockerfile": "FROM python:3.11-slim\nWORKDIR /srv\nCOPY . .\n"
+            "CMD python -m uvicorn service.api:app --host 0.0.0.0 --port ${PORT:-8000}\n",
+        },
+    )
     (cand,) = launch_candidates(root, None)
     assert (cand.kind, cand.app, cand.cwd) == ("dockerfile", "service.api:app", root)
     assert cand.label == "Dockerfile CMD in WORKDIR"
@@ -81,24 +98,30 @@ def test_dockerfile_only_shell_form_cmd(tmp_path: Path) -> None:
 
 
 def test_dockerfile_entrypoint_plus_cmd_of_the_final_stage(tmp_path: Path) -> None:
-    root = write(tmp_path / "svc", {
-        "service/api.py": "app = None\n",
-        "other/api.py": "app = None\n",
-        "Dockerfile": 'FROM python:3.11-slim AS build\nCMD ["uvicorn", "other.api:app"]\n'
-                      'FROM python:3.11-slim\nWORKDIR /srv\nENTRYPOINT ["uvicorn"]\n'
-                      'CMD ["service.api:app", "--host", "0.0.0.0"]\n',
-    })
+    root = write(
+        tmp_path / "svc",
+        {
+            "service/api.py": "app = None\n",
+            "other/api.py": "app = None\n",
+            "Dockerfile": 'FROM python:3.11-slim AS build\nCMD ["uvicorn", "other.api:app"]\n'
+            'FROM python:3.11-slim\nWORKDIR /srv\nENTRYPOINT ["uvicorn"]\n'
+            'CMD ["service.api:app", "--host", "0.0.0.0"]\n',
+        },
+    )
     (cand,) = launch_candidates(root, None)
     assert cand.app == "service.api:app"
 
 
 def test_dockerfile_gunicorn_with_uvicorn_worker(tmp_path: Path) -> None:
-    root = write(tmp_path / "svc", {
-        "server/app.py": "app = None\n",
-        "server/Dockerfile": 'FROM python:3.11-slim\nCMD ["sh", "-c", "cd /app/env && gunicorn '
-                             '-w 4 -k uvicorn.workers.UvicornWorker -b 0.0.0.0:8000 '
-                             'server.app:app"]\n',
-    })
+    root = write(
+        tmp_path / "svc",
+        {
+            "server/app.py": "app = None\n",
+            "server/Dockerfile": 'FROM python:3.11-slim\nCMD ["sh", "-c", "cd /app/env && gunicorn '
+            "-w 4 -k uvicorn.workers.UvicornWorker -b 0.0.0.0:8000 "
+            'server.app:app"]\n',
+        },
+    )
     cands = launch_candidates(root, None)
     # The default manifest app is found first; the Dockerfile names the same command.
     assert [(c.kind, c.app) for c in cands] == [("manifest", "server.app:app")]
@@ -106,26 +129,33 @@ def test_dockerfile_gunicorn_with_uvicorn_worker(tmp_path: Path) -> None:
 
 def test_dockerfile_module_written_for_the_repository_root(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    root = write(repo / "envs" / "grid_env", {
-        "server/app.py": "app = None\n",
-        "server/Dockerfile": 'FROM python:3.11-slim\nWORKDIR /app\nCOPY . /app\n'
-                            'CMD ["uvicorn", "envs.grid_env.server.app:app"]\n',
-    })
+    root = write(
+        repo / "envs" / "grid_env",
+        {
+            "server/app.py": "app = None\n",
+            "server/Dockerfile": "FROM python:3.11-slim\nWORKDIR /app\nCOPY . /app\n"
+            'CMD ["uvicorn", "envs.grid_env.server.app:app"]\n',
+        },
+    )
     cand = launch_candidates(root, None)[-1]
     assert (cand.kind, cand.app, cand.cwd) == ("dockerfile", "envs.grid_env.server.app:app", repo)
     assert cand.env() == {"PYTHONPATH": str(repo)}
 
 
 def test_cmd_that_runs_no_asgi_server_gives_no_candidate(tmp_path: Path) -> None:
-    root = write(tmp_path / "svc", {
-        "Dockerfile": 'FROM python:3.11-slim\nCMD ["/start-carla.sh"]\n',
-    })
+    root = write(
+        tmp_path / "svc",
+        {
+            "Dockerfile": 'FROM python:3.11-slim\nCMD ["/start-carla.sh"]\n',
+        },
+    )
     assert launch_candidates(root, None) == []
 
 
 def test_merged_env_prepends_pythonpath() -> None:
-    cand = LaunchCandidate(kind="package", label="x", app="a:b", cwd=Path("/p"),
-                           pythonpath=(Path("/p"),))
+    cand = LaunchCandidate(
+        kind="package", label="x", app="a:b", cwd=Path("/p"), pythonpath=(Path("/p"),)
+    )
     merged = cand.merged_env({"PYTHONPATH": "/old", "X": "1"})
     assert merged["PYTHONPATH"].split(":") == ["/p", "/old"] and merged["X"] == "1"
     assert cand.merged_env({})["PYTHONPATH"] == "/p"
@@ -133,13 +163,17 @@ def test_merged_env_prepends_pythonpath() -> None:
 
 def test_manifest_app_written_for_an_enclosing_folder(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    root = write(repo / "envs" / "w_env", {
-        "openenv.yaml": MANIFEST.format(app="envs.w_env.server.app:app"),
-        "models.py": MODELS,
-        "server/ping_environment.py": ENVIRONMENT.format(models="models"),
-        "server/app.py": APP.format(models="models", env_module="server.ping_environment"),
-    })
+    root = write(
+        repo / "envs" / "w_env",
+        {
+            "openenv.yaml": MANIFEST.format(app="envs.w_env.server.app:app"),
+            "models.py": MODELS,
+            "server/ping_environment.py": ENVIRONMENT.format(models="models"),
+            "server/app.py": APP.format(models="models", env_module="server.ping_environment"),
+        },
+    )
     cands = launch_candidates(root, read_manifest(root))
     assert [(c.label, c.cwd) for c in cands] == [
         ("manifest app from the environment folder", root),
-        ("manifest app from an enclosing folder", repo)]
+        ("manifest app from an enclosing folder", repo),
+    ]

@@ -25,10 +25,14 @@ def _run(cand: LaunchCandidate, log: Path, timeout_s: float = 60.0) -> tuple[boo
     port = free_port()
     with log.open("wb") as fh:
         proc = subprocess.Popen(
-            cand.argv(sys.executable, "127.0.0.1", port), cwd=cand.cwd,
+            cand.argv(sys.executable, "127.0.0.1", port),
+            cwd=cand.cwd,
             env={**cand.merged_env(os.environ), **cand.run_env("127.0.0.1", port)},
-            stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline and proc.poll() is None:
@@ -47,8 +51,9 @@ def _run(cand: LaunchCandidate, log: Path, timeout_s: float = 60.0) -> tuple[boo
         proc.wait(timeout=10)
 
 
-def test_in_repo_layout_manifest_form_fails_and_package_form_serves(in_repo: Path,
-                                                                    tmp_path: Path) -> None:
+def test_in_repo_layout_manifest_form_fails_and_package_form_serves(
+    in_repo: Path, tmp_path: Path
+) -> None:
     manifest, package = launch_candidates(in_repo, read_manifest(in_repo))
     ok, log = _run(manifest, tmp_path / "manifest.log")
     assert not ok
@@ -61,11 +66,13 @@ def test_in_repo_layout_manifest_form_fails_and_package_form_serves(in_repo: Pat
 
 
 def test_main_form_gets_host_and_port(tmp_path: Path) -> None:
-    root = write(tmp_path / "svc", {
-        "pyproject.toml": '[project]\nname = "svc"\nversion = "0"\n'
-                          '[project.scripts]\nserver = "svc_server.main:run"\n',
-        "svc_server/__init__.py": "",
-        "svc_server/main.py": """
+    root = write(
+        tmp_path / "svc",
+        {
+            "pyproject.toml": '[project]\nname = "svc"\nversion = "0"\n'
+            '[project.scripts]\nserver = "svc_server.main:run"\n',
+            "svc_server/__init__.py": "",
+            "svc_server/main.py": """
             import argparse
 
 
@@ -81,7 +88,8 @@ def test_main_form_gets_host_and_port(tmp_path: Path) -> None:
                 a = p.parse_args()
                 uvicorn.run(api, host=a.host, port=a.port)
         """,
-    })
+        },
+    )
     (cand,) = launch_candidates(root, None)
     assert cand.main == "svc_server.main:run"
     ok, log = _run(cand, tmp_path / "main.log")

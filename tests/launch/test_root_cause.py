@@ -39,7 +39,9 @@ def test_relative_import_error_is_the_root_cause() -> None:
     assert cause is not None
     assert cause.line == "ImportError: attempted relative import with no known parent package"
     assert (cause.exc_type, cause.message) == (
-        "ImportError", "attempted relative import with no known parent package")
+        "ImportError",
+        "attempted relative import with no known parent package",
+    )
 
 
 def test_last_exception_of_a_chain_wins_and_the_chain_is_kept() -> None:
@@ -50,23 +52,26 @@ def test_last_exception_of_a_chain_wins_and_the_chain_is_kept() -> None:
 
 
 def test_shutdown_noise_after_the_real_error_is_ignored() -> None:
-    log = RELATIVE + "Traceback (most recent call last):\n  File \"x\", line 1\nKeyboardInterrupt\n" \
-        "Traceback (most recent call last):\n  File \"y\", line 2\n" \
+    log = (
+        RELATIVE + 'Traceback (most recent call last):\n  File "x", line 1\nKeyboardInterrupt\n'
+        'Traceback (most recent call last):\n  File "y", line 2\n'
         "asyncio.exceptions.CancelledError\n"
+    )
     cause = root_cause(log)
     assert cause is not None and cause.exc_type == "ImportError"
 
 
 def test_syntax_error_with_caret_lines() -> None:
-    log = ("Traceback (most recent call last):\n  File \"/env/server/app.py\", line 3\n"
-           "    def f(:\n          ^\nSyntaxError: invalid syntax\n")
+    log = (
+        'Traceback (most recent call last):\n  File "/env/server/app.py", line 3\n'
+        "    def f(:\n          ^\nSyntaxError: invalid syntax\n"
+    )
     cause = root_cause(log)
     assert cause is not None and cause.line == "SyntaxError: invalid syntax"
 
 
 def test_uvicorn_error_line_without_a_traceback_and_ansi_colours() -> None:
-    log = ("\x1b[31mERROR\x1b[0m:    Error loading ASGI app. Could not import module "
-           "\"server.app\".\n")
+    log = '\x1b[31mERROR\x1b[0m:    Error loading ASGI app. Could not import module "server.app".\n'
     cause = root_cause(log)
     assert cause is not None
     assert cause.line == 'Error loading ASGI app. Could not import module "server.app".'
@@ -74,8 +79,12 @@ def test_uvicorn_error_line_without_a_traceback_and_ansi_colours() -> None:
 
 
 def test_clean_log_has_no_root_cause() -> None:
-    assert root_cause("INFO:     Started server process [1]\nINFO:     Waiting for "
-                      "application startup.\n") is None
+    assert (
+        root_cause(
+            "INFO:     Started server process [1]\nINFO:     Waiting for application startup.\n"
+        )
+        is None
+    )
 
 
 def test_a_tail_that_cut_off_the_traceback_header() -> None:
@@ -114,7 +123,9 @@ def test_message_below_an_empty_exception_line() -> None:
 
 
 def test_empty_message_followed_by_a_log_line_stays_empty() -> None:
-    log = "Traceback (most recent call last):\n  File \"x\", line 1\nRuntimeError:\n" \
+    log = (
+        'Traceback (most recent call last):\n  File "x", line 1\nRuntimeError:\n'
         "INFO:     Shutting down\n"
+    )
     cause = root_cause(log)
     assert cause is not None and (cause.line, cause.message) == ("RuntimeError:", "")

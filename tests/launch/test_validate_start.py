@@ -20,8 +20,18 @@ from .conftest import write
 
 def _validate(cli, root: Path):
     before = descendants(os.getpid())
-    result = cli("validate", root, "--python", sys.executable, "--select", "EK4",
-                 "--episodes", "1", "--format", "json")
+    result = cli(
+        "validate",
+        root,
+        "--python",
+        sys.executable,
+        "--select",
+        "EK4",
+        "--episodes",
+        "1",
+        "--format",
+        "json",
+    )
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "validate left processes behind"
     return result, json.loads(result.stdout)
@@ -33,8 +43,10 @@ def test_validate_serves_an_in_repo_layout_by_the_package_form(cli, in_repo: Pat
     assert "EK401" not in codes, report["findings"]
     assert "EK402" not in codes and "EK405" not in codes
     # the progress line (stderr) names the form that worked
-    assert "started with the package form from the parent folder: uvicorn " \
+    assert (
+        "started with the package form from the parent folder: uvicorn "
         "ping_env.server.app:app" in result.stderr
+    )
 
 
 def test_no_form_serves_ek401_leads_with_the_root_cause(cli, in_repo: Path) -> None:
@@ -72,13 +84,16 @@ def test_library_callers_of_start_server_get_the_fallback_too(in_repo: Path) -> 
 def test_a_clean_start_tries_nothing_else(tmp_path: Path) -> None:
     from .conftest import APP, ENVIRONMENT, MANIFEST, MODELS
 
-    root = write(tmp_path / "flat_env", {
-        "openenv.yaml": MANIFEST.format(app="server.app:app"),
-        "models.py": MODELS,
-        "server/__init__.py": "",
-        "server/ping_environment.py": ENVIRONMENT.format(models="models"),
-        "server/app.py": APP.format(models="models", env_module="server.ping_environment"),
-    })
+    root = write(
+        tmp_path / "flat_env",
+        {
+            "openenv.yaml": MANIFEST.format(app="server.app:app"),
+            "models.py": MODELS,
+            "server/__init__.py": "",
+            "server/ping_environment.py": ENVIRONMENT.format(models="models"),
+            "server/app.py": APP.format(models="models", env_module="server.ping_environment"),
+        },
+    )
     server = start_server(root, "server.app:app", python=sys.executable)
     try:
         server.wait_healthy(timeout_s=90)

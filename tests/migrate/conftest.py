@@ -27,10 +27,14 @@ def _uv() -> str:
 def make_venv(parent: Path, requirement: str) -> Path:
     """A venv under ``parent`` with ``requirement`` installed (uv, shared cache)."""
     venv = parent / "venv"
-    subprocess.run([_uv(), "venv", "-q", "--python", sys.executable, str(venv)], check=True,
-                   timeout=120)
-    subprocess.run([_uv(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
-                    requirement], check=True, timeout=600)
+    subprocess.run(
+        [_uv(), "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120
+    )
+    subprocess.run(
+        [_uv(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), requirement],
+        check=True,
+        timeout=600,
+    )
     return venv / "bin"
 
 
@@ -48,8 +52,13 @@ def openenv_core030_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def openenv_init(bin_dir: Path, parent: Path, name: str) -> Path:
     parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([str(bin_dir / "openenv"), "init", name], cwd=parent, check=True,
-                   timeout=300, capture_output=True)
+    subprocess.run(
+        [str(bin_dir / "openenv"), "init", name],
+        cwd=parent,
+        check=True,
+        timeout=300,
+        capture_output=True,
+    )
     return parent / name
 
 

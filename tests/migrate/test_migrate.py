@@ -18,8 +18,11 @@ from tests.migrate.conftest import LEGACY_TEMPLATES, openenv_init
 
 
 def _tree(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _manifest(root: Path) -> dict:
@@ -28,8 +31,12 @@ def _manifest(root: Path) -> dict:
 
 def _no_openenv_core(root: Path) -> list[str]:
     hits = []
-    for p in [root / "pyproject.toml", *root.glob("requirements*.txt"),
-              *root.glob("server/requirements*.txt"), *root.glob("**/Dockerfile")]:
+    for p in [
+        root / "pyproject.toml",
+        *root.glob("requirements*.txt"),
+        *root.glob("server/requirements*.txt"),
+        *root.glob("**/Dockerfile"),
+    ]:
         if p.is_file():
             for line in p.read_text().splitlines():
                 if "openenv-core" in line and not line.strip().startswith("#"):
@@ -38,8 +45,12 @@ def _no_openenv_core(root: Path) -> list[str]:
 
 
 def openenv_validate(bin_dir: Path, root: Path, level: str = "static") -> dict:
-    proc = subprocess.run([str(bin_dir / "openenv"), "validate", str(root), "--level", level,
-                           "--json"], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(bin_dir / "openenv"), "validate", str(root), "--level", level, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.stdout.strip(), proc.stderr[-2000:]
     return json.loads(proc.stdout)
 
@@ -103,8 +114,7 @@ def test_dry_run_writes_nothing_and_prints_a_diff(legacy_copy, cli) -> None:
 
 def test_unparsable_file_is_refused_and_nothing_changes(legacy_copy, cli) -> None:
     root = legacy_copy("guess")
-    (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text()
-                                         + "\n[broken\n")
+    (root / "pyproject.toml").write_text((root / "pyproject.toml").read_text() + "\n[broken\n")
     tree = _tree(root)
     with pytest.raises(MigrationRefused, match=r"pyproject\.toml:\d+:\d+: cannot parse TOML"):
         migrate(root, probe_plan=False)
@@ -124,13 +134,18 @@ def test_not_an_environment(tmp_path: Path, cli) -> None:
 def test_both_distributions_keep_one(tmp_path: Path, legacy_copy) -> None:
     root = legacy_copy("echo")
     pp = root / "pyproject.toml"
-    pp.write_text(pp.read_text().replace('"openenv-core>=0.3.0,<0.4",',
-                                         '"openenv-core>=0.3.0,<0.4",\n    "openenv>=0.10",'))
+    pp.write_text(
+        pp.read_text().replace(
+            '"openenv-core>=0.3.0,<0.4",', '"openenv-core>=0.3.0,<0.4",\n    "openenv>=0.10",'
+        )
+    )
     (root / "requirements.txt").write_text("openenv-core[core]>=0.2  # pinned by hand\nnumpy\n")
     migrate(root, probe_plan=False)
     text = pp.read_text()
     assert "openenv-core" not in text and '"openenv>=0.10",' in text
-    assert (root / "requirements.txt").read_text() == "openenv>=0.10,<0.11  # pinned by hand\nnumpy\n"
+    assert (
+        root / "requirements.txt"
+    ).read_text() == "openenv>=0.10,<0.11  # pinned by hand\nnumpy\n"
 
 
 def test_legacy_manifest_passes_openenv_static(legacy_copy, openenv010_bin: Path) -> None:
@@ -143,8 +158,9 @@ def test_legacy_manifest_passes_openenv_static(legacy_copy, openenv010_bin: Path
         assert after["verdict"] == "pass", (template, after)
 
 
-def test_openenv_init_outputs(tmp_path: Path, openenv010_bin: Path,
-                              openenv_core030_bin: Path) -> None:
+def test_openenv_init_outputs(
+    tmp_path: Path, openenv010_bin: Path, openenv_core030_bin: Path
+) -> None:
     new = openenv_init(openenv010_bin, tmp_path / "new", "oe_new")
     old = openenv_init(openenv_core030_bin, tmp_path / "old", "oe_old")
 
@@ -165,8 +181,7 @@ def test_openenv_init_outputs(tmp_path: Path, openenv010_bin: Path,
         assert migrate(root, probe_plan=False).changes == [] and _tree(root) == tree
 
 
-def test_probe_plan_from_the_oracle_then_both_validators(legacy_copy,
-                                                          openenv010_bin: Path) -> None:
+def test_probe_plan_from_the_oracle_then_both_validators(legacy_copy, openenv010_bin: Path) -> None:
     """With the environment installed, migrate records the oracle's episode as OpenEnv's probe
     plan and declares `execution` (schema 2); OpenEnv's static level and envkit's full
     validate (runtime stage included) then pass."""
@@ -177,8 +192,9 @@ def test_probe_plan_from_the_oracle_then_both_validators(legacy_copy,
     uv = uv_binary()
     subprocess.run([uv, "venv", "-q", str(root / ".venv")], check=True, timeout=120)
     python = str(root / ".venv" / "bin" / "python")
-    subprocess.run([uv, "pip", "install", "-q", "--python", python, "-e", str(root)],
-                   check=True, timeout=600)
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", python, "-e", str(root)], check=True, timeout=600
+    )
 
     result = migrate(root)
     paths = [c.path for c in result.changes]
@@ -189,7 +205,7 @@ def test_probe_plan_from_the_oracle_then_both_validators(legacy_copy,
     m = _manifest(root)
     assert m["validation"]["execution"]["probe_path"] == "validation/runtime.json"
     assert m["validation"]["execution"]["dockerfile"] == "Dockerfile"
-    assert migrate(root).changes == []          # idempotent with the plan too
+    assert migrate(root).changes == []  # idempotent with the plan too
 
     report = openenv_validate(openenv010_bin, root)
     assert report["verdict"] == "pass", report

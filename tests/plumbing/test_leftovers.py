@@ -69,8 +69,9 @@ def _assert_gone(pid: int, port: int) -> None:
 
 def test_flooding_server_keeps_one_megabyte_in_memory_and_no_file():
     before = _logs()
-    server = start_server(HOSTILE, "server.app:app", python=sys.executable,
-                          env={"HOSTILE_MODE": "flood"})
+    server = start_server(
+        HOSTILE, "server.app:app", python=sys.executable, env={"HOSTILE_MODE": "flood"}
+    )
     try:
         server.wait_healthy(timeout_s=180)
         deadline = time.monotonic() + 60
@@ -105,17 +106,31 @@ def test_eval_leaves_nothing_and_notes_what_it_killed(setsid_env):
 
 
 def test_validate_leaves_nothing(cli, setsid_env):
-    result = cli("validate", HOSTILE, "--python", sys.executable, "--episodes", "1",
-                 "--timeout", "240")
+    result = cli(
+        "validate", HOSTILE, "--python", sys.executable, "--episodes", "1", "--timeout", "240"
+    )
     assert result.exit_code in (0, 1), result.stderr
     _assert_gone(*setsid_env(wait_s=1))
 
 
 def test_run_leaves_nothing_after_ctrl_c(setsid_env):
-    proc = subprocess.Popen([sys.executable, "-m", "envkit", "run", str(HOSTILE), "--python",
-                             sys.executable, "--port", str(free_port())],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "NO_COLOR": "1"})
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "envkit",
+            "run",
+            str(HOSTILE),
+            "--python",
+            sys.executable,
+            "--port",
+            str(free_port()),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     try:
         pid, port = setsid_env()
         time.sleep(0.5)
@@ -126,5 +141,6 @@ def test_run_leaves_nothing_after_ctrl_c(setsid_env):
             proc.kill()
     assert proc.returncode == 0, err
     _assert_gone(pid, port)
-    assert f"killed a process that had left the server's process group: pid {pid}" in \
-        err.replace("\n", " ").replace("  ", " ")
+    assert f"killed a process that had left the server's process group: pid {pid}" in err.replace(
+        "\n", " "
+    ).replace("  ", " ")

@@ -8,8 +8,9 @@ from tests.hubstub import WRITE_TOKEN
 def test_fork_copies_files_and_variables(cli, hub, space_id):
     src = hub.seed_space("envkit-org/source-env", {"Dockerfile": b"FROM x\n", "app.py": b"a\n"})
     src.variables["LEVEL"] = {"value": "2", "updatedAt": "2026-01-01T00:00:00.000Z"}
-    r = cli("fork", "envkit-org/source-env", space_id.split("/")[1], "--private",
-            "--token", WRITE_TOKEN)
+    r = cli(
+        "fork", "envkit-org/source-env", space_id.split("/")[1], "--private", "--token", WRITE_TOKEN
+    )
     assert r.exit_code == 0, r.output
     assert hub.files(space_id)["app.py"] == b"a\n"
     assert hub.space(space_id).private is True

@@ -31,8 +31,11 @@ def _dirty(env: Path) -> Path:
         f.write("id_rsa\n")
     (env / "Dockerfile").rename(env / "server" / "Dockerfile")
     readme = env / "README.md"
-    text = readme.read_text().replace("colorFrom: blue", "colorFrom: '#00C9FF'") \
+    text = (
+        readme.read_text()
+        .replace("colorFrom: blue", "colorFrom: '#00C9FF'")
         .replace("app_port: 8000", "app_port: 7860")
+    )
     readme.write_text(text)
     return env
 
@@ -41,8 +44,20 @@ def test_push_stages_exactly_the_upload_set(cli, hub, env_copy, space_id, monkey
     env = _dirty(env_copy)
     before = (env / "README.md").read_text()
     monkeypatch.setenv("FROM_SHELL", "shell-secret-value")
-    r = cli("push", env, "--repo-id", space_id, "--token", WRITE_TOKEN, "-e", "LEVEL=3",
-            "--secret", "API_KEY=inline-secret-value", "--secret", "FROM_SHELL")
+    r = cli(
+        "push",
+        env,
+        "--repo-id",
+        space_id,
+        "--token",
+        WRITE_TOKEN,
+        "-e",
+        "LEVEL=3",
+        "--secret",
+        "API_KEY=inline-secret-value",
+        "--secret",
+        "FROM_SHELL",
+    )
     assert r.exit_code == 0, r.output
     files = hub.files(space_id)
     assert "Dockerfile" in files and "server/Dockerfile" not in files
@@ -83,8 +98,17 @@ def test_unchanged_repush_makes_no_commit_and_sends_no_file(cli, hub, env_copy, 
 
 def test_existing_space_gets_visibility_and_hardware(cli, hub, env_copy, space_id):
     hub.seed_space(space_id, {"README.md": b"old\n"}, private=False, hardware="cpu-basic")
-    r = cli("push", env_copy, "--repo-id", space_id, "--token", WRITE_TOKEN, "--private",
-            "--hardware", "t4-small")
+    r = cli(
+        "push",
+        env_copy,
+        "--repo-id",
+        space_id,
+        "--token",
+        WRITE_TOKEN,
+        "--private",
+        "--hardware",
+        "t4-small",
+    )
     assert r.exit_code == 0, r.output
     assert hub.space(space_id).private is True
     assert hub.space(space_id).hardware == "t4-small"
@@ -97,23 +121,47 @@ def test_existing_space_gets_visibility_and_hardware(cli, hub, env_copy, space_i
 def test_create_pr_lands_on_a_pr_ref(cli, hub, env_copy, space_id):
     hub.seed_space(space_id, {"README.md": b"old\n"})
     head = hub.head(space_id)
-    r = cli("push", env_copy, "--repo-id", space_id, "--token", WRITE_TOKEN, "--create-pr",
-            "-m", "Try harder levels")
+    r = cli(
+        "push",
+        env_copy,
+        "--repo-id",
+        space_id,
+        "--token",
+        WRITE_TOKEN,
+        "--create-pr",
+        "-m",
+        "Try harder levels",
+    )
     assert r.exit_code == 0, r.output
     assert hub.head(space_id) == head  # main untouched
     pr_files = hub.files(space_id, "refs/pr/1")
     assert "Dockerfile" in pr_files and "server/app.py" in pr_files
     assert f"/spaces/{space_id}/discussions/1" in r.output
-    assert hub.space(space_id).commits[hub.head(space_id, "refs/pr/1")]["summary"] == \
-        "Try harder levels"
+    assert (
+        hub.space(space_id).commits[hub.head(space_id, "refs/pr/1")]["summary"]
+        == "Try harder levels"
+    )
 
 
 def test_dry_run_writes_nothing_and_stages_to_dir(cli, hub, env_copy, space_id, tmp_path):
     _dirty(env_copy)
     (env_copy / "id_rsa").unlink()
     out = tmp_path / "staged"
-    r = cli("push", env_copy, "--repo-id", space_id, "--token", WRITE_TOKEN, "--dry-run",
-            "--dry-run-dir", out, "-e", "LEVEL=3", "--secret", "API_KEY=dry-secret-value")
+    r = cli(
+        "push",
+        env_copy,
+        "--repo-id",
+        space_id,
+        "--token",
+        WRITE_TOKEN,
+        "--dry-run",
+        "--dry-run-dir",
+        out,
+        "-e",
+        "LEVEL=3",
+        "--secret",
+        "API_KEY=dry-secret-value",
+    )
     assert r.exit_code == 0, r.output
     assert hub.writes() == []
     assert space_id not in hub.state.spaces
@@ -125,8 +173,7 @@ def test_dry_run_writes_nothing_and_stages_to_dir(cli, hub, env_copy, space_id, 
 
 @pytest.mark.parametrize("no_validate", [False, True])
 def test_secrets_in_the_upload_set_always_stop_the_push(cli, hub, env_copy, space_id, no_validate):
-    (env_copy / "server" / "settings.py").write_text(
-        'TOKEN = "hf_' + "a1B2c3D4e5" * 4 + '"\n')
+    (env_copy / "server" / "settings.py").write_text('TOKEN = "hf_' + "a1B2c3D4e5" * 4 + '"\n')
     args = ["push", env_copy, "--repo-id", space_id, "--token", WRITE_TOKEN]
     r = cli(*args, *(["--no-validate"] if no_validate else []))
     assert r.exit_code == 1, r.output
@@ -147,8 +194,9 @@ def test_not_logged_in_names_both_fixes(cli, hub, env_copy):
     assert hub.requests == []
 
 
-@pytest.mark.parametrize("case", ["401", "402", "403", "409", "429-then-ok", "429", "503",
-                                  "unreachable"])
+@pytest.mark.parametrize(
+    "case", ["401", "402", "403", "409", "429-then-ok", "429", "503", "unreachable"]
+)
 def test_hub_errors_are_mapped(cli, hub, env_copy, space_id, case, monkeypatch):
     token, repo, expect_code, expect = WRITE_TOKEN, space_id, 2, ""
     if case == "401":
@@ -199,8 +247,17 @@ def test_wait_checks_the_running_app(cli, hub, env_copy, space_id, echo_server):
     hub.seed_space(space_id, {})
     hub.set_host(space_id, echo_server.url)
     hub.set_runtime(space_id, "BUILDING", "RUNNING_BUILDING", "RUNNING")
-    r = cli("push", env_copy, "--repo-id", space_id, "--token", WRITE_TOKEN, "--wait",
-            "--wait-timeout", "60")
+    r = cli(
+        "push",
+        env_copy,
+        "--repo-id",
+        space_id,
+        "--token",
+        WRITE_TOKEN,
+        "--wait",
+        "--wait-timeout",
+        "60",
+    )
     assert r.exit_code == 0, r.output
     assert "RUNNING" in r.output and echo_server.url in r.output
     hub.set_runtime(space_id, "BUILDING", "BUILD_ERROR")
@@ -225,7 +282,7 @@ def test_library_push_returns_a_result(hub, env_copy, space_id):
 
 
 def _subprocess_env(hub, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("HF_TOKEN",)}
+    env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
     env.update({"HF_ENDPOINT": hub.url, "HF_HUB_DISABLE_TELEMETRY": "1", **extra})
     return env
 
@@ -236,14 +293,16 @@ def test_subprocess_saved_token_default_repo_id_and_no_token_in_debug_output(hub
     (home / "token").write_text(WRITE_TOKEN)
     hub.fail("POST", r"/commit/", 503, times=10)
     cmd = [sys.executable, "-m", "envkit", "push", str(env_copy)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                       env=_subprocess_env(hub, ENVKIT_DEBUG="1"))
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=120, env=_subprocess_env(hub, ENVKIT_DEBUG="1")
+    )
     assert p.returncode == 2, p.stderr
     assert "Traceback" in p.stderr and "failed with 503" in p.stderr
     assert WRITE_TOKEN not in p.stdout + p.stderr
     hub.clear()
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                       env=_subprocess_env(hub, ENVKIT_DEBUG="1"))
+    p = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=120, env=_subprocess_env(hub, ENVKIT_DEBUG="1")
+    )
     assert p.returncode == 0, p.stderr
     assert "Dockerfile" in hub.files("alice/echo-env")  # default id: <whoami>/<kebab name>
     assert WRITE_TOKEN not in p.stdout + p.stderr
@@ -254,10 +313,20 @@ def test_ctrl_c_mid_push_leaves_the_previous_commit(hub, env_copy, space_id):
     head = hub.head(space_id)
     # Interrupt while the client waits on the Hub (preupload, just before the one commit).
     release, arrived = hub.hold("POST", r"/preupload/")
-    cmd = [sys.executable, "-m", "envkit", "push", str(env_copy), "--repo-id", space_id,
-           "--token", WRITE_TOKEN]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=_subprocess_env(hub))
+    cmd = [
+        sys.executable,
+        "-m",
+        "envkit",
+        "push",
+        str(env_copy),
+        "--repo-id",
+        space_id,
+        "--token",
+        WRITE_TOKEN,
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_subprocess_env(hub)
+    )
     try:
         assert arrived.wait(60), "the preupload request never arrived"
         proc.send_signal(signal.SIGINT)
@@ -271,5 +340,7 @@ def test_ctrl_c_mid_push_leaves_the_previous_commit(hub, env_copy, space_id):
     time.sleep(0.3)
     assert not [q for q in hub.requests if "/commit/" in q.path]
     assert hub.head(space_id) == head
-    assert hub.files(space_id) == {".gitattributes": hub.files(space_id)[".gitattributes"],
-                                   "README.md": b"previous\n"}
+    assert hub.files(space_id) == {
+        ".gitattributes": hub.files(space_id)[".gitattributes"],
+        "README.md": b"previous\n",
+    }

@@ -60,7 +60,16 @@ def test_a_fifo_in_the_project_is_skipped_not_hung(cli, hub, env_copy, space_id)
     import os
 
     os.mkfifo(env_copy / "notes.txt")
-    r = cli("push", env_copy, "--repo-id", space_id, "--token", WRITE_TOKEN, "--dry-run",
-            "--format", "json")
+    r = cli(
+        "push",
+        env_copy,
+        "--repo-id",
+        space_id,
+        "--token",
+        WRITE_TOKEN,
+        "--dry-run",
+        "--format",
+        "json",
+    )
     assert r.exit_code == 0, r.output
     assert "notes.txt" not in r.stdout

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-PLACEHOLDER_LOCK = "version = 1\nrequires-python = \">=3.11\"\n"
+PLACEHOLDER_LOCK = 'version = 1\nrequires-python = ">=3.11"\n'
 
 
 @pytest.fixture

@@ -47,23 +47,36 @@ def test_build_with_no_check_skips_the_rules_on_purpose(echo_env, monkeypatch):
 
 def _run_cli(tmp_path: Path, prelude: str, *args: str) -> subprocess.CompletedProcess:
     script = tmp_path / "run_envkit.py"
-    script.write_text(textwrap.dedent(prelude) + textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent(prelude)
+        + textwrap.dedent("""
         import sys
         from envkit.cli import main
         sys.argv = ["envkit", *sys.argv[1:]]
         main()
-    """))
+    """)
+    )
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(tmp_path)}
     env.pop("ENVKIT_DEBUG", None)
-    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
 
 
 def test_a_missing_command_module_stops_the_cli(tmp_path):
-    r = _run_cli(tmp_path, """
+    r = _run_cli(
+        tmp_path,
+        """
         import sys
         sys.modules["envkit.cli.push"] = None  # as if envkit/cli/push.py were not installed
-    """, "--help")
+    """,
+        "--help",
+    )
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "the `envkit push` command cannot be loaded" in r.stderr
     assert "reinstall" in r.stderr and "Traceback" not in r.stderr
@@ -71,7 +84,9 @@ def test_a_missing_command_module_stops_the_cli(tmp_path):
 
 def test_a_broken_module_on_sys_path_stops_the_cli(tmp_path):
     # The import system itself fails on a command module (a broken file, a bad install).
-    r = _run_cli(tmp_path, """
+    r = _run_cli(
+        tmp_path,
+        """
         import importlib.abc, sys
 
         class Broken(importlib.abc.MetaPathFinder):
@@ -81,7 +96,10 @@ def test_a_broken_module_on_sys_path_stops_the_cli(tmp_path):
                 return None
 
         sys.meta_path.insert(0, Broken())
-    """, "validate", "--help")
+    """,
+        "validate",
+        "--help",
+    )
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "`envkit validate` command cannot be loaded (SyntaxError" in r.stderr
     assert "Traceback" not in r.stderr

@@ -25,8 +25,10 @@ OPENAI = "sk-" + "proj-" + "Ab1" * 12
 GITHUB = "ghp_" + "A1b2C3d4" * 5
 
 
-@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be",
-                                      "utf-32", "utf-32-le", "utf-32-be"])
+@pytest.mark.parametrize(
+    "encoding",
+    ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"],
+)
 def test_every_unicode_encoding_is_scanned(encoding):
     data = f"# settings\nTOKEN = '{HF}'\n".encode(encoding)
     hits = scan_bytes(data)
@@ -43,12 +45,16 @@ def test_aws_secret_access_key_on_its_own():
     assert [h.kind for h in scan_text(f'SECRET = "{AWS_SECRET}"')] == ["AWS secret access key"]
 
 
-@pytest.mark.parametrize("text", [
-    "ThisIsAVeryLongCamelCaseIdentifier123456",  # identifier, 40 characters
-    "0123456789abcdef0123456789abcdef01234567",  # a git SHA-1
-    "x" * 40, "path/to/a/file/in/the/repo/module_x.py",
-    base64.b64encode(os.urandom(45)).decode(),  # longer than 40: not an AWS key's shape
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ThisIsAVeryLongCamelCaseIdentifier123456",  # identifier, 40 characters
+        "0123456789abcdef0123456789abcdef01234567",  # a git SHA-1
+        "x" * 40,
+        "path/to/a/file/in/the/repo/module_x.py",
+        base64.b64encode(os.urandom(45)).decode(),  # longer than 40: not an AWS key's shape
+    ],
+)
 def test_aws_secret_detector_ignores_lookalikes(text):
     assert scan_text(f"value = {text}\n") == []
 
@@ -61,16 +67,41 @@ def test_random_aws_shaped_keys_are_found():
     assert found >= 195  # shape + entropy: nearly every random 40-character base64 string
 
 
-@pytest.mark.parametrize("name", ["secrets.json", "credentials", "credentials.json",
-                                  "app.keystore", ".npmrc", ".pypirc", ".git-credentials",
-                                  ".env", "prod.env", "id_rsa", "cert.pem", ".netrc",
-                                  "service-account-prod.json", "release.jks"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "secrets.json",
+        "credentials",
+        "credentials.json",
+        "app.keystore",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        ".env",
+        "prod.env",
+        "id_rsa",
+        "cert.pem",
+        ".netrc",
+        "service-account-prod.json",
+        "release.jks",
+    ],
+)
 def test_credentials_store_names(name):
     assert is_credentials_name(name)
 
 
-@pytest.mark.parametrize("name", ["credentials.py", "secrets.md", ".env.example", "id_rsa.pub",
-                                  "README.md", "keys.py", "secret_santa.txt"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "credentials.py",
+        "secrets.md",
+        ".env.example",
+        "id_rsa.pub",
+        "README.md",
+        "keys.py",
+        "secret_santa.txt",
+    ],
+)
 def test_ordinary_names(name):
     assert not is_credentials_name(name)
 
@@ -82,12 +113,15 @@ def test_allow_list_is_read_from_pyproject():
     assert allowed_patterns(None) == ()
 
 
-@pytest.mark.parametrize(("rel", "content"), [
-    ("a.py", f"KEY = '{HF}'\n".encode()),
-    ("b.txt", f"openai {OPENAI}\n".encode("utf-16")),
-    ("c.cfg", f"secret\n{AWS_SECRET}\n".encode("utf-32-le")),
-    ("d.json", b'{"t": "' + GITHUB.encode() + b'"}\x00\x00'),
-])
+@pytest.mark.parametrize(
+    ("rel", "content"),
+    [
+        ("a.py", f"KEY = '{HF}'\n".encode()),
+        ("b.txt", f"openai {OPENAI}\n".encode("utf-16")),
+        ("c.cfg", f"secret\n{AWS_SECRET}\n".encode("utf-32-le")),
+        ("d.json", b'{"t": "' + GITHUB.encode() + b'"}\x00\x00'),
+    ],
+)
 def test_validate_and_push_scanners_agree(clean_env: Path, rel, content):
     (clean_env / rel).write_bytes(content)
     report = validate(clean_env, static=True, select=["EK6"])
@@ -121,8 +155,10 @@ def test_a_url_safe_token_is_not_an_aws_secret_but_an_oauth_token_is_found() -> 
     Google OAuth access token, and is reported as one."""
     from envkit.secret_scan import scan_text
 
-    line = ('"x-access-token": "ya29.A0ARrdaM-k9Vq7GzY2pL4mQf8sN1xT0bR3uHcJWv5yKzP6eF2.'
-            'qwErTyUIopASDfGhJkLzXcVbNm12_34-56"\n')
+    line = (
+        '"x-access-token": "ya29.A0ARrdaM-k9Vq7GzY2pL4mQf8sN1xT0bR3uHcJWv5yKzP6eF2.'
+        'qwErTyUIopASDfGhJkLzXcVbNm12_34-56"\n'
+    )
     assert [h.kind for h in scan_text(line)] == ["Google OAuth access token"]
     inner = "k9Vq7GzY2pL4mQf8sN1xT0bR3uHcJWv5yKzP6eF2"
     assert scan_text(f"session = abc-{inner}.def\n") == []

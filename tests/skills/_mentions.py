@@ -40,8 +40,7 @@ def _clean_flag(token: str) -> list[str]:
     out = []
     for part in token.strip("[](){},.;:").split("|"):
         part = part.strip("[](){},.;:").split("=", 1)[0]
-        if part.endswith("..."):
-            part = part[:-3]
+        part = part.removesuffix("...")
         if re.fullmatch(r"--?[A-Za-z][\w-]*", part):
             out.append(part)
     return out
@@ -83,12 +82,16 @@ def mentions(path: Path, label: str) -> list[Mention]:
         for seg in segments:
             invocations = list(_INVOCATION.finditer(seg))
             for inv in invocations:
-                parsed = _parse_invocation(seg[inv.end():])
+                parsed = _parse_invocation(seg[inv.end() :])
                 if parsed:
                     found.append(Mention(where, *parsed))
             if not invocations and not fenced and seg.lstrip(" [(").startswith("-"):
-                flags = tuple(f for tok in seg.split() if tok.lstrip("[(").startswith("-")
-                              for f in _clean_flag(tok))
+                flags = tuple(
+                    f
+                    for tok in seg.split()
+                    if tok.lstrip("[(").startswith("-")
+                    for f in _clean_flag(tok)
+                )
                 if flags:  # outside an `envkit <command>` section: words=()
                     found.append(Mention(where, section or (), flags, bare=True))
     return found

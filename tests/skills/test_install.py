@@ -14,14 +14,21 @@ from envkit.skills import AGENTS, install_skills, list_skills
 
 SKILLS = list_skills()
 NAMES = [s.name for s in SKILLS]
-PROJECT_DIR = {"codex": ".agents/skills", "claude": ".claude/skills",
-               "cursor": ".cursor/skills", "opencode": ".opencode/skills"}
+PROJECT_DIR = {
+    "codex": ".agents/skills",
+    "claude": ".claude/skills",
+    "cursor": ".cursor/skills",
+    "opencode": ".opencode/skills",
+}
 GLOBAL_DIR = {**PROJECT_DIR, "opencode": ".config/opencode/skills"}
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _assert_installed(folder: Path) -> None:
@@ -46,7 +53,11 @@ def test_install_all_agents_then_again_is_a_no_op(tmp_path):
     first = install_skills(tmp_path)
     assert first.created == len(first.files) > 0 and first.changed
     assert [t.relative_to(tmp_path).as_posix() for t in first.targets] == [
-        ".agents/skills", ".claude/skills", ".cursor/skills", ".opencode/skills"]
+        ".agents/skills",
+        ".claude/skills",
+        ".cursor/skills",
+        ".opencode/skills",
+    ]
     for agent in AGENTS:
         _assert_installed(tmp_path / PROJECT_DIR[agent])
     stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
@@ -84,8 +95,9 @@ def test_changed_file_is_refused_without_force_and_named(cli, tmp_path):
     assert _tree(tmp_path) == before  # nothing written, not even the new agent's copy
     assert not (tmp_path / ".opencode").exists()
 
-    forced = cli("skills", "install", "-a", "claude", "-a", "opencode", "--force",
-                 "--dir", tmp_path)
+    forced = cli(
+        "skills", "install", "-a", "claude", "-a", "opencode", "--force", "--dir", tmp_path
+    )
     assert forced.exit_code == 0, forced.output
     assert "1 replaced" in forced.stderr
     _assert_installed(tmp_path / ".claude/skills")
@@ -136,17 +148,19 @@ def test_global_install_goes_to_home_only(cli, tmp_path):
 def test_install_some_skills_only(tmp_path):
     result = install_skills(tmp_path, ["environment-design"], ["cursor"])
     assert result.skills == ["environment-design"] and result.agents == ["cursor"]
-    assert sorted(p.name for p in (tmp_path / ".cursor/skills").iterdir()) == [
-        "environment-design"]
+    assert sorted(p.name for p in (tmp_path / ".cursor/skills").iterdir()) == ["environment-design"]
     assert {f.skill for f in result.files} == {"environment-design"}
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["install", "no-such-skill"], "Unknown skill 'no-such-skill'"),
-    (["install", "--agent", "vim"], "Unknown agent 'vim'"),
-    (["show", "nope"], "Unknown skill 'nope'"),
-    (["show", "envkit", "--file", "references/nope.md"], "has no file"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["install", "no-such-skill"], "Unknown skill 'no-such-skill'"),
+        (["install", "--agent", "vim"], "Unknown agent 'vim'"),
+        (["show", "nope"], "Unknown skill 'nope'"),
+        (["show", "envkit", "--file", "references/nope.md"], "has no file"),
+    ],
+)
 def test_usage_errors_exit_2_and_write_nothing(cli, tmp_path, args, message):
     result = cli("skills", *args, *(["--dir", tmp_path] if args[0] == "install" else []))
     assert result.exit_code == 2
@@ -180,8 +194,9 @@ def test_show_prints_skill_md_and_references(cli):
     assert ref.stdout == (skill.path / "references/commands.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("args", [["skills"], ["skills", "list"], ["skills", "show"],
-                                  ["skills", "install"]])
+@pytest.mark.parametrize(
+    "args", [["skills"], ["skills", "list"], ["skills", "show"], ["skills", "install"]]
+)
 def test_help_has_examples(cli, args):
     result = cli(*args, "--help")
     assert result.exit_code == 0

@@ -27,7 +27,7 @@ def _front_matter(path: Path) -> tuple[dict, list[str]]:
 
 
 def test_required_skills_are_bundled():
-    assert REQUIRED <= {p.name for p in BUNDLED}
+    assert {p.name for p in BUNDLED} >= REQUIRED
     assert [s.name for s in list_skills()] == sorted(p.name for p in BUNDLED)
 
 
@@ -58,8 +58,13 @@ def test_skill_conforms_to_the_specification(folder: Path):
     assert load_skill(folder).description == " ".join(description.split())
 
 
-def _write_skill(root: Path, folder: str, front: str, body: str = "# Title\n\nDo it.\n",
-                 files: dict[str, str] | None = None) -> Path:
+def _write_skill(
+    root: Path,
+    folder: str,
+    front: str,
+    body: str = "# Title\n\nDo it.\n",
+    files: dict[str, str] | None = None,
+) -> Path:
     path = root / folder
     path.mkdir(parents=True)
     (path / "SKILL.md").write_text(f"---\n{front}---\n{body}", encoding="utf-8")
@@ -72,30 +77,38 @@ def _write_skill(root: Path, folder: str, front: str, body: str = "# Title\n\nDo
 GOOD = "name: {name}\ndescription: Does X. Use when Y.\n"
 
 
-@pytest.mark.parametrize(("folder", "front", "body", "files", "expected"), [
-    ("ok-skill", GOOD, "# T\n\nSee [r](references/a.md).\n", {"references/a.md": "x"}, None),
-    ("other", GOOD.replace("{name}", "ok-skill"), None, None, "must equal the folder name"),
-    ("Bad", GOOD, None, None, "lower-case letters"),
-    ("a--b", GOOD, None, None, "single hyphens"),
-    ("-ab", GOOD, None, None, "single hyphens"),
-    ("x" * 65, GOOD, None, None, "at most 64 characters"),
-    ("d", "name: d\ndescription: " + "x" * 1025 + "\n", None, None, "at most 1024"),
-    ("d", "name: d\n", None, None, "needs `description`"),
-    ("d", "name: d\ndescription: ''\n", None, None, "non-empty string"),
-    ("d", GOOD + "version: 1\n", None, None, "`version` is not in the Agent Skills"),
-    ("d", GOOD + "metadata:\n  v: 1\n", None, None, "strings to strings"),
-    ("d", GOOD + "compatibility: " + "c" * 501 + "\n", None, None, "`compatibility`"),
-    ("d", GOOD, "# T\n" + "line\n" * 500, None, "under 500 lines"),
-    ("d", GOOD, "", None, "body after the front matter is empty"),
-    ("d", GOOD, "# T\n\nRead [it](references/missing.md).\n", None, "does not exist"),
-    ("d", GOOD, "# T\n\nRead references/missing.md first.\n", None, "does not exist"),
-    ("d", GOOD, None, {"references/orphan.md": "x"}, "never mentioned"),
-    ("d", "name: [unclosed\n", None, None, "not valid YAML"),
-    ("d", "- a list\n", None, None, "must be a YAML mapping"),
-])
+@pytest.mark.parametrize(
+    ("folder", "front", "body", "files", "expected"),
+    [
+        ("ok-skill", GOOD, "# T\n\nSee [r](references/a.md).\n", {"references/a.md": "x"}, None),
+        ("other", GOOD.replace("{name}", "ok-skill"), None, None, "must equal the folder name"),
+        ("Bad", GOOD, None, None, "lower-case letters"),
+        ("a--b", GOOD, None, None, "single hyphens"),
+        ("-ab", GOOD, None, None, "single hyphens"),
+        ("x" * 65, GOOD, None, None, "at most 64 characters"),
+        ("d", "name: d\ndescription: " + "x" * 1025 + "\n", None, None, "at most 1024"),
+        ("d", "name: d\n", None, None, "needs `description`"),
+        ("d", "name: d\ndescription: ''\n", None, None, "non-empty string"),
+        ("d", GOOD + "version: 1\n", None, None, "`version` is not in the Agent Skills"),
+        ("d", GOOD + "metadata:\n  v: 1\n", None, None, "strings to strings"),
+        ("d", GOOD + "compatibility: " + "c" * 501 + "\n", None, None, "`compatibility`"),
+        ("d", GOOD, "# T\n" + "line\n" * 500, None, "under 500 lines"),
+        ("d", GOOD, "", None, "body after the front matter is empty"),
+        ("d", GOOD, "# T\n\nRead [it](references/missing.md).\n", None, "does not exist"),
+        ("d", GOOD, "# T\n\nRead references/missing.md first.\n", None, "does not exist"),
+        ("d", GOOD, None, {"references/orphan.md": "x"}, "never mentioned"),
+        ("d", "name: [unclosed\n", None, None, "not valid YAML"),
+        ("d", "- a list\n", None, None, "must be a YAML mapping"),
+    ],
+)
 def test_check_skill_reports_each_violation(tmp_path, folder, front, body, files, expected):
-    path = _write_skill(tmp_path, folder, front.replace("{name}", folder),
-                        body if body is not None else "# Title\n\nDo it.\n", files)
+    path = _write_skill(
+        tmp_path,
+        folder,
+        front.replace("{name}", folder),
+        body if body is not None else "# Title\n\nDo it.\n",
+        files,
+    )
     problems = [str(p) for p in check_skill(path)]
     if expected is None:
         assert problems == []
@@ -150,7 +163,8 @@ def test_mention_parser(tmp_path):
         "```\n"
         "## Other\n"
         "`--nope` is prose; `pip install rl-envkit`; `envkit`\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     got = [(m.words, m.flags, m.bare) for m in mentions(md, "x.md")]
     assert got == [
         (("validate",), ("--static",), False),
@@ -170,20 +184,28 @@ def test_skills_mention_commands_at_all():
 
 def test_every_command_and_flag_a_skill_mentions_exists():
     """Strict on purpose: a skill that teaches a flag the CLI lacks makes agents fail."""
-    from envkit.cli import app
-
     import typer
+
+    from envkit.cli import app
 
     root_opts = _options(typer.main.get_command(app))
     commands = _cli_tree()
-    every_opt = set().union(root_opts, *(
-        _options(c) for cmd in commands.values()
-        for c in (cmd, *getattr(cmd, "commands", {}).values())))
+    every_opt = set().union(
+        root_opts,
+        *(
+            _options(c)
+            for cmd in commands.values()
+            for c in (cmd, *getattr(cmd, "commands", {}).values())
+        ),
+    )
     missing: list[str] = []
     for m in _all_mentions():
         if not m.words and m.bare:  # a flag in prose: some command must have it
-            missing += [f"{m.where}: `{f}` (no envkit command has it)" for f in m.flags
-                        if f not in every_opt and f not in FOREIGN_FLAGS]
+            missing += [
+                f"{m.where}: `{f}` (no envkit command has it)"
+                for f in m.flags
+                if f not in every_opt and f not in FOREIGN_FLAGS
+            ]
             continue
         if not m.words:
             missing += [f"{m.where}: `envkit {f}`" for f in m.flags if f not in root_opts]
@@ -207,7 +229,8 @@ def test_every_command_and_flag_a_skill_mentions_exists():
             opts = _options(cmd)
         missing += [f"{m.where}: `{label} {f}`" for f in m.flags if f not in opts]
     assert not missing, "skills mention commands/flags the CLI lacks:\n" + "\n".join(
-        sorted(set(missing)))
+        sorted(set(missing))
+    )
 
 
 def test_every_finding_code_a_skill_mentions_is_a_registered_rule():

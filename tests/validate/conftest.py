@@ -12,7 +12,7 @@ import pytest
 
 # envkit's own check is existence only (EK210); a real `uv lock` needs PyPI and ~5 s, so the
 # clean fixture carries a minimal lock file instead.
-PLACEHOLDER_LOCK = "version = 1\nrequires-python = \">=3.10\"\n"
+PLACEHOLDER_LOCK = 'version = 1\nrequires-python = ">=3.10"\n'
 
 
 @pytest.fixture
@@ -28,8 +28,14 @@ def openenv_init_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An environment made by OpenEnv's own `openenv init` (0.10, the test extra; unchanged)."""
     parent = tmp_path_factory.mktemp("openenv-init")
     exe = Path(sys.executable).with_name("openenv")
-    subprocess.run([str(exe), "init", "my_env"], cwd=parent, check=True, capture_output=True,
-                   timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    subprocess.run(
+        [str(exe), "init", "my_env"],
+        cwd=parent,
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     root = parent / "my_env"
     for cache in root.rglob("__pycache__"):
         shutil.rmtree(cache, ignore_errors=True)

@@ -23,8 +23,10 @@ def _codes(result) -> list[str]:
 def test_clean_env_exits_zero(cli, clean_env: Path) -> None:
     result = cli("validate", clean_env, "--static")
     assert result.exit_code == 0, result.output
-    assert ("PASSED (static checks only: the runtime stage did not run because --static "
-            "was given): 0 errors, 0 warnings, 0 infos") in result.stdout
+    assert (
+        "PASSED (static checks only: the runtime stage did not run because --static "
+        "was given): 0 errors, 0 warnings, 0 infos"
+    ) in result.stdout
 
 
 def test_error_exits_one_and_exit_zero_overrides(cli, clean_env: Path) -> None:
@@ -40,22 +42,38 @@ def test_select_and_ignore_by_prefix(cli, clean_env: Path) -> None:
     (clean_env / "inference.py").unlink()
     both = _codes(cli("validate", clean_env, "--static", "-f", "json", "--exit-zero"))
     assert both == ["EK107", "EK209"]
-    assert _codes(cli("validate", clean_env, "--static", "-f", "json", "--select", "EK2")) \
-        == ["EK209"]
+    assert _codes(cli("validate", clean_env, "--static", "-f", "json", "--select", "EK2")) == [
+        "EK209"
+    ]
     result = cli("validate", clean_env, "--static", "-f", "json", "--ignore", "EK1")
     assert result.exit_code == 0 and _codes(result) == ["EK209"]
     # the more specific prefix wins (ruff semantics)
-    assert _codes(cli("validate", clean_env, "--static", "-f", "json", "--exit-zero",
-                      "--select", "EK107,EK2", "--ignore", "EK1")) == ["EK107", "EK209"]
+    assert _codes(
+        cli(
+            "validate",
+            clean_env,
+            "--static",
+            "-f",
+            "json",
+            "--exit-zero",
+            "--select",
+            "EK107,EK2",
+            "--ignore",
+            "EK1",
+        )
+    ) == ["EK107", "EK209"]
 
 
 def test_pyproject_config_ignore_and_severity(cli, clean_env: Path) -> None:
     _break_port(clean_env)
     (clean_env / "inference.py").unlink()
     pyproject = clean_env / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace(
-        "[tool.envkit.validate]\nignore = []",
-        '[tool.envkit.validate]\nignore = ["EK209"]\nseverity = { EK107 = "warning" }'))
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            "[tool.envkit.validate]\nignore = []",
+            '[tool.envkit.validate]\nignore = ["EK209"]\nseverity = { EK107 = "warning" }',
+        )
+    )
     result = cli("validate", clean_env, "--static", "-f", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -65,11 +83,14 @@ def test_pyproject_config_ignore_and_severity(cli, clean_env: Path) -> None:
     assert _codes(result) == []
 
 
-@pytest.mark.parametrize("table, needle", [
-    ('ignore = ["EK199"]', "unknown rule code EK199"),
-    ('severity = { EK107 = "fatal" }', "is not a severity"),
-    ('selct = ["EK1"]', "unknown key"),
-])
+@pytest.mark.parametrize(
+    "table, needle",
+    [
+        ('ignore = ["EK199"]', "unknown rule code EK199"),
+        ('severity = { EK107 = "fatal" }', "is not a severity"),
+        ('selct = ["EK1"]', "unknown key"),
+    ],
+)
 def test_bad_config_exits_two(cli, clean_env: Path, table: str, needle: str) -> None:
     pyproject = clean_env / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace("ignore = []", table))
@@ -125,8 +146,19 @@ def test_openenv_init_environment(openenv_init_env: Path) -> None:
     008 manifest is valid (issue #11: no false EK109), only schema 1 (EK120, a warning)."""
     report = validate(openenv_init_env, static=True)
     got = sorted({f.code for f in report.findings})
-    assert got == ["EK120", "EK209", "EK210", "EK211", "EK302", "EK305", "EK306", "EK308",
-                   "EK310", "EK604", "EK605"], [(f.code, f.message) for f in report.findings]
+    assert got == [
+        "EK120",
+        "EK209",
+        "EK210",
+        "EK211",
+        "EK302",
+        "EK305",
+        "EK306",
+        "EK308",
+        "EK310",
+        "EK604",
+        "EK605",
+    ], [(f.code, f.message) for f in report.findings]
     assert not [f for f in report.findings if f.severity.value == "error"]
     assert report.passed  # warnings and infos only: it serves, it is just not ready to ship
 

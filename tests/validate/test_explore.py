@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from envkit.validation.explore import ActionSpace, Explorer
 
-INT_ACTION = {"type": "object", "required": ["column"],
-              "properties": {"column": {"type": "integer"},
-                             "metadata": {"type": "object"}}}
-STR_ACTION = {"type": "object", "required": ["move"],
-              "properties": {"move": {"type": "string"}}}
-ENUM_ACTION = {"type": "object", "required": ["action"],
-               "$defs": {"Move": {"enum": ["UP", "DOWN"], "type": "string"}},
-               "properties": {"action": {"$ref": "#/$defs/Move"}}}
+INT_ACTION = {
+    "type": "object",
+    "required": ["column"],
+    "properties": {"column": {"type": "integer"}, "metadata": {"type": "object"}},
+}
+STR_ACTION = {"type": "object", "required": ["move"], "properties": {"move": {"type": "string"}}}
+ENUM_ACTION = {
+    "type": "object",
+    "required": ["action"],
+    "$defs": {"Move": {"enum": ["UP", "DOWN"], "type": "string"}},
+    "properties": {"action": {"$ref": "#/$defs/Move"}},
+}
 
 
 def test_legal_actions_listed_in_the_observation_fill_the_field_of_their_type() -> None:
@@ -31,8 +35,11 @@ def test_legal_actions_listed_in_the_observation_fill_the_field_of_their_type() 
 def test_without_a_list_the_schema_enumeration_then_the_fuzzed_actions_are_played() -> None:
     space = ActionSpace(ENUM_ACTION, {"action": "UP"}, [])
     assert space.choices({"x": 0}) == [{"action": "UP"}, {"action": "DOWN"}]
-    bounded = {"type": "object", "required": ["k"],
-               "properties": {"k": {"type": "integer", "minimum": 1, "maximum": 3}}}
+    bounded = {
+        "type": "object",
+        "required": ["k"],
+        "properties": {"k": {"type": "integer", "minimum": 1, "maximum": 3}},
+    }
     assert ActionSpace(bounded, {"k": 1}, []).enumerated == [{"k": 1}, {"k": 2}, {"k": 3}]
     fuzzed = [{"move": "a"}, {"move": "b"}, {"move": "a"}]
     assert ActionSpace(STR_ACTION, fuzzed[0], fuzzed).choices({}) == fuzzed[:2]

@@ -28,8 +28,9 @@ def broken_report(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
     (clean_env / "openenv.yaml").write_text(text)
     (clean_env / "inference.py").unlink()
     df = (clean_env / "Dockerfile").read_text()
-    (clean_env / "Dockerfile").write_text(df.replace("COPY pyproject.toml uv.lock* ./",
-                                                     "COPY . ./"))
+    (clean_env / "Dockerfile").write_text(
+        df.replace("COPY pyproject.toml uv.lock* ./", "COPY . ./")
+    )
     monkeypatch.chdir(clean_env)
     report = validate(".", static=True)
     report.target = "echo-env"
@@ -49,8 +50,8 @@ def _snapshot(name: str, text: str) -> None:
 @pytest.mark.parametrize("fmt", ["text", "json", "github"])
 def test_output_snapshot(fmt: str, broken_report) -> None:
     text = render(broken_report, fmt).replace(
-        f'"envkit_version": "{broken_report.to_dict()["envkit_version"]}"',
-        '"envkit_version": "X"')
+        f'"envkit_version": "{broken_report.to_dict()["envkit_version"]}"', '"envkit_version": "X"'
+    )
     _snapshot(f"broken.{'txt' if fmt == 'text' else fmt}", text)
 
 
@@ -67,15 +68,18 @@ def test_json_matches_schema_and_contract(broken_report) -> None:
     data = json.loads(render(broken_report, "json"))
     jsonschema.validate(data, schema)
     assert data["passed"] is False
-    assert data["summary"] == {"errors": 1, "warnings": 1, "infos": 1,
-                               "checks_run": data["summary"]["checks_run"]}
+    assert data["summary"] == {
+        "errors": 1,
+        "warnings": 1,
+        "infos": 1,
+        "checks_run": data["summary"]["checks_run"],
+    }
     # sorted: severity first
     assert [f["severity"] for f in data["findings"]] == ["error", "warning", "info"]
     # every rule, with its status and why it was skipped (issue #13 item 4)
     checks = {c["code"]: c for c in data["checks"]}
     assert len(checks) == len(broken_report.checks)
-    assert sum(c["status"] != "skipped" for c in checks.values()) == \
-        data["summary"]["checks_run"]
+    assert sum(c["status"] != "skipped" for c in checks.values()) == data["summary"]["checks_run"]
     assert all(c["reason"] for c in checks.values() if c["status"] == "skipped")
     assert sum(c["findings"] for c in checks.values()) == len(data["findings"])
     # a schema that accepted anything would not catch a broken report
@@ -118,7 +122,8 @@ def test_docs_rules_md_is_up_to_date() -> None:
 
     doc = (REPO / "docs" / "rules.md").read_text()
     assert doc == rules_markdown(), (
-        "docs/rules.md is stale: run `envkit rules --format markdown > docs/rules.md`")
+        "docs/rules.md is stale: run `envkit rules --format markdown > docs/rules.md`"
+    )
     for rule in RULES.values():  # the anchor of Rule.url exists as a heading
         assert f"\n## {rule.code} {rule.name}\n" in doc
 
@@ -128,8 +133,12 @@ def test_the_way_the_server_started_is_said_once(broken_report) -> None:
     twice (issue #13, in-repo environments): the note alone is shown."""
     launch = "package form from the parent folder: uvicorn x_env.server.app:app in /e"
     broken_report.runtime.launch = launch
-    broken_report.runtime.notes = [f"started with the {launch} (after 1 way(s) that exited: "
-                                   "uvicorn server.app:app -> ImportError: boom)"]
+    broken_report.runtime.notes = [
+        (
+            f"started with the {launch} (after 1 way(s) that exited: "
+            "uvicorn server.app:app -> ImportError: boom)"
+        )
+    ]
     text = render(broken_report, "text")
     assert text.count("uvicorn x_env.server.app:app") == 1
     assert "ImportError: boom" in text

@@ -29,8 +29,7 @@ from envkit.validation.report import CheckResult, ValidationReport, render
 
 #: `openenv init` 0.10's findings that are generic layout warnings (tests/validate/test_cli.py
 #: pins the full set: these plus EK120 and EK211).
-INIT_HYGIENE = ["EK209", "EK210", "EK302", "EK305", "EK306", "EK308", "EK310", "EK604",
-                "EK605"]
+INIT_HYGIENE = ["EK209", "EK210", "EK302", "EK305", "EK306", "EK308", "EK310", "EK604", "EK605"]
 
 
 def _codes_in(text: str) -> set[str]:
@@ -40,8 +39,7 @@ def _codes_in(text: str) -> set[str]:
 
 
 # -- folding ----------------------------------------------------------------------------------
-def test_openenv_init_hygiene_is_folded_and_show_all_expands(openenv_init_env: Path,
-                                                             cli) -> None:
+def test_openenv_init_hygiene_is_folded_and_show_all_expands(openenv_init_env: Path, cli) -> None:
     report = validate(openenv_init_env, static=True)
     assert sorted({f.code for f in report.findings if f.hygiene}) == INIT_HYGIENE
     text = render(report, "text")
@@ -81,8 +79,9 @@ def test_machine_formats_keep_every_finding(openenv_init_env: Path) -> None:
     jsonschema.validate(data, json.loads(SCHEMA_PATH.read_text()))
     assert len(data["findings"]) == len(report.findings)
     assert sorted({f["code"] for f in data["findings"] if f["hygiene"]}) == INIT_HYGIENE
-    assert {f["code"]: f["rfc008"] for f in data["findings"]}["EK305"] == \
-        "static.reproducible_build"
+    assert {f["code"]: f["rfc008"] for f in data["findings"]}[
+        "EK305"
+    ] == "static.reproducible_build"
     gh = render(report, "github")
     assert sum(1 for line in gh.splitlines() if "title=EK" in line) == len(report.findings)
 
@@ -94,20 +93,23 @@ def _finding(code: str, message: str = "m", **kw):
 def test_behaviour_findings_lead_and_errors_are_never_folded() -> None:
     import envkit.validation.rules  # noqa: F401 - registers every rule
 
-    hyg_error = _finding("EK305", "regraded", location=Location("Dockerfile", 1, 1),
-                         severity=Severity.ERROR)
-    report = ValidationReport(target="t", findings=[
-        _finding("EK107", "bad port", location=Location("openenv.yaml", 7, 1)),
-        _finding("EK604", location=Location(".gitignore")),
-        _finding("EK605", location=Location(".dockerignore")),
-        _finding("EK413", "seed ignored"),
-        _finding("EK503", "reward 20"),
-        hyg_error,
-    ])
+    hyg_error = _finding(
+        "EK305", "regraded", location=Location("Dockerfile", 1, 1), severity=Severity.ERROR
+    )
+    report = ValidationReport(
+        target="t",
+        findings=[
+            _finding("EK107", "bad port", location=Location("openenv.yaml", 7, 1)),
+            _finding("EK604", location=Location(".gitignore")),
+            _finding("EK605", location=Location(".dockerignore")),
+            _finding("EK413", "seed ignored"),
+            _finding("EK503", "reward 20"),
+            hyg_error,
+        ],
+    )
     text = render(report, "text")
     # behaviour (runtime, EK4/EK5) before static files, even before the static error
-    assert text.index("EK503") < text.index("EK107") and text.index("EK413") < \
-        text.index("EK107")
+    assert text.index("EK503") < text.index("EK107") and text.index("EK413") < text.index("EK107")
     # a hygiene rule re-graded to error is shown in full
     assert "regraded" in text and text.index("EK305") < text.index("folded")
     assert "deployment  2: EK604 gitignore-missing, EK605 dockerignore-missing" in text
@@ -116,8 +118,10 @@ def test_behaviour_findings_lead_and_errors_are_never_folded() -> None:
 def test_folded_counts_repeated_rule() -> None:
     import envkit.validation.rules  # noqa: F401
 
-    report = ValidationReport(target="t", findings=[
-        _finding("EK306", location=Location("Dockerfile", n, 1)) for n in (1, 5, 9)])
+    report = ValidationReport(
+        target="t",
+        findings=[_finding("EK306", location=Location("Dockerfile", n, 1)) for n in (1, 5, 9)],
+    )
     text = render(report, "text")
     assert "dockerfile  3: EK306 buildkit-only-syntax x3" in text
     assert "No findings." not in text
@@ -137,8 +141,9 @@ def in_repo(clean_env: Path, tmp_path: Path) -> Path:
     (env / ".gitignore").unlink()
     (env / "Dockerfile").rename(env / "server" / "Dockerfile")
     yaml = env / "openenv.yaml"
-    yaml.write_text(yaml.read_text().replace("dockerfile: Dockerfile",
-                                             "dockerfile: server/Dockerfile"))
+    yaml.write_text(
+        yaml.read_text().replace("dockerfile: Dockerfile", "dockerfile: server/Dockerfile")
+    )
     return env
 
 
@@ -205,7 +210,7 @@ def test_rfc008_ids_match_openenv_010_policy_and_graders() -> None:
     from openenv.validation.graders import runtime, static
 
     graded = {g.check_id for mod in (runtime, static) for g in map(mod.__dict__.get, mod.__all__)}
-    assert RFC008_OPENENV_010 == graded | {"runtime.startup"}  # startup: the runner itself
+    assert graded | {"runtime.startup"} == RFC008_OPENENV_010  # startup: the runner itself
 
 
 def test_every_rule_carries_a_valid_rfc008_id_or_none() -> None:
@@ -227,8 +232,17 @@ def test_every_rule_carries_a_valid_rfc008_id_or_none() -> None:
 
 def test_register_refuses_an_unknown_rfc008_id() -> None:
     with pytest.raises(ValueError, match="not an RFC 008 check id"):
-        register("EK699", "test-only-rule", Severity.INFO, summary="s", what="w", why="y",
-                 example="e", fix="f", rfc008="runtime.seed_controll")
+        register(
+            "EK699",
+            "test-only-rule",
+            Severity.INFO,
+            summary="s",
+            what="w",
+            why="y",
+            example="e",
+            fix="f",
+            rfc008="runtime.seed_controll",
+        )
     assert "EK699" not in RULES
 
 
@@ -236,9 +250,12 @@ def test_rules_rfc008_cli(cli) -> None:
     rows = json.loads(cli("rules", "--rfc008", "--format", "json").stdout)
     assert [r["check_id"] for r in rows] == list(RFC008_LOCAL)
     by_id = {r["check_id"]: r for r in rows}
-    assert by_id["runtime.seed_control"] == {"check_id": "runtime.seed_control",
-                                             "level": "runtime", "envkit": ["EK413"],
-                                             "openenv_0_10": False}
+    assert by_id["runtime.seed_control"] == {
+        "check_id": "runtime.seed_control",
+        "level": "runtime",
+        "envkit": ["EK413"],
+        "openenv_0_10": False,
+    }
     assert by_id["runtime.reward_well_formed"]["openenv_0_10"] is True
     assert "EK503" in by_id["runtime.reward_well_formed"]["envkit"]
     assert {r["check_id"] for r in rows if r["openenv_0_10"]} == RFC008_OPENENV_010

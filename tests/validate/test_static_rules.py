@@ -24,6 +24,7 @@ def edit(rel: str, old: str, new: str, count: int = 1) -> Callable[[Path], None]
         text = path.read_text()
         assert old in text, f"fixture drift: {old!r} not in {rel}"
         path.write_text(text.replace(old, new, count))
+
     return _apply
 
 
@@ -31,6 +32,7 @@ def append(rel: str, extra: str) -> Callable[[Path], None]:
     def _apply(root: Path) -> None:
         with (root / rel).open("a") as fh:
             fh.write(extra)
+
     return _apply
 
 
@@ -61,6 +63,7 @@ def link_outside(rel: str) -> Callable[[Path], None]:
         outside = root.parent / "outside.py"
         outside.write_text("X = 1\n")
         (root / rel).symlink_to(outside)
+
     return _apply
 
 
@@ -68,17 +71,22 @@ def both(*steps: Callable[[Path], None]) -> Callable[[Path], None]:
     def _apply(root: Path) -> None:
         for step in steps:
             step(root)
+
     return _apply
 
 
-EXECUTION = ("  execution:\n    kind: openenv_ws\n    probe_path: validation/runtime.json\n"
-             "    dockerfile: Dockerfile\n    context: .\n")
+EXECUTION = (
+    "  execution:\n    kind: openenv_ws\n    probe_path: validation/runtime.json\n"
+    "    dockerfile: Dockerfile\n    context: .\n"
+)
 ENVKIT_SECTION = "envkit:\n  oracle: server.oracle:policy\n  max_steps: 5\n  seeds: [0, 1, 2]\n"
-VALIDATION_BLOCK = ("validation:\n  reward:\n    range: [0.0, 1.0]\n    oracle_tolerance: 0.0\n"
-                    "    floor_margin: 0.1\n  resources:\n    cpu: 1\n    memory_mb: 1024\n"
-                    "    disk_mb: 1024\n    episode_timeout_s: 60\n  capabilities:\n"
-                    "    verifier: {kind: reward_channel}\n  types:\n    tags: [echo]\n"
-                    "  network:\n    mode: no-network\n" + EXECUTION)
+VALIDATION_BLOCK = (
+    "validation:\n  reward:\n    range: [0.0, 1.0]\n    oracle_tolerance: 0.0\n"
+    "    floor_margin: 0.1\n  resources:\n    cpu: 1\n    memory_mb: 1024\n"
+    "    disk_mb: 1024\n    episode_timeout_s: 60\n  capabilities:\n"
+    "    verifier: {kind: reward_channel}\n  types:\n    tags: [echo]\n"
+    "  network:\n    mode: no-network\n" + EXECUTION
+)
 
 # code -> (mutation, expected (file, line) of the first finding or None to skip the check)
 CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] = {
@@ -86,78 +94,129 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
     "EK102": (write("openenv.yaml", "name: echo_env\nport 8000\napp: [\n"), ("openenv.yaml", 3)),
     "EK103": (append("openenv.yaml", "variables: [A, B]\n"), ("openenv.yaml", 40)),
     "EK104": (edit("openenv.yaml", 'name: "echo_env"', "name: server"), ("openenv.yaml", 2)),
-    "EK105": (edit("openenv.yaml", "app: server.app:app", "app: server/app.py"),
-              ("openenv.yaml", 6)),
-    "EK106": (edit("openenv.yaml", "app: server.app:app", "app: server.app:application"),
-              ("openenv.yaml", 6)),
+    "EK105": (
+        edit("openenv.yaml", "app: server.app:app", "app: server/app.py"),
+        ("openenv.yaml", 6),
+    ),
+    "EK106": (
+        edit("openenv.yaml", "app: server.app:app", "app: server.app:application"),
+        ("openenv.yaml", 6),
+    ),
     "EK107": (edit("openenv.yaml", "port: 8000", "port: 80000"), ("openenv.yaml", 7)),
     "EK108": (edit("openenv.yaml", "max_steps: 5", "max_steps: 0"), ("openenv.yaml", 37)),
     "EK109": (edit("openenv.yaml", "max_steps:", "max_step:"), ("openenv.yaml", 37)),
-    "EK110": (edit("openenv.yaml", "server.oracle:policy", "server.oracle:solve"),
-              ("openenv.yaml", 36)),
+    "EK110": (
+        edit("openenv.yaml", "server.oracle:policy", "server.oracle:solve"),
+        ("openenv.yaml", 36),
+    ),
     "EK111": (edit("openenv.yaml", VALIDATION_BLOCK, ""), ("openenv.yaml", 1)),
     "EK112": (edit("openenv.yaml", "    floor_margin: 0.1\n", ""), ("openenv.yaml", 12)),
-    "EK113": (edit("openenv.yaml", "range: [0.0, 1.0]", "range: [1.0, 0.0]"),
-              ("openenv.yaml", 12)),
-    "EK114": (edit("openenv.yaml", "    disk_mb: 1024\n", "    disk_mb: 1024\n    disk_gb: 1\n"),
-              ("openenv.yaml", 20)),
+    "EK113": (edit("openenv.yaml", "range: [0.0, 1.0]", "range: [1.0, 0.0]"), ("openenv.yaml", 12)),
+    "EK114": (
+        edit("openenv.yaml", "    disk_mb: 1024\n", "    disk_mb: 1024\n    disk_gb: 1\n"),
+        ("openenv.yaml", 20),
+    ),
     "EK115": (edit("openenv.yaml", "  network:\n", "  netwrk:\n"), ("openenv.yaml", 25)),
-    "EK116": (edit("openenv.yaml", "floor_margin: 0.1", "floor_margin: 0.05"),
-              ("openenv.yaml", 15)),
-    "EK117": (edit("openenv.yaml", "  network:\n", "  judge: {model: m, version: '1'}\n"
-                   "  network:\n"), ("openenv.yaml", 25)),
-    "EK118": (edit("openenv.yaml", "mode: no-network", "mode: no-network\n"
-                   "    allowed_hosts: [example.org]"), ("openenv.yaml", 27)),
-    "EK119": (both(edit("openenv.yaml", ENVKIT_SECTION, ""),
-                   edit("openenv.yaml", "  execution:\n", "  oracle: server.oracle:policy\n"
-                        "  max_steps: 5\n  execution:\n")), ("openenv.yaml", 27)),
+    "EK116": (
+        edit("openenv.yaml", "floor_margin: 0.1", "floor_margin: 0.05"),
+        ("openenv.yaml", 15),
+    ),
+    "EK117": (
+        edit("openenv.yaml", "  network:\n", "  judge: {model: m, version: '1'}\n  network:\n"),
+        ("openenv.yaml", 25),
+    ),
+    "EK118": (
+        edit(
+            "openenv.yaml", "mode: no-network", "mode: no-network\n    allowed_hosts: [example.org]"
+        ),
+        ("openenv.yaml", 27),
+    ),
+    "EK119": (
+        both(
+            edit("openenv.yaml", ENVKIT_SECTION, ""),
+            edit(
+                "openenv.yaml",
+                "  execution:\n",
+                "  oracle: server.oracle:policy\n  max_steps: 5\n  execution:\n",
+            ),
+        ),
+        ("openenv.yaml", 27),
+    ),
     "EK120": (edit("openenv.yaml", EXECUTION, ""), ("openenv.yaml", 11)),
     "EK121": (delete("validation/runtime.json"), ("openenv.yaml", 29)),
-    "EK122": (edit("openenv.yaml", "dockerfile: Dockerfile", "dockerfile: server/Dockerfile"),
-              ("openenv.yaml", 30)),
-    "EK123": (edit("openenv.yaml", "  execution:\n", "  max_steps: 5\n  execution:\n"),
-              ("openenv.yaml", 27)),
+    "EK122": (
+        edit("openenv.yaml", "dockerfile: Dockerfile", "dockerfile: server/Dockerfile"),
+        ("openenv.yaml", 30),
+    ),
+    "EK123": (
+        edit("openenv.yaml", "  execution:\n", "  max_steps: 5\n  execution:\n"),
+        ("openenv.yaml", 27),
+    ),
     "EK201": (delete("pyproject.toml"), ("pyproject.toml", None)),
     "EK202": (edit("pyproject.toml", 'version = "0.1.0"\n', ""), ("pyproject.toml", 4)),
-    "EK203": (edit("pyproject.toml", '"openenv>=0.10,<0.11"', '"fastapi"'),
-              ("pyproject.toml", 11)),
+    "EK203": (edit("pyproject.toml", '"openenv>=0.10,<0.11"', '"fastapi"'), ("pyproject.toml", 11)),
     "EK204": (edit("pyproject.toml", "server = ", "serve = "), ("pyproject.toml", 17)),
     "EK205": (delete("client.py"), ("client.py", None)),
-    "EK206": (edit("server/app.py", "    main(host=args.host, port=args.port)", "    pass"),
-              ("server/app.py", 44)),
+    "EK206": (
+        edit("server/app.py", "    main(host=args.host, port=args.port)", "    pass"),
+        ("server/app.py", 44),
+    ),
     "EK207": (edit("models.py", "(Action):", "(BaseModel):"), ("models.py", 1)),
     "EK208": (edit("README.md", "colorFrom: blue", "colorFrom: '#00C9FF'"), ("README.md", 4)),
     "EK209": (delete("inference.py"), ("inference.py", None)),
     "EK210": (delete("uv.lock"), ("uv.lock", None)),
-    "EK211": (edit("server/app.py", '"MAX_CONCURRENT_ENVS", "16"', '"MAX_CONCURRENT_ENVS", "1"'),
-              ("server/app.py", 33)),
-    "EK212": (append("server/echo_env_environment.py",
-                     "\n\nSEEN: list = []\n\n\ndef remember(x):\n    SEEN.append(x)\n"),
-              ("server/echo_env_environment.py", None)),
-    "EK213": (edit("server/echo_env_environment.py", "    SUPPORTS_CONCURRENT_SESSIONS = True\n",
-                   "    SUPPORTS_CONCURRENT_SESSIONS = False\n"),
-              ("server/echo_env_environment.py", 45)),
-    "EK214": (edit("pyproject.toml", '"openenv>=0.10,<0.11"', '"openenv-core>=0.3.0,<0.4"'),
-              ("pyproject.toml", 12)),
-    "EK215": (edit("pyproject.toml", '"openenv>=0.10,<0.11",', '"openenv>=0.10,<0.11",\n'
-                   '    "openenv-core>=0.3",'), ("pyproject.toml", 13)),
+    "EK211": (
+        edit("server/app.py", '"MAX_CONCURRENT_ENVS", "16"', '"MAX_CONCURRENT_ENVS", "1"'),
+        ("server/app.py", 33),
+    ),
+    "EK212": (
+        append(
+            "server/echo_env_environment.py",
+            "\n\nSEEN: list = []\n\n\ndef remember(x):\n    SEEN.append(x)\n",
+        ),
+        ("server/echo_env_environment.py", None),
+    ),
+    "EK213": (
+        edit(
+            "server/echo_env_environment.py",
+            "    SUPPORTS_CONCURRENT_SESSIONS = True\n",
+            "    SUPPORTS_CONCURRENT_SESSIONS = False\n",
+        ),
+        ("server/echo_env_environment.py", 45),
+    ),
+    "EK214": (
+        edit("pyproject.toml", '"openenv>=0.10,<0.11"', '"openenv-core>=0.3.0,<0.4"'),
+        ("pyproject.toml", 12),
+    ),
+    "EK215": (
+        edit(
+            "pyproject.toml",
+            '"openenv>=0.10,<0.11",',
+            '"openenv>=0.10,<0.11",\n    "openenv-core>=0.3",',
+        ),
+        ("pyproject.toml", 13),
+    ),
     "EK301": (delete("Dockerfile"), ("Dockerfile", None)),
     "EK302": (move("Dockerfile", "server/Dockerfile"), ("server/Dockerfile", None)),
     "EK303": (append("Dockerfile", "FORM python:3.11-slim\n"), ("Dockerfile", 40)),
     "EK304": (edit("Dockerfile", "FROM python:3.11-slim", ""), ("Dockerfile", 8)),
-    "EK305": (edit("Dockerfile", "FROM python:3.11-slim", "FROM python:latest"),
-              ("Dockerfile", 3)),
+    "EK305": (edit("Dockerfile", "FROM python:3.11-slim", "FROM python:latest"), ("Dockerfile", 3)),
     "EK220": (write("notes.py", "#" + "x" * (1 << 20) + "\n"), ("notes.py", None)),
     "EK221": (link_outside("helpers.py"), ("helpers.py", None)),
-    "EK306": (edit("Dockerfile", "RUN useradd",
-                   "RUN --mount=type=cache,target=/root/.cache useradd"),
-              ("Dockerfile", 17)),
+    "EK306": (
+        edit("Dockerfile", "RUN useradd", "RUN --mount=type=cache,target=/root/.cache useradd"),
+        ("Dockerfile", 17),
+    ),
     "EK307": (edit("Dockerfile", "EXPOSE 8000", "EXPOSE 7860"), ("Dockerfile", 33)),
     "EK308": (edit("Dockerfile", "USER 1000\n", ""), ("Dockerfile", 3)),
-    "EK309": (edit("Dockerfile", "WORKDIR /app\n", "WORKDIR /app\nARG HF_TOKEN\n"),
-              ("Dockerfile", 22)),
-    "EK310": (edit("Dockerfile", "COPY pyproject.toml uv.lock* ./", "COPY . ./"),
-              ("Dockerfile", 25)),
+    "EK309": (
+        edit("Dockerfile", "WORKDIR /app\n", "WORKDIR /app\nARG HF_TOKEN\n"),
+        ("Dockerfile", 22),
+    ),
+    "EK310": (
+        edit("Dockerfile", "COPY pyproject.toml uv.lock* ./", "COPY . ./"),
+        ("Dockerfile", 25),
+    ),
     "EK601": (write("prod.env", "HF_TOKEN=redacted\n"), ("prod.env", None)),
     "EK602": (write("settings.py", f'TOKEN = "{FAKE_HF_TOKEN}"\n'), ("settings.py", 1)),
     "EK603": (big_file, ("episodes.bin", None)),
@@ -272,7 +331,8 @@ def test_legacy_layout_still_resolves(tmp_path: Path) -> None:
 
     (tmp_path / "openenv.yaml").write_text(
         "name: old\nvalidation:\n  reward_range: [-1.0, 2.0]\n  max_steps: 7\n"
-        "  oracle: server.oracle:policy\n  floor_margin: 0.3\n")
+        "  oracle: server.oracle:policy\n  floor_margin: 0.3\n"
+    )
     m = read_manifest(tmp_path)
     assert m.validation is None
     assert (m.spec.reward_range, m.spec.max_steps, m.spec.floor_margin) == ((-1.0, 2.0), 7, 0.3)
@@ -313,10 +373,16 @@ def test_duplicate_yaml_key_is_located(clean_env: Path) -> None:
 
 
 def test_class_level_state_mutated_through_self(clean_env: Path) -> None:
-    edit("server/echo_env_environment.py", "    SUPPORTS_CONCURRENT_SESSIONS = True\n",
-         "    SUPPORTS_CONCURRENT_SESSIONS = True\n    _history = []\n")(clean_env)
-    edit("server/echo_env_environment.py", "        self._state.step_count += 1\n",
-         "        self._state.step_count += 1\n        self._history.append(action)\n")(clean_env)
+    edit(
+        "server/echo_env_environment.py",
+        "    SUPPORTS_CONCURRENT_SESSIONS = True\n",
+        "    SUPPORTS_CONCURRENT_SESSIONS = True\n    _history = []\n",
+    )(clean_env)
+    edit(
+        "server/echo_env_environment.py",
+        "        self._state.step_count += 1\n",
+        "        self._state.step_count += 1\n        self._history.append(action)\n",
+    )(clean_env)
     report = validate(clean_env, static=True)
     assert [f.code for f in report.findings] == ["EK212"]
     assert "class-level container `_history`" in report.findings[0].message
@@ -336,17 +402,27 @@ def test_static_results_do_not_depend_on_asserts(clean_env: Path, tmp_path: Path
     import sys
 
     delete("inference.py")(clean_env)
-    code = ("import json,sys; from envkit.validation import validate; "
-            "r = validate(sys.argv[1], static=True); print(json.dumps(r.to_dict()['findings']))")
-    outs = [subprocess.run([sys.executable, *flags, "-c", code, str(clean_env)], check=True,
-                           capture_output=True, text=True, env={**os.environ}).stdout
-            for flags in ([], ["-O"])]
+    code = (
+        "import json,sys; from envkit.validation import validate; "
+        "r = validate(sys.argv[1], static=True); print(json.dumps(r.to_dict()['findings']))"
+    )
+    outs = [
+        subprocess.run(
+            [sys.executable, *flags, "-c", code, str(clean_env)],
+            check=True,
+            capture_output=True,
+            text=True,
+            env={**os.environ},
+        ).stdout
+        for flags in ([], ["-O"])
+    ]
     assert json.loads(outs[0]) == json.loads(outs[1])
     assert re.search(r"EK209", outs[0])
 
 
-@pytest.mark.parametrize("expose", ["EXPOSE 2000\nEXPOSE 8000", "EXPOSE 8000\nEXPOSE 2000",
-                                    "EXPOSE 2000 8000/tcp"])
+@pytest.mark.parametrize(
+    "expose", ["EXPOSE 2000\nEXPOSE 8000", "EXPOSE 8000\nEXPOSE 2000", "EXPOSE 2000 8000/tcp"]
+)
 def test_every_expose_line_counts(clean_env: Path, expose: str) -> None:
     """carla_env's `EXPOSE 8000` then `EXPOSE 2000` exposes the manifest port (issue #13)."""
     edit("Dockerfile", "EXPOSE 8000", expose)(clean_env)
@@ -364,11 +440,16 @@ def test_port_missing_from_all_expose_lines_is_one_finding(clean_env: Path) -> N
 def test_mcp_environment_needs_no_models_py(clean_env: Path) -> None:
     """OpenEnv's echo_env serves openenv's MCP types and has no models.py (issue #13 item 3)."""
     mcp = "from openenv.core.env_server.mcp_types import CallToolAction, CallToolObservation"
-    for old in ("from ..models import EchoEnvAction, EchoEnvObservation",
-                "from models import EchoEnvAction, EchoEnvObservation"):
+    for old in (
+        "from ..models import EchoEnvAction, EchoEnvObservation",
+        "from models import EchoEnvAction, EchoEnvObservation",
+    ):
         edit("server/app.py", old, mcp)(clean_env)
-    edit("server/app.py", "    EchoEnvAction,\n    EchoEnvObservation,\n",
-         "    CallToolAction,\n    CallToolObservation,\n")(clean_env)
+    edit(
+        "server/app.py",
+        "    EchoEnvAction,\n    EchoEnvObservation,\n",
+        "    CallToolAction,\n    CallToolObservation,\n",
+    )(clean_env)
     delete("models.py")(clean_env)
     report = validate(clean_env, static=True)
     assert [(f.code, f.message) for f in report.findings] == []
@@ -377,14 +458,17 @@ def test_mcp_environment_needs_no_models_py(clean_env: Path) -> None:
 
 
 def test_mcp_action_alone_still_needs_models_py(clean_env: Path) -> None:
-    edit("server/app.py", "from ..models import EchoEnvAction, EchoEnvObservation",
-         "from openenv.core.env_server.mcp_types import CallToolAction")(clean_env)
+    edit(
+        "server/app.py",
+        "from ..models import EchoEnvAction, EchoEnvObservation",
+        "from openenv.core.env_server.mcp_types import CallToolAction",
+    )(clean_env)
     delete("models.py")(clean_env)
     report = validate(clean_env, static=True)
     assert [(f.code, f.location.file) for f in report.findings] == [("EK205", "models.py")]
 
 
-DO_ONCE = '''
+DO_ONCE = """
 
 _CACHE = None
 _READY = False
@@ -413,7 +497,7 @@ def _tokenizer(name):
     if name not in _TOKENIZERS:
         _TOKENIZERS[name] = name.upper()
     return _TOKENIZERS[name]
-'''
+"""
 
 
 def test_do_once_globals_are_not_shared_episode_state(clean_env: Path) -> None:
@@ -423,9 +507,11 @@ def test_do_once_globals_are_not_shared_episode_state(clean_env: Path) -> None:
     append("server/echo_env_environment.py", DO_ONCE)(clean_env)
     report = validate(clean_env, static=True)
     assert [f.code for f in report.findings] == []
-    append("server/echo_env_environment.py",
-           "\n\ndef _count():\n    global _CALLS\n    if _CALLS > 100:\n        return\n"
-           "    _CALLS += 1\n")(clean_env)
+    append(
+        "server/echo_env_environment.py",
+        "\n\ndef _count():\n    global _CALLS\n    if _CALLS > 100:\n        return\n"
+        "    _CALLS += 1\n",
+    )(clean_env)
     report = validate(clean_env, static=True)
     assert [f.code for f in report.findings] == ["EK212"]
     assert "`_CALLS`" in report.findings[0].message

@@ -23,8 +23,12 @@ def serve_knobs(tmp: Path, **env: str):
 
     mode_file = tmp / "mode"
     mode_file.write_text("")
-    server = start_server(KNOBS, "server.app:app", python=sys.executable,
-                          env={"KNOBS_MODE_FILE": str(mode_file), **env})
+    server = start_server(
+        KNOBS,
+        "server.app:app",
+        python=sys.executable,
+        env={"KNOBS_MODE_FILE": str(mode_file), **env},
+    )
     try:
         server.wait_healthy(timeout_s=120)
     except BaseException:

@@ -14,8 +14,10 @@ def _episode(*values: object, field: str, end_state: object = 0.0) -> Episode:
     for v in values[1:]:
         ep.steps.append(StepResult({"metadata": {field: v}, "board": "x"}, 0.0, False))
         ep.actions.append({"a": 1})
-    ep.states = {"reset": {"episode_id": "e", "step_count": 0, field: 0.0},
-                 "end": {"episode_id": "e", "step_count": 1, field: end_state}}
+    ep.states = {
+        "reset": {"episode_id": "e", "step_count": 0, field: 0.0},
+        "end": {"episode_id": "e", "step_count": 1, field: end_state},
+    }
     return ep
 
 

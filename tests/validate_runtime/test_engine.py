@@ -50,10 +50,20 @@ def test_guard_lets_a_stop_through():
     assert engine.crashes == []
 
 
-@pytest.mark.parametrize(("value", "code"), [
-    (None, "EK501"), (True, "EK502"), ("1", "EK502"), ([1], "EK502"), (1.5, "EK503"),
-    (-0.1, "EK503"), (0.0, None), (1, None), (1.0 + 1e-12, None),
-])
+@pytest.mark.parametrize(
+    ("value", "code"),
+    [
+        (None, "EK501"),
+        (True, "EK502"),
+        ("1", "EK502"),
+        ([1], "EK502"),
+        (1.5, "EK503"),
+        (-0.1, "EK503"),
+        (0.0, None),
+        (1, None),
+        (1.0 + 1e-12, None),
+    ],
+)
 def test_reward_classes_are_decided_once(value, code):
     found = reward.classify(value, 0.0, 1.0)
     assert (found[0].code if found else None) == code

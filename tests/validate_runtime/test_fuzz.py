@@ -7,7 +7,9 @@ import os
 from envkit.validation import fuzz
 
 SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["message", "n"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["message", "n"],
     "properties": {
         "metadata": {"type": "object"},
         "message": {"type": "string", "maxLength": 12},
@@ -55,8 +57,9 @@ def test_shrink_field_by_field():
         calls.append(candidate)
         return len(candidate.get("message", "")) >= 3
 
-    out = fuzz.shrink({"message": "hello world", "n": 7, "tags": ["x", "y"]}, fails,
-                      required={"message"})
+    out = fuzz.shrink(
+        {"message": "hello world", "n": 7, "tags": ["x", "y"]}, fails, required={"message"}
+    )
     assert out == {"message": "aaa"}
     assert len(calls) <= 60
 

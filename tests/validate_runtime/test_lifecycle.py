@@ -23,8 +23,11 @@ def _root_run(monkeypatch, mode="", start="", **kw):
     monkeypatch.delenv("KNOBS_MODE_FILE", raising=False)
     before = descendants(os.getpid())
     t0 = time.monotonic()
-    out = run_runtime(RuntimeTarget(url=None, root=KNOBS, manifest=read_manifest(KNOBS),
-                                    python=sys.executable), episodes=kw.pop("episodes", 2), **kw)
+    out = run_runtime(
+        RuntimeTarget(url=None, root=KNOBS, manifest=read_manifest(KNOBS), python=sys.executable),
+        episodes=kw.pop("episodes", 2),
+        **kw,
+    )
     elapsed = time.monotonic() - t0
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
@@ -48,8 +51,9 @@ def test_startup_timeout(monkeypatch):
 def test_url_unreachable_is_a_finding():
     from envkit.server import free_port
 
-    out = run_runtime(RuntimeTarget(url=f"127.0.0.1:{free_port()}", root=None, manifest=None,
-                                    python=None))
+    out = run_runtime(
+        RuntimeTarget(url=f"127.0.0.1:{free_port()}", root=None, manifest=None, python=None)
+    )
     assert [f.code for f in out.findings] == ["EK402"]
 
 
@@ -57,16 +61,22 @@ def test_bad_python_is_a_usage_error(tmp_path):
     from envkit.errors import UsageError
 
     with pytest.raises(UsageError):
-        run_runtime(RuntimeTarget(url=None, root=KNOBS, manifest=read_manifest(KNOBS),
-                                  python=str(tmp_path / "nope")))
+        run_runtime(
+            RuntimeTarget(
+                url=None, root=KNOBS, manifest=read_manifest(KNOBS), python=str(tmp_path / "nope")
+            )
+        )
 
 
 def test_budget_spent_stops_the_stage(knobs_server):
     server, mode_file = knobs_server
     mode_file.write_text("slow")  # 0.1 s a step: a warm server cannot finish all in 0.5 s
     t0 = time.monotonic()
-    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
-                                    python=None), episodes=3, timeout_s=0.5)
+    out = run_runtime(
+        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        episodes=3,
+        timeout_s=0.5,
+    )
     assert time.monotonic() - t0 < 5
     (f,) = out.findings
     assert f.code == "EK422" and "within 0.5 s; it ran out of time" in f.message

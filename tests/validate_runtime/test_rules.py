@@ -75,6 +75,7 @@ def _says(*parts: str) -> Extra:
     def check(_out: RuntimeOutcome, f: Finding) -> None:
         for part in parts:
             assert part in f.message, (part, f.message)
+
     return check
 
 
@@ -121,6 +122,7 @@ def _leaked(field: str, when: str) -> Extra:
         assert f.data["action"] == {"answer": f.data["value"]} and f.data["reward"] == 1.0
         assert f.rfc008 == "semantic.no_solution_leakage"  # from the rule (issue #13 item 5)
         assert f"`{field}`" in f.message and "`reset(seed=0)`" in f.message
+
     return check
 
 
@@ -182,18 +184,24 @@ CASES: dict[str, Case] = {
     "EK418": Case("reset_fails"),
     "EK419": Case("interfere"),
     "EK420": Case(unlimited=True, episodes=1, extra=_accepted_all),
-    "EK421": Case("slow", yaml_edit=("step_timeout_s: 1.0", "step_timeout_s: 0.05"),
-                  episodes=1, extra=_p95_over_budget),
+    "EK421": Case(
+        "slow",
+        yaml_edit=("step_timeout_s: 1.0", "step_timeout_s: 0.05"),
+        episodes=1,
+        extra=_p95_over_budget,
+    ),
     # 2 x step_timeout_s (1.0), at least 2 s
     "EK422": Case("hang", root=True, episodes=2, extra=_says("within 2 s")),
     "EK423": Case("crash", root=True, episodes=2, extra=_says("exited with code 3")),
     "EK424": Case(fixture="v010", env=(("V010_MODE", "bad_mcp"),), extra=_jsonrpc_both),
     "EK425": Case(fixture="v010", env=(("V010_MODE", "no_mcp"),)),
     "EK426": Case(fixture="v010", env=(("OPENENV_MODE", "production"),), extra=_production),
-    "EK427": Case(fixture="v010", env=(("V010_MODE", "half_routes"),),
-                  extra=_says("/state missing")),
-    "EK428": Case(fixture="v010", env=(("V010_MODE", "task_500"),),
-                  extra=_says("`GET /v010/splits`", "500")),
+    "EK427": Case(
+        fixture="v010", env=(("V010_MODE", "half_routes"),), extra=_says("/state missing")
+    ),
+    "EK428": Case(
+        fixture="v010", env=(("V010_MODE", "task_500"),), extra=_says("`GET /v010/splits`", "500")
+    ),
     "EK430": Case(crash="determinism.check", extra=_crash_reported),
     "EK501": Case("nan_reward"),
     "EK502": Case("bool_reward"),
@@ -205,19 +213,30 @@ CASES: dict[str, Case] = {
     "EK506": Case("oracle_wrong", root=True, episodes=1, extra=_says("server.oracle:policy")),
     "EK507": Case(manifest=False, episodes=1, extra=_pure_url),
     "EK508": Case(realworld="realworld_farming", extra=_farmed),
-    "EK509": Case(realworld="realworld_reveal", extra=_leaked("observation.solution",
-                                                         "terminal observation")),
+    "EK509": Case(
+        realworld="realworld_reveal", extra=_leaked("observation.solution", "terminal observation")
+    ),
     "EK510": Case(realworld="realworld_http_fresh", extra=_fresh),
     "EK511": Case("reward_ignores_action", extra=_ignores),
     # a probe plan recorded before the action field was renamed (knobs' stale_plan.json)
-    "EK431": Case(root=True, episodes=1, yaml_edit=(
-        "  types:\n    tags: [knobs]\n",
-        "  types:\n    tags: [knobs]\n  network: {mode: public}\n  execution: {kind: "
-        "openenv_ws, probe_path: validation/stale_plan.json, dockerfile: Dockerfile}\n"),
-        extra=_says("`validation/stale_plan.json`", "action 1 of 1", "VALIDATION_ERROR")),
+    "EK431": Case(
+        root=True,
+        episodes=1,
+        yaml_edit=(
+            "  types:\n    tags: [knobs]\n",
+            (
+                "  types:\n    tags: [knobs]\n  network: {mode: public}\n  execution: {kind: "
+                "openenv_ws, probe_path: validation/stale_plan.json, dockerfile: Dockerfile}\n"
+            ),
+        ),
+        extra=_says("`validation/stale_plan.json`", "action 1 of 1", "VALIDATION_ERROR"),
+    ),
     # dipg_safety_env (docs/realworld.md): `state.expected_answer`, scored only in a format
-    "EK512": Case(fixture="realworld_state_leak", env=(("STATE_LEAK_MODE", "format"),),
-                  extra=_says("`state.expected_answer` (after `reset`, seed 0)")),
+    "EK512": Case(
+        fixture="realworld_state_leak",
+        env=(("STATE_LEAK_MODE", "format"),),
+        extra=_says("`state.expected_answer` (after `reset`, seed 0)"),
+    ),
 }
 
 # issue #13: the defect a realworld_* environment shows beyond its CASES row -> (codes, extra)
@@ -292,8 +311,10 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
         for key, value in case.env:
             monkeypatch.setenv(key, value)
         before = descendants(os.getpid())
-        out = run_runtime(RuntimeTarget(url=None, root=root, manifest=read_manifest(root),
-                                        python=sys.executable), episodes=case.episodes)
+        out = run_runtime(
+            RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
+            episodes=case.episodes,
+        )
         time.sleep(0.2)
         assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
     elif case.realworld:
@@ -304,8 +325,10 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
         monkeypatch.delenv("KNOBS_MODE_FILE", raising=False)
         before = descendants(os.getpid())
         t0 = time.monotonic()
-        out = run_runtime(RuntimeTarget(url=None, root=KNOBS, manifest=manifest,
-                                        python=sys.executable), episodes=case.episodes)
+        out = run_runtime(
+            RuntimeTarget(url=None, root=KNOBS, manifest=manifest, python=sys.executable),
+            episodes=case.episodes,
+        )
         assert time.monotonic() - t0 < 60
         time.sleep(0.2)
         assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
@@ -315,11 +338,14 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
         else:
             server, mode_file = request.getfixturevalue("knobs_server")
             mode_file.write_text(case.mode)
-        out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=manifest,
-                                        python=None), episodes=case.episodes)
+        out = run_runtime(
+            RuntimeTarget(url=server.url, root=None, manifest=manifest, python=None),
+            episodes=case.episodes,
+        )
         assert server.alive()
-    assert {f.code for f in out.findings} == {code} | case.also, \
-        [(f.code, f.message) for f in out.findings]
+    assert {f.code for f in out.findings} == {code} | case.also, [
+        (f.code, f.message) for f in out.findings
+    ]
     assert all(f.stage == "runtime" for f in out.findings)
     assert code in out.checks_run
     if case.extra is not None:
@@ -330,8 +356,10 @@ def _run_env(name: str, episodes: int) -> RuntimeOutcome:
     """Validate a realworld_* environment with envkit starting (and stopping) its server."""
     root = ENVS / name
     before = descendants(os.getpid())
-    out = run_runtime(RuntimeTarget(url=None, root=root, manifest=read_manifest(root),
-                                    python=sys.executable), episodes=episodes)
+    out = run_runtime(
+        RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
+        episodes=episodes,
+    )
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
     return out
@@ -365,8 +393,7 @@ def test_leak_tries_play_fresh_sessions(monkeypatch) -> None:
     only a fresh session's ``reset(seed=0)`` scores the revealed answer."""
     monkeypatch.setenv("REVEAL_MODE", "next")
     out = _run_env("realworld_reveal", 3)
-    assert {f.code for f in out.findings} == {"EK509"}, \
-        [(f.code, f.message) for f in out.findings]
+    assert {f.code for f in out.findings} == {"EK509"}, [(f.code, f.message) for f in out.findings]
     (first,) = out.findings
     _leaked("observation.solution", "terminal observation")(out, first)
 
@@ -377,10 +404,11 @@ def test_call_reset_first_is_one_finding(knobs_server) -> None:
     count it again."""
     server, mode_file = knobs_server
     mode_file.write_text("reset_first")
-    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
-                                    python=None), episodes=2)
-    assert {f.code for f in out.findings} == {"EK407"}, \
-        [(f.code, f.message) for f in out.findings]
+    out = run_runtime(
+        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        episodes=2,
+    )
+    assert {f.code for f in out.findings} == {"EK407"}, [(f.code, f.message) for f in out.findings]
     assert "Call reset() first" in out.findings[0].message
     assert "EK409" in out.checks_run
 
@@ -391,8 +419,10 @@ def test_timings_are_no_determinism_finding(knobs_server) -> None:
     differ between two runs of one seed; they are timings, not the episode."""
     server, mode_file = knobs_server
     mode_file.write_text("timed")
-    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
-                                    python=None), episodes=2)
+    out = run_runtime(
+        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        episodes=2,
+    )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert {"EK411", "EK419"} <= set(out.checks_run)
 
@@ -402,8 +432,10 @@ def test_one_lucky_seed_is_no_reward_hack(knobs_server):
     it stays far below the maximum."""
     server, mode_file = knobs_server
     mode_file.write_text("lucky")
-    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
-                                    python=None), episodes=3)
+    out = run_runtime(
+        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        episodes=3,
+    )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert "EK505" in out.checks_run
 
@@ -411,8 +443,10 @@ def test_one_lucky_seed_is_no_reward_hack(knobs_server):
 def test_clean_knobs_has_no_finding(knobs_server):
     server, mode_file = knobs_server
     mode_file.write_text("")
-    out = run_runtime(RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS),
-                                    python=None), episodes=3)
+    out = run_runtime(
+        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        episodes=3,
+    )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert out.capacity == 4  # the knobs server's max_concurrent_envs
     assert "EK430" in out.checks_run

@@ -34,11 +34,14 @@ def test_distinct_reset_observation_and_metadata_give_no_finding(monkeypatch):
     step observation), with `metadata` in it and at the top level of replies: no EK406."""
     monkeypatch.delenv("OPENENV_MODE", raising=False)
     monkeypatch.delenv("V010_MODE", raising=False)
-    out = run_runtime(RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010),
-                                    python=sys.executable), episodes=2)
+    out = run_runtime(
+        RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010), python=sys.executable),
+        episodes=2,
+    )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
-    assert {"EK406", "EK415", "EK416", "EK424", "EK425", "EK426", "EK427",
-            "EK428"} <= set(out.checks_run)
+    assert {"EK406", "EK415", "EK416", "EK424", "EK425", "EK426", "EK427", "EK428"} <= set(
+        out.checks_run
+    )
 
 
 def test_fixture_reset_observation_breaks_the_step_schema():
@@ -52,7 +55,8 @@ def test_fixture_reset_observation_breaks_the_step_schema():
     finally:
         sys.path.remove(str(V010))
     obs = V010ResetObservation(target="amber", instructions="x").model_dump(
-        exclude={"reward", "done"})
+        exclude={"reward", "done"}
+    )
     errors = list(Draft202012Validator(V010Observation.model_json_schema()).iter_errors(obs))
     assert errors and "instructions" in errors[0].message
 
@@ -61,10 +65,11 @@ def test_production_harness_is_not_applicable_not_broken(monkeypatch):
     """Production mode whose `/ws` cannot reset (a harness environment): info findings only."""
     monkeypatch.setenv("OPENENV_MODE", "production")
     monkeypatch.setenv("V010_MODE", "reset_fails")
-    out = run_runtime(RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010),
-                                    python=sys.executable), episodes=1)
-    assert {f.code for f in out.findings} == {"EK426"}, [(f.code, f.message) for f in
-                                                         out.findings]
+    out = run_runtime(
+        RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010), python=sys.executable),
+        episodes=1,
+    )
+    assert {f.code for f in out.findings} == {"EK426"}, [(f.code, f.message) for f in out.findings]
     assert all(f.severity.value == "info" for f in out.findings)
     assert any("episode checks not applicable" in f.message for f in out.findings)
     assert "EK418" not in {f.code for f in out.findings}
@@ -74,8 +79,9 @@ def test_production_harness_is_not_applicable_not_broken(monkeypatch):
 def openenv_init_010(tmp_path_factory) -> Path:
     parent = tmp_path_factory.mktemp("oi010")
     openenv = Path(sys.executable).parent / "openenv"
-    subprocess.run([str(openenv), "init", "oi_env"], cwd=parent, check=True,
-                   capture_output=True, timeout=180)
+    subprocess.run(
+        [str(openenv), "init", "oi_env"], cwd=parent, check=True, capture_output=True, timeout=180
+    )
     return parent / "oi_env"
 
 
@@ -93,8 +99,9 @@ def test_openenv_init_010_gets_its_runtime_stage(openenv_init_010: Path):
     _schema_ok(report)
 
 
-def test_invalid_manifest_still_plays_and_says_what_it_assumed(openenv_init_010: Path,
-                                                               tmp_path: Path):
+def test_invalid_manifest_still_plays_and_says_what_it_assumed(
+    openenv_init_010: Path, tmp_path: Path
+):
     env = tmp_path / "typo_env"
     shutil.copytree(openenv_init_010, env)
     yaml = env / "openenv.yaml"
@@ -103,8 +110,9 @@ def test_invalid_manifest_still_plays_and_says_what_it_assumed(openenv_init_010:
     yaml.write_text(text.replace("    range: [0.0, 1.0]", "    rnage: [0.0, 1.0]"))
 
     report = validate(env, python=sys.executable, episodes=1)
-    assert any(f.code.startswith("EK1") and f.severity.value == "error"
-               for f in report.findings)  # the typo is reported
+    assert any(
+        f.code.startswith("EK1") and f.severity.value == "error" for f in report.findings
+    )  # the typo is reported
     assert report.runtime.ran and report.runtime_ran
     said = "\n".join(report.runtime.assumptions)
     assert "`server.app:app` from openenv.yaml's `app` key" in said
@@ -113,8 +121,7 @@ def test_invalid_manifest_still_plays_and_says_what_it_assumed(openenv_init_010:
     assert "EK507" not in {f.code for f in report.findings}  # the oracle is unknown, not absent
     text_out = render_text(report)
     assert "The runtime stage ran without a readable manifest and assumed:" in text_out
-    assert json.loads(render_json(report))["runtime"]["assumptions"] == \
-        report.runtime.assumptions
+    assert json.loads(render_json(report))["runtime"]["assumptions"] == report.runtime.assumptions
     _schema_ok(report)
 
 
@@ -122,11 +129,17 @@ def test_static_only_pass_says_so():
     report = validate(V010, static=True, select=["EK4"])
     assert report.passed and not report.runtime_ran
     line = render_text(report).strip().splitlines()[-1]
-    assert line.startswith("PASSED (static checks only: the runtime stage did not run "
-                           "because --static was given)"), line
+    assert line.startswith(
+        "PASSED (static checks only: the runtime stage did not run because --static was given)"
+    ), line
     data = json.loads(render_json(report))
-    assert data["runtime"] == {"ran": False, "reason": "--static was given", "assumptions": [],
-                               "launch": None, "notes": []}
+    assert data["runtime"] == {
+        "ran": False,
+        "reason": "--static was given",
+        "assumptions": [],
+        "launch": None,
+        "notes": [],
+    }
     _schema_ok(report)
 
 
@@ -134,8 +147,9 @@ def test_runtime_that_ran_has_plain_verdict(tmp_path):
     """Not every verdict is qualified: a report whose runtime ran says PASSED plainly."""
     from envkit.validation.report import CheckResult, ValidationReport
 
-    report = ValidationReport("x", checks=[CheckResult("EK402", "health-endpoint-broken",
-                                                       "runtime", "passed")])
+    report = ValidationReport(
+        "x", checks=[CheckResult("EK402", "health-endpoint-broken", "runtime", "passed")]
+    )
     assert render_text(report).strip().splitlines()[-1].startswith("PASSED: 0 errors")
 
 

@@ -1,6 +1,5 @@
 """Every rule of ``envkit validate``: one module per rule family, each holding its rules'
-documentation (What / Why / Example / Fix) AND the code that finds them (ruff's model;
-issue #12).
+documentation (What / Why / Example / Fix) AND the code that finds them (ruff's model).
 
 Importing this package registers every rule in :data:`envkit.findings.RULES`; it is the one
 import that does. :data:`MODULES` lists the modules and the code family each belongs to; a
@@ -36,7 +35,6 @@ from envkit.validation.rules import (
     sessions,
 )
 
-
 ALL_LANES = ("source", "docker", "url")
 
 
@@ -44,7 +42,7 @@ ALL_LANES = ("source", "docker", "url")
 class RuleModule:
     """One rule module and the code family (first digit) of every rule it registers.
 
-    ``lanes``: where its rules are evaluated (issue #14): ``source`` (envkit starts the
+    ``lanes``: where its rules are evaluated: ``source`` (envkit starts the
     server from PATH), ``docker`` (``validate --docker`` runs the image hardened), ``url``
     (``--url``). Every module but the container one is evaluated in all three.
     """
@@ -61,29 +59,46 @@ class RuleModule:
 
 MODULES: tuple[RuleModule, ...] = (
     RuleModule(manifest, "1", "openenv.yaml"),
-    RuleModule(project, "2", "pyproject.toml, README card, server entry point, models, "
-                             "inference script, concurrency"),
+    RuleModule(
+        project,
+        "2",
+        "pyproject.toml, README card, server entry point, models, inference script, concurrency",
+    ),
     RuleModule(dockerfile, "3", "the Dockerfile Spaces build"),
     RuleModule(deploy, "6", "secrets, large files and ignore files before a push"),
     # files last among the static modules: it reports on the reads the others made
-    RuleModule(files, "2", "files the static checks must read but will not (too large, "
-                           "not regular)"),
-    RuleModule(liveness, "4", "the server starts, answers in time, stays up; envkit's "
-                              "checks finish"),
+    RuleModule(
+        files, "2", "files the static checks must read but will not (too large, not regular)"
+    ),
+    RuleModule(
+        liveness, "4", "the server starts, answers in time, stays up; envkit's checks finish"
+    ),
     RuleModule(endpoints, "4", "GET /health, /schema, /metadata"),
     RuleModule(routes, "4", "the route set: simulation or production mode, the Task API"),
     RuleModule(mcp, "4", "POST /mcp answers JSON-RPC 2.0"),
-    RuleModule(protocol, "4", "WebSocket frames, state, step before reset, invalid actions, "
-                              "malformed frames, observation schema"),
+    RuleModule(
+        protocol,
+        "4",
+        "WebSocket frames, state, step before reset, invalid actions, "
+        "malformed frames, observation schema",
+    ),
     RuleModule(episodes, "4", "fuzzed episodes: actions that raise, episodes that never end"),
     RuleModule(determinism, "4", "seeds fix episodes; different seeds differ"),
     RuleModule(sessions, "4", "concurrent sessions and capacity"),
     RuleModule(reward, "5", "reward range, NaN, constant, oracle, degenerate policies"),
-    RuleModule(integrity, "5", "reward farming after done, solution leakage, fresh "
-                               "instances over HTTP, reward independent of the action"),
-    RuleModule(container, "4", "the image run hardened: reachable, non-root, read-only, "
-                               "memory, start-up time, network (`validate --docker`)",
-               lanes=("docker",)),
+    RuleModule(
+        integrity,
+        "5",
+        "reward farming after done, solution leakage, fresh "
+        "instances over HTTP, reward independent of the action",
+    ),
+    RuleModule(
+        container,
+        "4",
+        "the image run hardened: reachable, non-root, read-only, "
+        "memory, start-up time, network (`validate --docker`)",
+        lanes=("docker",),
+    ),
 )
 
 
@@ -91,8 +106,13 @@ def lane_only_codes(lane: str) -> dict[str, tuple[str, ...]]:
     """Codes of the rules NOT evaluated in ``lane``, with the lanes that evaluate them."""
     from envkit.findings import Rule
 
-    return {v.code: m.lanes for m in MODULES if lane not in m.lanes
-            for v in vars(m.module).values() if isinstance(v, Rule)}
+    return {
+        v.code: m.lanes
+        for m in MODULES
+        if lane not in m.lanes
+        for v in vars(m.module).values()
+        if isinstance(v, Rule)
+    }
 
 
 def static_modules() -> list[ModuleType]:

@@ -17,75 +17,89 @@ from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
 
 SECRET_FILE = register(
-    "EK601", "secret-file-uploaded", Severity.ERROR,
+    "EK601",
+    "secret-file-uploaded",
+    Severity.ERROR,
     rfc008="static.image_hygiene",
     summary="A credentials file (`.env`, a private key, `secrets.json`, ...) would be uploaded "
-            "or built into the image.",
+    "or built into the image.",
     what="No file named like a credentials store -- `.env`/`.env.*`/`*.env`, a private key "
-         "(`*.pem`, `*.key`, `id_rsa`, ...), `*.p12`/`*.pfx`/`*.jks`/`*.keystore`, `.netrc`, "
-         "`.npmrc`, `.pypirc`, `.git-credentials`, `credentials*`, `secrets.json`/`.yaml`/"
-         "`.toml`, `service-account*.json`, ... -- is in the upload set or in the Docker build "
-         "context (files `.dockerignore` does not exclude), unless `pyproject.toml` allows it "
-         "by path: `[tool.envkit.push] allow = [\"config/credentials.example.json\"]` "
-         "(its content is still scanned).",
+    "(`*.pem`, `*.key`, `id_rsa`, ...), `*.p12`/`*.pfx`/`*.jks`/`*.keystore`, `.netrc`, "
+    "`.npmrc`, `.pypirc`, `.git-credentials`, `credentials*`, `secrets.json`/`.yaml`/"
+    "`.toml`, `service-account*.json`, ... -- is in the upload set or in the Docker build "
+    "context (files `.dockerignore` does not exclude), unless `pyproject.toml` allows it "
+    'by path: `[tool.envkit.push] allow = ["config/credentials.example.json"]` '
+    "(its content is still scanned).",
     why="A public Space serves its files and its image to anyone: an uploaded `.env` leaks "
-        "every key in it, and `COPY . /app` bakes it into the image.",
+    "every key in it, and `COPY . /app` bakes it into the image.",
     example="`.env` holding `HF_TOKEN=...` with no `.dockerignore`.",
     fix="Add the file to `.dockerignore` and `.gitignore` (and rotate the credential if it "
-        "was ever pushed); if it holds no secret, list it in `[tool.envkit.push] allow`.",
+    "was ever pushed); if it holds no secret, list it in `[tool.envkit.push] allow`.",
 )
 SECRET_IN_FILE = register(
-    "EK602", "secret-in-file", Severity.ERROR,
+    "EK602",
+    "secret-in-file",
+    Severity.ERROR,
     summary="A file that would be uploaded contains a token (Hugging Face, OpenAI, AWS, ...).",
     what="No text file in the upload set contains a Hugging Face token, an OpenAI key, an AWS "
-         "access key, a private key block or another token detect-secrets recognises.",
+    "access key, a private key block or another token detect-secrets recognises.",
     why="Uploaded files are public on a public Space; scanners harvest leaked tokens within "
-        "minutes.",
-    example="`inference.py` with `api_key=\"hf_...\"` hard-coded.",
-    fix="Read the token from the environment (`os.environ[\"HF_TOKEN\"]`), remove it from the "
-        "file, and rotate it.",
+    "minutes.",
+    example='`inference.py` with `api_key="hf_..."` hard-coded.',
+    fix='Read the token from the environment (`os.environ["HF_TOKEN"]`), remove it from the '
+    "file, and rotate it.",
 )
 LARGE_FILE = register(
-    "EK603", "large-file", Severity.WARNING,
+    "EK603",
+    "large-file",
+    Severity.WARNING,
     summary="A file over 10 MB would be uploaded.",
     what="Every file in the upload set is at most 10 MB.",
     why="The Hub stores files over 10 MB only through LFS/Xet; plain uploads of them are "
-        "refused, and large files slow every Space rebuild.",
+    "refused, and large files slow every Space rebuild.",
     example="A 200 MB `data/episodes.jsonl` next to the server.",
     fix="Ignore it (`.gitignore`/`.dockerignore`), track it with Git LFS, or download it at "
-        "build time from a dataset repo.",
+    "build time from a dataset repo.",
 )
 NOT_SCANNED = register(
-    "EK606", "file-not-scanned", Severity.ERROR,
+    "EK606",
+    "file-not-scanned",
+    Severity.ERROR,
     summary="A file that would be uploaded could not be scanned for secrets.",
     what="Every file in the upload set is a regular file of at most 16 MiB that the secret "
-         "scanner reads whole, unless `[tool.envkit.push] allow` in `pyproject.toml` lists it.",
+    "scanner reads whole, unless `[tool.envkit.push] allow` in `pyproject.toml` lists it.",
     why="A file envkit cannot read may hold a token; `envkit push` fails closed rather than "
-        "upload what it could not check (issue #12).",
+    "upload what it could not check.",
     example="A 200 MB `data/episodes.jsonl` next to the server.",
     fix="Exclude the file (`.gitignore`/`.dockerignore`) and download it at build time, or, "
-        "if you vouch for it, add its path to `[tool.envkit.push] allow = [...]`.",
+    "if you vouch for it, add its path to `[tool.envkit.push] allow = [...]`.",
 )
 NO_GITIGNORE = register(
-    "EK604", "gitignore-missing", Severity.WARNING,
+    "EK604",
+    "gitignore-missing",
+    Severity.WARNING,
     hygiene=True,
     summary="`.gitignore` is missing.",
     what="The environment has a `.gitignore`.",
     why="Without it `git add .` commits `.venv`, `__pycache__` and `.env` files, which then "
-        "reach the Hub.",
+    "reach the Hub.",
     example="A fresh directory made by `openenv init`.",
     fix="Add a `.gitignore` listing `.venv/`, `__pycache__/`, `.env` and `*.pem` at least.",
 )
 NO_DOCKERIGNORE = register(
-    "EK605", "dockerignore-missing", Severity.WARNING,
-    rfc008="static.image_hygiene", hygiene=True,
+    "EK605",
+    "dockerignore-missing",
+    Severity.WARNING,
+    rfc008="static.image_hygiene",
+    hygiene=True,
     summary="`.dockerignore` is missing.",
     what="The environment has a `.dockerignore`.",
     why="Without it the build context includes `.git`, `.venv` and secrets: builds are slow "
-        "and `COPY . /app` bakes everything into the image.",
+    "and `COPY . /app` bakes everything into the image.",
     example="A fresh directory made by `openenv init`.",
     fix="Add a `.dockerignore` listing `.git`, `.venv`, `**/__pycache__`, `.env` and `*.pem`.",
 )
+
 
 @dataclass(frozen=True)
 class EnclosingRepository:
@@ -112,8 +126,8 @@ def enclosing_repository(root: Path) -> EnclosingRepository | None:
     worktree's file) is the top; a ``.gitignore`` on the way (the nearest one) is the one git
     applies to the environment's files. Without ``.git`` above, a parent ``.gitignore`` still
     marks a repository (an exported copy), except in the home folder, where it is often a
-    global excludes file. An environment holding its own ``.git`` is standalone. Issue #13
-    item 4: in-repo environments are not nagged about layout.
+    global excludes file. An environment holding its own ``.git`` is standalone.
+    In-repo environments are not nagged about layout.
     """
     root = root.resolve()
     if (root / ".git").exists():
@@ -133,8 +147,18 @@ def enclosing_repository(root: Path) -> EnclosingRepository | None:
 
 
 INLINE_LIMIT = 10 * 1024 * 1024  # bytes; the Hub needs LFS/Xet above this
-_PRUNE = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox",
-          ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+_PRUNE = {
+    ".git",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+}
 
 
 def _is_secret_name(name: str) -> bool:
@@ -162,8 +186,9 @@ def build_context_secret_files(root: Path) -> list[str]:
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        dirnames[:] = sorted(d for d in dirnames if d not in _PRUNE
-                             and not spec.match_file(f"{rel_dir}{d}/"))
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _PRUNE and not spec.match_file(f"{rel_dir}{d}/")
+        )
         for name in filenames:
             rel = f"{rel_dir}{name}"
             if _is_secret_name(name) and not spec.match_file(rel):
@@ -185,16 +210,23 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     root = ctx.root
     repo = enclosing_repository(root) if not (root / ".gitignore").is_file() else None
     if repo is not None and repo.gitignore is not None:
-        ctx.skip(("EK604",), f"in-repo environment: `{repo.rel(root, repo.gitignore)}` of the "
-                 f"enclosing repository (`{repo.rel(root, repo.top)}`) applies")
+        ctx.skip(
+            ("EK604",),
+            f"in-repo environment: `{repo.rel(root, repo.gitignore)}` of the "
+            f"enclosing repository (`{repo.rel(root, repo.top)}`) applies",
+        )
     elif not (root / ".gitignore").is_file():
         yield NO_GITIGNORE.finding(
             "Expected a `.gitignore` (keeps `.venv`, caches and `.env` out of commits and "
-            "uploads); found none.", location=Location(".gitignore"))
+            "uploads); found none.",
+            location=Location(".gitignore"),
+        )
     if not (root / ".dockerignore").is_file():
         yield NO_DOCKERIGNORE.finding(
             "Expected a `.dockerignore` (keeps `.git`, `.venv` and secrets out of the image); "
-            "found none.", location=Location(".dockerignore"))
+            "found none.",
+            location=Location(".dockerignore"),
+        )
     allow = _allowed(ctx)
     files = upload_set(root)
     flagged: set[str] = set()
@@ -205,36 +237,47 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
             yield SECRET_FILE.finding(
                 f"`{f.path}` looks like a credentials file and would be uploaded to the Space; "
                 "it must be excluded (or listed in `[tool.envkit.push] allow` if it holds no "
-                "secret).", location=Location(f.path))
+                "secret).",
+                location=Location(f.path),
+            )
     for rel in build_context_secret_files(root):
         if rel in flagged or is_allowed(rel, allow):
             continue
         yield SECRET_FILE.finding(
             f"`{rel}` looks like a credentials file and is in the Docker build context "
             "(`.dockerignore` does not exclude it), so `COPY . ` bakes it into the image.",
-            location=Location(rel))
+            location=Location(rel),
+        )
     for f in files:
         if f.size > INLINE_LIMIT and (f.size <= SCAN_LIMIT or is_allowed(f.path, allow)):
             yield LARGE_FILE.finding(
                 f"Files uploaded without LFS/Xet should be at most 10 MB; `{f.path}` is "
-                f"{f.size / 1024 / 1024:.1f} MB.", location=Location(f.path))
+                f"{f.size / 1024 / 1024:.1f} MB.",
+                location=Location(f.path),
+            )
     hits, unscanned = scan_files(root, [f.path for f in files], limit=SCAN_LIMIT)
     # one finding per file, line and kind: a database row with four tokens is one place to
-    # fix (issue #13, calendar_env's seed database)
+    # fix (calendar_env's seed database)
     grouped: dict[tuple[str, int, str], list[SecretHit]] = {}
     for hit in hits:
         grouped.setdefault((hit.file, hit.line, hit.kind), []).append(hit)
     for (file, line, kind), same in grouped.items():
         first = same[0]
-        what = (f"a {kind} (`{first.preview}`, value not shown)" if len(same) == 1 else
-                f"{len(same)} values that look like a {kind} (first `{first.preview}`, "
-                "values not shown)")
+        what = (
+            f"a {kind} (`{first.preview}`, value not shown)"
+            if len(same) == 1
+            else f"{len(same)} values that look like a {kind} (first `{first.preview}`, "
+            "values not shown)"
+        )
         yield SECRET_IN_FILE.finding(
             f"`{file}` would be uploaded and contains {what} at line {line}.",
-            location=Location(file, line, first.column))
+            location=Location(file, line, first.column),
+        )
     for miss in unscanned:
         if is_allowed(miss.file, allow):
             continue
         yield NOT_SCANNED.finding(
             f"Every uploaded file must be scanned for secrets; `{miss.file}` was not "
-            f"({miss.reason}).", location=Location(miss.file))
+            f"({miss.reason}).",
+            location=Location(miss.file),
+        )

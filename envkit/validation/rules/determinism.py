@@ -2,12 +2,12 @@
 
 Every seed of ``seeds`` is played twice with the same actions on fresh sessions (Gymnasium's
 determinism check), comparing the observations, the rewards and ``state`` (after ``reset``
-and at the end: a secret drawn without the seed may show only there, issue #13). Fields whose
+and at the end: a secret drawn without the seed may show only there). Fields whose
 value is fresh on every reply of a single run and differs at every position between the two
 runs (timings, request ids) are *volatile*: they are left out here and in the sessions check;
 so are float fields named like timings (``execution_time``), which may repeat within a run.
 The deterministic episodes are the reference the sessions check compares interleaved play
-with. Source: issue #3 ("EK4xx runtime and protocol"); precision: issue #13 item 3.
+with.
 """
 
 from __future__ import annotations
@@ -27,77 +27,85 @@ from envkit.wire import EnvErrorFrame
 STATE_BOOKKEEPING = ("episode_id", "step_count")
 
 RESET_NONDETERMINISTIC = register(
-    "EK411", "reset-not-deterministic", Severity.ERROR,
+    "EK411",
+    "reset-not-deterministic",
+    Severity.ERROR,
     rfc008="runtime.episode_determinism",
     summary="The same seed and actions give different observations or `state`.",
     what="For each seed in `envkit.seeds`, envkit plays the same actions twice after "
-         "`reset(seed=s)` on fresh sessions and deep-compares the observations and `state` "
-         "(after `reset` and after the last step), reporting the first differing field; "
-         "when the two agree, it resets 3 more fresh sessions with the seed (a coin flip "
-         "per reset passes two plays half the time). Fields fresh on every reply of a "
-         "single run (timings, request ids) and float fields named like timings (`*_time`, "
-         "`*_seconds`, `*_ms`, `elapsed*`, `duration*`, `latency*`, `*timestamp`) are left out. "
-         "RFC 008: `runtime.episode_determinism`.",
+    "`reset(seed=s)` on fresh sessions and deep-compares the observations and `state` "
+    "(after `reset` and after the last step), reporting the first differing field; "
+    "when the two agree, it resets 3 more fresh sessions with the seed (a coin flip "
+    "per reset passes two plays half the time). Fields fresh on every reply of a "
+    "single run (timings, request ids) and float fields named like timings (`*_time`, "
+    "`*_seconds`, `*_ms`, `elapsed*`, `duration*`, `latency*`, `*timestamp`) are left out. "
+    "RFC 008: `runtime.episode_determinism`.",
     why="Reproducible evaluation and debugging need a seed to fix the episode "
-        "(Gymnasium's determinism check).",
+    "(Gymnasium's determinism check).",
     example="`reset` draws its task with the global `random` module instead of "
-            "`random.Random(seed)`; a secret code drawn unseeded that only `state` shows.",
+    "`random.Random(seed)`; a secret code drawn unseeded that only `state` shows.",
     fix="Derive every random choice in `reset` from `random.Random(seed)` (or a seeded "
-        "numpy Generator) stored on the instance.",
+    "numpy Generator) stored on the instance.",
 )
 
 REWARD_NONDETERMINISTIC = register(
-    "EK412", "rewards-not-deterministic", Severity.ERROR,
+    "EK412",
+    "rewards-not-deterministic",
+    Severity.ERROR,
     rfc008="semantic.verifier_determinism",
     summary="The same seed and the same actions give different rewards.",
     what="envkit replays one action sequence twice after `reset(seed=s)` and compares the "
-         "step rewards one by one: the same trajectory must be scored the same way. RFC "
-         "008: `semantic.verifier_determinism` (observations and `state` are EK411's "
-         "`runtime.episode_determinism`).",
+    "step rewards one by one: the same trajectory must be scored the same way. RFC "
+    "008: `semantic.verifier_determinism` (observations and `state` are EK411's "
+    "`runtime.episode_determinism`).",
     why="A reward that changes for the same trajectory is noise in the learning signal and "
-        "makes runs impossible to reproduce.",
+    "makes runs impossible to reproduce.",
     example="A rubric that samples an LLM judge at temperature 1, or uses the global RNG.",
     fix="Seed every random draw from the episode's seed; make judges deterministic "
-        "(temperature 0, cached).",
+    "(temperature 0, cached).",
 )
 
 SEED_IGNORED = register(
-    "EK413", "seed-ignored", Severity.WARNING,
+    "EK413",
+    "seed-ignored",
+    Severity.WARNING,
     rfc008="runtime.seed_control",
     summary="The environment has randomness, but the seed does not select the episode.",
     what="envkit resets with every seed in `envkit.seeds` and plays the same actions. When "
-         "every observation, reward and `state` is identical across the seeds, it resets "
-         "one session four times (two seeds, then twice without a seed): if those differ, "
-         "the environment draws something the seed does not control. Identical everywhere "
-         "means no randomness at all, which is no defect.",
+    "every observation, reward and `state` is identical across the seeds, it resets "
+    "one session four times (two seeds, then twice without a seed): if those differ, "
+    "the environment draws something the seed does not control. Identical everywhere "
+    "means no randomness at all, which is no defect.",
     why="OpenEnv silently drops `reset` arguments the method does not declare "
-        "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever.",
+    "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever.",
     example="`def reset(self):` with `self._rng = random.Random(1234)` created in "
-            "`__init__`: every new session starts with the same task, whatever the seed.",
+    "`__init__`: every new session starts with the same task, whatever the seed.",
     fix="Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw the episode "
-        "from `random.Random(seed)`.",
+    "from `random.Random(seed)`.",
 )
 
 
 PLAN_REPLAY = register(
-    "EK431", "probe-plan-replay", Severity.ERROR,
+    "EK431",
+    "probe-plan-replay",
+    Severity.ERROR,
     rfc008="semantic.replayability",
     summary="The declared probe plan (`validation.execution.probe_path`) does not replay: an "
-            "action is refused, or two replays differ.",
+    "action is refused, or two replays differ.",
     what="envkit plays OpenEnv's runtime probe plan (`validation/runtime.json`: a `reset` "
-         "with its seed, episode_id and options, then its actions in order until `done`) "
-         "twice, each on a fresh session, and compares the two trajectories (observations, "
-         "rewards, `state` at the end; timing fields left out). Every action must be "
-         "accepted (no error frame) and the two replays must agree. RFC 008: "
-         "`semantic.replayability`; `openenv validate --level runtime` plays the same plan.",
+    "with its seed, episode_id and options, then its actions in order until `done`) "
+    "twice, each on a fresh session, and compares the two trajectories (observations, "
+    "rewards, `state` at the end; timing fields left out). Every action must be "
+    "accepted (no error frame) and the two replays must agree. RFC 008: "
+    "`semantic.replayability`; `openenv validate --level runtime` plays the same plan.",
     why="The plan is the trajectory OpenEnv's runtime level and reviewers replay: a plan "
-        "the environment no longer accepts (an action field renamed) fails there, and one "
-        "that does not replay cannot reproduce a reward.",
+    "the environment no longer accepts (an action field renamed) fails there, and one "
+    "that does not replay cannot reproduce a reward.",
     example="`validation/runtime.json` recorded before the action field `answer` was renamed "
-            "`guess`: its first action answers VALIDATION_ERROR.",
+    "`guess`: its first action answers VALIDATION_ERROR.",
     fix="Re-record the plan (`envkit migrate` plays the oracle and writes it) after changing "
-        "the action or the task, and make the episode depend only on the seed and the "
-        "actions.",
+    "the action or the task, and make the episode depend only on the seed and the "
+    "actions.",
 )
 
 
@@ -124,8 +132,11 @@ def flatten(value: Any, path: str = "", out: dict[str, Any] | None = None) -> di
 
 
 def _state_view(state: Any) -> dict[str, Any]:
-    return {k: v for k, v in (state or {}).items() if k not in STATE_BOOKKEEPING} \
-        if isinstance(state, dict) else {}
+    return (
+        {k: v for k, v in (state or {}).items() if k not in STATE_BOOKKEEPING}
+        if isinstance(state, dict)
+        else {}
+    )
 
 
 def _sequences(ep: Episode) -> dict[str, list[str]]:
@@ -144,8 +155,9 @@ def _sequences(ep: Episode) -> dict[str, list[str]]:
 #: Field names of measured durations and clock readings (``execution_time``,
 #: ``total_execution_time``, ``elapsed_ms``, ``latency``, ``timestamp``): their values differ
 #: between two runs of one seed by the machine's timing, not by the episode.
-TIMING_NAME = re.compile(r"(_time|_seconds|_secs|_ms|timestamp)$|^(elapsed|duration|latency)",
-                         re.IGNORECASE)
+TIMING_NAME = re.compile(
+    r"(_time|_seconds|_secs|_ms|timestamp)$|^(elapsed|duration|latency)", re.IGNORECASE
+)
 
 
 def _is_float_timing(path: str, xa: list[str], xb: list[str]) -> bool:
@@ -162,8 +174,9 @@ def _is_float_timing(path: str, xa: list[str], xb: list[str]) -> bool:
         va, vb = json.loads(x), json.loads(y)
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (va, vb)):
             return False
-        fractional = fractional or any(isinstance(v, float) and not v.is_integer()
-                                       for v in (va, vb))
+        fractional = fractional or any(
+            isinstance(v, float) and not v.is_integer() for v in (va, vb)
+        )
     return fractional
 
 
@@ -183,8 +196,11 @@ def volatile_paths(a: Episode, b: Episode) -> set[str]:
             continue
         if len(xa) < 2:
             continue
-        if len(set(xa)) == len(xa) and len(set(xb)) == len(xb) \
-                and all(x != y for x, y in zip(xa, xb)):
+        if (
+            len(set(xa)) == len(xa)
+            and len(set(xb)) == len(xb)
+            and all(x != y for x, y in zip(xa, xb))
+        ):
             out.add(path)
     return out
 
@@ -206,8 +222,9 @@ class Difference:
     second: Any
 
 
-def _first_diff(a: dict[str, Any], b: dict[str, Any], skip: set[str],
-                prefix: str) -> tuple[str, Any, Any] | None:
+def _first_diff(
+    a: dict[str, Any], b: dict[str, Any], skip: set[str], prefix: str
+) -> tuple[str, Any, Any] | None:
     fa, fb = flatten(a), flatten(b)
     for path in sorted(set(fa) | set(fb)):
         if f"{prefix}:{path}" in skip:
@@ -218,8 +235,9 @@ def _first_diff(a: dict[str, Any], b: dict[str, Any], skip: set[str],
     return None
 
 
-def compare(a: Episode, b: Episode, volatile: set[str] = frozenset(), *,
-            state: bool = True) -> list[Difference]:
+def compare(
+    a: Episode, b: Episode, volatile: set[str] = frozenset(), *, state: bool = True
+) -> list[Difference]:
     """The first difference of each kind between two plays (observations then rewards then
     state), volatile paths left out."""
     out: list[Difference] = []
@@ -238,8 +256,9 @@ def compare(a: Episode, b: Episode, volatile: set[str] = frozenset(), *,
     if state:
         for key, label in (("reset", "state after reset"), ("end", "state at the end")):
             if key in a.states and key in b.states:
-                d = _first_diff(_state_view(a.states[key]), _state_view(b.states[key]),
-                                volatile, "state")
+                d = _first_diff(
+                    _state_view(a.states[key]), _state_view(b.states[key]), volatile, "state"
+                )
                 if d:
                     path, va, vb = d
                     out.append(Difference(label, f"state.{path}", va, vb))
@@ -267,14 +286,17 @@ def check(engine: Engine, actions: ActionPool) -> Reference | None:
     Returns:
         The :class:`Reference` when the environment is deterministic, else ``None``.
     """
+
     def replay(_obs: dict[str, Any], i: int) -> dict[str, Any]:
         return actions.at(i)
 
     runs: dict[int, tuple[Episode, Episode]] = {}
     for seed in engine.settings.seeds:
         try:
-            runs[seed] = (engine.play_alone(seed, replay, name="determinism", with_state=True),
-                          engine.play_alone(seed, replay, name="determinism", with_state=True))
+            runs[seed] = (
+                engine.play_alone(seed, replay, name="determinism", with_state=True),
+                engine.play_alone(seed, replay, name="determinism", with_state=True),
+            )
         except EnvErrorFrame as exc:
             if exc.code == "CAPACITY_REACHED":
                 raise
@@ -291,32 +313,48 @@ def check(engine: Engine, actions: ActionPool) -> Reference | None:
             if d.where.startswith("reward"):
                 if engine.has(REWARD_NONDETERMINISTIC):
                     continue
-                engine.add(REWARD_NONDETERMINISTIC,
-                           f"The same seed ({seed}) and the same actions must give the same "
-                           f"rewards; step rewards differ at `{d.path}` ({_fmt(d.first)}, "
-                           f"{_fmt(d.second)}). Most likely the reward uses an unseeded "
-                           f"random generator or outside state. Actions: {_fmt(a.actions)}.",
-                           seed=seed, field=d.path, first=d.first, second=d.second,
-                           actions=a.actions)
+                engine.add(
+                    REWARD_NONDETERMINISTIC,
+                    f"The same seed ({seed}) and the same actions must give the same "
+                    f"rewards; step rewards differ at `{d.path}` ({_fmt(d.first)}, "
+                    f"{_fmt(d.second)}). Most likely the reward uses an unseeded "
+                    f"random generator or outside state. Actions: {_fmt(a.actions)}.",
+                    seed=seed,
+                    field=d.path,
+                    first=d.first,
+                    second=d.second,
+                    actions=a.actions,
+                )
                 continue
             if engine.has(RESET_NONDETERMINISTIC):
                 continue
             if d.where == "reset":
-                lead = (f"`reset(seed={seed})` must return the same observation twice; got "
-                        f"two different `{d.path}` values")
+                lead = (
+                    f"`reset(seed={seed})` must return the same observation twice; got "
+                    f"two different `{d.path}` values"
+                )
             elif d.where == "state after reset":
-                lead = (f"`reset(seed={seed})` must give the same `state` twice; got two "
-                        f"different `{d.path}` values")
+                lead = (
+                    f"`reset(seed={seed})` must give the same `state` twice; got two "
+                    f"different `{d.path}` values"
+                )
             else:
-                lead = (f"The same seed ({seed}) and the same actions must give the same "
-                        f"episode; {d.where} gave two different `{d.path}` values")
-            engine.add(RESET_NONDETERMINISTIC,
-                       f"{lead} ({_fmt(d.first)}, {_fmt(d.second)}). Most likely the "
-                       "episode draws from an unseeded random generator"
-                       + (f" (actions sent: {_fmt(a.actions)})." if d.where != "reset"
-                          else "."),
-                       seed=seed, field=d.path, where=d.where, first=d.first,
-                       second=d.second, actions=a.actions)
+                lead = (
+                    f"The same seed ({seed}) and the same actions must give the same "
+                    f"episode; {d.where} gave two different `{d.path}` values"
+                )
+            engine.add(
+                RESET_NONDETERMINISTIC,
+                f"{lead} ({_fmt(d.first)}, {_fmt(d.second)}). Most likely the "
+                "episode draws from an unseeded random generator"
+                + (f" (actions sent: {_fmt(a.actions)})." if d.where != "reset" else "."),
+                seed=seed,
+                field=d.path,
+                where=d.where,
+                first=d.first,
+                second=d.second,
+                actions=a.actions,
+            )
     if not deterministic:
         return None
     reference = Reference({seed: a for seed, (a, _b) in runs.items()}, volatile)
@@ -331,12 +369,13 @@ def check(engine: Engine, actions: ActionPool) -> Reference | None:
 RESET_REPEATS = 3  # more fresh-session resets per seed when its two plays agreed
 
 
-def _resets_differ(engine: Engine, seed: int, first: Episode,
-                   volatile: set[str]) -> list[Difference]:
+def _resets_differ(
+    engine: Engine, seed: int, first: Episode, volatile: set[str]
+) -> list[Difference]:
     """When two plays of ``seed`` agreed, :data:`RESET_REPEATS` more resets on fresh
     sessions, compared with the first play's reset (observation, then ``state``): a coin
     flip per reset (chess_env draws the agent's colour from a fresh uuid) passes two plays
-    one time in two, five resets one time in sixteen (issue #13)."""
+    one time in two, five resets one time in sixteen."""
     for _ in range(RESET_REPEATS):
         s = engine.open()
         try:
@@ -344,15 +383,15 @@ def _resets_differ(engine: Engine, seed: int, first: Episode,
             state = engine.call("`state`", s.state)
         finally:
             s.close()
-        d = _reset_difference(first.reset_obs, first.states.get("reset"), obs, state,
-                              volatile)
+        d = _reset_difference(first.reset_obs, first.states.get("reset"), obs, state, volatile)
         if d is not None:
             return [d]
     return []
 
 
-def _reset_difference(obs_a: dict[str, Any], state_a: Any, obs_b: dict[str, Any],
-                      state_b: Any, volatile: set[str]) -> Difference | None:
+def _reset_difference(
+    obs_a: dict[str, Any], state_a: Any, obs_b: dict[str, Any], state_b: Any, volatile: set[str]
+) -> Difference | None:
     """The first difference of two resets: the observation, then ``state`` (``state_a``
     ``None``: not recorded, not compared)."""
     d = _first_diff(obs_a, obs_b, volatile, "obs")
@@ -386,17 +425,22 @@ def _seed_control(engine: Engine, seeds: list[int], volatile: set[str]) -> None:
             continue
         path, va, vb = d.path, d.first, d.second
         shown = ", ".join("`reset()`" if x is None else f"`reset(seed={x})`" for x in plan)
-        engine.add(SEED_IGNORED,
-                   f"The seed must select the episode; seeds {', '.join(map(str, seeds))} "
-                   f"each gave the same episode on a fresh session, yet one session reset "
-                   f"four times ({shown}) got `{path}` = {_fmt(va)} after "
-                   f"`reset(seed={base_seed})` and {_fmt(vb)} after "
-                   f"{'`reset()`' if seed is None else f'`reset(seed={seed})`'}. The "
-                   "environment draws at random, but not from the seed. Most likely "
-                   "`reset()` ignores `seed` (openenv-core silently drops arguments `reset` "
-                   "does not declare) and draws from a generator created once per instance.",
-                   seeds=seeds, resets=[x for x in plan], field=path, first=va,
-                   second=vb)
+        engine.add(
+            SEED_IGNORED,
+            f"The seed must select the episode; seeds {', '.join(map(str, seeds))} "
+            f"each gave the same episode on a fresh session, yet one session reset "
+            f"four times ({shown}) got `{path}` = {_fmt(va)} after "
+            f"`reset(seed={base_seed})` and {_fmt(vb)} after "
+            f"{'`reset()`' if seed is None else f'`reset(seed={seed})`'}. The "
+            "environment draws at random, but not from the seed. Most likely "
+            "`reset()` ignores `seed` (openenv-core silently drops arguments `reset` "
+            "does not declare) and draws from a generator created once per instance.",
+            seeds=seeds,
+            resets=list(plan),
+            field=path,
+            first=va,
+            second=vb,
+        )
         return
 
 
@@ -420,8 +464,13 @@ def replay_plan(engine: Engine, root: Path | None) -> None:
     for _ in range(2):
         s = engine.open()
         try:
-            first = engine.call("`reset`", s.reset, seed=reset["seed"],
-                                episode_id=reset["episode_id"], **(reset.get("options") or {}))
+            first = engine.call(
+                "`reset`",
+                s.reset,
+                seed=reset["seed"],
+                episode_id=reset["episode_id"],
+                **(reset.get("options") or {}),
+            )
             ep = Episode(reset["seed"], first.observation, policy="probe-plan")
             for i, action in enumerate(actions):
                 try:
@@ -430,13 +479,18 @@ def replay_plan(engine: Engine, root: Path | None) -> None:
                     if exc.code == "CAPACITY_REACHED":
                         raise
                     engine.ran(PLAN_REPLAY)
-                    engine.add(PLAN_REPLAY,
-                               f"The declared probe plan `{path}` must replay; after {how}, "
-                               f"its action {i + 1} of {len(actions)} ({_fmt(action)}) was "
-                               f"refused: {exc.message}. Most likely the plan was recorded "
-                               "before the action or the task changed; re-record it with "
-                               "`envkit migrate`.", plan=path, index=i + 1, action=action,
-                               error=exc.message)
+                    engine.add(
+                        PLAN_REPLAY,
+                        f"The declared probe plan `{path}` must replay; after {how}, "
+                        f"its action {i + 1} of {len(actions)} ({_fmt(action)}) was "
+                        f"refused: {exc.message}. Most likely the plan was recorded "
+                        "before the action or the task changed; re-record it with "
+                        "`envkit migrate`.",
+                        plan=path,
+                        index=i + 1,
+                        action=action,
+                        error=exc.message,
+                    )
                     return
                 if ep.record(res, action):
                     break
@@ -451,9 +505,15 @@ def replay_plan(engine: Engine, root: Path | None) -> None:
     diffs = compare(a, b, volatile_paths(a, b))
     if diffs:
         d = diffs[0]
-        engine.add(PLAN_REPLAY,
-                   f"The declared probe plan `{path}` must replay the same way every time; "
-                   f"played twice after {how} on fresh sessions, {d.where} gave two different "
-                   f"`{d.path}` values ({_fmt(d.first)}, {_fmt(d.second)}). Most likely the "
-                   "episode depends on something other than the seed and the actions.",
-                   plan=path, where=d.where, field=d.path, first=d.first, second=d.second)
+        engine.add(
+            PLAN_REPLAY,
+            f"The declared probe plan `{path}` must replay the same way every time; "
+            f"played twice after {how} on fresh sessions, {d.where} gave two different "
+            f"`{d.path}` values ({_fmt(d.first)}, {_fmt(d.second)}). Most likely the "
+            "episode depends on something other than the seed and the actions.",
+            plan=path,
+            where=d.where,
+            field=d.path,
+            first=d.first,
+            second=d.second,
+        )

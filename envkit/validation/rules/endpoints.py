@@ -1,8 +1,8 @@
 """EK4xx endpoints: ``GET /health``, ``/schema`` and ``/metadata`` answer as OpenEnv's do.
 
-Source: issue #3 ("EK4xx runtime and protocol"); wire facts of openenv-core 0.3.0 and
+Source: wire facts of openenv-core 0.3.0 and
 ``openenv`` 0.10 (their ``create_app``). 0.10's ``/schema`` has a fourth key,
-``reset_observation`` (the observation ``reset`` returns; issue #11 item 4).
+``reset_observation`` (the observation ``reset`` returns).
 """
 
 from __future__ import annotations
@@ -16,33 +16,38 @@ from envkit.validation.engine import Engine
 from envkit.wire import Health
 
 HEALTH_BROKEN = register(
-    "EK402", "health-endpoint-broken", Severity.ERROR,
+    "EK402",
+    "health-endpoint-broken",
+    Severity.ERROR,
     rfc008="runtime.startup",
     summary="GET /health does not answer 200 with a JSON object.",
-    what="`GET /health` must answer HTTP 200 with `{\"status\": \"healthy\"}` "
-         "(OpenEnv's answer).",
+    what='`GET /health` must answer HTTP 200 with `{"status": "healthy"}` (OpenEnv\'s answer).',
     why="Docker health checks, `envkit run` and Space orchestration poll /health; a wrong "
-        "answer makes a working server look dead.",
+    "answer makes a working server look dead.",
     example="A custom middleware answering 503 or an HTML page on /health.",
     fix="Serve the app made by OpenEnv's `create_app`, or answer /health with "
-        "`{\"status\": \"healthy\"}`.",
+    '`{"status": "healthy"}`.',
 )
 
 SCHEMA_INVALID = register(
-    "EK403", "schema-endpoint-invalid", Severity.ERROR,
+    "EK403",
+    "schema-endpoint-invalid",
+    Severity.ERROR,
     rfc008="runtime.observation_schema",
     summary="GET /schema does not give valid JSON Schemas for action and observation.",
-    what="`GET /schema` must answer `{\"action\": <JSON Schema>, \"observation\": <JSON Schema>, "
-         "\"state\": ...}` (OpenEnv 0.10 adds `\"reset_observation\"`); each schema is checked "
-         "against its JSON Schema meta-schema.",
+    what='`GET /schema` must answer `{"action": <JSON Schema>, "observation": <JSON Schema>, '
+    '"state": ...}` (OpenEnv 0.10 adds `"reset_observation"`); each schema is checked '
+    "against its JSON Schema meta-schema.",
     why="Clients, web UIs and envkit's own fuzzer generate actions from the action schema; "
-        "an invalid schema means nobody can build a valid action without reading your code.",
-    example="`{\"action\": {\"type\": \"strin\"}}` (a typo in a hand-written schema).",
+    "an invalid schema means nobody can build a valid action without reading your code.",
+    example='`{"action": {"type": "strin"}}` (a typo in a hand-written schema).',
     fix="Let openenv-core generate /schema from your pydantic Action and Observation classes.",
 )
 
 METADATA_BROKEN = register(
-    "EK404", "metadata-endpoint-broken", Severity.ERROR,
+    "EK404",
+    "metadata-endpoint-broken",
+    Severity.ERROR,
     summary="GET /metadata does not answer 200 with a JSON object naming the environment.",
     what="`GET /metadata` must answer HTTP 200 with a JSON object holding at least `name`.",
     why="Hubs and catalogues read /metadata to describe the environment.",
@@ -80,18 +85,26 @@ def check(engine: Engine) -> Api | None:
     status, body, text = engine.get("/health")
     engine.ran(HEALTH_BROKEN)
     if status is None:
-        engine.add(HEALTH_BROKEN, f"GET {engine.url}/health must answer 200; {text}. Is the "
-                   "server running at this URL?")
+        engine.add(
+            HEALTH_BROKEN,
+            f"GET {engine.url}/health must answer 200; {text}. Is the server running at this URL?",
+        )
         return None
     if not Health(status, body, text).healthy:  # the one definition of healthy (envkit.wire)
-        engine.add(HEALTH_BROKEN, f"GET /health must answer 200 with {{\"status\": "
-                   f"\"healthy\"}}; got {_shown(status, body, text)}.")
+        engine.add(
+            HEALTH_BROKEN,
+            f'GET /health must answer 200 with {{"status": '
+            f'"healthy"}}; got {_shown(status, body, text)}.',
+        )
     api = _schema(engine)
     status, body, text = engine.get("/metadata")
     engine.ran(METADATA_BROKEN)
     if status != 200 or not isinstance(body, dict) or not isinstance(body.get("name"), str):
-        engine.add(METADATA_BROKEN, f"GET /metadata must answer 200 with a JSON object holding "
-                   f"`name`; got {_shown(status, body, text)}.")
+        engine.add(
+            METADATA_BROKEN,
+            f"GET /metadata must answer 200 with a JSON object holding "
+            f"`name`; got {_shown(status, body, text)}.",
+        )
     return api
 
 
@@ -126,12 +139,17 @@ def _schema(engine: Engine) -> Api:
             action = sub
         else:
             obs_schema = dict(sub)
-            obs_schema["required"] = [r for r in obs_schema.get("required") or []
-                                      if r not in ("reward", "done", "metadata")]
+            obs_schema["required"] = [
+                r
+                for r in obs_schema.get("required") or []
+                if r not in ("reward", "done", "metadata")
+            ]
             validators[key] = cls(obs_schema)
     if problems:
-        engine.add(SCHEMA_INVALID, "GET /schema must give valid JSON Schemas for `action` and "
-                   "`observation` (and `reset_observation` when given); "
-                   + "; ".join(problems) + ".")
+        engine.add(
+            SCHEMA_INVALID,
+            "GET /schema must give valid JSON Schemas for `action` and "
+            "`observation` (and `reset_observation` when given); " + "; ".join(problems) + ".",
+        )
     observation = validators.get("observation")
     return Api(action, observation, validators.get("reset_observation", observation))

@@ -2,7 +2,7 @@
 
 Actions are generated from the /schema action schema (hypothesis-jsonschema, seeded: the same
 ``--seed`` gives the same actions); an action that raised is shrunk field by field before it is
-reported. Source: issue #3 ("EK4xx runtime and protocol").
+reported.
 """
 
 from __future__ import annotations
@@ -18,44 +18,50 @@ from envkit.validation.rules import protocol
 from envkit.wire import EnvErrorFrame
 
 ACTION_RAISES = register(
-    "EK410", "action-raises", Severity.ERROR,
+    "EK410",
+    "action-raises",
+    Severity.ERROR,
     summary="A valid action (generated from the action schema) raises inside the environment.",
     what="envkit plays actions generated from the /schema action JSON Schema; an "
-         "EXECUTION_ERROR frame means `step` raised on an action the schema allows. envkit "
-         "reports the action, shrunk field by field to a minimal one that still raises.",
+    "EXECUTION_ERROR frame means `step` raised on an action the schema allows. envkit "
+    "reports the action, shrunk field by field to a minimal one that still raises.",
     why="The schema is a promise to agents: every action it allows must give an observation. "
-        "A policy exploring will find the crash within hours of training.",
-    example="`step` does `int(action.message)` on a free-text field: `ValueError` for \"a\".",
+    "A policy exploring will find the crash within hours of training.",
+    example='`step` does `int(action.message)` on a free-text field: `ValueError` for "a".',
     fix="Handle every action the schema allows (return a low reward and feedback), or "
-        "tighten the schema (`max_length`, `pattern`, `ge`/`le`, `Literal`).",
+    "tighten the schema (`max_length`, `pattern`, `ge`/`le`, `Literal`).",
 )
 
 EPISODE_NEVER_ENDS = register(
-    "EK414", "episode-never-ends", Severity.ERROR,
+    "EK414",
+    "episode-never-ends",
+    Severity.ERROR,
     summary="Episodes do not end (done=true) within `envkit.max_steps`.",
     what="envkit plays fuzzed and degenerate policies and counts the steps until `done` is "
-         "true; none may exceed `envkit.max_steps` (50 when it is not declared).",
+    "true; none may exceed `envkit.max_steps` (50 when it is not declared).",
     why="Trainers batch rollouts by episode; an episode that never ends blocks the batch "
-        "until an outer timeout and wastes the GPU time around it.",
+    "until an outer timeout and wastes the GPU time around it.",
     example="The `openenv init` template returns `done=False` on every step.",
     fix="End the episode (done=True) on success and after a maximum number of steps; "
-        "declare it as `envkit.max_steps`.",
+    "declare it as `envkit.max_steps`.",
 )
 
 STEP_AFTER_DONE = register(
-    "EK417", "step-after-done-accepted", Severity.WARNING,
+    "EK417",
+    "step-after-done-accepted",
+    Severity.WARNING,
     summary="A step after `done=true` continues the episode as if nothing happened.",
     what="After every episode end envkit reaches (fuzzed, oracle, degenerate and exploring "
-         "policies; the exploring one plays the legal actions the observation lists), it "
-         "steps the finished episode again (the last action, the oracle's winning action, a "
-         "legal action the terminal observation still lists, a fuzzed action); the answer "
-         "should keep `done=true` (or be an error frame), not `done=false`. A reward paid "
-         "while `done` stays true is EK508.",
+    "policies; the exploring one plays the legal actions the observation lists), it "
+    "steps the finished episode again (the last action, the oracle's winning action, a "
+    "legal action the terminal observation still lists, a fuzzed action); the answer "
+    "should keep `done=true` (or be an error frame), not `done=false`. A reward paid "
+    "while `done` stays true is EK508.",
     why="Clients that miss `done` keep collecting reward from a finished episode, which "
-        "corrupts returns.",
+    "corrupts returns.",
     example="`step` never checks whether the episode is over.",
     fix="After the episode ends, answer steps with `done=True` and reward 0 (or raise a "
-        "clear error) until `reset`.",
+    "clear error) until `reset`.",
 )
 
 
@@ -72,8 +78,9 @@ def action_pool(engine: Engine, schema: dict[str, Any] | None) -> ActionPool:
         engine.progress(f"cannot fuzz: {exc}")
         actions = []
     if not actions:
-        minimal = fuzz.extreme_value(fuzz.action_schema(schema), fuzz.action_schema(schema),
-                                     "empty")
+        minimal = fuzz.extreme_value(
+            fuzz.action_schema(schema), fuzz.action_schema(schema), "empty"
+        )
         actions = [minimal] if isinstance(minimal, dict) else []
     return ActionPool(actions)
 
@@ -120,14 +127,19 @@ def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -
         s.close()
     engine.ran(ACTION_RAISES, EPISODE_NEVER_ENDS)
     if overlong:
-        bound = (f"`envkit.max_steps` ({settings.max_steps})"
-                 if settings.max_steps_declared
-                 else f"{settings.max_steps} steps (`envkit.max_steps` is not declared)")
-        engine.add(EPISODE_NEVER_ENDS,
-                   f"Every episode must end (`done=true`) within {bound}; "
-                   f"{len(overlong)} of {settings.episodes} fuzzed episodes did not (seeds "
-                   f"{sorted({s for s in overlong if s is not None})}). Most likely "
-                   "`step` never sets `done=True`.", seeds=overlong)
+        bound = (
+            f"`envkit.max_steps` ({settings.max_steps})"
+            if settings.max_steps_declared
+            else f"{settings.max_steps} steps (`envkit.max_steps` is not declared)"
+        )
+        engine.add(
+            EPISODE_NEVER_ENDS,
+            f"Every episode must end (`done=true`) within {bound}; "
+            f"{len(overlong)} of {settings.episodes} fuzzed episodes did not (seeds "
+            f"{sorted({s for s in overlong if s is not None})}). Most likely "
+            "`step` never sets `done=True`.",
+            seeds=overlong,
+        )
     if raised:
         _report_raise(engine, schema, raised)
 
@@ -141,7 +153,7 @@ def explore_episodes(engine: Engine, space: explore.ActionSpace) -> int:
     """Play the exploring policy (:class:`envkit.validation.explore.Explorer`) once per seed
     (at least :data:`EXPLORE_EPISODES` episodes, the seeds cycled), each on a session of its
     own, so that the after-``done`` probes (EK417, EK508) see the real episode ends fuzzing
-    does not reach (issue #13 item 2). It judges no rule itself: an episode it plays longer
+    does not reach. It judges no rule itself: an episode it plays longer
     than ``max_steps`` is not EK414 (the fuzzed episodes judge that).
 
     Each episode has at most ``envkit.max_steps`` steps when declared, else
@@ -157,10 +169,12 @@ def explore_episodes(engine: Engine, space: explore.ActionSpace) -> int:
     until = time.monotonic() + budget_s
     ended = 0
     seeds = list(settings.seeds) * EXPLORE_EPISODES
-    for n, seed in enumerate(seeds[:max(len(settings.seeds), EXPLORE_EPISODES)]):
+    for n, seed in enumerate(seeds[: max(len(settings.seeds), EXPLORE_EPISODES)]):
         if time.monotonic() > until:
-            engine.notes.append(f"explore: the {budget_s:.0f} s for exploring episodes ran "
-                                f"out after {n}; later episode ends were not probed.")
+            engine.notes.append(
+                f"explore: the {budget_s:.0f} s for exploring episodes ran "
+                f"out after {n}; later episode ends were not probed."
+            )
             break
         engine.progress(f"exploring episode (seed {seed})")
         policy = explore.Explorer(space, settings.seed * 1000 + n)
@@ -169,15 +183,15 @@ def explore_episodes(engine: Engine, space: explore.ActionSpace) -> int:
         except EnvErrorFrame as exc:
             if exc.code == "CAPACITY_REACHED":
                 raise
-            engine.notes.append(f"explore: stopped, `reset(seed={seed})` failed: "
-                                f"{exc.message}")
+            engine.notes.append(f"explore: stopped, `reset(seed={seed})` failed: {exc.message}")
             break
         ended += ep.done
     return ended
 
 
-def _report_raise(engine: Engine, schema: dict[str, Any],
-                  raised: list[tuple[int | None, dict[str, Any], str]]) -> None:
+def _report_raise(
+    engine: Engine, schema: dict[str, Any], raised: list[tuple[int | None, dict[str, Any], str]]
+) -> None:
     """EK410 with the first action that raised, shrunk to a minimal one that still does."""
     seed, action, message = raised[0]
     required = set(fuzz.action_schema(schema).get("required") or [])
@@ -185,6 +199,7 @@ def _report_raise(engine: Engine, schema: dict[str, Any],
     minimal = action
     s = engine.open()
     try:
+
         def error_of(candidate: dict[str, Any]) -> str | None:
             try:
                 engine.reset(s, seed)
@@ -199,8 +214,13 @@ def _report_raise(engine: Engine, schema: dict[str, Any],
             message = error_of(minimal) or message
     finally:
         s.close()
-    engine.add(ACTION_RAISES,
-               f"Every action the schema allows must give an observation; "
-               f"`step({fuzz.short_json(minimal)})` after `reset(seed={seed})` raised "
-               f"{message[:200]!r} ({len(raised)} fuzzed step(s) raised).",
-               action=minimal, original_action=action, error=message, seed=seed)
+    engine.add(
+        ACTION_RAISES,
+        f"Every action the schema allows must give an observation; "
+        f"`step({fuzz.short_json(minimal)})` after `reset(seed={seed})` raised "
+        f"{message[:200]!r} ({len(raised)} fuzzed step(s) raised).",
+        action=minimal,
+        original_action=action,
+        error=message,
+        seed=seed,
+    )

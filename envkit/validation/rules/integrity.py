@@ -1,5 +1,5 @@
 """EK5xx reward-integrity probes: the reward-hacking defects that cost the most in real
-environments (issue #13 item 2, found on huggingface/OpenEnv ``envs/``, see docs/realworld.md).
+environments (found on huggingface/OpenEnv ``envs/``, see docs/realworld.md).
 
 * EK508: a finished episode keeps paying when stepped again (reward farming after ``done``);
 * EK509: the solution is readable (``state``, ``metadata``, the terminal observation) and
@@ -35,106 +35,118 @@ LEAF_LIMIT = 200  # leaves collected per JSON value at most
 ANSWER_NAME = re.compile(
     r"(?:^|[._\[])(?:answers?|solutions?|ground_?truth|gold(?:_\w+)?|secret(?:_\w+)?|"
     r"(?:expected|correct|target|true|hidden)_(?:answers?|outputs?|results?|solutions?|words?|"
-    r"numbers?|moves?|actions?|values?|labels?|options?))(?:$|[.\[])", re.IGNORECASE)
+    r"numbers?|moves?|actions?|values?|labels?|options?))(?:$|[.\[])",
+    re.IGNORECASE,
+)
 
 REWARD_AFTER_DONE = register(
-    "EK508", "reward-after-done", Severity.ERROR,
+    "EK508",
+    "reward-after-done",
+    Severity.ERROR,
     summary="A finished episode pays again when stepped after `done=true` (reward farming).",
     what="After every episode end envkit reaches (oracle, fuzzed, degenerate and exploring "
-         "policies; the exploring one plays the legal actions the observation lists, so real "
-         "game ends are reached without an oracle), it steps the finished episode again, in "
-         "the same session, with the episode's last action, the oracle's winning action for "
-         "that seed, a legal action the terminal observation still lists, up to 4 legal "
-         "actions listed during the episode and one fuzzed action. Any reward above the "
-         "low end of `validation.reward.range` while `done` stays true is a finding (`done` "
-         "going back to false is EK417).",
+    "policies; the exploring one plays the legal actions the observation lists, so real "
+    "game ends are reached without an oracle), it steps the finished episode again, in "
+    "the same session, with the episode's last action, the oracle's winning action for "
+    "that seed, a legal action the terminal observation still lists, up to 4 legal "
+    "actions listed during the episode and one fuzzed action. Any reward above the "
+    "low end of `validation.reward.range` while `done` stays true is a finding (`done` "
+    "going back to false is EK417).",
     why="A policy that learns to keep sending the right answer after the episode ended "
-        "collects the full reward as often as the trainer lets it step: returns explode and "
-        "the learning signal is the farming, not the task.",
+    "collects the full reward as often as the trainer lets it step: returns explode and "
+    "the learning signal is the farming, not the task.",
     example="`step` checks `if self._done:` but still computes "
-            "`reward = 1.0 if action.answer == self._target else 0.0`.",
+    "`reward = 1.0 if action.answer == self._target else 0.0`.",
     fix="Once the episode is over, answer every step with `done=True` and the low end of "
-        "the range (or raise a clear error) until `reset`.",
+    "the range (or raise a clear error) until `reset`.",
 )
 
 SOLUTION_LEAK = register(
-    "EK509", "solution-leak", Severity.ERROR,
+    "EK509",
+    "solution-leak",
+    Severity.ERROR,
     rfc008="semantic.no_solution_leakage",
     summary="A value readable by the agent (`state`, `metadata`, the terminal observation) "
-            "scores the maximum when submitted (RFC 008 `semantic.no_solution_leakage`).",
+    "scores the maximum when submitted (RFC 008 `semantic.no_solution_leakage`).",
     what="envkit plays one episode of the first seed and collects the string and number "
-         "leaves of `state` (after `reset` and at the end), of every observation's `metadata` "
-         "and of the terminal observation, leaving out values the task shows before the end "
-         "(the reset and non-terminal observations) and values envkit sent. It then submits "
-         "each leaf in the action's fields whose type fits, each in a fresh episode of the "
-         "same seed on a new session (at most 32 submissions); reaching the top of "
-         "`validation.reward.range` is a finding naming the field that leaked. RFC 008: "
-         "`semantic.no_solution_leakage`.",
+    "leaves of `state` (after `reset` and at the end), of every observation's `metadata` "
+    "and of the terminal observation, leaving out values the task shows before the end "
+    "(the reset and non-terminal observations) and values envkit sent. It then submits "
+    "each leaf in the action's fields whose type fits, each in a fresh episode of the "
+    "same seed on a new session (at most 32 submissions); reaching the top of "
+    "`validation.reward.range` is a finding naming the field that leaked. RFC 008: "
+    "`semantic.no_solution_leakage`.",
     why="The policy reads everything it can reach: an answer in `state` (HTTP `GET /state`, "
-        "the WebSocket `state` message) or revealed at the end of a lost episode and reused "
-        "next time with the same seed is learned instead of the task.",
+    "the WebSocket `state` message) or revealed at the end of a lost episode and reused "
+    "next time with the same seed is learned instead of the task.",
     example="`State(episode_id=..., target=self._target)`; a terminal observation "
-            "`solution=self._target` after a lost episode, with the seed picking the same "
-            "task again.",
+    "`solution=self._target` after a lost episode, with the seed picking the same "
+    "task again.",
     fix="Keep the solution out of `state`, `metadata` and observations; if the answer must "
-        "be shown after the episode, do not let the same seed draw the same task for "
-        "training, or put it in a channel the agent never sees.",
+    "be shown after the episode, do not let the same seed draw the same task for "
+    "training, or put it in a channel the agent never sees.",
 )
 
 ANSWER_IN_STATE = register(
-    "EK512", "answer-in-state", Severity.WARNING,
+    "EK512",
+    "answer-in-state",
+    Severity.WARNING,
     rfc008="semantic.no_solution_leakage",
     summary="`state` (or an observation's `metadata`) carries a field named as the answer "
-            "(`expected_answer`, `solution`, `ground_truth`, ...) that the task does not show.",
+    "(`expected_answer`, `solution`, `ground_truth`, ...) that the task does not show.",
     what="In the episode EK509 plays, envkit reads the string and number leaves of `state` "
-         "(after `reset` and at the end) and of every observation's `metadata`; a leaf whose "
-         "field name says it is the answer (`answer`, `solution`, `ground_truth`, `gold`, "
-         "`secret`, `expected_answer`, `correct_move`, `target_word`, ...), with a value the "
-         "observations before the end do not show and envkit did not send, is reported when "
-         "EK509 could not show it scores (the reward needs a format, or `step` fails). RFC "
-         "008: `semantic.no_solution_leakage`.",
+    "(after `reset` and at the end) and of every observation's `metadata`; a leaf whose "
+    "field name says it is the answer (`answer`, `solution`, `ground_truth`, `gold`, "
+    "`secret`, `expected_answer`, `correct_move`, `target_word`, ...), with a value the "
+    "observations before the end do not show and envkit did not send, is reported when "
+    "EK509 could not show it scores (the reward needs a format, or `step` fails). RFC "
+    "008: `semantic.no_solution_leakage`.",
     why="`GET /state` and the WebSocket `state` message are open to whatever drives the "
-        "environment; a harness or agent with tool access reads the answer instead of "
-        "solving the task, and a grader that compares against it is exposed too.",
-    example="`DIPGState(expected_answer={\"final\": \"pneumonia\", ...})`, answered by "
-            "`GET /state` after `reset`.",
+    "environment; a harness or agent with tool access reads the answer instead of "
+    "solving the task, and a grader that compares against it is exposed too.",
+    example='`DIPGState(expected_answer={"final": "pneumonia", ...})`, answered by '
+    "`GET /state` after `reset`.",
     fix="Keep the answer in a private attribute of the environment (`self._expected`), not "
-        "in the `State` model or `metadata`.",
+    "in the `State` model or `metadata`.",
 )
 
 FRESH_INSTANCE_PAYS = register(
-    "EK510", "fresh-instance-pays", Severity.ERROR,
+    "EK510",
+    "fresh-instance-pays",
+    Severity.ERROR,
     summary="HTTP `POST /step` on a fresh, never-reset instance pays a degenerate action at "
-            "or near the top of the range.",
+    "or near the top of the range.",
     what="openenv's stateless HTTP `POST /step` builds a fresh environment and steps it "
-         "without `reset`. envkit sends the degenerate actions (empty, minimum, maximum, the "
-         "first fuzzed action) there; none may score within `validation.reward.floor_margin` "
-         "of the top of `validation.reward.range`.",
+    "without `reset`. envkit sends the degenerate actions (empty, minimum, maximum, the "
+    "first fuzzed action) there; none may score within `validation.reward.floor_margin` "
+    "of the top of `validation.reward.range`.",
     why="A never-reset instance usually compares the answer with an empty or default target: "
-        "the empty answer then scores 1.0, and any client or evaluation harness using the "
-        "HTTP endpoints is handed a free maximum.",
-    example="`self._target = \"\"` in `__init__` and no \"call reset() first\" guard: "
-            "`POST /step {\"action\": {\"answer\": \"\"}}` answers reward 1.0.",
+    "the empty answer then scores 1.0, and any client or evaluation harness using the "
+    "HTTP endpoints is handed a free maximum.",
+    example='`self._target = ""` in `__init__` and no "call reset() first" guard: '
+    '`POST /step {"action": {"answer": ""}}` answers reward 1.0.',
     fix="Guard `step` before `reset` (answer `done=True` with the low end of the range, or "
-        "raise), and never start from a target a trivial answer matches.",
+    "raise), and never start from a target a trivial answer matches.",
 )
 
 REWARD_IGNORES_ACTION = register(
-    "EK511", "reward-ignores-action", Severity.WARNING,
+    "EK511",
+    "reward-ignores-action",
+    Severity.WARNING,
     summary="Different actions at the same seed and step got the same reward, every time: "
-            "the reward does not depend on the action.",
+    "the reward does not depend on the action.",
     what="envkit compares the rewards every policy it played (fuzzed, degenerate, "
-         "exploring, oracle) got at the same seed and step index; when at least 5 such "
-         "comparisons across the seeds pair different actions, every one got the same "
-         "reward, no seed and step ever got two different rewards, and the compared rewards "
-         "themselves vary (by step or seed; a constant reward is EK504), the reward ignores "
-         "the action.",
+    "exploring, oracle) got at the same seed and step index; when at least 5 such "
+    "comparisons across the seeds pair different actions, every one got the same "
+    "reward, no seed and step ever got two different rewards, and the compared rewards "
+    "themselves vary (by step or seed; a constant reward is EK504), the reward ignores "
+    "the action.",
     why="A reward fixed by the step index or the seed gives every rollout of a batch the "
-        "same return: no advantage, no learning signal, whatever the policy does.",
+    "same return: no advantage, no learning signal, whatever the policy does.",
     example="`reward = step_count / max_steps`, or a rubric reading the episode's progress "
-            "instead of the answer.",
+    "instead of the answer.",
     fix="Compute the reward from the action (the answer, the move) and the task, not from "
-        "the step counter or the seed.",
+    "the step counter or the seed.",
 )
 
 
@@ -153,8 +165,9 @@ class AfterDone:
             actions the episode's observations list (``legal_actions``) are sent too.
     """
 
-    def __init__(self, engine: Engine, actions: ActionPool,
-                 space: explore.ActionSpace | None = None):
+    def __init__(
+        self, engine: Engine, actions: ActionPool, space: explore.ActionSpace | None = None
+    ):
         self.engine = engine
         self.actions = actions
         self.space = space
@@ -183,8 +196,10 @@ class AfterDone:
             for obs in ep.observations():
                 for a in self.space.legal(obs):
                     listed.setdefault(fuzz.json_key(a), a)
-            sends += [("a legal action listed during the episode", a)
-                      for a in list(listed.values())[:LEGAL_AFTER_DONE]]
+            sends += [
+                ("a legal action listed during the episode", a)
+                for a in list(listed.values())[:LEGAL_AFTER_DONE]
+            ]
         if self.actions:
             sends.append(("a fuzzed action", self.actions.at(self.probed)))
         unique: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -201,9 +216,17 @@ class AfterDone:
             except EnvErrorFrame:
                 continue  # refusing a finished episode is fine
             self.engine.latencies.append(res.latency_s)
-            evidence = {"episode": self.probed, "seed": ep.seed, "policy": ep.policy,
-                        "episode_actions": ep.actions, "terminal_reward": ep.steps[-1].reward,
-                        "sent": action, "what": what, "reward": res.reward, "done": res.done}
+            evidence = {
+                "episode": self.probed,
+                "seed": ep.seed,
+                "policy": ep.policy,
+                "episode_actions": ep.actions,
+                "terminal_reward": ep.steps[-1].reward,
+                "sent": action,
+                "what": what,
+                "reward": res.reward,
+                "done": res.done,
+            }
             if not res.done:
                 self.reopened.append(evidence)
                 return  # the episode goes on: stepping it further proves nothing more
@@ -218,26 +241,32 @@ class AfterDone:
         engine.ran(REWARD_AFTER_DONE, episodes.STEP_AFTER_DONE)
         if self.reopened:
             e = self.reopened[0]
-            engine.add(episodes.STEP_AFTER_DONE,
-                       f"A `step` after `done=true` must keep `done=true` (or answer an "
-                       f"error); after the {e['policy'] or 'played'} episode of seed "
-                       f"{e['seed']} ended (actions {_fmt(e['episode_actions'])}), "
-                       f"`step({_fmt(e['sent'])})` ({e['what']}) got `done=false` with reward "
-                       f"{e['reward']!r} ({len(self.reopened)} of {self.probed} finished "
-                       "episodes). Most likely `step` does not check whether the episode is "
-                       "over.", **e)
+            engine.add(
+                episodes.STEP_AFTER_DONE,
+                f"A `step` after `done=true` must keep `done=true` (or answer an "
+                f"error); after the {e['policy'] or 'played'} episode of seed "
+                f"{e['seed']} ended (actions {_fmt(e['episode_actions'])}), "
+                f"`step({_fmt(e['sent'])})` ({e['what']}) got `done=false` with reward "
+                f"{e['reward']!r} ({len(self.reopened)} of {self.probed} finished "
+                "episodes). Most likely `step` does not check whether the episode is "
+                "over.",
+                **e,
+            )
         if self.paid:
             e = self.paid[0]
             lo = engine.settings.lo
-            engine.add(REWARD_AFTER_DONE,
-                       f"A finished episode must not pay again: after the "
-                       f"{e['policy'] or 'played'} episode of seed {e['seed']} ended "
-                       f"(`reset(seed={e['seed']})`, actions {_fmt(e['episode_actions'])}, "
-                       f"`done=true`), `step({_fmt(e['sent'])})` ({e['what']}) got reward "
-                       f"{e['reward']!r} > {lo:g} with `done=true` "
-                       f"({len({p['episode'] for p in self.paid})} of {self.probed} finished "
-                       "episodes paid again). Most likely `step` computes the reward before "
-                       "checking whether the episode is over.", **e)
+            engine.add(
+                REWARD_AFTER_DONE,
+                f"A finished episode must not pay again: after the "
+                f"{e['policy'] or 'played'} episode of seed {e['seed']} ended "
+                f"(`reset(seed={e['seed']})`, actions {_fmt(e['episode_actions'])}, "
+                f"`done=true`), `step({_fmt(e['sent'])})` ({e['what']}) got reward "
+                f"{e['reward']!r} > {lo:g} with `done=true` "
+                f"({len({p['episode'] for p in self.paid})} of {self.probed} finished "
+                "episodes paid again). Most likely `step` computes the reward before "
+                "checking whether the episode is over.",
+                **e,
+            )
 
 
 # -- EK509: solution leakage ----------------------------------------------------------------
@@ -271,8 +300,9 @@ def _without_metadata(obs: dict[str, Any]) -> dict[str, Any]:
 def _fits(field_schema: dict[str, Any], root: dict[str, Any], value: Any) -> Any:
     """``value`` converted to what the field takes, or ``None`` when it cannot take it."""
     node = fuzz.resolve(field_schema, root)
-    options = [node] + [fuzz.resolve(o, root) for o in
-                        (node.get("anyOf") or node.get("oneOf") or [])]
+    options = [node] + [
+        fuzz.resolve(o, root) for o in (node.get("anyOf") or node.get("oneOf") or [])
+    ]
     for opt in options:
         types = fuzz.types_of(opt)
         if isinstance(opt.get("enum"), list):
@@ -302,8 +332,7 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
         return
     engine.progress("solution leakage")
     # 1. one episode with the base (empty) action: a lost episode tells the most.
-    ep = engine.play_alone(seed, lambda _o, _i: dict(base), name="leak-collect",
-                           with_state=True)
+    ep = engine.play_alone(seed, lambda _o, _i: dict(base), name="leak-collect", with_state=True)
     if ep.best() is not None and ep.best() >= settings.hi - EPS:
         return  # the empty answer already wins: EK505's business, no baseline here
     shown: set[str] = set()
@@ -318,15 +347,20 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
         found.extend((path, when, v) for path, v in leaves)
 
     for when, state in ep.states.items():
-        collect({k: v for k, v in (state or {}).items() if k != "episode_id"}, "state",
-                f"after {'`reset`' if when == 'reset' else 'the last step'}")
+        collect(
+            {k: v for k, v in (state or {}).items() if k != "episode_id"},
+            "state",
+            f"after {'`reset`' if when == 'reset' else 'the last step'}",
+        )
     for i, obs in enumerate(ep.observations()):
         if obs.get("metadata"):
-            collect(obs["metadata"], "observation.metadata",
-                    "after `reset`" if i == 0 else f"after step {i}")
+            collect(
+                obs["metadata"],
+                "observation.metadata",
+                "after `reset`" if i == 0 else f"after step {i}",
+            )
     if ep.done and ep.steps:
-        collect(_without_metadata(ep.steps[-1].observation), "observation",
-                "terminal observation")
+        collect(_without_metadata(ep.steps[-1].observation), "observation", "terminal observation")
     candidates: list[tuple[str, str, Any]] = []
     keys: set[str] = set()
     for path, when, value in found:
@@ -359,45 +393,63 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
             finally:
                 t.close()
             if is_number(res.reward) and float(res.reward) >= settings.hi - EPS:
-                engine.add(SOLUTION_LEAK,
-                           f"No value the agent can read may score the maximum when "
-                           f"submitted; `{where}` ({when}) = {_fmt(value)} did: on a "
-                           f"new session, `reset(seed={seed})` then `step({_fmt(action)})` "
-                           f"got reward {res.reward!r} (the empty "
-                           f"answer {_fmt(base)} got {ep.best()!r} in the episode it was "
-                           f"read from). Most likely the solution is exposed in "
-                           f"`{where.split('.', 1)[0]}`.",
-                           seed=seed, field=where, when=when, value=value,
-                           action=action, reward=res.reward, done=res.done,
-                           collect_actions=ep.actions)
+                engine.add(
+                    SOLUTION_LEAK,
+                    f"No value the agent can read may score the maximum when "
+                    f"submitted; `{where}` ({when}) = {_fmt(value)} did: on a "
+                    f"new session, `reset(seed={seed})` then `step({_fmt(action)})` "
+                    f"got reward {res.reward!r} (the empty "
+                    f"answer {_fmt(base)} got {ep.best()!r} in the episode it was "
+                    f"read from). Most likely the solution is exposed in "
+                    f"`{where.split('.', 1)[0]}`.",
+                    seed=seed,
+                    field=where,
+                    when=when,
+                    value=value,
+                    action=action,
+                    reward=res.reward,
+                    done=res.done,
+                    collect_actions=ep.actions,
+                )
                 return
     _answer_named(engine, seed, candidates)
 
 
-def _answer_named(engine: Engine, seed: int | None,
-                  candidates: list[tuple[str, str, Any]]) -> None:
+def _answer_named(engine: Engine, seed: int | None, candidates: list[tuple[str, str, Any]]) -> None:
     """EK512: the leak candidates of ``state`` and ``metadata`` named as the answer."""
     engine.ran(ANSWER_IN_STATE)
-    named = [(p, w, v) for p, w, v in candidates
-             if p.startswith(("state.", "observation.metadata.")) and ANSWER_NAME.search(p)]
+    named = [
+        (p, w, v)
+        for p, w, v in candidates
+        if p.startswith(("state.", "observation.metadata.")) and ANSWER_NAME.search(p)
+    ]
     if not named:
         return
     where, when, value = named[0]
     more = f" (and {', '.join(f'`{p}`' for p, _w, _v in named[1:4])})" if len(named) > 1 else ""
-    engine.add(ANSWER_IN_STATE,
-               f"The answer should not be readable by the agent; `{where}` ({when}, seed "
-               f"{seed}) = {_fmt(value)}{more} is named as the answer and is "
-               f"not shown by the task's observations. Submitting it as the action did not "
-               "score the maximum (the reward may need a format, or `step` failed), so "
-               "envkit cannot show it scores. Most likely the expected answer is kept in the "
-               f"`{where.split('.', 1)[0]}` model.",
-               seed=seed, field=where, when=when, value=value,
-               fields=[p for p, _w, _v in named])
+    engine.add(
+        ANSWER_IN_STATE,
+        f"The answer should not be readable by the agent; `{where}` ({when}, seed "
+        f"{seed}) = {_fmt(value)}{more} is named as the answer and is "
+        f"not shown by the task's observations. Submitting it as the action did not "
+        "score the maximum (the reward may need a format, or `step` failed), so "
+        "envkit cannot show it scores. Most likely the expected answer is kept in the "
+        f"`{where.split('.', 1)[0]}` model.",
+        seed=seed,
+        field=where,
+        when=when,
+        value=value,
+        fields=[p for p, _w, _v in named],
+    )
 
 
 # -- EK510: a fresh instance over HTTP -------------------------------------------------------
-def fresh_http(engine: Engine, schema: dict[str, Any], actions: ActionPool,
-               after_reset: dict[str, float] | None = None) -> None:
+def fresh_http(
+    engine: Engine,
+    schema: dict[str, Any],
+    actions: ActionPool,
+    after_reset: dict[str, float] | None = None,
+) -> None:
     """EK510: ``POST /step`` (never reset) with each degenerate action.
 
     Args:
@@ -424,15 +476,20 @@ def fresh_http(engine: Engine, schema: dict[str, Any], actions: ActionPool,
         reward = body.get("reward")
         if is_number(reward) and float(reward) >= top - EPS:
             engine.ran(FRESH_INSTANCE_PAYS)
-            engine.add(FRESH_INSTANCE_PAYS,
-                       f"A never-reset instance must not pay a degenerate action; "
-                       f"`POST /step` with `{{\"action\": {_fmt(action)}}}` (`{name}`, no "
-                       f"`reset` before) answered reward {reward!r} (done={body.get('done')!r})"
-                       f", at or within `floor_margin` {settings.floor_margin:g} of the top "
-                       f"{settings.hi:g}. Most likely `step` compares with a target that is "
-                       "empty until `reset`.",
-                       request={"action": action}, status=status, reward=reward,
-                       done=body.get("done"), reply=text)
+            engine.add(
+                FRESH_INSTANCE_PAYS,
+                f"A never-reset instance must not pay a degenerate action; "
+                f'`POST /step` with `{{"action": {_fmt(action)}}}` (`{name}`, no '
+                f"`reset` before) answered reward {reward!r} (done={body.get('done')!r})"
+                f", at or within `floor_margin` {settings.floor_margin:g} of the top "
+                f"{settings.hi:g}. Most likely `step` compares with a target that is "
+                "empty until `reset`.",
+                request={"action": action},
+                status=status,
+                reward=reward,
+                done=body.get("done"),
+                reply=text,
+            )
             return
     if checked:
         engine.ran(FRESH_INSTANCE_PAYS)
@@ -455,7 +512,8 @@ def ignores_action(engine: Engine) -> None:
             numbers.append(float(res.reward))
             slot_rewards.setdefault((ep.seed, i), set()).add(float(res.reward))
             by_slot.setdefault((ep.seed, i), {}).setdefault(
-                fuzz.json_key(action), (float(res.reward), action, ep.policy))
+                fuzz.json_key(action), (float(res.reward), action, ep.policy)
+            )
     if len(numbers) < 5 or max(numbers) - min(numbers) <= EPS:
         return  # too little, or constant (EK504)
     engine.ran(REWARD_IGNORES_ACTION)
@@ -473,21 +531,27 @@ def ignores_action(engine: Engine) -> None:
         compared |= slot_rewards[(seed, i)]
         if example is None:
             example = (seed, i, list(got.values())[:3])
-    if comparisons < MIN_COMPARISONS or len(seeds) < min(2, len(engine.settings.seeds)) \
-            or example is None:
+    if (
+        comparisons < MIN_COMPARISONS
+        or len(seeds) < min(2, len(engine.settings.seeds))
+        or example is None
+    ):
         return
     if max(compared) - min(compared) <= EPS:
         return  # one reward wherever actions were compared (a step cost): no sign of a
         # reward that follows the step or the seed; it may still pay the task elsewhere
     seed, i, rows = example
     shown = "; ".join(f"{_fmt(a)} ({p}) -> {r:g}" for r, a, p in rows)
-    engine.add(REWARD_IGNORES_ACTION,
-               f"The reward should depend on the action; at the same seed and step, "
-               f"{comparisons} pairs of different actions over seeds {sorted(seeds, key=str)} "
-               f"all got the same reward while rewards varied between "
-               f"{min(numbers):g} and {max(numbers):g}. For example, step {i + 1} after "
-               f"`reset(seed={seed})`: {shown}. Most likely the reward is computed from the "
-               "step count or the seed, not from the action.",
-               seed=seed, step=i + 1, examples=[{"action": a, "policy": p, "reward": r}
-                                                for r, a, p in rows],
-               comparisons=comparisons)
+    engine.add(
+        REWARD_IGNORES_ACTION,
+        f"The reward should depend on the action; at the same seed and step, "
+        f"{comparisons} pairs of different actions over seeds {sorted(seeds, key=str)} "
+        f"all got the same reward while rewards varied between "
+        f"{min(numbers):g} and {max(numbers):g}. For example, step {i + 1} after "
+        f"`reset(seed={seed})`: {shown}. Most likely the reward is computed from the "
+        "step count or the seed, not from the action.",
+        seed=seed,
+        step=i + 1,
+        examples=[{"action": a, "policy": p, "reward": r} for r, a, p in rows],
+        comparisons=comparisons,
+    )

@@ -1,6 +1,6 @@
 """EK4xx liveness: the server starts, answers in time and stays up; envkit's checks finish.
 
-Source: issue #3 ("EK4xx runtime and protocol"); EK430 from issue #12 (a crash inside one
+EK430: a crash inside one
 check becomes a finding and the stage goes on). The stops themselves are detected by the
 engine (:class:`envkit.validation.engine.Stop`); this module says what they mean.
 """
@@ -15,77 +15,86 @@ from envkit.findings import Severity, register
 from envkit.validation.engine import Engine, NoAnswer, OutOfTime, ServerDied, Stop
 
 SERVER_START_FAILED = register(
-    "EK401", "server-start-failed", Severity.ERROR,
+    "EK401",
+    "server-start-failed",
+    Severity.ERROR,
     rfc008="runtime.startup",
     summary="The environment server exits or does not answer GET /health in time.",
     what="envkit starts `uvicorn <app>` from openenv.yaml on a free 127.0.0.1 port and waits "
-         "for `GET /health` for `envkit.startup_timeout_s` seconds (or `--timeout`). When "
-         "that process exits, envkit tries the other ways the environment's files describe, "
-         "in order: the package form from the parent folder (`uvicorn NAME.server.app:app`, "
-         "what in-repo OpenEnv environments need), `[project.scripts] server`, and the "
-         "Dockerfile's `CMD` translated to a local command; the finding comes when none "
-         "serves, and leads with the root-cause line of the log.",
+    "for `GET /health` for `envkit.startup_timeout_s` seconds (or `--timeout`). When "
+    "that process exits, envkit tries the other ways the environment's files describe, "
+    "in order: the package form from the parent folder (`uvicorn NAME.server.app:app`, "
+    "what in-repo OpenEnv environments need), `[project.scripts] server`, and the "
+    "Dockerfile's `CMD` translated to a local command; the finding comes when none "
+    "serves, and leads with the root-cause line of the log.",
     why="A server that does not start is a Space stuck in RUNTIME_ERROR and a trainer that "
-        "never gets its first observation.",
+    "never gets its first observation.",
     example="`ModuleNotFoundError: No module named 'models'` in server/app.py; a dataset "
-            "download at import time that takes longer than the timeout.",
+    "download at import time that takes longer than the timeout.",
     fix="Read the log tail in the message, fix the import or start-up error, or raise "
-        "`envkit.startup_timeout_s`.",
+    "`envkit.startup_timeout_s`.",
 )
 
 STEP_LATENCY = register(
-    "EK421", "step-latency-over-budget", Severity.WARNING,
+    "EK421",
+    "step-latency-over-budget",
+    Severity.WARNING,
     rfc008="runtime.resource_bounds",
     summary="The 95th percentile of step latency exceeds `envkit.step_timeout_s`.",
     what="envkit times every `step` it sends (request to answer) and compares the p95 with "
-         "`envkit.step_timeout_s` (5 s by default).",
+    "`envkit.step_timeout_s` (5 s by default).",
     why="A slow step throttles every rollout; OpenEnv has no server-side step timeout.",
     example="`step` calls a remote judge synchronously.",
     fix="Make `step` faster (cache, batch, precompute) or raise `envkit.step_timeout_s` "
-        "when the latency is expected.",
+    "when the latency is expected.",
 )
 
 ENV_UNRESPONSIVE = register(
-    "EK422", "env-unresponsive", Severity.ERROR,
+    "EK422",
+    "env-unresponsive",
+    Severity.ERROR,
     summary="The environment did not answer a frame within the timeout.",
     what="Every request envkit sends has a deadline (twice `envkit.step_timeout_s`, at "
-         "least 2 s, at most `--timeout`); a request without an answer stops the runtime "
-         "stage.",
-    why="A hanging `step` hangs the trainer's rollout worker and holds its session slot "
-        "forever.",
+    "least 2 s, at most `--timeout`); a request without an answer stops the runtime "
+    "stage.",
+    why="A hanging `step` hangs the trainer's rollout worker and holds its session slot forever.",
     example="`step` waits on a subprocess that never exits.",
     fix="Find what `step`/`reset` waits on; put a timeout on every blocking call inside it.",
 )
 
 SERVER_DIED = register(
-    "EK423", "server-died", Severity.ERROR,
+    "EK423",
+    "server-died",
+    Severity.ERROR,
     summary="The server process exited while envkit was playing it.",
     what="envkit watches the server it started; when it exits during the runtime stage, "
-         "the log tail is reported.",
+    "the log tail is reported.",
     why="A crash in one session takes down every other session of the Space.",
     example="`step` calls `sys.exit()` or segfaults in a native extension.",
     fix="Read the log tail in the message and fix the crash.",
 )
 
 CHECK_CRASHED = register(
-    "EK430", "runtime-check-crashed", Severity.ERROR,
+    "EK430",
+    "runtime-check-crashed",
+    Severity.ERROR,
     summary="One of envkit's runtime checks crashed; the other checks ran.",
     what="Every runtime check runs guarded: an exception inside envkit's own check (not in "
-         "the environment) ends that check only, is reported here with the check's name "
-         "and the error, and the stage goes on with the next check.",
+    "the environment) ends that check only, is reported here with the check's name "
+    "and the error, and the stage goes on with the next check.",
     why="A bug in one check must neither hide the findings of the others nor pass "
-        "silently: the rules that check would have decided were not evaluated, so the run "
-        "cannot count as clean.",
+    "silently: the rules that check would have decided were not evaluated, so the run "
+    "cannot count as clean.",
     example="An answer shape envkit did not expect makes the determinism check raise "
-            "`TypeError`; the capacity and reward checks still run and report.",
+    "`TypeError`; the capacity and reward checks still run and report.",
     fix="Report it to envkit with the output of `ENVKIT_DEBUG=1 envkit validate ...` (it "
-        "adds the traceback); meanwhile `--ignore EK430` lets CI pass on the other checks.",
+    "adds the traceback); meanwhile `--ignore EK430` lets CI pass on the other checks.",
 )
 
 
 def start(engine: Engine, root: Path, app: str, python: str) -> bool:
     """Start the environment's server (EK401), trying every way its files describe
-    (:func:`envkit.launch.launch_candidates`, issue #13 item 1). ``False`` when none
+    (:func:`envkit.launch.launch_candidates`). ``False`` when none
     started (reported: the root-cause line first, then the command, then the log tail)."""
     engine.progress(f"starting `{app}` with {python}")
     engine.ran(SERVER_START_FAILED)
@@ -96,16 +105,24 @@ def start(engine: Engine, root: Path, app: str, python: str) -> bool:
         cause = getattr(exc, "root_cause", None)
         attempts = getattr(exc, "attempts", None) or []
         if attempts:  # exited: the message already leads with the root cause
-            message = (f"{exc.message} The server must answer GET /health within "
-                       f"{engine.settings.startup_s:g} s."
-                       + (f"\n{details}" if details else ""))
+            message = (
+                f"{exc.message} The server must answer GET /health within "
+                f"{engine.settings.startup_s:g} s." + (f"\n{details}" if details else "")
+            )
         else:
-            message = (f"The server must answer GET /health within "
-                       f"{engine.settings.startup_s:g} s; "
-                       f"{exc.message[0].lower()}{exc.message[1:]}"
-                       + (f" Log tail:\n{details}" if details else ""))
-        engine.add(SERVER_START_FAILED, message, log_tail=details, root_cause=cause,
-                   tried=[a.command for a in attempts])
+            message = (
+                f"The server must answer GET /health within "
+                f"{engine.settings.startup_s:g} s; "
+                f"{exc.message[0].lower()}{exc.message[1:]}"
+                + (f" Log tail:\n{details}" if details else "")
+            )
+        engine.add(
+            SERVER_START_FAILED,
+            message,
+            log_tail=details,
+            root_cause=cause,
+            tried=[a.command for a in attempts],
+        )
         return False
     if engine.server is not None and engine.server.attempts:
         engine.progress(f"started with the {engine.launch}")
@@ -115,22 +132,30 @@ def start(engine: Engine, root: Path, app: str, python: str) -> bool:
 def stopped(engine: Engine, stop: Stop) -> None:
     """Report why the stage stopped early (EK422 no answer or out of time, EK423 died)."""
     if isinstance(stop, ServerDied):
-        engine.add(SERVER_DIED,
-                   f"The server process must keep running; it exited with code "
-                   f"{stop.exit_code} during the runtime stage. Log tail:\n{stop.log_tail}"
-                   .rstrip(), log_tail=stop.log_tail, exit_code=stop.exit_code)
+        engine.add(
+            SERVER_DIED,
+            f"The server process must keep running; it exited with code "
+            f"{stop.exit_code} during the runtime stage. Log tail:\n{stop.log_tail}".rstrip(),
+            log_tail=stop.log_tail,
+            exit_code=stop.exit_code,
+        )
         engine.ran(SERVER_DIED)
     elif isinstance(stop, NoAnswer):
-        engine.add(ENV_UNRESPONSIVE,
-                   f"{stop.what} must answer within {engine.settings.reply_s:g} s; no answer "
-                   "came. Most likely the environment blocks (an endless loop, a call without "
-                   "a timeout).", request=stop.what)
+        engine.add(
+            ENV_UNRESPONSIVE,
+            f"{stop.what} must answer within {engine.settings.reply_s:g} s; no answer "
+            "came. Most likely the environment blocks (an endless loop, a call without "
+            "a timeout).",
+            request=stop.what,
+        )
         engine.ran(ENV_UNRESPONSIVE)
     elif isinstance(stop, OutOfTime):
-        engine.add(ENV_UNRESPONSIVE,
-                   f"The runtime stage must finish within {engine.settings.budget_s:g} s; it "
-                   "ran out of time. Most likely `step` or `reset` is slow.",
-                   fix="Make `step`/`reset` faster, or raise --timeout.")
+        engine.add(
+            ENV_UNRESPONSIVE,
+            f"The runtime stage must finish within {engine.settings.budget_s:g} s; it "
+            "ran out of time. Most likely `step` or `reset` is slow.",
+            fix="Make `step`/`reset` faster, or raise --timeout.",
+        )
         engine.ran(ENV_UNRESPONSIVE)
 
 
@@ -141,11 +166,15 @@ def crashes(engine: Engine) -> None:
         return
     engine.ran(CHECK_CRASHED)
     for check, error, tb in engine.crashes:
-        engine.add(CHECK_CRASHED,
-                   f"envkit's `{check}` check must run to its end; it crashed with {error}. "
-                   "The rules it decides were not evaluated; the other checks ran. This is a "
-                   "bug in envkit, not in the environment.", check=check, error=error,
-                   traceback=tb)
+        engine.add(
+            CHECK_CRASHED,
+            f"envkit's `{check}` check must run to its end; it crashed with {error}. "
+            "The rules it decides were not evaluated; the other checks ran. This is a "
+            "bug in envkit, not in the environment.",
+            check=check,
+            error=error,
+            traceback=tb,
+        )
 
 
 def latency(engine: Engine) -> None:
@@ -157,6 +186,9 @@ def latency(engine: Engine) -> None:
     p95 = lat[min(len(lat) - 1, math.ceil(0.95 * len(lat)) - 1)]
     budget = engine.settings.step_timeout_s
     if p95 > budget:
-        engine.add(STEP_LATENCY,
-                   f"The p95 step latency must stay within `step_timeout_s` ({budget:g} s); "
-                   f"it was {p95:.3f} s over {len(lat)} steps.", p95_s=p95)
+        engine.add(
+            STEP_LATENCY,
+            f"The p95 step latency must stay within `step_timeout_s` ({budget:g} s); "
+            f"it was {p95:.3f} s over {len(lat)} steps.",
+            p95_s=p95,
+        )

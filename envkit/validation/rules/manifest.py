@@ -1,6 +1,6 @@
 """EK1xx manifest rules (openenv.yaml).
 
-Facts (docs/rules.md, issue #11): ``openenv.yaml`` holds ``spec_version``, ``name``,
+Facts (docs/rules.md): ``openenv.yaml`` holds ``spec_version``, ``name``,
 ``version``, ``type``, ``runtime``, ``app: module:attr``, ``port``; OpenEnv 0.10 owns the
 ``validation:`` block (RFC 008; ``openenv validate`` reads it), envkit's own facts live in a
 top-level ``envkit:`` section. envkit.manifest mirrors OpenEnv's models, so every way
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 import difflib
-from pathlib import PurePosixPath
 from collections.abc import Iterator
+from pathlib import PurePosixPath
 from typing import Any
 
 from envkit.findings import Finding, Location, Rule, Severity, register
@@ -20,276 +20,335 @@ from envkit.manifest import MANIFEST_NAME
 from envkit.validation.context import StaticContext
 
 MANIFEST_MISSING = register(
-    "EK101", "manifest-missing", Severity.ERROR,
+    "EK101",
+    "manifest-missing",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="`openenv.yaml` is missing.",
     what="The environment directory has an `openenv.yaml` file.",
     why="Every OpenEnv tool (openenv push, TRL's loaders, envkit) finds the server's `app`, "
-        "`port` and `name` there; without it the directory is not an environment.",
+    "`port` and `name` there; without it the directory is not an environment.",
     example="A directory with `server/app.py` and `models.py` but no `openenv.yaml`.",
     fix="Create `openenv.yaml` with `spec_version: 1`, `name`, `type: space`, "
-        "`runtime: fastapi`, `app: server.app:app` and `port: 8000` (or start from "
-        "`envkit init`).",
+    "`runtime: fastapi`, `app: server.app:app` and `port: 8000` (or start from "
+    "`envkit init`).",
 )
 MANIFEST_YAML = register(
-    "EK102", "manifest-invalid-yaml", Severity.ERROR,
+    "EK102",
+    "manifest-invalid-yaml",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="`openenv.yaml` is not valid YAML or not a mapping.",
     what="`openenv.yaml` parses as YAML (no duplicate keys) and its top level is a mapping.",
     why="A manifest that does not parse stops every tool at its first line; the error "
-        "location tells you where.",
+    "location tells you where.",
     example="`name: my-env\\nport 8000` (missing colon): `openenv.yaml:2:1 could not find "
-            "expected ':'`.",
+    "expected ':'`.",
     fix="Fix the YAML syntax at the reported line and column.",
 )
 MANIFEST_SCHEMA = register(
-    "EK103", "manifest-schema", Severity.ERROR,
+    "EK103",
+    "manifest-schema",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="A required manifest key is missing or has the wrong type.",
     what="`openenv.yaml` follows the manifest schema: `name` present, `spec_version` an "
-         "integer, `type`/`runtime` strings, `variables` a mapping of strings.",
+    "integer, `type`/`runtime` strings, `variables` a mapping of strings.",
     why="openenv push reads `name` and `variables`; a wrong type there fails the upload late.",
     example="`variables: [A, B]` (a list instead of a mapping).",
     fix="Give the key the type the message names.",
 )
 MANIFEST_NAME_RULE = register(
-    "EK104", "manifest-bad-name", Severity.ERROR,
+    "EK104",
+    "manifest-bad-name",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="`name` is not a valid package and Space name.",
     what="`name` is ASCII letters, digits, `-` or `_`, starts with a letter, at most 64 "
-         "characters, and does not shadow a module every environment imports (`server`, "
-         "`models`, ...).",
+    "characters, and does not shadow a module every environment imports (`server`, "
+    "`models`, ...).",
     why="The name becomes the Python package and the Hugging Face Space name; the Hub "
-        "rejects other characters and a package called `server` breaks `server.app:app`.",
+    "rejects other characters and a package called `server` breaks `server.app:app`.",
     example="`name: my env!` or `name: server`.",
     fix="Rename it, e.g. `name: my_env`.",
 )
 MANIFEST_APP_FORM = register(
-    "EK105", "manifest-bad-app", Severity.ERROR,
+    "EK105",
+    "manifest-bad-app",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="`app` is not of the form `module.path:attribute`.",
     what="`app` names a module and an attribute separated by one colon.",
     why="uvicorn and openenv load the server with exactly this string; anything else fails "
-        "at start-up.",
+    "at start-up.",
     example="`app: server/app.py` or `app: server.app`.",
     fix="Write `app: server.app:app`.",
 )
 MANIFEST_APP_MISSING = register(
-    "EK106", "manifest-app-not-found", Severity.ERROR,
+    "EK106",
+    "manifest-app-not-found",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="The module or attribute named by `app` does not exist.",
     what="The module file of `app` exists under the environment directory, parses, and "
-         "defines the attribute at module level.",
+    "defines the attribute at module level.",
     why="The server would fail to start with an ImportError or AttributeError inside the "
-        "container, after the build.",
+    "container, after the build.",
     example="`app: server.main:app` while the file is `server/app.py`.",
     fix="Point `app` at the module and attribute that create the FastAPI app "
-        "(usually `server.app:app`).",
+    "(usually `server.app:app`).",
 )
 MANIFEST_PORT = register(
-    "EK107", "manifest-bad-port", Severity.ERROR,
+    "EK107",
+    "manifest-bad-port",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="`port` is not an integer in 1..65535.",
     what="`port` is an integer between 1 and 65535.",
     why="The port is written into the Dockerfile, the Space card's `app_port` and every "
-        "client URL; a bad one makes the Space unreachable.",
-    example="`port: 80000` or `port: \"8000a\"`.",
+    "client URL; a bad one makes the Space unreachable.",
+    example='`port: 80000` or `port: "8000a"`.',
     fix="Use a port such as `8000`.",
 )
 MANIFEST_VALIDATION = register(
-    "EK108", "manifest-bad-validation", Severity.ERROR,
+    "EK108",
+    "manifest-bad-validation",
+    Severity.ERROR,
     summary="A value in envkit's section of the manifest (`envkit:`) is invalid.",
     what="In `envkit:` (or envkit's legacy keys under `validation:`): `max_steps` >= 1; "
-         "`oracle` is `module:callable`; `seeds` are integers >= 0; `step_timeout_s` and "
-         "`startup_timeout_s` are > 0; legacy `reward_range` is `[lo, hi]` with finite "
-         "`lo < hi` and legacy `floor_margin` >= 0.",
+    "`oracle` is `module:callable`; `seeds` are integers >= 0; `step_timeout_s` and "
+    "`startup_timeout_s` are > 0; legacy `reward_range` is `[lo, hi]` with finite "
+    "`lo < hi` and legacy `floor_margin` >= 0.",
     why="envkit's runtime checks read these values; a wrong one would make every finding "
-        "that depends on it wrong.",
+    "that depends on it wrong.",
     example="`envkit: {max_steps: 0}` or `envkit: {oracle: server/oracle.py}`.",
     fix="Correct the value the message names.",
 )
 MANIFEST_UNKNOWN_KEY = register(
-    "EK109", "manifest-unknown-key", Severity.ERROR,
+    "EK109",
+    "manifest-unknown-key",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="An unknown key in `envkit:` or a misspelt top-level key.",
     what="Every key inside envkit's section `envkit:` is known (`oracle`, `max_steps`, "
-         "`seeds`, `step_timeout_s`, `startup_timeout_s`), and no top-level key is a "
-         "near-miss of a known one (`valdation`, `prot`).",
+    "`seeds`, `step_timeout_s`, `startup_timeout_s`), and no top-level key is a "
+    "near-miss of a known one (`valdation`, `prot`).",
     why="A typo would otherwise be ignored silently and the checks would run with defaults.",
     example="`envkit: {max_step: 8}` (should be `max_steps`).",
     fix="Rename the key to the one suggested.",
 )
 MANIFEST_ORACLE_MISSING = register(
-    "EK110", "manifest-oracle-not-found", Severity.ERROR,
+    "EK110",
+    "manifest-oracle-not-found",
+    Severity.ERROR,
     summary="The module or callable named by `envkit.oracle` does not exist.",
     what="The module file of `envkit.oracle` exists under the environment directory and "
-         "defines the callable at module level.",
+    "defines the callable at module level.",
     why="The oracle proves the maximum reward is reachable; a wrong path makes that check "
-        "fail with an import error instead of a verdict.",
+    "fail with an import error instead of a verdict.",
     example="`oracle: server.oracle:solve` while the function is called `policy`.",
     fix="Point `oracle` at a function `observation dict -> action dict`, e.g. "
-        "`server.oracle:policy`.",
+    "`server.oracle:policy`.",
 )
 
 VALIDATION_MISSING = register(
-    "EK111", "validation-block-missing", Severity.WARNING,
+    "EK111",
+    "validation-block-missing",
+    Severity.WARNING,
     rfc008="static.manifest",
     summary="`openenv.yaml` has no RFC 008 `validation:` block.",
     what="`openenv.yaml` declares OpenEnv's `validation:` block (RFC 008): `reward`, "
-         "`resources`, `capabilities`, `types`.",
+    "`resources`, `capabilities`, `types`.",
     why="`openenv validate` 0.10 FAILs `static.manifest` at every level without it "
-        "(\"openenv.yaml has no `validation:` block\"). envkit still validates the "
-        "environment with its defaults (reward range [0, 1]).",
+    '("openenv.yaml has no `validation:` block"). envkit still validates the '
+    "environment with its defaults (reward range [0, 1]).",
     example="An `openenv.yaml` from `openenv init` of openenv-core 0.3 (before 0.10).",
-    fix="Add the block (see README, \"The manifest\") or run `envkit migrate`.",
+    fix='Add the block (see README, "The manifest") or run `envkit migrate`.',
 )
 VALIDATION_REQUIRED = register(
-    "EK112", "validation-field-missing", Severity.ERROR,
+    "EK112",
+    "validation-field-missing",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="A field RFC 008 requires is missing from `validation:`.",
     what="`validation:` has `reward.floor_margin`, `resources` (`cpu`, `memory_mb`, "
-         "`disk_mb`, `episode_timeout_s`), `capabilities.verifier.kind`, `types.tags`, and "
-         "every field a declared section requires (`judge.model`, `capabilities.oracle.form` "
-         "...).",
-    why="`openenv validate` 0.10 FAILs `static.manifest` with \"Field required\" and "
-        "stops: no runtime check runs.",
+    "`disk_mb`, `episode_timeout_s`), `capabilities.verifier.kind`, `types.tags`, and "
+    "every field a declared section requires (`judge.model`, `capabilities.oracle.form` "
+    "...).",
+    why='`openenv validate` 0.10 FAILs `static.manifest` with "Field required" and '
+    "stops: no runtime check runs.",
     example="`validation: {reward: {range: [0, 1]}, ...}` without `floor_margin`.",
     fix="Add the missing field (`envkit init` writes a complete block).",
 )
 VALIDATION_VALUE = register(
-    "EK113", "validation-bad-value", Severity.ERROR,
+    "EK113",
+    "validation-bad-value",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="A value in RFC 008's `validation:` block has the wrong type or range.",
     what="Every value in `validation:` has the type and range of OpenEnv 0.10's manifest "
-         "model: `reward.range` strictly increasing (and finite), tolerances >= 0, "
-         "resources > 0, `verifier.entry` iff `kind: script`, `execution` paths "
-         "package-relative without `..`; with `execution` (schema 2) every number finite.",
+    "model: `reward.range` strictly increasing (and finite), tolerances >= 0, "
+    "resources > 0, `verifier.entry` iff `kind: script`, `execution` paths "
+    "package-relative without `..`; with `execution` (schema 2) every number finite.",
     why="`openenv validate` FAILs `static.manifest` on any of them; envkit checks rewards "
-        "against `reward.range`.",
+    "against `reward.range`.",
     example="`reward: {range: [1.0, 0.0], floor_margin: 0.1}` or `resources: {cpu: 0, ...}`.",
     fix="Correct the value the message names.",
 )
 VALIDATION_EXTRA = register(
-    "EK114", "validation-unknown-field", Severity.ERROR,
+    "EK114",
+    "validation-unknown-field",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="An unknown key inside a section of `validation:`.",
     what="Inside `validation.reward`, `resources`, `capabilities`, `types`, `network`, "
-         "`judge`, `task_distribution` and `execution`, every key is one OpenEnv's manifest "
-         "knows (its models forbid others).",
-    why="`openenv validate` FAILs `static.manifest` with \"Extra inputs are not permitted\".",
+    "`judge`, `task_distribution` and `execution`, every key is one OpenEnv's manifest "
+    "knows (its models forbid others).",
+    why='`openenv validate` FAILs `static.manifest` with "Extra inputs are not permitted".',
     example="`resources: {memory: 512, ...}` (should be `memory_mb`).",
     fix="Rename the key to the one suggested, or remove it.",
 )
 VALIDATION_IGNORED = register(
-    "EK115", "validation-key-ignored", Severity.WARNING,
+    "EK115",
+    "validation-key-ignored",
+    Severity.WARNING,
     rfc008="static.manifest",
     summary="A key directly under `validation:` that OpenEnv ignores.",
     what="Every key directly under `validation:` is an RFC 008 section (`reward`, `judge`, "
-         "`resources`, `task_distribution`, `network`, `capabilities`, `types`, "
-         "`execution`) or one of envkit's legacy keys (EK119).",
+    "`resources`, `task_distribution`, `network`, `capabilities`, `types`, "
+    "`execution`) or one of envkit's legacy keys (EK119).",
     why="OpenEnv copies only the sections it knows out of the block: a misspelt section "
-        "(`resource:`) is dropped without a word, and its defaults apply.",
+    "(`resource:`) is dropped without a word, and its defaults apply.",
     example="`validation: {rewards: {...}}`.",
     fix="Rename the key to the section suggested, or move envkit's own keys to `envkit:`.",
 )
 VALIDATION_POLICY = register(
-    "EK116", "validation-outside-policy", Severity.ERROR,
+    "EK116",
+    "validation-outside-policy",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="A declared tolerance or budget is outside OpenEnv's policy bounds.",
     what="`reward.oracle_tolerance` <= 0.1, `reward.floor_margin` >= 0.1, "
-         "`reward.variance_tolerance` <= 0.2 and `resources.episode_timeout_s` <= 3600 "
-         "(OpenEnv 0.10's severity policy v2).",
+    "`reward.variance_tolerance` <= 0.2 and `resources.episode_timeout_s` <= 3600 "
+    "(OpenEnv 0.10's severity policy v2).",
     why="`openenv validate`'s `static.manifest` grader FAILs a manifest past these bounds; "
-        "a loose tolerance would let a broken oracle or a degenerate policy pass.",
+    "a loose tolerance would let a broken oracle or a degenerate policy pass.",
     example="`reward: {range: [0, 1], floor_margin: 0.05}`.",
     fix="Declare a value within the bound the message names.",
 )
 VALIDATION_JUDGE = register(
-    "EK117", "validation-judge-mismatch", Severity.ERROR,
+    "EK117",
+    "validation-judge-mismatch",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="`judge` (and `reward.variance_tolerance`) declared without `llm_judged`, or "
-            "missing with it.",
+    "missing with it.",
     what="`validation.judge` and `validation.reward.variance_tolerance` are present iff "
-         "`validation.capabilities.llm_judged` is true.",
+    "`validation.capabilities.llm_judged` is true.",
     why="OpenEnv's manifest rejects the mismatch; an LLM-judged reward needs its judge "
-        "pinned to be reproducible.",
+    "pinned to be reproducible.",
     example="`capabilities: {llm_judged: true, ...}` without a `judge:` block.",
     fix="Pin the judge (`judge: {model, version}`) and declare `variance_tolerance`, or "
-        "remove them when the reward is not LLM-judged.",
+    "remove them when the reward is not LLM-judged.",
 )
 VALIDATION_ALLOWLIST = register(
-    "EK118", "validation-allowlist-mismatch", Severity.ERROR,
+    "EK118",
+    "validation-allowlist-mismatch",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="`network.allowed_hosts` without `mode: allowlist`, or `allowlist` without hosts.",
     what="`validation.network.allowed_hosts` is non-empty iff `validation.network.mode` is "
-         "`allowlist`.",
+    "`allowlist`.",
     why="OpenEnv's manifest rejects the mismatch; hosts listed under `public` or "
-        "`no-network` suggest a posture the container does not have.",
+    "`no-network` suggest a posture the container does not have.",
     example="`network: {mode: public, allowed_hosts: [api.example.org]}`.",
     fix="Set `mode: allowlist`, or drop `allowed_hosts`.",
 )
 VALIDATION_LEGACY = register(
-    "EK119", "validation-legacy-layout", Severity.WARNING,
+    "EK119",
+    "validation-legacy-layout",
+    Severity.WARNING,
     rfc008="static.manifest",
     summary="envkit's keys sit directly under `validation:` (the layout before OpenEnv 0.10).",
     what="envkit's own keys (`reward_range`, `max_steps`, `oracle`, `seeds`, "
-         "`floor_margin`, `step_timeout_s`, `startup_timeout_s`) are not directly under "
-         "`validation:`.",
+    "`floor_margin`, `step_timeout_s`, `startup_timeout_s`) are not directly under "
+    "`validation:`.",
     why="OpenEnv 0.10 owns `validation:`: with only these keys `openenv validate` FAILs the "
-        "manifest. envkit still reads them, for now.",
+    "manifest. envkit still reads them, for now.",
     example="`validation: {reward_range: [0, 1], max_steps: 8}`.",
     fix="Run `envkit migrate`: it moves them to `envkit:` and `validation.reward`, and adds "
-        "the RFC 008 sections.",
+    "the RFC 008 sections.",
 )
 VALIDATION_NO_EXECUTION = register(
-    "EK120", "validation-execution-missing", Severity.WARNING,
+    "EK120",
+    "validation-execution-missing",
+    Severity.WARNING,
     rfc008="static.manifest",
     summary="`validation:` has no `execution` section (manifest schema 1).",
     what="`validation.execution` names the Dockerfile and the runtime probe plan "
-         "(manifest schema 2).",
+    "(manifest schema 2).",
     why="Without it `openenv validate --level runtime` SKIPs every runtime check: the "
-        "environment is never started by OpenEnv's validator.",
+    "environment is never started by OpenEnv's validator.",
     example="The manifest `openenv init` 0.10 writes.",
     fix="Add `execution: {kind: openenv_ws, probe_path: validation/runtime.json, "
-        "dockerfile: Dockerfile, context: .}` and the plan (`envkit migrate` writes both).",
+    "dockerfile: Dockerfile, context: .}` and the plan (`envkit migrate` writes both).",
 )
 PROBE_PLAN = register(
-    "EK121", "probe-plan-invalid", Severity.ERROR,
+    "EK121",
+    "probe-plan-invalid",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="The runtime probe plan (`execution.probe_path`) is missing or invalid.",
     what="The file named by `validation.execution.probe_path` exists inside the environment, "
-         "is JSON of at most 64 KiB, and follows OpenEnv's plan schema 1: "
-         "`plan_schema_version: \"1\"`, `reset: {episode_id, seed, options}`, 1-100 actions.",
+    "is JSON of at most 64 KiB, and follows OpenEnv's plan schema 1: "
+    '`plan_schema_version: "1"`, `reset: {episode_id, seed, options}`, 1-100 actions.',
     why="`openenv validate --level runtime` plays exactly this plan; a missing or invalid "
-        "one is a runtime ERROR.",
-    example="`validation/runtime.json` with `\"actions\": []`.",
+    "one is a runtime ERROR.",
+    example='`validation/runtime.json` with `"actions": []`.',
     fix="Regenerate it from the oracle (`envkit migrate`), or fix the field named.",
 )
 EXECUTION_PATH = register(
-    "EK122", "execution-path-missing", Severity.ERROR,
+    "EK122",
+    "execution-path-missing",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="`execution.dockerfile` or `execution.context` does not exist.",
     what="`validation.execution.dockerfile` is a file and `validation.execution.context` a "
-         "directory inside the environment.",
+    "directory inside the environment.",
     why="`openenv validate --level runtime` builds exactly that Dockerfile; a missing one "
-        "fails the run before any check.",
+    "fails the run before any check.",
     example="`dockerfile: Dockerfile` while the file is `server/Dockerfile`.",
     fix="Point `execution.dockerfile` at the Dockerfile (the root one is what a Docker "
-        "Space builds).",
+    "Space builds).",
 )
 ENVKIT_TWICE = register(
-    "EK123", "envkit-facts-declared-twice", Severity.ERROR,
+    "EK123",
+    "envkit-facts-declared-twice",
+    Severity.ERROR,
     rfc008="static.manifest",
     summary="envkit's facts are declared both in `envkit:` and under `validation:`.",
     what="envkit's own keys appear in one place: the `envkit:` section, not also as legacy "
-         "keys under `validation:`.",
+    "keys under `validation:`.",
     why="Two declarations drift apart; envkit reads `envkit:` and ignores the legacy keys.",
     example="`envkit: {max_steps: 8}` and `validation: {max_steps: 5, ...}`.",
     fix="Delete the legacy keys under `validation:` (`envkit migrate` does it).",
 )
 
-KNOWN_TOP_LEVEL = ("spec_version", "name", "type", "runtime", "app", "port", "variables",
-                   "validation", "envkit", "description", "version", "author", "tags")
+KNOWN_TOP_LEVEL = (
+    "spec_version",
+    "name",
+    "type",
+    "runtime",
+    "app",
+    "port",
+    "variables",
+    "validation",
+    "envkit",
+    "description",
+    "version",
+    "author",
+    "tags",
+)
 _CODES = tuple(f"EK1{n:02d}" for n in range(1, 24))
 
 
@@ -298,8 +357,13 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
     about its text (every EK1xx but EK106, EK110, EK121, EK122, which :func:`check` adds)."""
     from pydantic import ValidationError
 
-    from envkit.manifest import (Manifest, ManifestSyntaxError, load_yaml, policy_violations,
-                                 to_plain)
+    from envkit.manifest import (
+        Manifest,
+        ManifestSyntaxError,
+        load_yaml,
+        policy_violations,
+        to_plain,
+    )
 
     path = ctx.root / MANIFEST_NAME
     if not path.is_file():
@@ -307,7 +371,8 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
         yield MANIFEST_MISSING.finding(
             f"Expected `{MANIFEST_NAME}` in the environment directory; found none. Most likely "
             "this is not the environment's root directory.",
-            location=Location(MANIFEST_NAME))
+            location=Location(MANIFEST_NAME),
+        )
         return
     try:
         doc = load_yaml(path)
@@ -317,8 +382,9 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
         return
     except Exception as exc:  # noqa: BLE001 - unreadable file
         ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml unreadable")
-        yield MANIFEST_YAML.finding(f"`{MANIFEST_NAME}` cannot be read: {exc}.",
-                                    location=Location(MANIFEST_NAME))
+        yield MANIFEST_YAML.finding(
+            f"`{MANIFEST_NAME}` cannot be read: {exc}.", location=Location(MANIFEST_NAME)
+        )
         return
     ctx.manifest_doc = doc
     if not isinstance(doc.data, dict):
@@ -326,7 +392,8 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
         got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
         yield MANIFEST_YAML.finding(
             f"`{MANIFEST_NAME}` must be a mapping of keys to values; got {got}.",
-            location=Location(MANIFEST_NAME, 1, 1))
+            location=Location(MANIFEST_NAME, 1, 1),
+        )
         return
     yield from _typos(ctx)
     try:
@@ -339,7 +406,8 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
         for keys, message in policy_violations(ctx.manifest.validation):
             yield VALIDATION_POLICY.finding(
                 f"`validation.{'.'.join(keys)}`: {message} (OpenEnv's severity policy).",
-                location=ctx.manifest_loc("validation", *keys))
+                location=ctx.manifest_loc("validation", *keys),
+            )
 
 
 def _typos(ctx: StaticContext) -> Iterator[Finding]:
@@ -351,8 +419,10 @@ def _typos(ctx: StaticContext) -> Iterator[Finding]:
         if close and close[0] not in data:
             yield MANIFEST_UNKNOWN_KEY.finding(
                 f"Top-level key `{key}` is unknown; did you mean `{close[0]}`? As written it "
-                "is ignored.", location=ctx.manifest_loc(key), fix=f"Rename `{key}` to "
-                f"`{close[0]}`.")
+                "is ignored.",
+                location=ctx.manifest_loc(key),
+                fix=f"Rename `{key}` to `{close[0]}`.",
+            )
 
 
 def _layout(ctx: StaticContext) -> Iterator[Finding]:
@@ -372,15 +442,21 @@ def _layout(ctx: StaticContext) -> Iterator[Finding]:
             yield ENVKIT_TWICE.finding(
                 f"envkit's keys must be declared once, in `envkit:`; {keys} are also directly "
                 "under `validation:`, where envkit now ignores them.",
-                location=ctx.manifest_loc("validation", first))
+                location=ctx.manifest_loc("validation", first),
+            )
         else:
             yield VALIDATION_LEGACY.finding(
                 f"envkit's keys belong in a top-level `envkit:` section (OpenEnv 0.10 owns "
                 f"`validation:`); found {keys} directly under `validation:`. They are still "
                 "read, for now"
-                + ("" if block is not None else
-                   ", but without RFC 008's sections `openenv validate` FAILs this manifest")
-                + ".", location=ctx.manifest_loc("validation", first))
+                + (
+                    ""
+                    if block is not None
+                    else ", but without RFC 008's sections `openenv validate` FAILs this manifest"
+                )
+                + ".",
+                location=ctx.manifest_loc("validation", first),
+            )
     if block is None:
         if not legacy:
             yield VALIDATION_MISSING.finding(
@@ -389,25 +465,33 @@ def _layout(ctx: StaticContext) -> Iterator[Finding]:
                 + ("an empty one" if isinstance(raw, dict) else "none")
                 + ", so `openenv validate` 0.10 FAILs `static.manifest`. envkit uses its "
                 "defaults (reward range [0, 1]).",
-                location=ctx.manifest_loc("validation") if raw is not None
-                else Location(MANIFEST_NAME, 1, 1))
+                location=ctx.manifest_loc("validation")
+                if raw is not None
+                else Location(MANIFEST_NAME, 1, 1),
+            )
         ctx.skip(["EK120"], "no RFC 008 `validation:` block")
         return
     for key in block:
         if key in RFC008_KEYS or not isinstance(key, str):
             continue
         close = difflib.get_close_matches(key, RFC008_KEYS, n=1, cutoff=0.6)
-        hint = f"did you mean `{close[0]}`?" if close else \
-            f"OpenEnv reads only {', '.join(f'`{k}`' for k in RFC008_KEYS)}."
+        hint = (
+            f"did you mean `{close[0]}`?"
+            if close
+            else f"OpenEnv reads only {', '.join(f'`{k}`' for k in RFC008_KEYS)}."
+        )
         yield VALIDATION_IGNORED.finding(
             f"`validation.{key}` is not an RFC 008 section, so OpenEnv ignores it; {hint}",
             location=ctx.manifest_loc("validation", key),
-            fix=f"Rename `{key}` to `{close[0]}`." if close and close[0] not in block else None)
+            fix=f"Rename `{key}` to `{close[0]}`." if close and close[0] not in block else None,
+        )
     if "execution" not in block:
         yield VALIDATION_NO_EXECUTION.finding(
             "`validation.execution` should name the Dockerfile and the runtime probe plan "
             "(manifest schema 2); it is missing, so `openenv validate --level runtime` skips "
-            "every runtime check.", location=ctx.manifest_loc("validation"))
+            "every runtime check.",
+            location=ctx.manifest_loc("validation"),
+        )
 
 
 _CODE_BY_TYPE = {"judge_pin": "EK117", "allowlist": "EK118"}
@@ -424,17 +508,20 @@ def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
         etype = err.get("type")
         dotted = ".".join(str(p) for p in loc) or "(top level)"
         msg = err.get("msg", "invalid value")
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+        msg = msg.removeprefix("Value error, ")
         value = err.get("input")
-        shown = "" if etype in ("missing", "extra_forbidden") or isinstance(
-            value, dict) else f"; got {value!r}"
+        shown = (
+            ""
+            if etype in ("missing", "extra_forbidden") or isinstance(value, dict)
+            else f"; got {value!r}"
+        )
         where = doc.locate(loc)
         rfc = head == "validation" and len(loc) > 1 and loc[1] in RFC008_KEYS
         if rfc and etype == "missing":
             yield VALIDATION_REQUIRED.finding(
                 f"`{dotted}` is required by RFC 008 (OpenEnv 0.10's manifest) but missing.",
-                location=where)
+                location=where,
+            )
         elif rfc and etype == "extra_forbidden":
             yield from _extra(err, loc, dotted, where)
         elif rfc and etype in _CODE_BY_TYPE:
@@ -448,20 +535,27 @@ def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
             yield MANIFEST_NAME_RULE.finding(f"`name`: {msg}{shown}.", location=where)
         elif head == "app":
             yield MANIFEST_APP_FORM.finding(
-                f"`app` must be of the form `module.path:attribute`, e.g. `server.app:app`"
-                f"{shown}.", location=where)
+                f"`app` must be of the form `module.path:attribute`, e.g. `server.app:app`{shown}.",
+                location=where,
+            )
         elif head == "port":
             yield MANIFEST_PORT.finding(
-                f"`port` must be an integer in 1..65535{shown}.", location=where)
+                f"`port` must be an integer in 1..65535{shown}.", location=where
+            )
         elif head in ("envkit", "legacy") and etype == "extra_forbidden":
             key = str(loc[-1])
             close = difflib.get_close_matches(key, ENVKIT_KEYS, n=1, cutoff=0.6)
-            hint = f"; did you mean `{close[0]}`?" if close else \
-                f"; known keys: {', '.join(ENVKIT_KEYS)}."
+            hint = (
+                f"; did you mean `{close[0]}`?"
+                if close
+                else f"; known keys: {', '.join(ENVKIT_KEYS)}."
+            )
             yield MANIFEST_UNKNOWN_KEY.finding(
                 f"`{dotted}` is not a known key of envkit's section `envkit:`{hint} As "
-                "written it is ignored.", location=where,
-                fix=f"Rename `{key}` to `{close[0]}`." if close else None)
+                "written it is ignored.",
+                location=where,
+                fix=f"Rename `{key}` to `{close[0]}`." if close else None,
+            )
         elif head in ("envkit", "legacy"):
             yield MANIFEST_VALIDATION.finding(f"`{dotted}`: {msg}{shown}.", location=where)
         else:
@@ -472,10 +566,16 @@ def _extra(err: Any, loc: tuple[Any, ...], dotted: str, where: Location) -> Iter
     """EK114 with the closest field of the section as a suggestion."""
     from envkit import manifest as m
 
-    sections = {"reward": m.RewardDeclaration, "judge": m.JudgePin,
-                "resources": m.ResourceDeclaration, "task_distribution": m.TaskDistributionPin,
-                "network": m.NetworkPolicy, "capabilities": m.CapabilitiesSpec,
-                "types": m.TypeSpec, "execution": m.ExecutionDeclaration}
+    sections = {
+        "reward": m.RewardDeclaration,
+        "judge": m.JudgePin,
+        "resources": m.ResourceDeclaration,
+        "task_distribution": m.TaskDistributionPin,
+        "network": m.NetworkPolicy,
+        "capabilities": m.CapabilitiesSpec,
+        "types": m.TypeSpec,
+        "execution": m.ExecutionDeclaration,
+    }
     model: Any = sections.get(str(loc[1]))
     for part in loc[2:-1]:  # nested sections (capabilities.verifier, capabilities.oracle)
         sub = {"verifier": m.VerifierBinding, "oracle": m.OracleDeclaration}.get(str(part))
@@ -485,9 +585,10 @@ def _extra(err: Any, loc: tuple[Any, ...], dotted: str, where: Location) -> Iter
     close = difflib.get_close_matches(key, fields, n=1, cutoff=0.6)
     hint = f"did you mean `{close[0]}`?" if close else f"known: {', '.join(fields)}."
     yield VALIDATION_EXTRA.finding(
-        f"`{dotted}` is not a field of OpenEnv's manifest ({hint}); `openenv validate` "
-        "rejects it.", location=where,
-        fix=f"Rename `{key}` to `{close[0]}`." if close else f"Remove `{key}`.")
+        f"`{dotted}` is not a field of OpenEnv's manifest ({hint}); `openenv validate` rejects it.",
+        location=where,
+        fix=f"Rename `{key}` to `{close[0]}`." if close else f"Remove `{key}`.",
+    )
 
 
 def _name(ctx: StaticContext) -> Iterator[Finding]:
@@ -502,24 +603,32 @@ def _name(ctx: StaticContext) -> Iterator[Finding]:
     except UsageError as exc:
         yield MANIFEST_NAME_RULE.finding(
             f"`name` must be a valid package and Space name: {exc.message}",
-            location=ctx.manifest_loc("name"), fix=exc.hint or None)
+            location=ctx.manifest_loc("name"),
+            fix=exc.hint or None,
+        )
 
 
 def _defines(tree: ast.Module, attr: str) -> bool:
     """Whether a module binds ``attr`` at its top level (assignment, def, class, import),
     including inside top-level ``try``/``if`` blocks."""
+
     def scan(body: list[ast.stmt]) -> bool:
         for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and node.name == attr:
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and node.name == attr
+            ):
                 return True
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     for n in ast.walk(t):
                         if isinstance(n, ast.Name) and n.id == attr:
                             return True
-            if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and \
-                    isinstance(node.target, ast.Name) and node.target.id == attr:
+            if (
+                isinstance(node, (ast.AnnAssign, ast.AugAssign))
+                and isinstance(node.target, ast.Name)
+                and node.target.id == attr
+            ):
                 return True
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
@@ -529,16 +638,18 @@ def _defines(tree: ast.Module, attr: str) -> bool:
                 blocks = [node.body, node.orelse, node.finalbody] + [h.body for h in node.handlers]
                 if any(scan(b) for b in blocks):
                     return True
-            if isinstance(node, (ast.If, ast.With)):
-                if scan(node.body) or scan(getattr(node, "orelse", [])):
-                    return True
+            if isinstance(node, (ast.If, ast.With)) and (
+                scan(node.body) or scan(getattr(node, "orelse", []))
+            ):
+                return True
         return False
 
     return scan(tree.body)
 
 
-def _target_findings(ctx: StaticContext, spec: str, keys: tuple[str, ...], rule: Rule, what: str
-                     ) -> Iterator[Finding]:
+def _target_findings(
+    ctx: StaticContext, spec: str, keys: tuple[str, ...], rule: Rule, what: str
+) -> Iterator[Finding]:
     module, _, attr = spec.partition(":")
     rel = ctx.module_file(module)
     where = ctx.manifest_loc(*keys)
@@ -547,20 +658,24 @@ def _target_findings(ctx: StaticContext, spec: str, keys: tuple[str, ...], rule:
         yield rule.finding(
             f"`{'.'.join(keys)}: {spec}` must name a module in the environment; "
             f"`{expected}` does not exist. Most likely the module was renamed or moved.",
-            location=where)
+            location=where,
+        )
         return
     err = ctx.syntax_error(rel)
     if err is not None:
         yield rule.finding(
             f"`{rel}` (the {what} module) must be valid Python; it has a syntax error at line "
-            f"{err.lineno}: {err.msg}.", location=Location(rel, err.lineno, err.offset),
-            fix=f"Fix the syntax error in `{rel}`.")
+            f"{err.lineno}: {err.msg}.",
+            location=Location(rel, err.lineno, err.offset),
+            fix=f"Fix the syntax error in `{rel}`.",
+        )
         return
     tree = ctx.python(rel)
     if tree is not None and not _defines(tree, attr):
         yield rule.finding(
             f"`{rel}` must define `{attr}` at module level ({what} `{spec}`); it does not.",
-            location=where)
+            location=where,
+        )
 
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
@@ -623,11 +738,15 @@ def _execution(ctx: StaticContext, execution: Any) -> Iterator[Finding]:
             yield EXECUTION_PATH.finding(
                 f"`validation.execution.{key}: {rel}` must name a {kind} inside the "
                 f"environment; there is none. `openenv validate --level runtime` cannot build "
-                "the image.", location=ctx.manifest_loc("validation", "execution", key))
+                "the image.",
+                location=ctx.manifest_loc("validation", "execution", key),
+            )
     try:
         read_plan(root, execution.probe_path)
     except PlanError as exc:
         where = exc.location or ctx.manifest_loc("validation", "execution", "probe_path")
         yield PROBE_PLAN.finding(
             f"The runtime probe plan `{execution.probe_path}` must follow OpenEnv's plan "
-            f"schema 1; {exc.message}", location=where)
+            f"schema 1; {exc.message}",
+            location=where,
+        )

@@ -1,6 +1,6 @@
 """EK4xx MCP: ``POST /mcp`` answers JSON-RPC 2.0, as OpenEnv's ``create_app`` does.
 
-Source: issue #11 item 4; OpenEnv 0.10's ``create_app`` (``POST /mcp``, in simulation and
+Source: OpenEnv 0.10's ``create_app`` (``POST /mcp``, in simulation and
 production mode) and ``openenv validate --url``'s ``mcp_endpoint`` criterion (HTTP 200 and
 ``"jsonrpc": "2.0"``). What a plain 0.10 server answers, measured: ``tools/list`` on an
 environment without MCP tools gives ``{"jsonrpc": "2.0", "id": 1, "error": {"code": -32603,
@@ -19,35 +19,39 @@ from envkit.validation import fuzz
 from envkit.validation.engine import Engine
 
 MCP_NOT_JSON_RPC = register(
-    "EK424", "mcp-not-json-rpc", Severity.ERROR,
+    "EK424",
+    "mcp-not-json-rpc",
+    Severity.ERROR,
     summary="POST /mcp does not answer a JSON-RPC 2.0 response.",
-    what="envkit sends `{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"tools/list\"}` and a "
-         "body that is not JSON to `POST /mcp`. Each answer must be HTTP 200 with a JSON-RPC "
-         "2.0 response: `\"jsonrpc\": \"2.0\"`, the request's `id` (`null` for the unparsable "
-         "body), and exactly one of `result` or `error`, an `error` being `{code: integer, "
-         "message: string}`. An error is fine (`-32603` \"Environment does not support MCP\" "
-         "is what OpenEnv 0.10 answers for an environment without tools); a reply that is not "
-         "JSON-RPC is not.",
+    what='envkit sends `{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}` and a '
+    "body that is not JSON to `POST /mcp`. Each answer must be HTTP 200 with a JSON-RPC "
+    '2.0 response: `"jsonrpc": "2.0"`, the request\'s `id` (`null` for the unparsable '
+    "body), and exactly one of `result` or `error`, an `error` being `{code: integer, "
+    'message: string}`. An error is fine (`-32603` "Environment does not support MCP" '
+    "is what OpenEnv 0.10 answers for an environment without tools); a reply that is not "
+    "JSON-RPC is not.",
     why="MCP clients (agents calling the environment's tools, `openenv validate --url`'s "
-        "`mcp_endpoint` criterion) parse every reply as JSON-RPC; an HTML page, a FastAPI "
-        "`{\"detail\": ...}` or an error envelope without `code` breaks them.",
-    example="A custom `/mcp` route that returns `{\"tools\": [...]}` without the envelope, "
-            "or that raises and answers HTTP 500 on a body that is not JSON.",
+    "`mcp_endpoint` criterion) parse every reply as JSON-RPC; an HTML page, a FastAPI "
+    '`{"detail": ...}` or an error envelope without `code` breaks them.',
+    example='A custom `/mcp` route that returns `{"tools": [...]}` without the envelope, '
+    "or that raises and answers HTTP 500 on a body that is not JSON.",
     fix="Let OpenEnv's `create_app` serve `/mcp` (subclass `MCPEnvironment` for tools), or "
-        "answer every request with `{\"jsonrpc\": \"2.0\", \"id\": <request id>, \"result\": "
-        "...}` / `\"error\": {\"code\": -32700, \"message\": \"Parse error\"}`.",
+    'answer every request with `{"jsonrpc": "2.0", "id": <request id>, "result": '
+    '...}` / `"error": {"code": -32700, "message": "Parse error"}`.',
 )
 
 MCP_MISSING = register(
-    "EK425", "mcp-endpoint-missing", Severity.WARNING,
+    "EK425",
+    "mcp-endpoint-missing",
+    Severity.WARNING,
     summary="POST /mcp is not served.",
     what="`POST /mcp` answers 404 or 405. OpenEnv's `create_app` serves it in both modes "
-         "(0.3.0 and 0.10).",
+    "(0.3.0 and 0.10).",
     why="`openenv validate --url` fails a server without it (`mcp_endpoint`), and MCP "
-        "clients cannot list the environment's tools.",
+    "clients cannot list the environment's tools.",
     example="A hand-written FastAPI app that serves /health, /schema and /ws only.",
     fix="Build the app with OpenEnv's `create_app`, or add a `POST /mcp` route answering "
-        "JSON-RPC 2.0.",
+    "JSON-RPC 2.0.",
 )
 
 PROBE = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -71,8 +75,9 @@ def post(engine: Engine, content: bytes) -> Reply:
 
     engine.check_budget()
     try:
-        r = engine.post_client().post(engine.url + "/mcp", content=content,
-                                      headers={"Content-Type": "application/json"})
+        r = engine.post_client().post(
+            engine.url + "/mcp", content=content, headers={"Content-Type": "application/json"}
+        )
     except httpx.HTTPError as exc:
         engine.check_alive()
         return Reply(None, None, f"{type(exc).__name__}: {exc}")
@@ -94,15 +99,18 @@ def envelope_problem(reply: Reply, request_id: Any) -> str | None:
     if not isinstance(body, dict):
         return f"a body that is not a JSON object: {shown}"
     if body.get("jsonrpc") != "2.0":
-        return f"`jsonrpc` is {fuzz.short_json(body.get('jsonrpc'))}, not \"2.0\": {shown}"
+        return f'`jsonrpc` is {fuzz.short_json(body.get("jsonrpc"))}, not "2.0": {shown}'
     if body.get("id") != request_id:
         return f"`id` is {fuzz.short_json(body.get('id'))}, not {fuzz.short_json(request_id)}"
     if ("result" in body) == ("error" in body):
         return f"it must hold exactly one of `result` and `error`: {shown}"
     err = body.get("error")
-    if "error" in body and not (isinstance(err, dict) and isinstance(err.get("code"), int)
-                                and not isinstance(err.get("code"), bool)
-                                and isinstance(err.get("message"), str)):
+    if "error" in body and not (
+        isinstance(err, dict)
+        and isinstance(err.get("code"), int)
+        and not isinstance(err.get("code"), bool)
+        and isinstance(err.get("message"), str)
+    ):
         return f"`error` must be {{code: integer, message: string}}; got {fuzz.short_json(err)}"
     return None
 
@@ -116,8 +124,11 @@ def check(engine: Engine) -> None:
     engine.ran(MCP_NOT_JSON_RPC, MCP_MISSING)
     if first.status in (404, 405):
         engine.unran(MCP_NOT_JSON_RPC)
-        engine.add(MCP_MISSING, f"`POST /mcp` should answer JSON-RPC 2.0; it answered "
-                   f"HTTP {first.status}: the route is not served.")
+        engine.add(
+            MCP_MISSING,
+            f"`POST /mcp` should answer JSON-RPC 2.0; it answered "
+            f"HTTP {first.status}: the route is not served.",
+        )
         return
     problems = []
     problem = envelope_problem(first, PROBE["id"])
@@ -129,8 +140,14 @@ def check(engine: Engine) -> None:
         problems.append(f"a body that is not JSON got {problem}")
     elif (garbage.body.get("error") or {}).get("code") != -32700:
         got = garbage.body.get("error") or garbage.body.get("result")
-        problems.append("a body that is not JSON must get error code -32700 (Parse error); got "
-                        f"{fuzz.short_json(got)}")
+        problems.append(
+            "a body that is not JSON must get error code -32700 (Parse error); got "
+            f"{fuzz.short_json(got)}"
+        )
     if problems:
-        engine.add(MCP_NOT_JSON_RPC, "`POST /mcp` must answer HTTP 200 with a JSON-RPC 2.0 "
-                   "response; " + "; ".join(problems) + ".", problems=problems)
+        engine.add(
+            MCP_NOT_JSON_RPC,
+            "`POST /mcp` must answer HTTP 200 with a JSON-RPC 2.0 "
+            "response; " + "; ".join(problems) + ".",
+            problems=problems,
+        )

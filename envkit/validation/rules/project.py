@@ -1,6 +1,6 @@
 """EK2xx project and packaging rules (pyproject, files, README card, inference script).
 
-Facts (docs/rules.md, issue #11): OpenEnv 0.10's deployment check
+Facts (docs/rules.md): OpenEnv 0.10's deployment check
 (`openenv.cli._validation.validate_multi_mode_deployment`; 0.10's `openenv validate` path mode
 no longer runs it) wants pyproject.toml, uv.lock, a `[project.scripts] server` entry containing
 `:main`, an `openenv` (or legacy `openenv-core`) dependency, and `def main(` plus an
@@ -20,193 +20,239 @@ from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
 
 PYPROJECT_MISSING = register(
-    "EK201", "pyproject-missing", Severity.ERROR,
+    "EK201",
+    "pyproject-missing",
+    Severity.ERROR,
     rfc008="static.layout",
     summary="`pyproject.toml` is missing.",
     what="The environment has a `pyproject.toml`.",
     why="The Docker image, `uv run server`, pip installs and OpenEnv's deployment check "
-        "(`openenv.cli._validation`) read the dependencies and the `server` script from it.",
+    "(`openenv.cli._validation`) read the dependencies and the `server` script from it.",
     example="An environment with only `requirements.txt`.",
     fix="Add a PEP 621 `pyproject.toml` with `[project]` (name, version, dependencies "
-        "including `openenv`) and `[project.scripts] server = \"<pkg>.server.app:main\"`.",
+    'including `openenv`) and `[project.scripts] server = "<pkg>.server.app:main"`.',
 )
 PYPROJECT_INVALID = register(
-    "EK202", "pyproject-invalid", Severity.ERROR,
+    "EK202",
+    "pyproject-invalid",
+    Severity.ERROR,
     rfc008="static.layout",
     summary="`pyproject.toml` is not valid TOML or not a valid PEP 621 `[project]` table.",
     what="`pyproject.toml` parses as TOML and has a `[project]` table with a string `name`, a "
-         "`version` (or `dynamic = [\"version\"]`), a list of valid PEP 508 `dependencies` "
-         "and a valid `requires-python`.",
-    why="pip, uv and the Docker build refuse an invalid project table, late and with less "
-        "context.",
-    example="`dependencies = \"openenv\"` (a string instead of a list).",
+    '`version` (or `dynamic = ["version"]`), a list of valid PEP 508 `dependencies` '
+    "and a valid `requires-python`.",
+    why="pip, uv and the Docker build refuse an invalid project table, late and with less context.",
+    example='`dependencies = "openenv"` (a string instead of a list).',
     fix="Correct the key the message names.",
 )
 NO_OPENENV_DEP = register(
-    "EK203", "openenv-dependency-missing", Severity.ERROR,
+    "EK203",
+    "openenv-dependency-missing",
+    Severity.ERROR,
     rfc008="static.layout",
     summary="`[project] dependencies` does not include `openenv`.",
     what="`[project] dependencies` includes the OpenEnv runtime, `openenv` (0.10; "
-         "`openenv-core` also counts here, see EK214), as OpenEnv's deployment check "
-         "requires.",
+    "`openenv-core` also counts here, see EK214), as OpenEnv's deployment check "
+    "requires.",
     why="The server imports `openenv.core`; without the dependency the image builds and then "
-        "fails at start-up with ModuleNotFoundError.",
-    example="`dependencies = [\"fastapi\", \"uvicorn\"]`.",
-    fix="Add `\"openenv>=0.10,<0.11\"` to `[project] dependencies`.",
+    "fails at start-up with ModuleNotFoundError.",
+    example='`dependencies = ["fastapi", "uvicorn"]`.',
+    fix='Add `"openenv>=0.10,<0.11"` to `[project] dependencies`.',
 )
 NO_SERVER_SCRIPT = register(
-    "EK204", "server-script-missing", Severity.ERROR,
+    "EK204",
+    "server-script-missing",
+    Severity.ERROR,
     rfc008="static.layout",
     summary="`[project.scripts]` has no `server` entry pointing at `...:main`.",
     what="`[project.scripts] server` exists and names a `main` function "
-         "(`<pkg>.server.app:main`), as OpenEnv's deployment check requires.",
+    "(`<pkg>.server.app:main`), as OpenEnv's deployment check requires.",
     why="`uv run server` and OpenEnv's multi-mode deployment start the environment through "
-        "this script.",
-    example="`[project.scripts] serve = \"my_env.server.app:run\"`.",
-    fix="Add `server = \"<package>.server.app:main\"` under `[project.scripts]`.",
+    "this script.",
+    example='`[project.scripts] serve = "my_env.server.app:run"`.',
+    fix='Add `server = "<package>.server.app:main"` under `[project.scripts]`.',
 )
 FILES_MISSING = register(
-    "EK205", "required-file-missing", Severity.ERROR,
+    "EK205",
+    "required-file-missing",
+    Severity.ERROR,
     rfc008="static.layout",
     summary="A file of the OpenEnv layout is missing (models.py, client.py, server/app.py, ...).",
     what="`models.py`, `client.py`, `__init__.py`, `server/__init__.py` and `server/app.py` "
-         "exist, as in `openenv init`'s layout (an MCP environment whose `server/app.py` "
-         "imports its Action and Observation from openenv's `mcp_types` needs no `models.py`).",
+    "exist, as in `openenv init`'s layout (an MCP environment whose `server/app.py` "
+    "imports its Action and Observation from openenv's `mcp_types` needs no `models.py`).",
     why="`server/app.py` builds the app from `models.py`; clients import `client.py` from the "
-        "package; the `__init__.py` files make the relative imports work when installed.",
+    "package; the `__init__.py` files make the relative imports work when installed.",
     example="An environment whose models live in `server/models.py` only.",
     fix="Create the missing file (see `envkit init` for the layout).",
 )
 SERVER_NO_MAIN = register(
-    "EK206", "server-main-missing", Severity.ERROR,
+    "EK206",
+    "server-main-missing",
+    Severity.ERROR,
     rfc008="static.layout",
-    summary="`server/app.py` lacks `def main(...)` or an `if __name__ == \"__main__\":` guard "
-            "calling it.",
+    summary='`server/app.py` lacks `def main(...)` or an `if __name__ == "__main__":` guard '
+    "calling it.",
     what="`server/app.py` defines a top-level `main` function and calls it under "
-         "`if __name__ == \"__main__\":` (what OpenEnv's deployment check looks for).",
+    '`if __name__ == "__main__":` (what OpenEnv\'s deployment check looks for).',
     why="The `server` console script and `python -m server.app` need both; OpenEnv's "
-        "deployment check (`openenv.cli._validation`) fails without them.",
+    "deployment check (`openenv.cli._validation`) fails without them.",
     example="A `server/app.py` that only defines `app = create_app(...)`.",
-    fix="Add `def main(host: str = \"127.0.0.1\", port: int = 8000): uvicorn.run(app, "
-        "host=host, port=port)` and `if __name__ == \"__main__\": main()`.",
+    fix='Add `def main(host: str = "127.0.0.1", port: int = 8000): uvicorn.run(app, '
+    'host=host, port=port)` and `if __name__ == "__main__": main()`.',
 )
 MODELS_MISSING = register(
-    "EK207", "action-observation-missing", Severity.ERROR,
+    "EK207",
+    "action-observation-missing",
+    Severity.ERROR,
     rfc008="static.layout",
     summary="`models.py` defines no `Action` or no `Observation` subclass.",
     what="`models.py` defines a class deriving from openenv's `Action` and one deriving from "
-         "`Observation` (found by reading the source, nothing is imported).",
+    "`Observation` (found by reading the source, nothing is imported).",
     why="`create_app` needs both classes; the action class is the schema every agent and the "
-        "fuzzer generate actions from.",
+    "fuzzer generate actions from.",
     example="`class MyAction(BaseModel)` instead of `class MyAction(Action)`.",
     fix="Derive the classes from `openenv.core.env_server.types.Action` and `Observation`.",
 )
 CARD_INVALID = register(
-    "EK208", "space-card-invalid", Severity.ERROR,
+    "EK208",
+    "space-card-invalid",
+    Severity.ERROR,
     summary="README.md front matter is missing or invalid for a Docker Space.",
     what="README.md starts with YAML front matter with `title`, `sdk: docker`, `app_port` "
-         "equal to the manifest port, named colours, `short_description` <= 60 characters "
-         "and `tags` including `openenv`.",
+    "equal to the manifest port, named colours, `short_description` <= 60 characters "
+    "and `tags` including `openenv`.",
     why="The Hub rejects hex colours and long descriptions at upload time, and routes to port "
-        "7860 when `app_port` is missing, so the Space never answers.",
+    "7860 when `app_port` is missing, so the Space never answers.",
     example="`colorFrom: '#00C9FF'` or no `app_port`.",
     fix="Fix the key the message names (`envkit push` repairs the card in its staged copy).",
 )
 INFERENCE_SCRIPT = register(
-    "EK209", "inference-script-invalid", Severity.WARNING,
+    "EK209",
+    "inference-script-invalid",
+    Severity.WARNING,
     hygiene=True,
     summary="`inference.py` is missing or does not read API_BASE_URL, MODEL_NAME and HF_TOKEN.",
     what="`inference.py` exists at the root and reads the `API_BASE_URL`, `MODEL_NAME` and "
-         "`HF_TOKEN` environment variables.",
+    "`HF_TOKEN` environment variables.",
     why="Hackathon submissions and baseline reports run `python inference.py` with these "
-        "variables set; a script that ignores them uses the wrong model or no key.",
-    example="An `inference.py` that hard-codes `model=\"gpt-4o\"`.",
-    fix="Add `inference.py` reading `os.environ[\"API_BASE_URL\"]`, `MODEL_NAME` and "
-        "`HF_TOKEN` (see the one `envkit init` writes).",
+    "variables set; a script that ignores them uses the wrong model or no key.",
+    example='An `inference.py` that hard-codes `model="gpt-4o"`.',
+    fix='Add `inference.py` reading `os.environ["API_BASE_URL"]`, `MODEL_NAME` and '
+    "`HF_TOKEN` (see the one `envkit init` writes).",
 )
 UV_LOCK_MISSING = register(
-    "EK210", "uv-lock-missing", Severity.WARNING,
-    rfc008="static.dependency_pinning", hygiene=True,
+    "EK210",
+    "uv-lock-missing",
+    Severity.WARNING,
+    rfc008="static.dependency_pinning",
+    hygiene=True,
     summary="`uv.lock` is missing.",
     what="The environment has a `uv.lock` next to `pyproject.toml`.",
     why="OpenEnv's deployment check fails without it, and Docker/Space builds resolve "
-        "dependencies afresh each time, so two builds can differ.",
+    "dependencies afresh each time, so two builds can differ.",
     example="A fresh environment where `uv lock` was never run.",
     fix="Run `uv lock` in the environment directory and commit `uv.lock`.",
 )
 CAPACITY_ONE = register(
-    "EK211", "capacity-one", Severity.WARNING,
+    "EK211",
+    "capacity-one",
+    Severity.WARNING,
     summary="The server allows a single WebSocket session (`max_concurrent_envs=1`).",
-    what="`create_app(..., max_concurrent_envs=N)` in the app module has N > 1 (the default "
-         "is 1).",
+    what="`create_app(..., max_concurrent_envs=N)` in the app module has N > 1 (the default is 1).",
     why="TRL opens one session per generation in a batch; with capacity 1 the second one gets "
-        "CAPACITY_REACHED and training stops.",
+    "CAPACITY_REACHED and training stops.",
     example="`create_app(Env, Action, Observation, max_concurrent_envs=1)`.",
     fix="Pass `max_concurrent_envs=16` (at least your generation batch size) and make the "
-        "environment keep all state on the instance.",
+    "environment keep all state on the instance.",
 )
 MODULE_STATE = register(
-    "EK212", "concurrent-shared-state", Severity.WARNING,
+    "EK212",
+    "concurrent-shared-state",
+    Severity.WARNING,
     rfc008="runtime.episode_isolation",
     summary="A class declaring `SUPPORTS_CONCURRENT_SESSIONS = True` keeps module- or "
-            "class-level mutable state.",
+    "class-level mutable state.",
     what="In the module of a class with `SUPPORTS_CONCURRENT_SESSIONS = True`, no function "
-         "mutates module-level containers or rebinds globals (`global x`), and no method "
-         "mutates a class-level container through `self`. A global set once per process "
-         "(the function returns early when it is already set: a lazy import, a download "
-         "flag) and a dict used as a memo (`if key not in CACHE: CACHE[key] = ...`) are not "
-         "episode state and are not reported.",
+    "mutates module-level containers or rebinds globals (`global x`), and no method "
+    "mutates a class-level container through `self`. A global set once per process "
+    "(the function returns early when it is already set: a lazy import, a download "
+    "flag) and a dict used as a memo (`if key not in CACHE: CACHE[key] = ...`) are not "
+    "episode state and are not reported.",
     why="Concurrent sessions each get an instance but share the module and the class: one "
-        "session's episode then leaks into another's (a heuristic: the runtime check EK4xx "
-        "confirms interference by running sessions side by side).",
+    "session's episode then leaks into another's (a heuristic: the runtime check EK4xx "
+    "confirms interference by running sessions side by side).",
     example="`HISTORY = []` at module level and `HISTORY.append(action)` in `step()`.",
     fix="Move the state into `__init__` (`self.history = []`), or set "
-        "`SUPPORTS_CONCURRENT_SESSIONS = False` and capacity 1.",
+    "`SUPPORTS_CONCURRENT_SESSIONS = False` and capacity 1.",
 )
 CONCURRENCY_UNDECLARED = register(
-    "EK213", "concurrency-undeclared", Severity.ERROR,
+    "EK213",
+    "concurrency-undeclared",
+    Severity.ERROR,
     rfc008="runtime.episode_isolation",
     summary="`max_concurrent_envs` > 1 but the environment class does not declare "
-            "`SUPPORTS_CONCURRENT_SESSIONS = True`.",
+    "`SUPPORTS_CONCURRENT_SESSIONS = True`.",
     what="When the app allows more than one session, the environment class passed to "
-         "`create_app` sets `SUPPORTS_CONCURRENT_SESSIONS = True`.",
-    why="OpenEnv's `create_app` refuses to start such a server, so the Space crashes at "
-        "start-up.",
+    "`create_app` sets `SUPPORTS_CONCURRENT_SESSIONS = True`.",
+    why="OpenEnv's `create_app` refuses to start such a server, so the Space crashes at start-up.",
     example="`create_app(MyEnv, ..., max_concurrent_envs=8)` with `MyEnv` not declaring it.",
     fix="Set `SUPPORTS_CONCURRENT_SESSIONS = True` on the class once its state lives on the "
-        "instance, or lower `max_concurrent_envs` to 1.",
+    "instance, or lower `max_concurrent_envs` to 1.",
 )
 
 OPENENV_CORE_DEP = register(
-    "EK214", "openenv-core-dependency", Severity.WARNING,
+    "EK214",
+    "openenv-core-dependency",
+    Severity.WARNING,
     summary="The environment depends on `openenv-core`, the distribution OpenEnv replaced by "
-            "`openenv`.",
+    "`openenv`.",
     what="`[project] dependencies` names `openenv` (0.10), not `openenv-core` (which stopped "
-         "at 0.3.0).",
+    "at 0.3.0).",
     why="`openenv` and `openenv-core` install the same packages and silently overwrite each "
-        "other in one venv; TRL's OpenEnv harness imports `openenv.core.harness`, which only "
-        "`openenv` has.",
+    "other in one venv; TRL's OpenEnv harness imports `openenv.core.harness`, which only "
+    "`openenv` has.",
     example="`dependencies = ['openenv-core>=0.3.0,<0.4']`.",
-    fix="Replace it with `\"openenv>=0.10,<0.11\"` (the import paths stay `openenv.core...`), "
-        "or run `envkit migrate`, which also moves requirements files and Dockerfile installs.",
+    fix='Replace it with `"openenv>=0.10,<0.11"` (the import paths stay `openenv.core...`), '
+    "or run `envkit migrate`, which also moves requirements files and Dockerfile installs.",
 )
 OPENENV_BOTH = register(
-    "EK215", "openenv-dependency-conflict", Severity.ERROR,
+    "EK215",
+    "openenv-dependency-conflict",
+    Severity.ERROR,
     summary="The environment depends on both `openenv` and `openenv-core`.",
     what="`[project] dependencies` names only one OpenEnv distribution.",
     why="Both install the top-level packages `openenv` and `openenv_core`: whichever is "
-        "installed last wins, file by file, so the server may import a mix of 0.3 and 0.10.",
+    "installed last wins, file by file, so the server may import a mix of 0.3 and 0.10.",
     example="`dependencies = ['openenv>=0.10,<0.11', 'openenv-core>=0.3']`.",
     fix="Remove `openenv-core` (or run `envkit migrate`).",
 )
 
 REQUIRED_FILES = ("__init__.py", "models.py", "client.py", "server/__init__.py", "server/app.py")
 INFERENCE_VARS = ("API_BASE_URL", "MODEL_NAME", "HF_TOKEN")
-_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "pop", "popitem", "clear",
-                       "setdefault", "remove", "discard", "appendleft", "extendleft", "sort",
-                       "reverse", "__setitem__"})
-_MUTABLE_CTORS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "Counter",
-                            "deque", "bytearray"})
+_MUTATORS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "add",
+        "update",
+        "pop",
+        "popitem",
+        "clear",
+        "setdefault",
+        "remove",
+        "discard",
+        "appendleft",
+        "extendleft",
+        "sort",
+        "reverse",
+        "__setitem__",
+    }
+)
+_MUTABLE_CTORS = frozenset(
+    {"list", "dict", "set", "defaultdict", "OrderedDict", "Counter", "deque", "bytearray"}
+)
 
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
@@ -219,7 +265,9 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     if not ctx.exists("uv.lock"):
         yield UV_LOCK_MISSING.finding(
             "Expected `uv.lock` next to `pyproject.toml`; found none. OpenEnv's deployment "
-            "check and reproducible Space builds need it.", location=Location("uv.lock"))
+            "check and reproducible Space builds need it.",
+            location=Location("uv.lock"),
+        )
     yield from _concurrency(ctx)
 
 
@@ -231,16 +279,21 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
         ctx.skip(codes + ("EK214", "EK215"), "no pyproject.toml")
         yield PYPROJECT_MISSING.finding(
             "Expected `pyproject.toml` in the environment directory; found none.",
-            location=Location("pyproject.toml"))
+            location=Location("pyproject.toml"),
+        )
         return
     if error is not None:
         ctx.skip(("EK203", "EK204", "EK214", "EK215"), "pyproject.toml is not TOML")
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
-        loc = Location("pyproject.toml", int(m.group(1)), int(m.group(2))) if m else \
-            Location("pyproject.toml")
+        loc = (
+            Location("pyproject.toml", int(m.group(1)), int(m.group(2)))
+            if m
+            else Location("pyproject.toml")
+        )
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
-        yield PYPROJECT_INVALID.finding(f"`pyproject.toml` must be valid TOML: {msg}.",
-                                        location=loc)
+        yield PYPROJECT_INVALID.finding(
+            f"`pyproject.toml` must be valid TOML: {msg}.", location=loc
+        )
         return
     project = data.get("project")
     proj_line = ctx.line_of("pyproject.toml", r"^\s*\[project\]")
@@ -253,15 +306,19 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
         ctx.skip(("EK203", "EK204", "EK214", "EK215"), "no [project] table")
         yield PYPROJECT_INVALID.finding(
             "`pyproject.toml` must have a PEP 621 `[project]` table; found none. Most likely "
-            "the metadata is in `[tool.poetry]` or `setup.py`.", location=loc())
+            "the metadata is in `[tool.poetry]` or `setup.py`.",
+            location=loc(),
+        )
         return
     if not isinstance(project.get("name"), str) or not project.get("name"):
-        yield PYPROJECT_INVALID.finding("`[project] name` must be a non-empty string.",
-                                        location=loc(r"^\s*name\s*="))
+        yield PYPROJECT_INVALID.finding(
+            "`[project] name` must be a non-empty string.", location=loc(r"^\s*name\s*=")
+        )
     if "version" not in project and "version" not in (project.get("dynamic") or []):
         yield PYPROJECT_INVALID.finding(
             "`[project]` must have `version` or list it in `dynamic`; it has neither.",
-            location=loc())
+            location=loc(),
+        )
     deps = project.get("dependencies", [])
     names: list[str] = []
     from packaging.requirements import InvalidRequirement, Requirement
@@ -271,7 +328,8 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
     if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
         yield PYPROJECT_INVALID.finding(
             f"`[project] dependencies` must be a list of strings; got {type(deps).__name__}.",
-            location=loc(r"^\s*dependencies\s*="))
+            location=loc(r"^\s*dependencies\s*="),
+        )
         deps = []
     for dep in deps:
         try:
@@ -279,7 +337,9 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
         except InvalidRequirement as exc:
             yield PYPROJECT_INVALID.finding(
                 f"`[project] dependencies` entry {dep!r} is not a valid PEP 508 requirement: "
-                f"{str(exc).splitlines()[0]}.", location=loc(re.escape(dep)))
+                f"{str(exc).splitlines()[0]}.",
+                location=loc(re.escape(dep)),
+            )
     rp = project.get("requires-python")
     if rp is not None:
         try:
@@ -287,24 +347,30 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
         except InvalidSpecifier:
             yield PYPROJECT_INVALID.finding(
                 f"`[project] requires-python` must be a version specifier such as `>=3.10`; "
-                f"got {rp!r}.", location=loc(r"^\s*requires-python\s*="))
+                f"got {rp!r}.",
+                location=loc(r"^\s*requires-python\s*="),
+            )
     yield from _openenv_dependency(names, deps, loc)
     scripts = project.get("scripts") if isinstance(project.get("scripts"), dict) else {}
     server = scripts.get("server")
     if not isinstance(server, str) or ":main" not in server:
         got = f"`server = {server!r}`" if server is not None else "no `server` entry"
         yield NO_SERVER_SCRIPT.finding(
-            "`[project.scripts]` must have `server = \"<package>.server.app:main\"` (what "
+            '`[project.scripts]` must have `server = "<package>.server.app:main"` (what '
             f"`uv run server` and OpenEnv's deployment check use); got {got}.",
-            location=loc(r"^\s*server\s*=" if server is not None else r"^\s*\[project\.scripts\]"))
+            location=loc(r"^\s*server\s*=" if server is not None else r"^\s*\[project\.scripts\]"),
+        )
 
 
 def _openenv_dependency(names: list[str], deps: list[str], loc: Any) -> Iterator[Finding]:
-    """EK203, EK214, EK215 (issue #11: `openenv` 0.10 is the runtime; `openenv-core` is the
+    """EK203, EK214, EK215 (`openenv` 0.10 is the runtime; `openenv-core` is the
     distribution it replaced; both install the same packages)."""
+
     def where(name: str) -> Location:
-        dep = next((d for d in deps if re.match(rf"\s*{name.replace('-', '[-_.]')}\b", d,
-                                                re.IGNORECASE)), None)
+        dep = next(
+            (d for d in deps if re.match(rf"\s*{name.replace('-', '[-_.]')}\b", d, re.IGNORECASE)),
+            None,
+        )
         return loc(re.escape(dep) if dep else r"^\s*dependencies\s*=")
 
     has_new, has_core = "openenv" in names, "openenv-core" in names
@@ -312,18 +378,21 @@ def _openenv_dependency(names: list[str], deps: list[str], loc: Any) -> Iterator
         yield OPENENV_BOTH.finding(
             "`[project] dependencies` must name one OpenEnv distribution; it names both "
             "`openenv` and `openenv-core`, which overwrite each other's files in one venv.",
-            location=where("openenv-core"))
+            location=where("openenv-core"),
+        )
     elif has_core:
         yield OPENENV_CORE_DEP.finding(
             "`[project] dependencies` should name `openenv` (0.10); it names `openenv-core`, "
             "the distribution `openenv` replaced (it stopped at 0.3.0).",
             location=where("openenv-core"),
-            fix="Replace it with `\"openenv>=0.10,<0.11\"`, or run `envkit migrate`.")
+            fix='Replace it with `"openenv>=0.10,<0.11"`, or run `envkit migrate`.',
+        )
     elif not has_new:
         yield NO_OPENENV_DEP.finding(
             "`[project] dependencies` must include `openenv` (the server imports "
             f"`openenv.core`); got {', '.join(names) or 'no dependencies'}.",
-            location=loc(r"^\s*dependencies\s*="))
+            location=loc(r"^\s*dependencies\s*="),
+        )
 
 
 # -- files and modules -------------------------------------------------------------------------
@@ -331,15 +400,19 @@ def _mcp_models(ctx: StaticContext) -> tuple[str, str] | None:
     """The (Action, Observation) class names `server/app.py` imports from openenv's MCP types
     (`openenv.core.env_server.mcp_types`: `CallToolAction`, `CallToolObservation`, ...), or
     ``None``. Such an MCP environment (OpenEnv's echo_env) has no `models.py` of its own
-    (docs/realworld.md, issue #13 item 3)."""
+    (docs/realworld.md)."""
     tree = ctx.python("server/app.py")
     if tree is None:
         return None
     action = observation = None
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
-                and node.module.split(".")[0] in ("openenv", "openenv_core") \
-                and node.module.rsplit(".", 1)[-1] == "mcp_types":
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.level == 0
+            and node.module.split(".")[0] in ("openenv", "openenv_core")
+            and node.module.rsplit(".", 1)[-1] == "mcp_types"
+        ):
             for alias in node.names:
                 if alias.name.endswith("Action"):
                     action = action or alias.name
@@ -351,13 +424,17 @@ def _mcp_models(ctx: StaticContext) -> tuple[str, str] | None:
 def _files(ctx: StaticContext) -> Iterator[Finding]:
     for rel in REQUIRED_FILES:
         if rel == "models.py" and not ctx.exists(rel) and (mcp := _mcp_models(ctx)):
-            ctx.skip(["EK207"], f"an MCP environment: its models are openenv's `{mcp[0]}` and "
-                                f"`{mcp[1]}` (server/app.py)")
+            ctx.skip(
+                ["EK207"],
+                f"an MCP environment: its models are openenv's `{mcp[0]}` and "
+                f"`{mcp[1]}` (server/app.py)",
+            )
             continue
         if not ctx.exists(rel):
             yield FILES_MISSING.finding(
                 f"Expected `{rel}` (part of the OpenEnv environment layout); found none.",
-                location=Location(rel))
+                location=Location(rel),
+            )
 
 
 def _is_main_guard(node: ast.stmt) -> bool:
@@ -380,25 +457,38 @@ def _server_main(ctx: StaticContext) -> Iterator[Finding]:
         line = err.lineno if err else None
         yield SERVER_NO_MAIN.finding(
             f"`{rel}` must be valid Python with `def main(...)`; it has a syntax error"
-            f"{f' at line {line}' if line else ''}.", location=Location(rel, line),
-            fix=f"Fix the syntax error in `{rel}`.")
+            f"{f' at line {line}' if line else ''}.",
+            location=Location(rel, line),
+            fix=f"Fix the syntax error in `{rel}`.",
+        )
         return
-    has_main = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "main"
-                   for n in tree.body)
+    has_main = any(
+        isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "main"
+        for n in tree.body
+    )
     guards = [n for n in tree.body if _is_main_guard(n)]
-    calls_main = any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
-                     and c.func.id == "main" for g in guards for c in ast.walk(g))
+    calls_main = any(
+        isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == "main"
+        for g in guards
+        for c in ast.walk(g)
+    )
     if not has_main:
         yield SERVER_NO_MAIN.finding(
             f"`{rel}` must define a top-level `def main(...)` (the `server` script's entry "
-            "point); it does not.", location=Location(rel, 1))
+            "point); it does not.",
+            location=Location(rel, 1),
+        )
     elif not calls_main:
-        where = Location(rel, guards[0].lineno, guards[0].col_offset + 1) if guards \
+        where = (
+            Location(rel, guards[0].lineno, guards[0].col_offset + 1)
+            if guards
             else Location(rel, len((ctx.text(rel) or "").splitlines()) or 1)
+        )
         yield SERVER_NO_MAIN.finding(
-            f"`{rel}` must call `main()` under `if __name__ == \"__main__\":`; "
+            f'`{rel}` must call `main()` under `if __name__ == "__main__":`; '
             f"{'the guard does not call it' if guards else 'there is no such guard'}.",
-            location=where)
+            location=where,
+        )
 
 
 def _base_names(cls: ast.ClassDef) -> list[str]:
@@ -423,7 +513,8 @@ def _models(ctx: StaticContext) -> Iterator[Finding]:
                 f"`{rel}` must be valid Python defining the Action and Observation classes; it "
                 f"has a syntax error{f' at line {err.lineno}' if err else ''}.",
                 location=Location(rel, err.lineno if err else None),
-                fix=f"Fix the syntax error in `{rel}`.")
+                fix=f"Fix the syntax error in `{rel}`.",
+            )
         else:
             ctx.skip(["EK207"], "no models.py")
         return
@@ -445,7 +536,8 @@ def _models(ctx: StaticContext) -> Iterator[Finding]:
             yield MODELS_MISSING.finding(
                 f"`{rel}` must define a subclass of openenv's `{kind}`; found {found}"
                 " deriving from none. Most likely it derives from `pydantic.BaseModel`.",
-                location=Location(rel, 1))
+                location=Location(rel, 1),
+            )
 
 
 # -- README card -------------------------------------------------------------------------------
@@ -457,7 +549,8 @@ def _card(ctx: StaticContext) -> Iterator[Finding]:
     if text is None:
         yield CARD_INVALID.finding(
             "Expected `README.md` with Docker Space front matter (the Space card); found none.",
-            location=Location(rel))
+            location=Location(rel),
+        )
         return
     try:
         card = read_card(text)
@@ -467,7 +560,9 @@ def _card(ctx: StaticContext) -> Iterator[Finding]:
     if card is None:
         yield CARD_INVALID.finding(
             "`README.md` must start with YAML front matter between `---` lines (the Space "
-            "card: title, sdk: docker, app_port, ...); it has none.", location=Location(rel, 1))
+            "card: title, sdk: docker, app_port, ...); it has none.",
+            location=Location(rel, 1),
+        )
         return
     for problem in check_card(card, ctx.port):
         yield CARD_INVALID.finding(problem.message, location=Location(rel, problem.line))
@@ -479,20 +574,26 @@ def _inference(ctx: StaticContext) -> Iterator[Finding]:
     if not ctx.exists(rel):
         yield INFERENCE_SCRIPT.finding(
             "Expected `inference.py` (the baseline agent reading API_BASE_URL, MODEL_NAME and "
-            "HF_TOKEN); found none.", location=Location(rel))
+            "HF_TOKEN); found none.",
+            location=Location(rel),
+        )
         return
     tree = ctx.python(rel)
     if tree is None:
         strings = set(re.findall(r"[A-Z_]+", ctx.text(rel) or ""))
     else:
-        strings = {n.value for n in ast.walk(tree)
-                   if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        strings = {
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        }
     missing = [v for v in INFERENCE_VARS if v not in strings]
     if missing:
         yield INFERENCE_SCRIPT.finding(
             f"`inference.py` must read the environment variables {', '.join(INFERENCE_VARS)}; "
             f"it never mentions {', '.join(f'`{m}`' for m in missing)}.",
-            location=Location(rel, 1))
+            location=Location(rel, 1),
+        )
 
 
 # -- concurrency -------------------------------------------------------------------------------
@@ -503,8 +604,11 @@ def _module_assigns(tree: ast.Module) -> dict[str, ast.expr]:
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     out[t.id] = node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None and \
-                isinstance(node.target, ast.Name):
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and node.value is not None
+            and isinstance(node.target, ast.Name)
+        ):
             out[node.target.id] = node.value
     return out
 
@@ -526,8 +630,13 @@ def _resolve_int(node: ast.expr | None, assigns: dict[str, ast.expr], depth: int
         return _resolve_int(assigns.get(node.id), assigns, depth + 1)
     if isinstance(node, ast.Call):
         func = node.func
-        fname = func.id if isinstance(func, ast.Name) else func.attr \
-            if isinstance(func, ast.Attribute) else ""
+        fname = (
+            func.id
+            if isinstance(func, ast.Name)
+            else func.attr
+            if isinstance(func, ast.Attribute)
+            else ""
+        )
         if fname == "int" and node.args:
             return _resolve_int(node.args[0], assigns, depth + 1)
         if fname in ("get", "getenv") and len(node.args) >= 2:
@@ -539,8 +648,9 @@ def _create_app_call(tree: ast.Module) -> ast.Call | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) \
-                else ""
+            name = (
+                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            )
             if name == "create_app":
                 return node
     return None
@@ -554,16 +664,20 @@ def _concurrent_flag(cls: ast.ClassDef) -> tuple[bool | None, int]:
             target, value = node.targets[0], node.value
         elif isinstance(node, ast.AnnAssign):
             target, value = node.target, node.value
-        if isinstance(target, ast.Name) and target.id == "SUPPORTS_CONCURRENT_SESSIONS" and \
-                isinstance(value, ast.Constant):
+        if (
+            isinstance(target, ast.Name)
+            and target.id == "SUPPORTS_CONCURRENT_SESSIONS"
+            and isinstance(value, ast.Constant)
+        ):
             return bool(value.value), node.lineno
     return None, cls.lineno
 
 
 def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
     app_module = ctx.app.partition(":")[0]
-    app_rel = ctx.module_file(app_module) or ("server/app.py" if ctx.exists("server/app.py")
-                                              else None)
+    app_rel = ctx.module_file(app_module) or (
+        "server/app.py" if ctx.exists("server/app.py") else None
+    )
     tree = ctx.python(app_rel) if app_rel else None
     call = _create_app_call(tree) if tree is not None else None
     files = ctx.python_files()
@@ -586,7 +700,9 @@ def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
             yield CAPACITY_ONE.finding(
                 f"`create_app(max_concurrent_envs=...)` should be at least the trainer's "
                 f"generation batch size; it {how}. A second concurrent session gets "
-                "CAPACITY_REACHED.", location=where)
+                "CAPACITY_REACHED.",
+                location=where,
+            )
         elif capacity is not None and capacity > 1 and call.args:
             first = call.args[0]
             env_name = first.id if isinstance(first, ast.Name) else None
@@ -598,19 +714,21 @@ def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
                         f"`{env_name}` must set `SUPPORTS_CONCURRENT_SESSIONS = True` when "
                         f"`max_concurrent_envs={capacity}`; it does not, so OpenEnv "
                         "refuses to start the server.",
-                        location=Location(found[0], found[1].lineno, found[1].col_offset + 1))
+                        location=Location(found[0], found[1].lineno, found[1].col_offset + 1),
+                    )
     for rel in files:
         t = ctx.python(rel)
         if t is None:
             continue
         for cls in (n for n in t.body if isinstance(n, ast.ClassDef)):
-            flag, line = _concurrent_flag(cls)
+            flag, _line = _concurrent_flag(cls)
             if flag:
                 yield from _shared_state(rel, t, cls)
 
 
-def _inherited_flag(cls: ast.ClassDef, classes: dict[str, tuple[str, ast.ClassDef]],
-                    depth: int = 0) -> bool | None:
+def _inherited_flag(
+    cls: ast.ClassDef, classes: dict[str, tuple[str, ast.ClassDef]], depth: int = 0
+) -> bool | None:
     """True/False when known from the class or its local bases; None when a base is foreign
     (other than openenv's `Environment`, whose default is False)."""
     flag, _ = _concurrent_flag(cls)
@@ -641,8 +759,11 @@ def _is_mutable(node: ast.expr) -> bool:
 def _mutated_roots(func: ast.AST) -> Iterator[tuple[ast.expr, ast.AST]]:
     """(container expression, node) for every in-place mutation inside ``func``."""
     for node in ast.walk(func):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in _MUTATORS:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATORS
+        ):
             yield node.func.value, node
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
@@ -654,7 +775,7 @@ def _mutated_roots(func: ast.AST) -> Iterator[tuple[ast.expr, ast.AST]]:
 
 
 def _done_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Globals ``func`` rebinds only to do something once per process (issue #13 item 3,
+    """Globals ``func`` rebinds only to do something once per process (
     textarena_env's ``_ensure_nltk_data``): a top-level ``if`` testing the name, whose body
     returns or raises, comes before the first statement assigning it. A cache of a lazy
     import or a download flag is the same for every session, not an episode's state."""
@@ -662,8 +783,11 @@ def _done_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     assigned: set[str] = set()
     counted: set[str] = set()  # `x += 1` is a counter, never a do-once flag
     for stmt in func.body:
-        if isinstance(stmt, ast.If) and stmt.body and \
-                isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+        if (
+            isinstance(stmt, ast.If)
+            and stmt.body
+            and isinstance(stmt.body[-1], (ast.Return, ast.Raise))
+        ):
             tested = _flag_tested(stmt.test)
             if tested is not None and tested not in assigned:
                 guarded.add(tested)
@@ -678,19 +802,26 @@ def _done_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def _memo_containers(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Module-level dicts ``func`` uses as a memo (issue #13 item 3, "module-level caches
+    """Module-level dicts ``func`` uses as a memo ("module-level caches
     mistaken for shared episode state"): it tests ``key in NAME`` / ``key not in NAME`` and
     only ever stores ``NAME[key] = value`` into it (no ``append``, ``pop``, ``+=``, ``del``).
     A cache keyed by its input gives every session the same value."""
-    tested = {c.id for n in ast.walk(func) if isinstance(n, ast.Compare)
-              and len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn))
-              for c in n.comparators if isinstance(c, ast.Name)}
+    tested = {
+        c.id
+        for n in ast.walk(func)
+        if isinstance(n, ast.Compare)
+        and len(n.ops) == 1
+        and isinstance(n.ops[0], (ast.In, ast.NotIn))
+        for c in n.comparators
+        if isinstance(c, ast.Name)
+    }
     other = set()
     for root, node in _mutated_roots(func):
         if not isinstance(root, ast.Name):
             continue
         stored = isinstance(node, ast.Assign) and all(
-            isinstance(t, ast.Subscript) for t in node.targets)
+            isinstance(t, ast.Subscript) for t in node.targets
+        )
         if not stored:
             other.add(root.id)
     return tested - other
@@ -703,19 +834,29 @@ def _flag_tested(test: ast.expr) -> str | None:
         test = test.operand
     if isinstance(test, ast.Name):
         return test.id
-    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and \
-            len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) and \
-            isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+    if (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
         return test.left.id
     return None
 
 
 def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Finding]:
     module_mutable = {name for name, v in _module_assigns(tree).items() if _is_mutable(v)}
-    class_mutable = {name for name, v in _module_assigns(ast.Module(body=cls.body, type_ignores=[])
-                                                          ).items() if _is_mutable(v)}
+    class_mutable = {
+        name
+        for name, v in _module_assigns(ast.Module(body=cls.body, type_ignores=[])).items()
+        if _is_mutable(v)
+    }
     instance_assigned = {
-        t.attr for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign))
+        t.attr
+        for n in ast.walk(cls)
+        if isinstance(n, (ast.Assign, ast.AnnAssign))
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
     }
@@ -732,7 +873,9 @@ def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Fin
                             f"`{cls.name}` declares `SUPPORTS_CONCURRENT_SESSIONS = True`, so "
                             f"sessions must not share state; `{func.name}()` rebinds the "
                             f"module-level `{name}` (`global {name}`), which every session "
-                            "shares.", location=Location(rel, node.lineno, node.col_offset + 1))
+                            "shares.",
+                            location=Location(rel, node.lineno, node.col_offset + 1),
+                        )
         memo = _memo_containers(func)
         for root, node in _mutated_roots(func):
             name = None
@@ -740,10 +883,15 @@ def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Fin
                 continue
             if isinstance(root, ast.Name) and root.id in module_mutable:
                 name, kind = root.id, "module-level"
-            elif isinstance(root, ast.Attribute) and isinstance(root.value, ast.Name) and \
-                    root.attr in class_mutable and (
-                        root.value.id in ("cls", cls.name) or
-                        (root.value.id == "self" and root.attr not in instance_assigned)):
+            elif (
+                isinstance(root, ast.Attribute)
+                and isinstance(root.value, ast.Name)
+                and root.attr in class_mutable
+                and (
+                    root.value.id in ("cls", cls.name)
+                    or (root.value.id == "self" and root.attr not in instance_assigned)
+                )
+            ):
                 name, kind = root.attr, "class-level"
             if name and name not in reported:
                 reported.add(name)
@@ -751,4 +899,5 @@ def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Fin
                     f"`{cls.name}` declares `SUPPORTS_CONCURRENT_SESSIONS = True`, so sessions "
                     f"must not share state; `{func.name}()` mutates the {kind} container "
                     f"`{name}`, which every session shares.",
-                    location=Location(rel, node.lineno, node.col_offset + 1))
+                    location=Location(rel, node.lineno, node.col_offset + 1),
+                )

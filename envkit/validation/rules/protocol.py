@@ -2,9 +2,8 @@
 
 A reset/state/step/state round trip, ``state`` fields, ``step`` before ``reset``, actions that
 break the schema, malformed frames, and every observation against the /schema observation
-(``reset``'s against 0.10's ``reset_observation`` when given). Source: issue #3 ("EK4xx runtime
-and protocol"); the ``/ws`` handler of openenv-core 0.3.0 and ``openenv`` 0.10 (issue #11 item
-4: 0.10 keeps ``metadata`` in observations and adds a top-level ``metadata`` to replies, both
+(``reset``'s against 0.10's ``reset_observation`` when given). Source: the ``/ws`` handler
+of openenv-core 0.3.0 and ``openenv`` 0.10 (0.10 keeps ``metadata`` in observations and adds a top-level ``metadata`` to replies, both
 accepted; a production-mode server has no HTTP ``/step``).
 """
 
@@ -21,114 +20,127 @@ from envkit.validation.engine import ActionPool, Engine
 from envkit.wire import EnvErrorFrame
 
 ROUND_TRIP_FAILED = register(
-    "EK405", "session-round-trip-failed", Severity.ERROR,
+    "EK405",
+    "session-round-trip-failed",
+    Severity.ERROR,
     rfc008="runtime.state_contract",
     summary="A WebSocket reset/step/state/close round trip does not follow the protocol.",
     what="envkit opens `/ws`, sends `reset`, `state`, `step`, `state`, `close` and checks each "
-         "answer is the frame the protocol defines (`observation` with `observation`, `reward`, "
-         "`done`; `state` with `episode_id`, `step_count`).",
+    "answer is the frame the protocol defines (`observation` with `observation`, `reward`, "
+    "`done`; `state` with `episode_id`, `step_count`).",
     why="`/ws` is the only stateful path: every trainer (TRL, envkit eval) plays episodes "
-        "through it.",
+    "through it.",
     example="The session closes after `reset`; `state` answers a non-object; frames too large "
-            "(over 16 MiB) for a client.",
+    "(over 16 MiB) for a client.",
     fix="Serve the environment with OpenEnv's `create_app` and return Observation "
-        "objects from `reset` and `step`.",
+    "objects from `reset` and `step`.",
 )
 
 OBSERVATION_SCHEMA_MISMATCH = register(
-    "EK406", "observation-schema-mismatch", Severity.ERROR,
+    "EK406",
+    "observation-schema-mismatch",
+    Severity.ERROR,
     rfc008="runtime.observation_schema",
     summary="An observation sent on the wire does not conform to the /schema observation.",
     what="Every observation envkit receives is validated against the observation JSON Schema "
-         "from /schema; `reset`'s against `reset_observation` when /schema gives it (OpenEnv "
-         "0.10), else against `observation`. `reward` and `done` travel outside the "
-         "observation; `metadata` may be inside it (0.10) or not (0.3.0).",
+    "from /schema; `reset`'s against `reset_observation` when /schema gives it (OpenEnv "
+    "0.10), else against `observation`. `reward` and `done` travel outside the "
+    "observation; `metadata` may be inside it (0.10) or not (0.3.0).",
     why="Clients parse observations with your schema; a field of the wrong type breaks "
-        "them at training time, not at development time.",
-    example="`Observation.model_construct(count=\"3\")` sends a string for an integer field.",
+    "them at training time, not at development time.",
+    example='`Observation.model_construct(count="3")` sends a string for an integer field.',
     fix="Build observations with the constructor (validated), never `model_construct`, and "
-        "keep the fields' types honest.",
+    "keep the fields' types honest.",
 )
 
 STEP_BEFORE_RESET = register(
-    "EK407", "step-before-reset-crash", Severity.ERROR,
+    "EK407",
+    "step-before-reset-crash",
+    Severity.ERROR,
     summary="`step` before `reset` raises inside the environment.",
     what="envkit sends a valid action on a fresh WebSocket session, before any `reset`, and "
-         "`POST /step` (which never resets: a fresh instance per request; skipped when the "
-         "server does not serve it, e.g. in production mode).",
+    "`POST /step` (which never resets: a fresh instance per request; skipped when the "
+    "server does not serve it, e.g. in production mode).",
     why="Clients reconnect and step, HTTP /step never resets, and a raise there shows up as "
-        "EXECUTION_ERROR frames or HTTP 500s in training logs.",
+    "EXECUTION_ERROR frames or HTTP 500s in training logs.",
     example="`step` reads `self._target`, which only `reset` sets: AttributeError.",
     fix="Initialise all episode state in `__init__`, and answer a step before reset with an "
-        "observation (done=true, a hint in a field) instead of raising.",
+    "observation (done=true, a hint in a field) instead of raising.",
 )
 
 INVALID_ACTION_ACCEPTED = register(
-    "EK408", "invalid-action-not-rejected", Severity.ERROR,
+    "EK408",
+    "invalid-action-not-rejected",
+    Severity.ERROR,
     summary="Invalid actions (wrong types, missing or extra fields) are not rejected cleanly.",
     what="envkit sends actions that break the action schema: a required field missing, a "
-         "field of the wrong type, an unknown extra field (when the schema forbids extras). "
-         "Over /ws each must give a VALIDATION_ERROR frame and leave the session usable; over "
-         "`POST /step` (when served: production mode has none) each must give HTTP 422.",
+    "field of the wrong type, an unknown extra field (when the schema forbids extras). "
+    "Over /ws each must give a VALIDATION_ERROR frame and leave the session usable; over "
+    "`POST /step` (when served: production mode has none) each must give HTTP 422.",
     why="An agent's malformed tool call must come back as a validation error it can learn "
-        "from, not as a silently coerced action, a crash, or a dead session.",
-    example="A `field_validator(mode=\"before\")` that turns anything into a string accepts "
-            "`{\"message\": [1, 2]}`.",
-    fix="Keep the Action model strict (`extra=\"forbid\"`, no coercing validators).",
+    "from, not as a silently coerced action, a crash, or a dead session.",
+    example='A `field_validator(mode="before")` that turns anything into a string accepts '
+    '`{"message": [1, 2]}`.',
+    fix='Keep the Action model strict (`extra="forbid"`, no coercing validators).',
 )
 
 MALFORMED_FRAME_CRASH = register(
-    "EK409", "malformed-frame-crash", Severity.ERROR,
+    "EK409",
+    "malformed-frame-crash",
+    Severity.ERROR,
     summary="A malformed WebSocket frame (not JSON, unknown type) closes or crashes the session.",
     what="On a session it has reset, envkit sends a frame that is not JSON, one with an "
-         "unknown `type` and one without `type`; each must give an `error` frame "
-         "(INVALID_JSON / UNKNOWN_TYPE) and leave the "
-         "session and the server running.",
-    why="One bad frame from a client must not kill an episode or the server other "
-        "sessions share.",
+    "unknown `type` and one without `type`; each must give an `error` frame "
+    "(INVALID_JSON / UNKNOWN_TYPE) and leave the "
+    "session and the server running.",
+    why="One bad frame from a client must not kill an episode or the server other sessions share.",
     example="A custom WebSocket handler that calls `json.loads` without a try and closes "
-            "the socket.",
-    fix="Use OpenEnv's `/ws` handler, or answer bad frames with an error frame and "
-        "keep reading.",
+    "the socket.",
+    fix="Use OpenEnv's `/ws` handler, or answer bad frames with an error frame and keep reading.",
 )
 
 STEP_COUNT_WRONG = register(
-    "EK415", "step-count-wrong", Severity.ERROR,
+    "EK415",
+    "step-count-wrong",
+    Severity.ERROR,
     rfc008="runtime.state_contract",
     summary="`state.step_count` is not 0 after `reset` or does not count steps.",
     what="envkit reads `state` after `reset` (must be 0) and after one and two steps (must "
-         "equal the number of steps taken in the episode). With EK416 this is RFC 008's "
-         "`runtime.state_contract`, which `openenv validate --level runtime` 0.10 checks.",
+    "equal the number of steps taken in the episode). With EK416 this is RFC 008's "
+    "`runtime.state_contract`, which `openenv validate --level runtime` 0.10 checks.",
     why="Trainers and dashboards read `step_count` for episode lengths and step budgets.",
     example="`step` forgets `self._state.step_count += 1`.",
     fix="Reset `step_count` to 0 in `reset` and add 1 in every `step`.",
 )
 
 EPISODE_ID_IGNORED = register(
-    "EK416", "episode-id-ignored", Severity.ERROR,
+    "EK416",
+    "episode-id-ignored",
+    Severity.ERROR,
     rfc008="runtime.state_contract",
     summary="`reset(episode_id=...)` is not reflected in `state.episode_id`.",
-    what="envkit resets with `episode_id=\"envkit-<random>\"` and reads `state.episode_id` "
-         "after `reset` and after each step of the episode: it must equal the id sent. With "
-         "EK415 this is RFC 008's `runtime.state_contract`, which `openenv validate --level "
-         "runtime` 0.10 checks.",
+    what='envkit resets with `episode_id="envkit-<random>"` and reads `state.episode_id` '
+    "after `reset` and after each step of the episode: it must equal the id sent. With "
+    "EK415 this is RFC 008's `runtime.state_contract`, which `openenv validate --level "
+    "runtime` 0.10 checks.",
     why="Trainers pass episode ids to join rollouts with logs; an ignored id breaks "
-        "that join silently.",
+    "that join silently.",
     example="`reset()` always sets `State(episode_id=str(uuid4()))`.",
     fix="Use `State(episode_id=episode_id or str(uuid4()), step_count=0)` in `reset`.",
 )
 
 HEALTH_WHILE_RESET_FAILS = register(
-    "EK418", "health-while-reset-fails", Severity.ERROR,
+    "EK418",
+    "health-while-reset-fails",
+    Severity.ERROR,
     rfc008="runtime.startup",
     summary="GET /health answers 200 while `reset` fails.",
-    what="When `reset` answers an error frame, envkit checks /health again: it still says "
-         "healthy.",
+    what="When `reset` answers an error frame, envkit checks /health again: it still says healthy.",
     why="Orchestrators trust /health alone; a server that is healthy but cannot reset "
-        "takes traffic and fails every episode.",
+    "takes traffic and fails every episode.",
     example="`reset` needs a data file that is missing from the Docker image.",
     fix="Fix the error `reset` raised (shown in the message); load what `reset` needs at "
-        "start-up so a broken server fails its start instead.",
+    "start-up so a broken server fails its start instead.",
 )
 
 
@@ -154,11 +166,15 @@ def round_trip(engine: Engine, actions: ActionPool, production: bool = False) ->
             else:
                 reset_failed(engine, exc)
             return False
-        engine.ran(ROUND_TRIP_FAILED, EPISODE_ID_IGNORED, STEP_COUNT_WRONG,
-                   HEALTH_WHILE_RESET_FAILS)
+        engine.ran(
+            ROUND_TRIP_FAILED, EPISODE_ID_IGNORED, STEP_COUNT_WRONG, HEALTH_WHILE_RESET_FAILS
+        )
         if not isinstance(first.raw.get("observation"), dict) or "done" not in first.raw:
-            engine.add(ROUND_TRIP_FAILED, "`reset` must answer an `observation` frame with "
-                       f"`observation`, `reward` and `done`; got {_fmt(first.raw)}.")
+            engine.add(
+                ROUND_TRIP_FAILED,
+                "`reset` must answer an `observation` frame with "
+                f"`observation`, `reward` and `done`; got {_fmt(first.raw)}.",
+            )
         state = engine.call("`state`", s.state)
         check_state(engine, state, eid, 0, "after `reset`")
         if actions:
@@ -166,8 +182,7 @@ def round_trip(engine: Engine, actions: ActionPool, production: bool = False) ->
                 for n in (1, 2):
                     res = engine.step(s, actions.at(n - 1))
                     state = engine.call("`state`", s.state)
-                    check_state(engine, state, eid, n,
-                                f"after {n} step{'s' if n > 1 else ''}")
+                    check_state(engine, state, eid, n, f"after {n} step{'s' if n > 1 else ''}")
                     if res.done:
                         break  # what follows `done` is EK417's business
             except EnvErrorFrame:
@@ -177,27 +192,33 @@ def round_trip(engine: Engine, actions: ActionPool, production: bool = False) ->
     return True
 
 
-def check_state(engine: Engine, state: dict[str, Any], eid: str | None, steps: int | None,
-                when: str) -> None:
+def check_state(
+    engine: Engine, state: dict[str, Any], eid: str | None, steps: int | None, when: str
+) -> None:
     """EK405 (not an object with ``step_count``), EK416 (``episode_id`` is not ``eid``),
     EK415 (``step_count`` is not ``steps``); ``None`` skips a comparison."""
     if not isinstance(state, dict) or "step_count" not in state:
         if not engine.has(ROUND_TRIP_FAILED):
-            engine.add(ROUND_TRIP_FAILED, f"`state` must answer an object with `episode_id` "
-                       f"and `step_count`; got {_fmt(state)} {when}.")
+            engine.add(
+                ROUND_TRIP_FAILED,
+                f"`state` must answer an object with `episode_id` "
+                f"and `step_count`; got {_fmt(state)} {when}.",
+            )
         return
-    if eid is not None and state.get("episode_id") != eid and not engine.has(
-            EPISODE_ID_IGNORED):
-        engine.add(EPISODE_ID_IGNORED,
-                   f"`reset(episode_id=\"{eid}\")` must set `state.episode_id` to it; got "
-                   f"{_fmt(state.get('episode_id'))}. Most likely `reset()` ignores "
-                   "`episode_id`.")
-    if steps is not None and state.get("step_count") != steps and not engine.has(
-            STEP_COUNT_WRONG):
-        engine.add(STEP_COUNT_WRONG,
-                   f"`state.step_count` must be {steps} {when}; got "
-                   f"{_fmt(state.get('step_count'))}. Most likely `step_count` is not reset "
-                   "in `reset` or not incremented in `step`.")
+    if eid is not None and state.get("episode_id") != eid and not engine.has(EPISODE_ID_IGNORED):
+        engine.add(
+            EPISODE_ID_IGNORED,
+            f'`reset(episode_id="{eid}")` must set `state.episode_id` to it; got '
+            f"{_fmt(state.get('episode_id'))}. Most likely `reset()` ignores "
+            "`episode_id`.",
+        )
+    if steps is not None and state.get("step_count") != steps and not engine.has(STEP_COUNT_WRONG):
+        engine.add(
+            STEP_COUNT_WRONG,
+            f"`state.step_count` must be {steps} {when}; got "
+            f"{_fmt(state.get('step_count'))}. Most likely `step_count` is not reset "
+            "in `reset` or not incremented in `step`.",
+        )
 
 
 def reset_failed(engine: Engine, exc: EnvErrorFrame) -> None:
@@ -207,13 +228,18 @@ def reset_failed(engine: Engine, exc: EnvErrorFrame) -> None:
     engine.ran(HEALTH_WHILE_RESET_FAILS)
     message = str(exc.data.get("message", ""))[:300]
     if status == 200:
-        engine.add(HEALTH_WHILE_RESET_FAILS,
-                   f"`reset(seed={engine.settings.seeds[0]})` must succeed when GET /health "
-                   f"says healthy; /health answered 200 but `reset` answered {exc.code}: "
-                   f"{message!r}. Health must not be trusted alone.", error=message)
+        engine.add(
+            HEALTH_WHILE_RESET_FAILS,
+            f"`reset(seed={engine.settings.seeds[0]})` must succeed when GET /health "
+            f"says healthy; /health answered 200 but `reset` answered {exc.code}: "
+            f"{message!r}. Health must not be trusted alone.",
+            error=message,
+        )
     else:
-        engine.add(ROUND_TRIP_FAILED, f"`reset` must answer an observation; it answered "
-                   f"{exc.code}: {message!r}.")
+        engine.add(
+            ROUND_TRIP_FAILED,
+            f"`reset` must answer an observation; it answered {exc.code}: {message!r}.",
+        )
         engine.ran(ROUND_TRIP_FAILED)
 
 
@@ -224,8 +250,11 @@ def lost_sessions(engine: Engine) -> None:
     engine.ran(ROUND_TRIP_FAILED)
     if not engine.has(ROUND_TRIP_FAILED):
         check, cause = engine.lost_sessions[0]
-        engine.add(ROUND_TRIP_FAILED, f"Sessions must stay usable; during {check} the session "
-                   f"failed: {cause}", check=check)
+        engine.add(
+            ROUND_TRIP_FAILED,
+            f"Sessions must stay usable; during {check} the session failed: {cause}",
+            check=check,
+        )
 
 
 def step_before_reset(engine: Engine, actions: ActionPool) -> None:
@@ -238,8 +267,7 @@ def step_before_reset(engine: Engine, actions: ActionPool) -> None:
             engine.call("`step` before `reset`", s.step, action)
         except EnvErrorFrame as exc:
             if exc.code == "EXECUTION_ERROR":
-                problems.append(f"over /ws it raised: "
-                                f"{str(exc.data.get('message', ''))[:200]!r}")
+                problems.append(f"over /ws it raised: {str(exc.data.get('message', ''))[:200]!r}")
         except WireError as exc:
             problems.append(f"over /ws the session closed: {exc.message}")
     finally:
@@ -249,10 +277,13 @@ def step_before_reset(engine: Engine, actions: ActionPool) -> None:
         problems.append(f"`POST /step` (a fresh, never reset instance) answered {status}")
     engine.ran(STEP_BEFORE_RESET)
     if problems:
-        engine.add(STEP_BEFORE_RESET,
-                   f"`step({_fmt(action)})` before `reset` must answer an observation (or a "
-                   f"clean error); {'; '.join(problems)}. Most likely `step` uses state "
-                   "that only `reset` creates.", action=action)
+        engine.add(
+            STEP_BEFORE_RESET,
+            f"`step({_fmt(action)})` before `reset` must answer an observation (or a "
+            f"clean error); {'; '.join(problems)}. Most likely `step` uses state "
+            "that only `reset` creates.",
+            action=action,
+        )
 
 
 def invalid_actions(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
@@ -270,8 +301,7 @@ def invalid_actions(engine: Engine, schema: dict[str, Any], actions: ActionPool)
             return
         for label, bad in cases:
             try:
-                answer = engine.call("an invalid `step`", s.request,
-                                     {"type": "step", "data": bad})
+                answer = engine.call("an invalid `step`", s.request, {"type": "step", "data": bad})
             except WireError as exc:
                 problems.append(f"{label}: over /ws the session closed ({exc.message})")
                 s.close()
@@ -282,8 +312,10 @@ def invalid_actions(engine: Engine, schema: dict[str, Any], actions: ActionPool)
             if answer.get("type") == "observation":
                 problems.append(f"{label}: over /ws it was accepted as an action")
             elif answer.get("type") == "error" and data.get("code") != "VALIDATION_ERROR":
-                problems.append(f"{label}: over /ws it reached the environment "
-                                f"({data.get('code')}: {str(data.get('message'))[:120]!r})")
+                problems.append(
+                    f"{label}: over /ws it reached the environment "
+                    f"({data.get('code')}: {str(data.get('message'))[:120]!r})"
+                )
             try:
                 engine.call("`state` after an invalid action", s.state)
             except (EnvErrorFrame, WireError) as exc:
@@ -301,13 +333,15 @@ def invalid_actions(engine: Engine, schema: dict[str, Any], actions: ActionPool)
             problems.append(f"{label}: `POST /step` answered {status}, not 422")
     engine.ran(INVALID_ACTION_ACCEPTED)
     if problems:
-        engine.add(INVALID_ACTION_ACCEPTED,
-                   "Actions that break the action schema must be rejected with "
-                   "VALIDATION_ERROR (WS) / 422 (HTTP) and leave the session usable; "
-                   + "; ".join(problems[:4])
-                   + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
-                   + ". Most likely the Action model coerces or accepts anything.",
-                   problems=problems)
+        engine.add(
+            INVALID_ACTION_ACCEPTED,
+            "Actions that break the action schema must be rejected with "
+            "VALIDATION_ERROR (WS) / 422 (HTTP) and leave the session usable; "
+            + "; ".join(problems[:4])
+            + (f" (+{len(problems) - 4} more)" if len(problems) > 4 else "")
+            + ". Most likely the Action model coerces or accepts anything.",
+            problems=problems,
+        )
 
 
 def _reset_session(engine: Engine) -> Any:
@@ -328,9 +362,11 @@ def malformed_frames(engine: Engine) -> None:
     still works cannot fail for want of a ``reset``: an environment that answers ``step`` or
     ``state`` before ``reset`` with "Call reset() first" is EK407's finding, not this one
     (huggingface/OpenEnv's repl_env, docs/realworld.md)."""
-    frames = [("a frame that is not JSON", "envkit: this is not JSON {"),
-              ("a frame of unknown type", json.dumps({"type": "envkit-unknown"})),
-              ("a frame without `type`", json.dumps({"data": {}}))]
+    frames = [
+        ("a frame that is not JSON", "envkit: this is not JSON {"),
+        ("a frame of unknown type", json.dumps({"type": "envkit-unknown"})),
+        ("a frame without `type`", json.dumps({"data": {}})),
+    ]
     problems: list[str] = []
     s = _reset_session(engine)
     try:
@@ -350,9 +386,11 @@ def malformed_frames(engine: Engine) -> None:
         s.close()
     engine.ran(MALFORMED_FRAME_CRASH)
     if problems:
-        engine.add(MALFORMED_FRAME_CRASH,
-                   "A malformed frame must get an `error` frame (INVALID_JSON / UNKNOWN_TYPE) "
-                   "and leave the session open; " + "; ".join(problems) + ".")
+        engine.add(
+            MALFORMED_FRAME_CRASH,
+            "A malformed frame must get an `error` frame (INVALID_JSON / UNKNOWN_TYPE) "
+            "and leave the session open; " + "; ".join(problems) + ".",
+        )
 
 
 class ObservationWatch:
@@ -377,8 +415,7 @@ class ObservationWatch:
         if err is not None:
             path = ".".join(str(p) for p in err.absolute_path) or "(observation)"
             if not self.count:
-                self.first = (f"`{path}` after `{where}`: {err.message} (observation "
-                              f"{_fmt(obs)})")
+                self.first = f"`{path}` after `{where}`: {err.message} (observation {_fmt(obs)})"
             self.count += 1
 
 
@@ -388,7 +425,9 @@ def observations(engine: Engine, watch: ObservationWatch) -> None:
         return
     engine.ran(OBSERVATION_SCHEMA_MISMATCH)
     if watch.count:
-        engine.add(OBSERVATION_SCHEMA_MISMATCH,
-                   f"Observations must conform to the /schema observation schema "
-                   f"(`reset_observation` for `reset`'s when given); "
-                   f"{watch.count} did not, first: {watch.first}.")
+        engine.add(
+            OBSERVATION_SCHEMA_MISMATCH,
+            f"Observations must conform to the /schema observation schema "
+            f"(`reset_observation` for `reset`'s when given); "
+            f"{watch.count} did not, first: {watch.first}.",
+        )

@@ -1,7 +1,7 @@
 """EK5xx reward integrity: every step reward is a finite number in the declared range, it
 varies, the oracle reaches the maximum and degenerate policies do not.
 
-Source: issue #3 ("EK5xx reward integrity"); RFC 008 (huggingface/OpenEnv#1041) for the
+Source: RFC 008 (huggingface/OpenEnv#1041) for the
 range/oracle/floor ideas; huggingface/OpenEnv#1200 (NaN/inf/out-of-range accepted) and #778
 (a verifier gave 1.0 to the empty answer).
 """
@@ -18,104 +18,116 @@ from envkit.validation.rules import episodes
 from envkit.wire import EnvErrorFrame
 
 REWARD_NOT_FINITE = register(
-    "EK501", "reward-not-finite", Severity.ERROR,
+    "EK501",
+    "reward-not-finite",
+    Severity.ERROR,
     rfc008="runtime.reward_well_formed",
     summary="A step reward is null on the wire: NaN, infinity, or no reward set.",
     what="Every step reward envkit receives must be a finite number. OpenEnv serialises "
-         "NaN and ±inf as `null`, so a step reward of `null` is a finding (a `reset` reward "
-         "of null is fine).",
+    "NaN and ±inf as `null`, so a step reward of `null` is a finding (a `reset` reward "
+    "of null is fine).",
     why="One NaN reward turns the policy's loss into NaN and silently ruins the run "
-        "(huggingface/OpenEnv#1200).",
+    "(huggingface/OpenEnv#1200).",
     example="`reward = correct / total` with `total == 0`; `step` forgetting to set `reward`.",
     fix="Guard divisions and logs, clamp the reward, and always set `reward=` on the "
-        "observation `step` returns.",
+    "observation `step` returns.",
 )
 
 REWARD_NOT_NUMERIC = register(
-    "EK502", "reward-not-a-number", Severity.ERROR,
+    "EK502",
+    "reward-not-a-number",
+    Severity.ERROR,
     rfc008="runtime.reward_well_formed",
     summary="A step reward is not a number (a boolean, a string, a list, ...).",
     what="The step reward on the wire must be an int or a float; booleans are refused.",
-    why="Trainers sum and normalise rewards; `true` or `\"1\"` either crashes them or is "
-        "coerced differently by each client.",
+    why='Trainers sum and normalise rewards; `true` or `"1"` either crashes them or is '
+    "coerced differently by each client.",
     example="`reward=is_correct` (a bool) instead of `reward=float(is_correct)`.",
     fix="Return `reward=float(...)`.",
 )
 
 REWARD_OUT_OF_RANGE = register(
-    "EK503", "reward-out-of-range", Severity.ERROR,
+    "EK503",
+    "reward-out-of-range",
+    Severity.ERROR,
     rfc008="runtime.reward_well_formed",
     summary="A step reward lies outside `validation.reward.range` ([0, 1] by default).",
-    what="Every step reward envkit receives must lie in `[lo, hi]` of "
-         "`validation.reward.range`.",
+    what="Every step reward envkit receives must lie in `[lo, hi]` of `validation.reward.range`.",
     why="Reward scale is part of the training recipe (advantages, KL weights, clipping); an "
-        "unbounded reward lets one rollout dominate the batch (RFC 008 defaults to [0, 1]).",
+    "unbounded reward lets one rollout dominate the batch (RFC 008 defaults to [0, 1]).",
     example="The `openenv init` template: `reward = len(message) * 0.1`, 20.0 for a "
-            "200-character answer.",
+    "200-character answer.",
     fix="Bound the reward (normalise or clamp it), or declare the true range in "
-        "`validation.reward.range`.",
+    "`validation.reward.range`.",
 )
 
 REWARD_CONSTANT = register(
-    "EK504", "reward-constant", Severity.WARNING,
+    "EK504",
+    "reward-constant",
+    Severity.WARNING,
     rfc008="statistical.training_signal",
     summary="Every step envkit played got the same reward: no learning signal.",
     what="Across all steps of the runtime stage (fuzzed, degenerate, exploring and oracle "
-         "policies) the numeric reward never changes (null rewards are left out: EK501 "
-         "reports them). It is judged only when the declared oracle was played: without "
-         "one, a reward stuck at the low end of the range or at a constant step cost is what "
-         "a sparse task looks like when no policy envkit tried reaches its goal (issue #13).",
+    "policies) the numeric reward never changes (null rewards are left out: EK501 "
+    "reports them). It is judged only when the declared oracle was played: without "
+    "one, a reward stuck at the low end of the range or at a constant step cost is what "
+    "a sparse task looks like when no policy envkit tried reaches its goal.",
     why="A constant reward gives zero advantage to every rollout: training runs, burns "
-        "GPU-hours, and learns nothing.",
-    example="The rubric is not wired up and `_apply_rubric` silently returns 0.0 "
-            "(OpenEnv).",
+    "GPU-hours, and learns nothing.",
+    example="The rubric is not wired up and `_apply_rubric` silently returns 0.0 (OpenEnv).",
     fix="Check the reward is computed from the action; declare an oracle so envkit can "
-        "see the maximum reachable.",
+    "see the maximum reachable.",
 )
 
 REWARD_HACKABLE = register(
-    "EK505", "reward-hackable", Severity.ERROR,
+    "EK505",
+    "reward-hackable",
+    Severity.ERROR,
     rfc008="semantic.floor_gap",
     summary="A degenerate policy reaches the maximum reward or scores within `floor_margin` "
-            "of the oracle.",
+    "of the oracle.",
     what="envkit plays degenerate policies built from the action schema: empty values "
-         "(empty strings, zeros, false, empty lists), minimum values, maximum values "
-         "(longest strings, largest numbers) and the first fuzzed action repeated, once per "
-         "seed. None may score (best step reward, averaged over all the seeds) within "
-         "`validation.reward.floor_margin` of `hi` of `validation.reward.range` or of the "
-         "oracle: one lucky episode does not decide it. RFC 008: `semantic.floor_gap`.",
+    "(empty strings, zeros, false, empty lists), minimum values, maximum values "
+    "(longest strings, largest numbers) and the first fuzzed action repeated, once per "
+    "seed. None may score (best step reward, averaged over all the seeds) within "
+    "`validation.reward.floor_margin` of `hi` of `validation.reward.range` or of the "
+    "oracle: one lucky episode does not decide it. RFC 008: `semantic.floor_gap`.",
     why="The policy will find the shortcut: a verifier on the Hub gave 1.0 to the empty "
-        "answer (huggingface/OpenEnv#778), and a length-based reward trains verbosity.",
+    "answer (huggingface/OpenEnv#778), and a length-based reward trains verbosity.",
     example="`reward = len(message) * 0.1`: a 200-character answer of `a`s scores 20.",
     fix="Reward the task, not a proxy: check the answer against the target; give the empty "
-        "or trivial answer the minimum.",
+    "or trivial answer the minimum.",
 )
 
 ORACLE_BELOW_MAX = register(
-    "EK506", "oracle-below-max", Severity.ERROR,
+    "EK506",
+    "oracle-below-max",
+    Severity.ERROR,
     rfc008="semantic.oracle_max",
     summary="The declared oracle does not reach `hi` of `validation.reward.range`, or fails.",
     what="envkit runs `envkit.oracle` (a `module:callable` taking the observation dict, "
-         "run in the environment's interpreter) for one episode per seed; its best step "
-         "reward must reach `hi` in every episode.",
+    "run in the environment's interpreter) for one episode per seed; its best step "
+    "reward must reach `hi` in every episode.",
     why="If a perfect policy cannot reach the maximum, the reward is broken or the range is "
-        "wrong, and the reward-hacking check has nothing to compare against.",
-    example="The oracle answers `observation[\"target\"]` but the observation field was "
-            "renamed to `goal`.",
+    "wrong, and the reward-hacking check has nothing to compare against.",
+    example='The oracle answers `observation["target"]` but the observation field was '
+    "renamed to `goal`.",
     fix="Fix the reward or the oracle, or lower `hi` in `validation.reward.range`.",
 )
 
 NO_ORACLE = register(
-    "EK507", "no-oracle", Severity.INFO,
+    "EK507",
+    "no-oracle",
+    Severity.INFO,
     rfc008="semantic.oracle_max",
     summary="No oracle is declared, so the reward-hacking floor is checked against `hi` only.",
     what="`envkit.oracle` is not set in openenv.yaml (or envkit validated a URL without "
-         "the environment's files).",
+    "the environment's files).",
     why="An oracle proves the maximum reward is reachable and lets envkit compare "
-        "degenerate policies with the best one.",
+    "degenerate policies with the best one.",
     example="An `envkit:` section without `oracle:`.",
     fix="Write `server/oracle.py` with `def policy(observation: dict) -> dict` and set "
-        "`envkit.oracle: server.oracle:policy`.",
+    "`envkit.oracle: server.oracle:policy`.",
 )
 
 
@@ -140,7 +152,7 @@ def verdicts(engine: Engine, *, oracle_played: bool = False) -> None:
 
     Args:
         oracle_played: the declared oracle was played; without it a constant reward is
-            a sparse task nobody solved as far as envkit can tell, not EK504 (issue #13).
+            a sparse task nobody solved as far as envkit can tell, not EK504.
     """
     if not engine.rewards and not engine.latencies:
         return
@@ -157,14 +169,14 @@ def verdicts(engine: Engine, *, oracle_played: bool = False) -> None:
     total = len(engine.rewards)
     texts = {
         REWARD_NOT_FINITE.code: "Every step reward must be a finite number; {n} of {total} "
-                                "step rewards were `null` (NaN or ±inf on the server, or no "
-                                "reward set), first: {first}. Most likely a division by zero "
-                                "or a missing `reward=`.",
+        "step rewards were `null` (NaN or ±inf on the server, or no "
+        "reward set), first: {first}. Most likely a division by zero "
+        "or a missing `reward=`.",
         REWARD_NOT_NUMERIC.code: "Every step reward must be a number; {n} of {total} were "
-                                 "not, first: {first}.",
+        "not, first: {first}.",
         REWARD_OUT_OF_RANGE.code: f"Every step reward must lie in `validation.reward.range` [{lo:g}, "
-                                  f"{hi:g}]; {{n}} of {{total}} did not, first: {{first}}. "
-                                  "Most likely the reward is not normalised.",
+        f"{hi:g}]; {{n}} of {{total}} did not, first: {{first}}. "
+        "Most likely the reward is not normalised.",
     }
     for code, (rule, count, first) in issues.items():
         engine.add(rule, texts[code].format(n=count, total=total, first=first))
@@ -176,24 +188,29 @@ def verdicts(engine: Engine, *, oracle_played: bool = False) -> None:
     if max(numbers) - min(numbers) > EPS:
         return
     if not oracle_played:
-        where = ("the low end of the range" if abs(numbers[0] - lo) <= EPS
-                 else "a step cost, say")
+        where = "the low end of the range" if abs(numbers[0] - lo) <= EPS else "a step cost, say"
         engine.notes.append(
             f"reward: all {len(numbers)} numeric step rewards every policy envkit tried saw "
             f"were {numbers[0]:g} ({where}); without an oracle a sparse task whose goal no "
             "policy reached cannot be told from a constant reward, so EK504 was not judged "
-            "(declare `envkit.oracle` to judge it).")
+            "(declare `envkit.oracle` to judge it)."
+        )
         return
     nulls = total - len(numbers)
     actions = sorted({fuzz.short_json(s.action, 40) for s in numeric})
-    engine.add(REWARD_CONSTANT,
-               f"Rewards should vary with the actions; all {len(numbers)} numeric step "
-               f"rewards envkit saw were {numbers[0]:g}"
-               + (f" ({nulls} more were `null`)" if nulls else "")
-               + f", for {len(actions)} different actions (e.g. {', '.join(actions[:3])}). "
-               "Most likely the reward is not computed from the action (an unset rubric "
-               "gives 0.0).", value=numbers[0], count=len(numbers), nulls=nulls,
-               actions=actions[:10])
+    engine.add(
+        REWARD_CONSTANT,
+        f"Rewards should vary with the actions; all {len(numbers)} numeric step "
+        f"rewards envkit saw were {numbers[0]:g}"
+        + (f" ({nulls} more were `null`)" if nulls else "")
+        + f", for {len(actions)} different actions (e.g. {', '.join(actions[:3])}). "
+        "Most likely the reward is not computed from the action (an unset rubric "
+        "gives 0.0).",
+        value=numbers[0],
+        count=len(numbers),
+        nulls=nulls,
+        actions=actions[:10],
+    )
 
 
 def oracle(engine: Engine, root: Path | None, python: str | None) -> float | None:
@@ -213,11 +230,16 @@ def oracle(engine: Engine, root: Path | None, python: str | None) -> float | Non
     spec = settings.oracle
     engine.ran(ORACLE_BELOW_MAX, NO_ORACLE)
     if not spec:
-        engine.add(NO_ORACLE,
-                   "An oracle should be declared (`envkit.oracle`) so the maximum "
-                   f"reward ({settings.hi:g}) is shown reachable; none is"
-                   + ("." if settings.has_manifest
-                      else " (validating a URL without the environment's manifest)."))
+        engine.add(
+            NO_ORACLE,
+            "An oracle should be declared (`envkit.oracle`) so the maximum "
+            f"reward ({settings.hi:g}) is shown reachable; none is"
+            + (
+                "."
+                if settings.has_manifest
+                else " (validating a URL without the environment's manifest)."
+            ),
+        )
         return None
     if root is None or python is None:
         engine.unran(ORACLE_BELOW_MAX, NO_ORACLE)
@@ -228,36 +250,42 @@ def oracle(engine: Engine, root: Path | None, python: str | None) -> float | Non
     engine.progress(f"oracle `{spec}`")
     bests: list[tuple[int | None, float | None]] = []
     try:
-        with PolicyProcess(spec, root, python,
-                           timeout_s=max(settings.reply_s, 10.0)) as policy:
+        with PolicyProcess(spec, root, python, timeout_s=max(settings.reply_s, 10.0)) as policy:
             for seed in settings.seeds:
                 ep = engine.play_alone(seed, lambda obs, _i: policy(obs), name="oracle")
                 bests.append((seed, ep.best()))
     except PolicyError as exc:
-        engine.add(ORACLE_BELOW_MAX, f"The oracle `{spec}` must play every seed; it failed: "
-                   f"{exc.message}", error=exc.message)
+        engine.add(
+            ORACLE_BELOW_MAX,
+            f"The oracle `{spec}` must play every seed; it failed: {exc.message}",
+            error=exc.message,
+        )
         return None
     below = [(s, b) for s, b in bests if b is None or b < settings.hi - EPS]
     if below:  # a broken oracle is no yardstick for the floor check
         low_seed, best = below[0]
-        engine.add(ORACLE_BELOW_MAX,
-                   f"The oracle `{spec}` must reach the maximum reward {settings.hi:g} in "
-                   f"every episode; with seed {low_seed} its best step reward was "
-                   f"{'none' if best is None else f'{best:g}'} ({len(below)} of {len(bests)} "
-                   "episodes below). Most likely the reward or the oracle is wrong.",
-                   seed=low_seed, best=best)
+        engine.add(
+            ORACLE_BELOW_MAX,
+            f"The oracle `{spec}` must reach the maximum reward {settings.hi:g} in "
+            f"every episode; with seed {low_seed} its best step reward was "
+            f"{'none' if best is None else f'{best:g}'} ({len(below)} of {len(bests)} "
+            "episodes below). Most likely the reward or the oracle is wrong.",
+            seed=low_seed,
+            best=best,
+        )
         return None
     scores = [b for _, b in bests if b is not None]
     return sum(scores) / len(scores) if scores else None
 
 
-def degenerate(engine: Engine, schema: dict[str, Any], actions: ActionPool,
-               oracle_best: float | None) -> dict[str, float]:
+def degenerate(
+    engine: Engine, schema: dict[str, Any], actions: ActionPool, oracle_best: float | None
+) -> dict[str, float]:
     """EK505 (and EK414 when a degenerate episode never ends): empty, minimum, maximum and
     repeat-first policies, each played once per seed, must score (best step reward averaged
     over all the seeds; a seed without a numeric reward counts as ``lo``) below ``hi`` minus
     ``floor_margin`` and below ``oracle_best`` minus ``floor_margin``. One lucky episode
-    does not decide it (issue #13 item 3).
+    does not decide it.
 
     Returns:
         Policy name -> its mean best step reward (the fresh-instance probe's baseline).
@@ -288,31 +316,51 @@ def degenerate(engine: Engine, schema: dict[str, Any], actions: ActionPool,
                 break
             best = ep.best()
             bests[seed] = best if best is not None else settings.lo
-            if (not ep.done and len(ep.steps) >= settings.max_steps
-                    and settings.max_steps_declared
-                    and not engine.has(episodes.EPISODE_NEVER_ENDS)):
-                engine.add(episodes.EPISODE_NEVER_ENDS,
-                           f"Every episode must end within `envkit.max_steps` "
-                           f"({settings.max_steps}); the degenerate policy `{name}` "
-                           f"({fuzz.short_json(action)}) played {settings.max_steps} steps "
-                           f"with seed {seed} without `done=true`.")
+            if (
+                not ep.done
+                and len(ep.steps) >= settings.max_steps
+                and settings.max_steps_declared
+                and not engine.has(episodes.EPISODE_NEVER_ENDS)
+            ):
+                engine.add(
+                    episodes.EPISODE_NEVER_ENDS,
+                    f"Every episode must end within `envkit.max_steps` "
+                    f"({settings.max_steps}); the degenerate policy `{name}` "
+                    f"({fuzz.short_json(action)}) played {settings.max_steps} steps "
+                    f"with seed {seed} without `done=true`.",
+                )
         if not bests:
             continue
         mean = sum(bests.values()) / len(bests)
         means[name] = mean
         if mean >= floor - EPS:
             per_seed = ", ".join(f"seed {k}: {v:g}" for k, v in bests.items())
-            against = (f"the oracle's {oracle_best:g}" if oracle_best is not None
-                       and oracle_best < settings.hi - EPS else f"the maximum {settings.hi:g}")
-            hacks.append(f"`{name}` ({fuzz.short_json(action)}, every step) scored {mean:g} "
-                         f"on average over {len(bests)} seed(s) ({per_seed}), within "
-                         f"`floor_margin` {margin:g} of {against}")
-            evidence.append({"policy": name, "action": action, "mean": mean,
-                             "bests": {str(k): v for k, v in bests.items()}})
+            against = (
+                f"the oracle's {oracle_best:g}"
+                if oracle_best is not None and oracle_best < settings.hi - EPS
+                else f"the maximum {settings.hi:g}"
+            )
+            hacks.append(
+                f"`{name}` ({fuzz.short_json(action)}, every step) scored {mean:g} "
+                f"on average over {len(bests)} seed(s) ({per_seed}), within "
+                f"`floor_margin` {margin:g} of {against}"
+            )
+            evidence.append(
+                {
+                    "policy": name,
+                    "action": action,
+                    "mean": mean,
+                    "bests": {str(k): v for k, v in bests.items()},
+                }
+            )
     engine.ran(REWARD_HACKABLE)
     if hacks:
-        engine.add(REWARD_HACKABLE,
-                   "Degenerate policies must score clearly below the maximum reward; "
-                   + "; ".join(hacks) + ". Most likely the reward rewards a proxy (length, "
-                   "presence) rather than the task.", policies=evidence)
+        engine.add(
+            REWARD_HACKABLE,
+            "Degenerate policies must score clearly below the maximum reward; "
+            + "; ".join(hacks)
+            + ". Most likely the reward rewards a proxy (length, "
+            "presence) rather than the task.",
+            policies=evidence,
+        )
     return means

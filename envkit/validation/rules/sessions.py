@@ -1,6 +1,6 @@
 """EK4xx sessions: concurrent sessions do not share episodes, and capacity is enforced.
 
-Source: issue #3 ("EK4xx runtime and protocol"); TRL plays ``max_concurrent_envs`` sessions
+TRL plays ``max_concurrent_envs`` sessions
 at once; leaked sessions: huggingface/OpenEnv#1000.
 """
 
@@ -27,28 +27,31 @@ from envkit.wire import (
 CAPACITY_PROBE_LIMIT = 64  # sessions opened at most when looking for CAPACITY_REACHED
 
 SESSIONS_INTERFERE = register(
-    "EK419", "sessions-interfere", Severity.ERROR,
+    "EK419",
+    "sessions-interfere",
+    Severity.ERROR,
     rfc008="runtime.episode_isolation",
     summary="Two concurrent sessions change each other's episodes.",
     what="When the server accepts two sessions, envkit plays two seeded episodes "
-         "interleaved step by step and compares them with the same episodes played one "
-         "after the other.",
+    "interleaved step by step and compares them with the same episodes played one "
+    "after the other.",
     why="TRL plays `max_concurrent_envs` episodes at once; shared state turns every batch "
-        "into a mix of episodes with wrong rewards.",
+    "into a mix of episodes with wrong rewards.",
     example="The task is stored in a module-level variable that each `reset` overwrites.",
     fix="Keep all episode state on the environment instance, or set "
-        "`SUPPORTS_CONCURRENT_SESSIONS = False` and `max_concurrent_envs=1`.",
+    "`SUPPORTS_CONCURRENT_SESSIONS = False` and `max_concurrent_envs=1`.",
 )
 
 CAPACITY_NOT_ENFORCED = register(
-    "EK420", "capacity-not-enforced", Severity.WARNING,
-    summary="The server accepts sessions without limit or refuses them without "
-            "CAPACITY_REACHED.",
+    "EK420",
+    "capacity-not-enforced",
+    Severity.WARNING,
+    summary="The server accepts sessions without limit or refuses them without CAPACITY_REACHED.",
     what="envkit opens sessions until the server answers a CAPACITY_REACHED error frame "
-         "(at most 64); the refusal must be that frame.",
+    "(at most 64); the refusal must be that frame.",
     why="Leaked sessions (huggingface/OpenEnv#1000) then exhaust memory instead of being "
-        "refused with a clear error a client can act on. A capacity above 64 cannot be told "
-        "apart from no limit.",
+    "refused with a clear error a client can act on. A capacity above 64 cannot be told "
+    "apart from no limit.",
     example="A custom server without a session limit.",
     fix="Pass `max_concurrent_envs=N` to `create_app` (N >= the trainer's batch size).",
 )
@@ -58,12 +61,13 @@ def _fmt(value: Any) -> str:
     return fuzz.short_json(value, 80)
 
 
-def interleaved(engine: Engine, actions: ActionPool,
-                reference: determinism.Reference | None) -> None:
+def interleaved(
+    engine: Engine, actions: ActionPool, reference: determinism.Reference | None
+) -> None:
     """EK419: two seeded episodes played step by step at the same time must equal the
     ``reference`` episodes (from the determinism check; ``None``: not deterministic, skip).
     Fields the determinism check found fresh on every reply of a single solo run (timings,
-    request ids) are left out (issue #13 item 3)."""
+    request ids) are left out."""
     if reference is None:
         return
     seeds = (list(engine.settings.seeds) * 2)[:2]
@@ -78,8 +82,10 @@ def interleaved(engine: Engine, actions: ActionPool,
             return  # capacity 1: nothing to interleave
         try:
             engine.progress("two sessions interleaved")
-            eps = [Episode(seed, engine.reset(s, seed).observation, policy="interleaved")
-                   for s, seed in ((a, seeds[0]), (b, seeds[1]))]
+            eps = [
+                Episode(seed, engine.reset(s, seed).observation, policy="interleaved")
+                for s, seed in ((a, seeds[0]), (b, seeds[1]))
+            ]
             live = [0, 1]
             for i in range(engine.settings.max_steps):
                 for k in list(live):
@@ -100,19 +106,24 @@ def interleaved(engine: Engine, actions: ActionPool,
     engine.ran(SESSIONS_INTERFERE)
     for ep in eps:
         alone = reference.episodes.get(ep.seed) if ep.seed is not None else None
-        diffs = determinism.compare(alone, ep, reference.volatile, state=False) \
-            if alone else []
+        diffs = determinism.compare(alone, ep, reference.volatile, state=False) if alone else []
         if diffs:
             d = diffs[0]
             where = "the reset observation" if d.where == "reset" else d.where
-            engine.add(SESSIONS_INTERFERE,
-                       f"Two sessions played at the same time must each see the episode they "
-                       f"would see alone; with seeds {seeds[0]} and {seeds[1]} interleaved, "
-                       f"`{d.path}` ({where}) was {_fmt(d.second)} instead of "
-                       f"{_fmt(d.first)} (seed {ep.seed}, actions {_fmt(ep.actions)}). Most "
-                       "likely episode state lives in a module-level or class-level variable.",
-                       field=d.path, where=d.where, alone=d.first, interleaved=d.second,
-                       seed=ep.seed, actions=ep.actions)
+            engine.add(
+                SESSIONS_INTERFERE,
+                f"Two sessions played at the same time must each see the episode they "
+                f"would see alone; with seeds {seeds[0]} and {seeds[1]} interleaved, "
+                f"`{d.path}` ({where}) was {_fmt(d.second)} instead of "
+                f"{_fmt(d.first)} (seed {ep.seed}, actions {_fmt(ep.actions)}). Most "
+                "likely episode state lives in a module-level or class-level variable.",
+                field=d.path,
+                where=d.where,
+                alone=d.first,
+                interleaved=d.second,
+                seed=ep.seed,
+                actions=ep.actions,
+            )
             return
 
 
@@ -126,9 +137,12 @@ def capacity(engine: Engine) -> int:
     engine.progress("capacity")
     time.sleep(0.05)
     try:
-        pool = open_sessions(engine.url, CAPACITY_PROBE_LIMIT + 1,
-                             timeout_s=engine.settings.reply_s,
-                             before_each=engine.check_budget)
+        pool = open_sessions(
+            engine.url,
+            CAPACITY_PROBE_LIMIT + 1,
+            timeout_s=engine.settings.reply_s,
+            before_each=engine.check_budget,
+        )
     except WireTimeout as exc:  # a probe without an answer counts as a closed session
         pool = SessionPool([], Refusal(SESSION_CLOSED, {"message": exc.message}))
     pool.close()
@@ -137,24 +151,34 @@ def capacity(engine: Engine) -> int:
     if why is not None:
         if why.code in (CONNECT_FAILED, SESSION_CLOSED):
             engine.check_alive()
-        refused = ("" if why.code == CAPACITY_REACHED else
-                   f"the connection was refused ({why.message})" if why.code == CONNECT_FAILED
-                   else f"the session closed without an error frame ({why.message})"
-                   if why.code == SESSION_CLOSED
-                   else f"it answered {why.code} instead of CAPACITY_REACHED")
+        refused = (
+            ""
+            if why.code == CAPACITY_REACHED
+            else f"the connection was refused ({why.message})"
+            if why.code == CONNECT_FAILED
+            else f"the session closed without an error frame ({why.message})"
+            if why.code == SESSION_CLOSED
+            else f"it answered {why.code} instead of CAPACITY_REACHED"
+        )
     if accepted == 0 and why is not None and why.code == CONNECT_FAILED:
         # no WebSocket session opens at all (calendar_env answers /ws with 403): EK405 says
-        # so already; there is no capacity to judge (issue #13, one cause, one finding)
+        # so already; there is no capacity to judge (one cause, one finding)
         engine.notes.append(f"capacity: not judged, no WebSocket session opens ({why.message})")
         return 0
     engine.ran(CAPACITY_NOT_ENFORCED)
     if refused is None:
-        engine.add(CAPACITY_NOT_ENFORCED,
-                   f"The server must refuse sessions beyond its capacity with "
-                   f"CAPACITY_REACHED; it accepted {accepted} concurrent sessions (probe "
-                   "limit). Most likely sessions are not limited at all.", accepted=accepted)
+        engine.add(
+            CAPACITY_NOT_ENFORCED,
+            f"The server must refuse sessions beyond its capacity with "
+            f"CAPACITY_REACHED; it accepted {accepted} concurrent sessions (probe "
+            "limit). Most likely sessions are not limited at all.",
+            accepted=accepted,
+        )
     elif refused:
-        engine.add(CAPACITY_NOT_ENFORCED,
-                   f"A session beyond capacity ({accepted} open) must be refused with a "
-                   f"CAPACITY_REACHED error frame; {refused}.", accepted=accepted)
+        engine.add(
+            CAPACITY_NOT_ENFORCED,
+            f"A session beyond capacity ({accepted} open) must be refused with a "
+            f"CAPACITY_REACHED error frame; {refused}.",
+            accepted=accepted,
+        )
     return accepted
