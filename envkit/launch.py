@@ -23,18 +23,17 @@ import json
 import os
 import re
 import shlex
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import APP_PATTERN, DEFAULT_APP
+from envkit.envdir.toml import PYPROJECT_NAME, read_pyproject
+
 #: Kinds of candidate, in the order they are tried.
 KINDS = ("manifest", "package", "script", "dockerfile")
 
-DEFAULT_APP = "server.app:app"
-
-_APP_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 _IDENT_RE = re.compile(r"^[A-Za-z_]\w*$")
 _SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/env sh"}
 _SERVERS = {"uvicorn", "gunicorn", "hypercorn"}
@@ -237,7 +236,7 @@ def _script_candidate(root: Path, pyproject: Mapping[str, Any] | None) -> Launch
         return None
     scripts = (pyproject.get("project") or {}).get("scripts") or {}
     target = scripts.get("server") if isinstance(scripts, Mapping) else None
-    if not isinstance(target, str) or not _APP_RE.match(target.strip()):
+    if not isinstance(target, str) or not APP_PATTERN.fullmatch(target.strip()):
         return None
     module, func = target.strip().split(":", 1)
     where = _locate_module(root, module, _package_dirs(pyproject))
@@ -305,12 +304,9 @@ def _read_pyproject(
 ) -> Mapping[str, Any] | None:
     if isinstance(pyproject, Mapping):
         return pyproject
-    path = Path(pyproject) if pyproject is not None else root / "pyproject.toml"
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
+    path = Path(pyproject) if pyproject is not None else root / PYPROJECT_NAME
+    data, _error = read_pyproject(path.parent)
+    return data
 
 
 def _package_dirs(pyproject: Mapping[str, Any]) -> dict[str, str]:
@@ -406,7 +402,7 @@ def _asgi_app(argv: list[str]) -> tuple[str | None, str | None]:
             if not runs_server:
                 continue
             for arg in segment[i + 1 :]:
-                if _APP_RE.match(arg):
+                if APP_PATTERN.fullmatch(arg):
                     return arg, cd
     return None, None
 

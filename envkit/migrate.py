@@ -45,16 +45,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import (
+    DOCKERFILE_NAME,
+    LEGACY_KEYS,
+    MANIFEST_NAME,
+    OPENENV_REQUIREMENT,
+    PROBE_PLAN_PATH,
+)
 from envkit.errors import SpecError
 
-OPENENV_REQUIREMENT = "openenv>=0.10,<0.11"
-MANIFEST = "openenv.yaml"
-PROBE_PLAN = "validation/runtime.json"
+MANIFEST = MANIFEST_NAME
+PROBE_PLAN = PROBE_PLAN_PATH
 
 # envkit's pre-0.10 keys under `validation:` and where each goes now.
 LEGACY_TO_ENVKIT = ("oracle", "max_steps", "seeds", "step_timeout_s", "startup_timeout_s")
 LEGACY_TO_REWARD = {"reward_range": "range", "floor_margin": "floor_margin"}
-LEGACY_KEYS = frozenset(LEGACY_TO_ENVKIT) | frozenset(LEGACY_TO_REWARD)
 
 # RFC 008 defaults for the required blocks (the values `openenv init` 0.10 writes, except
 # memory, which envkit's templates keep at 512 MB).
@@ -63,7 +68,7 @@ DEFAULT_RESOURCES = {"cpu": 1, "memory_mb": 512, "disk_mb": 1024, "episode_timeo
 DEFAULT_EXECUTION = {
     "kind": "openenv_ws",
     "probe_path": PROBE_PLAN,
-    "dockerfile": "Dockerfile",
+    "dockerfile": DOCKERFILE_NAME,
     "context": ".",
 }
 
@@ -714,12 +719,10 @@ def _is_legacy_line(line: str) -> bool:
 def _pyproject_version(pyproject: Path) -> str | None:
     if not pyproject.is_file():
         return None
-    import tomlkit
+    from envkit.envdir.toml import read_pyproject
 
-    try:
-        project = tomlkit.parse(pyproject.read_text(encoding="utf-8")).get("project", {})
-    except Exception:  # noqa: BLE001 - parse errors are reported by _migrate_pyproject
-        return None
+    data, _error = read_pyproject(pyproject.parent)  # errors: _migrate_pyproject reports them
+    project = (data or {}).get("project", {})
     version = project.get("version") if isinstance(project, dict) else None
     return str(version) if isinstance(version, str) and version else None
 

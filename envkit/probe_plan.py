@@ -22,11 +22,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import PROBE_PLAN_PATH
 from envkit.errors import UserError
 from envkit.findings import Location
 
 PLAN_SCHEMA_VERSION = "1"
-DEFAULT_PROBE_PATH = "validation/runtime.json"
+DEFAULT_PROBE_PATH = PROBE_PLAN_PATH
 DEFAULT_EPISODE_ID = "envkit-probe"
 MAX_PLAN_BYTES = 65_536
 MAX_PLAN_ACTIONS = 100

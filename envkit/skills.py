@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import DEBRIS_DIRS, is_debris
 from envkit.errors import DestinationError, InternalError, UsageError
 from envkit.fsutil import write_atomic
 from envkit.resources import skills_dir
@@ -62,9 +63,6 @@ ALLOWED_KEYS = frozenset(
 )
 REQUIRED_KEYS = ("name", "description")
 
-_DEBRIS_DIRS = {"__pycache__", ".pytest_cache", ".git"}
-_DEBRIS_FILES = {".DS_Store", "Thumbs.db"}
-_DEBRIS_SUFFIXES = (".pyc", ".pyo")
 _LINK_RE = re.compile(r"\]\(([^)\s]+)\)")
 _REF_MENTION_RE = re.compile(r"(?<![\w/.-])(references/[\w./-]+\.md)")
 
@@ -165,9 +163,9 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str, int]:
 def _skill_files(folder: Path) -> tuple[str, ...]:
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in _DEBRIS_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in DEBRIS_DIRS)
         for name in filenames:
-            if name in _DEBRIS_FILES or name.endswith(_DEBRIS_SUFFIXES):
+            if is_debris(name):
                 continue
             out.append((Path(dirpath) / name).relative_to(folder).as_posix())
     return tuple(sorted(out))

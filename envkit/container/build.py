@@ -32,6 +32,7 @@ from envkit.container.dockerfile import (
     preflight,
     read_dockerfile,
 )
+from envkit.envdir.constants import MANIFEST_NAME
 from envkit.errors import BuildError, DockerUnavailableError, UsageError, UserError
 
 #: Warn when the build context (after .dockerignore) is larger than this many bytes.
@@ -183,20 +184,13 @@ def _reference_part(text: str, fallback: str) -> str:
 
 
 def _pyproject(root: Path) -> dict[str, Any]:
-    path = root / "pyproject.toml"
-    if not path.is_file():
-        return {}
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            return {}
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}) or {}
-    except (OSError, ValueError):
-        return {}
+    """The ``[project]`` table, ``{}`` when pyproject.toml is missing or unreadable (the
+    default tag then falls back to the manifest name; EK202 reports the broken file)."""
+    from envkit.envdir.toml import read_pyproject
+
+    data, _error = read_pyproject(root)
+    project = (data or {}).get("project", {})
+    return project if isinstance(project, dict) else {}
 
 
 def default_tag(name: str, version: str | None) -> str:
@@ -253,7 +247,7 @@ def image_labels(
         .replace(microsecond=0)
         .isoformat()
         .replace("+00:00", "Z"),
-        MANIFEST_SHA_LABEL: hashlib.sha256((root / "openenv.yaml").read_bytes()).hexdigest(),
+        MANIFEST_SHA_LABEL: hashlib.sha256((root / MANIFEST_NAME).read_bytes()).hexdigest(),
         ENV_LABEL: name,
         "envkit.version": __version__,
     }
