@@ -1,7 +1,8 @@
 """The one TOML reader: ``pyproject.toml`` of an environment and a template's ``template.toml``.
 
 Every module that reads TOML goes through :func:`parse_toml` or :func:`read_pyproject`, so one
-place decides what a broken file is: a syntax error, a file that is not UTF-8, or values
+place decides what a broken file is: a syntax error, a file that is not UTF-8, an integer
+longer than Python's 4300-digit conversion limit (a plain :class:`ValueError`), or values
 nested so deeply that :mod:`tomllib` overflows the stack (``[[[[...]]]]`` a thousand deep
 raises :class:`RecursionError`, not :class:`tomllib.TOMLDecodeError`). Edits that must keep a
 user's formatting go through tomlkit instead (``envkit migrate``); they do not read facts.
@@ -24,12 +25,12 @@ def parse_toml(text: str) -> dict[str, Any]:
     """Parse TOML ``text`` (the whole document, already decoded).
 
     Raises:
-        TomlError: a syntax error (the message gives tomllib's line and column) or values
-            nested too deeply to parse.
+        TomlError: a syntax error (the message gives tomllib's line and column), an
+            integer too long to convert, or values nested too deeply to parse.
     """
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:  # TOMLDecodeError, and an integer past Python's digit limit
         raise TomlError(str(exc)) from exc
     except RecursionError:
         raise TomlError("values are nested too deeply") from None
