@@ -51,7 +51,8 @@ class _Server(socketserver.ThreadingTCPServer):
 @pytest.fixture
 def echo_port() -> Iterator[int]:
     server = _Server(("127.0.0.1", 0), _Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # a short poll interval: shutdown() waits up to one interval (0.5 s by default)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield server.server_address[1]
@@ -311,7 +312,7 @@ def test_when_the_exec_ends_a_waiting_client_sees_the_end(relay: ExecRelay) -> N
         assert relay._proc is not None
         relay._proc.kill()
         assert _wait(lambda: not relay.alive())
-        conn.settimeout(2)
+        conn.settimeout(1)  # the end arrives at once when it arrives
         assert _read_to_eof(conn) == b""  # TimeoutError today
     finally:
         conn.close()
