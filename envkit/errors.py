@@ -5,11 +5,35 @@ the message and its next step, and exits with :class:`ExitCode`. ``ENVKIT_DEBUG=
 CLI show the traceback as well.
 
 Every message states what went wrong and ends with the next step the user can take.
+
+The tree (exit code in brackets)::
+
+    EnvkitError [2]
+    ├── UserError [2]
+    │   ├── UsageError [2]
+    │   ├── SpecError [2]
+    │   │   └── MigrationRefused [2]     envkit.migrate: a file cannot be parsed
+    │   ├── TemplateError [2]
+    │   ├── DestinationError [2]
+    │   ├── ServerStartError [1]
+    │   ├── WireError [2]
+    │   ├── DockerUnavailableError [2]
+    │   ├── BuildError [1]
+    │   ├── ContainerError [1]
+    │   ├── HubError [2]
+    │   │   └── HubAuthError [2]
+    │   ├── ModelEndpointError [2]
+    │   └── PlanError [2]                envkit.probe_plan: validation/runtime.json
+    └── InternalError [2]
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from envkit.findings import Location
 
 
 class ExitCode(IntEnum):
@@ -110,3 +134,25 @@ class ModelEndpointError(UserError):
 
 class InternalError(EnvkitError):
     """A bug in envkit. The CLI asks the user to report it."""
+
+
+class MigrationRefused(SpecError):
+    """A file ``envkit migrate`` must change cannot be parsed: nothing was written (exit 2).
+
+    Raised by :func:`envkit.migrate.migrate`; the message names the file and, when the parser
+    gives one, its ``line:column``.
+    """
+
+
+class PlanError(UserError):
+    """A probe plan is missing or breaks OpenEnv's plan schema, or cannot be recorded.
+
+    Raised by :mod:`envkit.probe_plan` (``validation/runtime.json``).
+
+    Attributes:
+        location: where in the plan file (JSON syntax errors), else ``None``.
+    """
+
+    def __init__(self, message: str, *, location: Location | None = None, **kw: Any):
+        super().__init__(message, **kw)
+        self.location = location

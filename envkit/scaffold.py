@@ -413,20 +413,7 @@ def init_project(
     dest = (parent / names.raw).absolute()
     exists = _check_destination(dest, force)
     rendered = render_template(tpl, render_context(names, tpl, opts))
-    notes: list[str] = []
-    plan = probe_plan_for(tpl, opts)
-    if plan is not None:
-        from envkit.probe_plan import dumps
-
-        rendered[Path(PROBE_PLAN_PATH)] = dumps(plan).encode("utf-8")
-    else:
-        notes.append(
-            "validation/runtime.json (the probe plan `openenv validate --level "
-            "runtime` plays) was not written: the template's recorded oracle episode "
-            "is for its default options. Adapt `server/oracle.py`, then run "
-            "`envkit migrate` to record it."
-        )
-
+    notes = _add_probe_plan(rendered, tpl, opts)
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -439,20 +426,7 @@ def init_project(
         if skills:
             files += _install_skills(dest, force=force)
     else:
-        staging = Path(tempfile.mkdtemp(prefix=f".{names.raw}.envkit-", dir=parent))
-        try:
-            _write_files(staging, rendered)
-            if skills:
-                files += _install_skills(staging, force=False)
-            os.replace(staging, dest)
-        except BaseException as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            if isinstance(exc, OSError):
-                raise DestinationError(
-                    f"Cannot write {dest}: {exc.strerror or exc}.",
-                    hint="Check permissions and free space.",
-                ) from None
-            raise
+        files += _write_new(dest, rendered, skills=skills)
     lock_result = lock_environment(dest) if lock else LockResult("skipped")
     return InitResult(
         path=dest,
@@ -462,6 +436,55 @@ def init_project(
         lock=lock_result,
         notes=notes,
     )
+
+
+def _add_probe_plan(
+    rendered: dict[Path, bytes], tpl: TemplateInfo, options: Mapping[str, str]
+) -> list[str]:
+    """Add ``validation/runtime.json`` to ``rendered`` (see :func:`probe_plan_for`).
+
+    Returns:
+        The notes for the user: one when no plan could be added, else none.
+    """
+    plan = probe_plan_for(tpl, options)
+    if plan is None:
+        note = (
+            "validation/runtime.json (the probe plan `openenv validate --level "
+            "runtime` plays) was not written: the template's recorded oracle episode "
+            "is for its default options. Adapt `server/oracle.py`, then run "
+            "`envkit migrate` to record it."
+        )
+        return [note]
+    from envkit.probe_plan import dumps
+
+    rendered[Path(PROBE_PLAN_PATH)] = dumps(plan).encode("utf-8")
+    return []
+
+
+def _write_new(dest: Path, rendered: Mapping[Path, bytes], *, skills: bool) -> list[Path]:
+    """Write ``rendered`` (and the skills) into a staging directory next to ``dest``, then
+    rename it into place, so a failure leaves nothing behind.
+
+    Returns:
+        The skill files installed, relative to ``dest`` (``[]`` without ``skills``).
+
+    Raises:
+        DestinationError: a file cannot be written (permissions, free space).
+    """
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.envkit-", dir=dest.parent))
+    try:
+        _write_files(staging, rendered)
+        skill_files = _install_skills(staging, force=False) if skills else []
+        os.replace(staging, dest)
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise DestinationError(
+                f"Cannot write {dest}: {exc.strerror or exc}.",
+                hint="Check permissions and free space.",
+            ) from None
+        raise
+    return skill_files
 
 
 def probe_plan_for(tpl: TemplateInfo, options: Mapping[str, str]) -> dict[str, Any] | None:
