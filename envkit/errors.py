@@ -5,6 +5,18 @@ the message and its next step, and exits with :class:`ExitCode`. ``ENVKIT_DEBUG=
 CLI show the traceback as well.
 
 Every message states what went wrong and ends with the next step the user can take.
+
+Error tree (exit code 2 unless marked 1)::
+
+    EnvkitError
+    ├── UserError
+    │   ├── UsageError, SpecError, TemplateError, DestinationError
+    │   ├── ServerStartError (1), WireError, DockerUnavailableError
+    │   ├── BuildError (1), ContainerError (1), ModelEndpointError
+    │   └── HubError
+    │       ├── HubAuthError
+    │       └── PushBlockedError (1)
+    └── InternalError
 """
 
 from __future__ import annotations
@@ -110,3 +122,13 @@ class ModelEndpointError(UserError):
 
 class InternalError(EnvkitError):
     """A bug in envkit. The CLI asks the user to report it."""
+
+
+class PushBlockedError(HubError):
+    """Preflight found problems in the environment (secrets, static validate errors): nothing
+    was sent. Exit 1, like validate findings.
+
+    Also importable from its former home, ``envkit.hub.errors``.
+    """
+
+    exit_code = ExitCode.FINDINGS

@@ -13,7 +13,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from envkit.errors import EnvkitError, ExitCode, HubAuthError, HubError
+from envkit.errors import (
+    EnvkitError,
+    HubAuthError,
+    HubError,
+    PushBlockedError,  # noqa: F401 - its former import path
+)
 
 T = TypeVar("T")
 
@@ -204,10 +209,3 @@ def call_hub(
                 exc, action=action, repo_id=repo_id, endpoint=endpoint, attempts=attempt
             ) from exc
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-class PushBlockedError(HubError):
-    """Preflight found problems in the environment (secrets, static validate errors): nothing
-    was sent. Exit 1, like validate findings."""
-
-    exit_code = ExitCode.FINDINGS
