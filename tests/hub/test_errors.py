@@ -15,6 +15,7 @@ from envkit.errors import EnvkitError, ExitCode, HubAuthError, HubError, PushBlo
 from envkit.hub.errors import (
     TOKENS_URL,
     HubNetworkError,
+    Retry,
     call_hub,
     is_network_error,
     map_hub_error,
@@ -179,7 +180,11 @@ def test_call_hub_retries_429_honouring_retry_after_then_succeeds():
         return "ok"
 
     out = call_hub(
-        fn, action="commit", repo_id=REPO, endpoint=ENDPOINT, sleep=slept.append, base_delay_s=1.0
+        fn,
+        action="commit",
+        repo_id=REPO,
+        endpoint=ENDPOINT,
+        retry=Retry(sleep=slept.append, base_delay_s=1.0),
     )
     assert out == "ok"
     assert slept == [7.0, 2.0]  # Retry-After, then the doubled backoff
@@ -196,7 +201,11 @@ def test_call_hub_gives_up_after_the_attempts_and_maps_the_last_failure():
 
     with pytest.raises(HubError) as info:
         call_hub(
-            fn, action="commit", repo_id=REPO, endpoint=ENDPOINT, attempts=3, sleep=slept.append
+            fn,
+            action="commit",
+            repo_id=REPO,
+            endpoint=ENDPOINT,
+            retry=Retry(attempts=3, sleep=slept.append),
         )
     assert calls == 3
     assert slept == [1.0, 2.0]
@@ -222,7 +231,13 @@ def test_call_hub_does_not_retry_a_401_and_uses_overrides():
         raise hub_failure(401)
 
     with pytest.raises(HubAuthError):
-        call_hub(unauthorized, action="x", repo_id=REPO, endpoint=ENDPOINT, sleep=pytest.fail)
+        call_hub(
+            unauthorized,
+            action="x",
+            repo_id=REPO,
+            endpoint=ENDPOINT,
+            retry=Retry(sleep=pytest.fail),
+        )
 
 
 def test_push_blocked_error_keeps_its_old_import_path_and_exits_1():
