@@ -21,7 +21,8 @@ The tree (exit code in brackets)::
     │   ├── BuildError [1]
     │   ├── ContainerError [1]
     │   ├── HubError [2]
-    │   │   └── HubAuthError [2]
+    │   │   ├── HubAuthError [2]
+    │   │   └── PushBlockedError [1]   envkit.hub: preflight found problems, nothing sent
     │   ├── ModelEndpointError [2]
     │   └── PlanError [2]                envkit.probe_plan: validation/runtime.json
     └── InternalError [2]
@@ -156,3 +157,13 @@ class PlanError(UserError):
     def __init__(self, message: str, *, location: Location | None = None, **kw: Any):
         super().__init__(message, **kw)
         self.location = location
+
+
+class PushBlockedError(HubError):
+    """Preflight found problems in the environment (secrets, static validate errors): nothing
+    was sent. Exit 1, like validate findings.
+
+    Also importable from its former home, ``envkit.hub.errors``.
+    """
+
+    exit_code = ExitCode.FINDINGS
