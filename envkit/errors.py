@@ -110,3 +110,11 @@ class ModelEndpointError(UserError):
 
 class InternalError(EnvkitError):
     """A bug in envkit. The CLI asks the user to report it."""
+
+
+class BuildTimeoutError(BuildError):
+    """``docker build`` ran past its deadline and was stopped (exit 1, as a failed build).
+
+    Raised by :func:`envkit.container.build.build_image` when its ``deadline`` passes; the
+    build's running step was killed and its intermediate container removed.
+    """
