@@ -19,6 +19,7 @@ The tree (exit code in brackets)::
     │   ├── WireError [2]
     │   ├── DockerUnavailableError [2]
     │   ├── BuildError [1]
+    │   │   └── BuildTimeoutError [1]  envkit.container.build: past the deadline
     │   ├── ContainerError [1]
     │   ├── HubError [2]
     │   │   ├── HubAuthError [2]
@@ -167,3 +168,11 @@ class PushBlockedError(HubError):
     """
 
     exit_code = ExitCode.FINDINGS
+
+
+class BuildTimeoutError(BuildError):
+    """``docker build`` ran past its deadline and was stopped (exit 1, as a failed build).
+
+    Raised by :func:`envkit.container.build.build_image` when its ``deadline`` passes; the
+    build's running step was killed and its intermediate container removed.
+    """

@@ -19,7 +19,6 @@ EK401 message can lead with it instead of burying it under a traceback.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
 import shlex
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir.constants import APP_PATTERN, DEFAULT_APP
+from envkit.envdir.dockerfile import parse as parse_dockerfile
 from envkit.envdir.toml import PYPROJECT_NAME, read_pyproject
 
 #: Kinds of candidate, in the order they are tried.
@@ -327,54 +327,20 @@ def _find_dockerfile(root: Path, dockerfile: Path | None) -> Path | None:
 
 
 def _final_stage(path: Path) -> tuple[list[str], str | None, int, str] | None:
-    """``(argv, workdir, line, text)`` of the final stage: ``ENTRYPOINT`` + ``CMD`` as one
-    argv (shell form becomes ``sh -c``), the last ``WORKDIR`` (relative ones joined), the
-    1-based line and text of the instruction that supplied the command."""
-    from dockerfile_parse import DockerfileParser
-
+    """``(argv, workdir, line, text)`` of the final stage, asked of the one Dockerfile parser
+    (:func:`envkit.envdir.dockerfile.parse`): ``ENTRYPOINT`` + ``CMD`` as one argv (shell
+    form becomes ``sh -c``), the last ``WORKDIR`` (relative ones joined), the 1-based line and
+    text of the instruction that supplied the command. ``None`` when the file is unreadable,
+    does not parse or runs nothing (the static rules report those)."""
     try:
-        parser = DockerfileParser(path=str(path), cache_content=True)
-        structure = parser.structure
-    except Exception:  # noqa: BLE001 - a broken Dockerfile is a static finding, not ours
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return None
-    entry: list[str] = []
-    cmd: list[str] = []
-    workdir: str | None = None
-    line, text = 0, ""
-    for item in structure:
-        name = str(item.get("instruction", "")).upper()
-        value = str(item.get("value", ""))
-        if name == "FROM":
-            entry, cmd, workdir = [], [], None
-        elif name == "WORKDIR":
-            workdir = (
-                value
-                if value.startswith("/") or workdir is None
-                else f"{workdir.rstrip('/')}/{value}"
-            )
-        elif name in ("CMD", "ENTRYPOINT"):
-            words = _command_words(value)
-            if name == "CMD":
-                cmd = words
-            else:
-                entry, cmd = words, []  # ENTRYPOINT resets an inherited CMD
-            line = int(item.get("startline", 0)) + 1
-            text = str(item.get("content", "")).strip()
-    argv = entry + cmd
-    return (argv, workdir, line, text) if argv else None
-
-
-def _command_words(value: str) -> list[str]:
-    """Exec form (JSON array) as is; shell form as ``["sh", "-c", value]``."""
-    value = value.strip()
-    if value.startswith("["):
-        try:
-            words = json.loads(value)
-            if isinstance(words, list) and all(isinstance(w, str) for w in words):
-                return words
-        except ValueError:
-            pass
-    return ["sh", "-c", value]
+    parsed = parse_dockerfile(text)
+    final = parsed.final
+    if parsed.error is not None or not final.argv or final.command is None:
+        return None
+    return list(final.argv), final.workdir, final.command.line, final.command.content.strip()
 
 
 def _asgi_app(argv: list[str]) -> tuple[str | None, str | None]:

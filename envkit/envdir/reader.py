@@ -5,7 +5,7 @@ fact that several commands need (the manifest and its resolved spec, pyproject, 
 Dockerfile, the app and port to serve, the interpreter, the time limits) is asked of it
 rather than re-derived. Parsing itself stays with the module that owns the format
 (:mod:`envkit.manifest` for ``openenv.yaml``, :mod:`envkit.envdir.toml` for TOML,
-:mod:`envkit.container.dockerfile` for the Dockerfile); this class decides *which* file and
+:mod:`envkit.envdir.dockerfile` for the Dockerfile); this class decides *which* file and
 caches the answer. An ``EnvDir`` is a snapshot: make a new one after writing to the directory.
 """
 
@@ -25,6 +25,7 @@ from envkit.envdir.constants import (
 )
 
 if TYPE_CHECKING:
+    from envkit.envdir.dockerfile import ParsedDockerfile
     from envkit.launch import LaunchCandidate
     from envkit.manifest import EnvSpec, Manifest, YamlDocument
     from envkit.project import Timeouts
@@ -179,6 +180,15 @@ class EnvDir:
             return self.dockerfile_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
+
+    @cached_property
+    def dockerfile(self) -> ParsedDockerfile | None:
+        """The root Dockerfile parsed once (:func:`envkit.envdir.dockerfile.parse`), ``None``
+        when it is missing or not UTF-8; a tokeniser failure is in its ``error``."""
+        from envkit.envdir.dockerfile import parse
+
+        text = self.dockerfile_text
+        return None if text is None else parse(text)
 
     # -- how to run it -------------------------------------------------------------------------
     def python(self, override: str | None = None) -> str:
