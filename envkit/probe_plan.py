@@ -22,7 +22,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from envkit.envdir.constants import PROBE_PLAN_PATH
+from envkit.envdir.constants import MANIFEST_NAME, PROBE_PLAN_PATH
 from envkit.errors import PlanError  # also importable from here, its old home
 from envkit.findings import Location
 
@@ -235,7 +235,7 @@ def make_probe_plan(
     spec = manifest.spec
     if not spec.oracle:
         raise PlanError(
-            f"{root / 'openenv.yaml'} declares no oracle, so there is nothing to play.",
+            f"{root / MANIFEST_NAME} declares no oracle, so there is nothing to play.",
             hint="Declare `envkit: {oracle: server.oracle:policy}` (a "
             "function observation dict -> action dict), or write the plan by hand.",
         )

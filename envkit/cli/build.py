@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -107,7 +106,7 @@ def _short(text: str, width: int = 90) -> str:
 def render_result(result: Any, fmt: str) -> None:
     """Print a :class:`envkit.container.BuildResult` on stdout as text or JSON."""
     if fmt == "json":
-        _output.out.print(json.dumps(result.to_dict(), indent=2), markup=False)
+        _output.Output(_output.Format.JSON).data(result.to_dict())
         return
     total = len(result.steps)
     _output.out.print(f"image   {result.image_id}", markup=False)

@@ -3,7 +3,6 @@ preference data."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -212,7 +211,7 @@ def stats_cmd(
     folder, store = _load(eval_dir)
     s = label_stats(folder, store)
     if fmt == "json":
-        _output.out.print(json.dumps(s.to_dict(), indent=2), markup=False)
+        _output.Output(_output.Format.JSON).data(s.to_dict())
         return
     o = _output.out
 
@@ -317,7 +316,7 @@ def push_cmd(
             message=message,
         )
     if fmt == "json":
-        _output.out.print(json.dumps(r.to_dict(), indent=2), markup=False)
+        _output.Output(_output.Format.JSON).data(r.to_dict())
         return
     _output.success(
         f"Pushed {r.export.rows} preference pair(s) to {_output.esc(r.repo_id)} "

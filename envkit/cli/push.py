@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -160,7 +159,7 @@ def push_cmd(
             progress=lambda line: status.update(_output.esc(line)),
         )
     if fmt == "json":
-        _output.out.print(json.dumps(result.to_dict(), indent=2), markup=False)
+        _output.Output(_output.Format.JSON).data(result.to_dict())
     else:
         _render(result)
     if not result.ok:

@@ -151,20 +151,15 @@ def _refuse_unscannable(root: Path, chosen: list[UploadFile]) -> None:
     Raises:
         SpecError: such a file is in the upload set (EK606).
     """
-    from envkit.fsutil import read_bounded
     from envkit.secret_scan import SCAN_LIMIT, allowed_patterns, is_allowed
 
     too_big = [f for f in chosen if f.size > SCAN_LIMIT]
     if not too_big:
         return
-    try:
-        import tomllib
+    from envkit.envdir.toml import read_pyproject
 
-        allow = allowed_patterns(
-            tomllib.loads(read_bounded(root / "pyproject.toml", root=root).decode("utf-8"))
-        )
-    except (OSError, ValueError, RecursionError):
-        allow = ()
+    data, _error = read_pyproject(root)  # a broken pyproject allows nothing (EK202 reports it)
+    allow = allowed_patterns(data) if data is not None else ()
     refused = [f.path for f in too_big if not is_allowed(f.path, allow)]
     if refused:
         raise SpecError(

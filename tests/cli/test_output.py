@@ -19,7 +19,7 @@ CLI_DIR = Path(envkit.cli.__file__).parent
 # Printing JSON outside `Output.data`: rich's print_json, or json.dumps in a command module.
 _OWN_JSON = re.compile(r"print_json\(|json\.dumps\(")
 # Modules whose owners switch them to `Output.data` separately; empty this set once they have.
-_PENDING = {"build.py", "push.py", "label.py"}
+_PENDING: set[str] = set()
 
 
 def _expected(payload: object) -> str:
