@@ -16,7 +16,6 @@ from envkit.cli._options import (
     ReplyTimeoutOpt,
     ReportFormatOpt,
     StartupTimeoutOpt,
-    TimeoutOpt,
     UrlOpt,
 )
 from envkit.errors import ExitCode, UsageError
@@ -42,6 +41,22 @@ def explain(code: str) -> str:
             hint="List the rules with `envkit rules`.",
         )
     return rule.explain() + f"\nDocs: {rule.url}\n"
+
+
+# `validate`'s own --timeout: the shared option's help says "[default: none]", but a validate
+# run always has a budget (600 s, envkit.validation.engine.DEFAULT_BUDGET_S) in every lane.
+ValidateTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        metavar="SECONDS",
+        show_default=False,
+        help="Budget of the whole run in seconds, in every lane: static checks, start-up, "
+        "every check or episode and the stop; with --docker the build too. "
+        "\\[default: 600]",
+    ),
+]
 
 
 def validate_cmd(
@@ -84,7 +99,7 @@ def validate_cmd(
             "--exit-zero", help="Exit 0 even when error findings remain (adopting in CI)."
         ),
     ] = False,
-    timeout: TimeoutOpt = None,
+    timeout: ValidateTimeoutOpt = None,
     startup_timeout: StartupTimeoutOpt = None,
     reply_timeout: ReplyTimeoutOpt = None,
     episodes: Annotated[
@@ -130,8 +145,8 @@ def validate_cmd(
     starts from its openenv.yaml on a free 127.0.0.1 port (stopped afterwards). --url checks
     a running server instead (with PATH too: static on PATH, runtime on the URL using PATH's
     manifest). Exit 0 when no error finding remains, 1 when one does, 2 for usage or config
-    errors. Findings go to stdout, progress to stderr. --timeout bounds the runtime stage
-    (default 600 s). Configure in pyproject.toml under
+    errors. Findings go to stdout, progress to stderr. --timeout bounds the whole run
+    (default 600 s; with --docker the build too). Configure in pyproject.toml under
     \\[tool.envkit.validate] (select, ignore, severity).
 
     Examples:
@@ -148,12 +163,10 @@ def validate_cmd(
     if explain_code is not None:
         _output.out.print(explain(explain_code), end="", markup=False, emoji=False)
         return
-    from envkit.validation import validate
-    from envkit.validation.report import render, summary_line, write_atomic
+    from envkit.validation import RunOptions
 
     if path is None and not url:
         path = Path(".")
-
     # On a terminal progress is one transient status line; in CI logs, one line per stage.
     status = _output.err.status("Validating…") if _output.is_tty() else None
 
@@ -163,38 +176,55 @@ def validate_cmd(
         else:
             _output.err.print(f"[dim]{_output.esc(line)}[/dim]")
 
+    opts = RunOptions(
+        python=python,
+        select=select,
+        ignore=ignore,
+        episodes=episodes,
+        seed=seed,
+        timeout_s=timeout,
+        startup_timeout_s=startup_timeout,
+        reply_timeout_s=reply_timeout,
+        progress=progress,
+    )
     with status if status is not None else contextlib.nullcontext():
         if docker or image is not None:
-            report = _validate_docker(
-                path,
-                image,
-                url=url,
-                python=python,
-                static=static,
-                select=select,
-                ignore=ignore,
-                episodes=episodes,
-                seed=seed,
-                timeout=timeout,
-                startup_timeout=startup_timeout,
-                reply_timeout=reply_timeout,
-                progress=progress,
-            )
+            report = _validate_docker(path, image, url=url, static=static, opts=opts)
         else:
-            report = validate(
-                path,
-                url=url,
-                python=python,
-                static=static,
-                select=select,
-                ignore=ignore,
-                episodes=episodes,
-                seed=seed,
-                timeout_s=timeout,
-                startup_timeout_s=startup_timeout,
-                reply_timeout_s=reply_timeout,
-                progress=progress,
-            )
+            report = _validate_source(path, url=url, static=static, opts=opts)
+    _emit(report, fmt, output, show_all=show_all)
+    if not report.passed and not exit_zero:
+        raise typer.Exit(int(ExitCode.FINDINGS))
+
+
+def _validate_source(path: Path | None, *, url: str | None, static: bool, opts: Any) -> Any:
+    """The source directory or ``--url`` lane (:func:`envkit.validation.validate`)."""
+    from envkit.validation import validate
+
+    return validate(
+        path,
+        url=url,
+        python=opts.python,
+        static=static,
+        select=opts.select,
+        ignore=opts.ignore,
+        episodes=opts.episodes,
+        seed=opts.seed,
+        timeout_s=opts.timeout_s,
+        startup_timeout_s=opts.startup_timeout_s,
+        reply_timeout_s=opts.reply_timeout_s,
+        progress=opts.progress,
+    )
+
+
+def _emit(report: Any, fmt: Format, output: Path | None, *, show_all: bool) -> None:
+    """Write the report to ``output`` (atomically) or stdout; the summary line on stderr.
+
+    Raises:
+        UsageError: ``output`` cannot be written.
+    """
+    from envkit.validation.report import render, summary_line, write_atomic
+
     sink = _output.Output(fmt)
     text = render(report, fmt.value, show_all=show_all)
     if output is not None:
@@ -211,34 +241,25 @@ def validate_cmd(
         sink.text(text, end="")
         if fmt is not Format.TEXT:
             _output.info(_output.esc(summary_line(report)))
-    if not report.passed and not exit_zero:
-        raise typer.Exit(int(ExitCode.FINDINGS))
 
 
 def _validate_docker(
-    path: Path | None,
-    image: str | None,
-    *,
-    url: str | None,
-    python: str | None,
-    static: bool,
-    select: list[str] | None,
-    ignore: list[str] | None,
-    episodes: int,
-    seed: int,
-    timeout: float | None,
-    startup_timeout: float | None,
-    reply_timeout: float | None,
-    progress: Callable[[str], None],
+    path: Path | None, image: str | None, *, url: str | None, static: bool, opts: Any
 ) -> Any:
-    """``--docker`` / ``--image``: the container lane."""
+    """``--docker`` / ``--image``: the container lane (:func:`envkit.validation.validate_docker`).
+
+    Raises:
+        UsageError: ``--url`` or ``--static`` was given too.
+    """
     for flag, used in (("--url", url is not None), ("--static", static)):
         if used:
             raise UsageError(
                 f"{flag} does not apply to --docker (the lane plays the image).",
                 hint=f"Drop {flag} or --docker.",
             )
-    from envkit.container.lane import validate_docker
+    from envkit.validation import validate_docker
+
+    progress = opts.progress
 
     def on_event(event: Any) -> None:
         if event.kind == "step":
@@ -247,16 +268,16 @@ def _validate_docker(
     return validate_docker(
         path or Path("."),
         image=image,
-        select=select,
-        ignore=ignore,
-        episodes=episodes,
-        seed=seed,
-        timeout_s=timeout,
-        startup_timeout_s=startup_timeout,
-        reply_timeout_s=reply_timeout,
+        select=opts.select,
+        ignore=opts.ignore,
+        episodes=opts.episodes,
+        seed=opts.seed,
+        timeout_s=opts.timeout_s,
+        startup_timeout_s=opts.startup_timeout_s,
+        reply_timeout_s=opts.reply_timeout_s,
         on_event=on_event,
         progress=progress,
-        python=python,
+        python=opts.python,
     )
 
 

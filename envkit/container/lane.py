@@ -1,15 +1,15 @@
-"""The container lane of ``envkit validate`` (``--docker``).
+"""The container part of ``envkit validate --docker``: run, wait, diagnose.
 
-Build the image (or take ``--image``), run it hardened (:mod:`envkit.container.hardening`),
-wait for ``GET /health`` through the published port (or the exec relay under
-``--network none``), then play the ordinary runtime stage against that URL
-(``envkit.validation.validate(path, url=...)``) and add what only the image shows
+Run the image hardened (:mod:`envkit.container.hardening`), wait for ``GET /health``
+through the published port (or the exec relay under ``--network none``), hand the URL to
+the caller's ``play`` (the runtime stage), and find what only the image shows
 (EK440-EK446). The container is removed afterwards whatever happens (Ctrl-C included).
+The lane's orchestration (build, one deadline, one report) is
+:func:`envkit.validation.validate_docker`, re-exported here.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 import time
@@ -26,6 +26,7 @@ from envkit.container.hardening import (
     container_facts,
 )
 from envkit.findings import Finding, Rule
+from envkit.validation import validate_docker  # noqa: F401 - re-exported: the lane's entry point
 from envkit.validation.rules import container as RC
 
 #: Label with the lane's run id on the containers the lane starts.
@@ -171,13 +172,15 @@ class _Attempt:
         self.container: Any = None
         self.relay: Any = None
         self.failure: tuple[str, str] | None = None  # (kind, detail)
-        self.health_status: str | None = None
+        # Docker's own HEALTHCHECK verdict (the image's), not envkit's GET /health check
+        self.docker_healthcheck_status: str | None = None
 
     def run(self) -> Started | None:
         """Start and wait; ``None`` on failure (see :attr:`failure`)."""
         import httpx
 
         from envkit.container.relay import ExecRelay
+        from envkit.wire import get_health
 
         name = (
             f"envkit-lane-{re.sub(r'[^a-z0-9-]', '-', self.facts.name.lower())}-"
@@ -200,7 +203,7 @@ class _Attempt:
             while True:
                 self.container.reload()
                 state = self.container.attrs.get("State", {})
-                self.health_status = (state.get("Health") or {}).get("Status")
+                self.docker_healthcheck_status = (state.get("Health") or {}).get("Status")
                 if state.get("OOMKilled"):
                     self.failure = ("oom", "")
                     return None
@@ -209,11 +212,9 @@ class _Attempt:
                     return None
                 if not url:
                     url = self._published_url(state)
-                try:
-                    if url and http.get(f"{url}/health").status_code == 200:
-                        return Started(self.container.id, url, time.monotonic() - start, self.relay)
-                except httpx.HTTPError:
-                    pass
+                # the one definition of healthy (envkit.wire), as every other lane uses
+                if url and get_health(url, client=http).healthy:
+                    return Started(self.container.id, url, time.monotonic() - start, self.relay)
                 now = time.monotonic()
                 if now >= next_look and not self.isolated:
                     next_look = now + SOCKET_CHECK_S
@@ -281,6 +282,74 @@ def _plain_kwargs(facts: ContainerFacts, options: HardenedOptions) -> dict[str, 
     return kw
 
 
+@dataclass(frozen=True)
+class _LaneRun:
+    """One run of the lane: what every start of the image and every diagnosis needs.
+
+    Attributes:
+        client: the ``docker.DockerClient``. image: the image reference played.
+        root: environment directory. facts: its container facts. options: the hardened
+            options. run_id: the lane's id (container label). labels: extra labels.
+        timeout_s: seconds to wait for ``GET /health`` per start. say: progress lines.
+    """
+
+    client: Any
+    image: str
+    root: Path
+    facts: ContainerFacts
+    options: HardenedOptions
+    run_id: str
+    labels: Mapping[str, str] | None
+    timeout_s: float
+    say: Callable[[str], None]
+
+    def attempt(self, kwargs: dict[str, Any]) -> _Attempt:
+        """One start of the image with docker-py ``kwargs``, labelled as this run's."""
+        return _Attempt(
+            self.client,
+            self.image,
+            self.facts,
+            kwargs,
+            _labels(self.facts, self.root, self.run_id, self.labels),
+            self.timeout_s,
+            self.options.isolated,
+        )
+
+    def finding(self, rule: Rule, message: str, log: str = "") -> Finding:
+        return _finding(rule, self.options, self.image, message, log)
+
+
+def _evaluated_codes(options: HardenedOptions) -> list[str]:
+    """The EK44x codes a lane run evaluates (EK445 only under ``no-network``)."""
+    rules = [
+        RC.PORT_UNREACHABLE,
+        RC.NEEDS_ROOT,
+        RC.WRITES_ROOTFS,
+        RC.MEMORY_EXCEEDED,
+        RC.COLD_START_SLOW,
+        RC.CONTAINER_START_FAILED,
+    ]
+    if options.isolated:
+        rules.append(RC.NETWORK_NOT_HONOURED)
+    return [r.code for r in rules]
+
+
+def _require_image(client: Any, image: str) -> None:
+    """Raises UserError when ``image`` does not exist on the engine."""
+    from docker.errors import ImageNotFound
+
+    from envkit.errors import UserError
+
+    try:
+        client.images.get(image)
+    except ImageNotFound:
+        raise UserError(
+            f"The image {image} does not exist on this engine.",
+            hint="Build it (`envkit build`) or drop --image so "
+            "`envkit validate --docker` builds it.",
+        ) from None
+
+
 def run_lane(
     root: Path,
     image: str,
@@ -296,7 +365,8 @@ def run_lane(
     Args:
         root: environment directory (its ``openenv.yaml`` gives the facts).
         image: image reference or id to run.
-        timeout_s: start-up timeout, seconds (default ``envkit.startup_timeout_s``, 60).
+        timeout_s: start-up timeout, seconds (default ``envkit.startup_timeout_s``, 60); the
+            caller caps it by what is left of the run's budget.
         labels: extra container labels.
         play: called with the server's base URL once it is healthy (the runtime stage).
         progress: short progress lines.
@@ -308,118 +378,97 @@ def run_lane(
         DockerUnavailableError: no engine answers. ContainerError: no docker CLI for the
             ``no-network`` relay. UserError: ``image`` does not exist.
     """
-    from docker.errors import ImageNotFound
-
-    from envkit.errors import UserError
-
-    say = progress or (lambda _s: None)
     facts = container_facts(root)
     options = HardenedOptions(facts)
-    out = LaneOutcome(image=image, command=options.command(image))
-    out.ran = [
-        r.code
-        for r in (
-            RC.PORT_UNREACHABLE,
-            RC.NEEDS_ROOT,
-            RC.WRITES_ROOTFS,
-            RC.MEMORY_EXCEEDED,
-            RC.COLD_START_SLOW,
-            RC.CONTAINER_START_FAILED,
-        )
-    ]
-    if options.isolated:
-        out.ran.append(RC.NETWORK_NOT_HONOURED.code)
-    timeout = timeout_s if timeout_s is not None else facts.startup_timeout_s
-    run_id = secrets.token_hex(6)
+    out = LaneOutcome(image=image, command=options.command(image), ran=_evaluated_codes(options))
     client = docker_client()
     try:
-        try:
-            client.images.get(image)
-        except ImageNotFound:
-            raise UserError(
-                f"The image {image} does not exist on this engine.",
-                hint="Build it (`envkit build`) or drop --image so "
-                "`envkit validate --docker` builds it.",
-            ) from None
-        say(
+        _require_image(client, image)
+        run = _LaneRun(
+            client,
+            image,
+            root,
+            facts,
+            options,
+            secrets.token_hex(6),
+            labels,
+            timeout_s if timeout_s is not None else facts.startup_timeout_s,
+            progress or (lambda _s: None),
+        )
+        run.say(
             f"starting {image} hardened ({'--network none, ' if options.isolated else ''}"
             f"uid {HARDENED_USER.split(':')[0]}, read-only)"
         )
-        attempt = _Attempt(
-            client,
-            image,
-            facts,
-            options.create_kwargs(None),
-            _labels(facts, root, run_id, labels),
-            timeout,
-            options.isolated,
-        )
+        attempt = run.attempt(options.create_kwargs(None))
         t = time.perf_counter()
         try:
             started = attempt.run()
             out.timings["container_start"] = round(time.perf_counter() - t, 3)
             if started is None:
-                out.findings.append(
-                    _diagnose(
-                        client, attempt, facts, options, image, root, run_id, labels, timeout, say
-                    )
-                )
+                out.findings.append(_diagnose(run, attempt))
                 return out
-            if options.isolated:
-                names = network_interfaces(attempt.container)
-                if names is not None and set(names) - {"lo"}:
-                    out.findings.append(
-                        _finding(
-                            RC.NETWORK_NOT_HONOURED,
-                            options,
-                            image,
-                            "With `network.mode: no-network` the container must have no network "
-                            f"interface but loopback; it has {', '.join(sorted(set(names)))}.",
-                        )
-                    )
+            out.findings += _interfaces(run, attempt)
             if play is not None:
                 play(started.url)
-            attempt.container.reload()
-            state = attempt.container.attrs.get("State", {})
-            if state.get("OOMKilled"):
-                out.findings.append(
-                    _finding(
-                        RC.MEMORY_EXCEEDED,
-                        options,
-                        image,
-                        f"The container must stay within {facts.memory_mb} MB; the engine killed "
-                        "it for exceeding that during the runtime stage (OOMKilled).",
-                        attempt.logs(),
-                    )
-                )
-            log = attempt.logs(None)
-            if _has(log, _EROFS):
-                out.findings.append(
-                    _finding(
-                        RC.WRITES_ROOTFS,
-                        options,
-                        image,
-                        "The server must write only under `/tmp`; during the runtime stage it "
-                        "failed with `Read-only file system` (EROFS).",
-                        _matching(log, _EROFS),
-                    )
-                )
-            if options.isolated and _has(log, _NO_NET):
-                out.findings.append(
-                    _finding(
-                        RC.NETWORK_NOT_HONOURED,
-                        options,
-                        image,
-                        "With `network.mode: no-network` the environment must not use the "
-                        "network; during the runtime stage it hit network errors.",
-                        _matching(log, _NO_NET),
-                    )
-                )
+            out.findings += _after_play(run, attempt)
             return out
         finally:
             attempt.remove()
     finally:
         client.close()
+
+
+def _interfaces(run: _LaneRun, attempt: _Attempt) -> list[Finding]:
+    """EK445 when a ``no-network`` container has an interface besides loopback."""
+    if not run.options.isolated:
+        return []
+    names = network_interfaces(attempt.container)
+    if names is None or not set(names) - {"lo"}:
+        return []
+    return [
+        run.finding(
+            RC.NETWORK_NOT_HONOURED,
+            "With `network.mode: no-network` the container must have no network "
+            f"interface but loopback; it has {', '.join(sorted(set(names)))}.",
+        )
+    ]
+
+
+def _after_play(run: _LaneRun, attempt: _Attempt) -> list[Finding]:
+    """What the container shows after the runtime stage: killed for memory (EK443), writes
+    outside ``/tmp`` (EK442), network use under ``no-network`` (EK445)."""
+    found: list[Finding] = []
+    attempt.container.reload()
+    state = attempt.container.attrs.get("State", {})
+    if state.get("OOMKilled"):
+        found.append(
+            run.finding(
+                RC.MEMORY_EXCEEDED,
+                f"The container must stay within {run.facts.memory_mb} MB; the engine killed "
+                "it for exceeding that during the runtime stage (OOMKilled).",
+                attempt.logs(),
+            )
+        )
+    log = attempt.logs(None)
+    if _has(log, _EROFS):
+        found.append(
+            run.finding(
+                RC.WRITES_ROOTFS,
+                "The server must write only under `/tmp`; during the runtime stage it "
+                "failed with `Read-only file system` (EROFS).",
+                _matching(log, _EROFS),
+            )
+        )
+    if run.options.isolated and _has(log, _NO_NET):
+        found.append(
+            run.finding(
+                RC.NETWORK_NOT_HONOURED,
+                "With `network.mode: no-network` the environment must not use the "
+                "network; during the runtime stage it hit network errors.",
+                _matching(log, _NO_NET),
+            )
+        )
+    return found
 
 
 def _matching(log: str, needles: Sequence[str], limit: int = 8) -> str:
@@ -439,249 +488,97 @@ def _finding(
     return rule.finding(text, image=image, docker_run=options.flags(), log_tail=log)
 
 
-def _diagnose(
-    client: Any,
-    attempt: _Attempt,
-    facts: ContainerFacts,
-    options: HardenedOptions,
-    image: str,
-    root: Path,
-    run_id: str,
-    labels: Mapping[str, str] | None,
-    timeout: float,
-    say: Callable[[str], None],
-) -> Finding:
-    """The finding for a hardened start that failed (cheapest evidence first)."""
+def _diagnose(run: _LaneRun, attempt: _Attempt) -> Finding:
+    """The finding for a hardened start that failed (cheapest evidence first): what the
+    wait saw (OOM, loopback only, timeout), then the exit's log, then one plain start."""
     kind, detail = attempt.failure or ("timeout", "")
     log = attempt.logs()
-    healthy = " (its HEALTHCHECK reports `healthy`)" if attempt.health_status == "healthy" else ""
+    if kind in ("oom", "loopback", "timeout"):
+        return _diagnose_wait(run, attempt, kind, detail, log)
+    return _diagnose_exit(run, detail, log)
+
+
+def _diagnose_wait(run: _LaneRun, attempt: _Attempt, kind: str, detail: str, log: str) -> Finding:
+    """The finding for a start the wait itself ended: killed for memory, listening on
+    loopback only, or no healthy ``/health`` within the start-up timeout."""
+    port = run.facts.port
     if kind == "oom":
-        return _finding(
+        return run.finding(
             RC.MEMORY_EXCEEDED,
-            options,
-            image,
-            f"The container must start within {facts.memory_mb} MB of memory; the "
+            f"The container must start within {run.facts.memory_mb} MB of memory; the "
             "engine killed it for exceeding that (OOMKilled).",
             log,
         )
     if kind == "loopback":
-        return _finding(
+        # Docker's own HEALTHCHECK status (from the image), not envkit's /health check
+        healthcheck = (
+            " (its HEALTHCHECK reports `healthy`)"
+            if attempt.docker_healthcheck_status == "healthy"
+            else ""
+        )
+        return run.finding(
             RC.PORT_UNREACHABLE,
-            options,
-            image,
             f"The server must listen on every address so `GET /health` answers "
-            f"through the published port; it listens on {detail} port {facts.port} "
-            f"only{healthy}, so the port mapping cannot reach it.",
+            f"through the published port; it listens on {detail} port {port} "
+            f"only{healthcheck}, so the port mapping cannot reach it.",
             log,
         )
-    if kind == "timeout":
-        listening = (
-            f"it listens on {detail} port {facts.port} but /health never returned 200"
-            if detail
-            else f"nothing listens on port {facts.port} yet"
-        )
-        return _finding(
-            RC.COLD_START_SLOW,
-            options,
-            image,
-            f"The container must answer `GET /health` within {timeout:g} s; {listening}.",
-            log,
-        )
-    exit_code = detail
+    listening = (
+        f"it listens on {detail} port {port} but /health never returned 200"
+        if detail
+        else f"nothing listens on port {port} yet"
+    )
+    return run.finding(
+        RC.COLD_START_SLOW,
+        f"The container must answer `GET /health` within {run.timeout_s:g} s; {listening}.",
+        log,
+    )
+
+
+def _diagnose_exit(run: _LaneRun, exit_code: str, log: str) -> Finding:
+    """The finding for a container that exited before answering: a known signature in
+    its log, else one more start without the hardening options tells root from a crash."""
     if _has(log, _EROFS):
-        return _finding(
+        return run.finding(
             RC.WRITES_ROOTFS,
-            options,
-            image,
             "The server must write only under `/tmp` (the root filesystem is "
             f"read-only); it exited with code {exit_code} after `Read-only file "
             "system` (EROFS).",
             log,
         )
     if _has(log, _EACCES):
-        return _finding(
+        return run.finding(
             RC.NEEDS_ROOT,
-            options,
-            image,
             f"The image must run as an arbitrary non-root uid ({HARDENED_USER}); "
             f"it exited with code {exit_code} after a permission error.",
             log,
         )
-    if options.isolated and _has(log, _NO_NET):
-        return _finding(
+    if run.options.isolated and _has(log, _NO_NET):
+        return run.finding(
             RC.NETWORK_NOT_HONOURED,
-            options,
-            image,
             "With `network.mode: no-network` the environment must start without "
             f"the network; under `--network none` it exited with code {exit_code} "
             "after a network error.",
             log,
         )
     # No known signature: does it run without the hardening options? (one more start)
-    say("the hardened container failed; trying once without hardening")
-    plain = _Attempt(
-        client,
-        image,
-        facts,
-        _plain_kwargs(facts, options),
-        _labels(facts, root, run_id, labels),
-        timeout,
-        options.isolated,
-    )
+    run.say("the hardened container failed; trying once without hardening")
+    plain = run.attempt(_plain_kwargs(run.facts, run.options))
     try:
         ok = plain.run() is not None
     finally:
         plain.remove()
     if ok:
-        return _finding(
+        return run.finding(
             RC.NEEDS_ROOT,
-            options,
-            image,
             f"The image must run hardened (uid {HARDENED_USER}, read-only, no "
             f"capabilities); it exited with code {exit_code} that way, but starts "
             "without those options.",
             log,
         )
-    return _finding(
+    return run.finding(
         RC.CONTAINER_START_FAILED,
-        options,
-        image,
         f"The container must answer `GET /health`; it exited with code "
         f"{exit_code} before that (also without the hardening options).",
         log,
-    )
-
-
-def validate_docker(
-    path: str | os.PathLike[str] = ".",
-    *,
-    image: str | None = None,
-    select: Sequence[str] | None = None,
-    ignore: Sequence[str] | None = None,
-    episodes: int = 5,
-    seed: int = 0,
-    timeout_s: float | None = None,
-    startup_timeout_s: float | None = None,
-    reply_timeout_s: float | None = None,
-    labels: Mapping[str, str] | None = None,
-    build_options: Mapping[str, Any] | None = None,
-    on_event: Callable[[Any], None] | None = None,
-    progress: Callable[[str], None] | None = None,
-    python: str | None = None,
-) -> Any:
-    """``envkit validate --docker``: static checks, then the runtime stage played against the
-    environment's image run hardened.
-
-    Args:
-        path: environment directory (holds ``openenv.yaml`` and the ``Dockerfile``).
-        image: image to play; ``None`` builds it first (``NAME:VERSION``, as
-            :func:`envkit.container.build_image`; the build cache makes rebuilds fast).
-        select, ignore, episodes, seed: as :func:`envkit.validation.validate`.
-        timeout_s: the runtime stage's budget in seconds (``--timeout``); also caps the
-            start-up timeout.
-        startup_timeout_s: seconds to wait for the container's ``GET /health``
-            (``--startup-timeout``; default ``envkit.startup_timeout_s``, 60).
-        reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
-        labels: extra labels for the image (when built) and the container.
-        build_options: extra keyword arguments for ``build_image``.
-        on_event: build progress (:class:`envkit.container.BuildEvent`).
-        progress: short progress lines.
-        python: interpreter that runs the oracle (the agent side, on the host) against the
-            container (default as :func:`envkit.project.resolve_python`).
-
-    Returns:
-        A :class:`~envkit.validation.report.ValidationReport` with ``lane == "docker"``.
-
-    Raises:
-        UsageError, SpecError: as :func:`envkit.validation.validate`, or no ``openenv.yaml``.
-        BuildError, UserError: the build failed (nothing is left behind).
-        DockerUnavailableError: no engine answers.
-    """
-    from envkit.container.build import _pyproject, build_image, default_tag
-    from envkit.errors import UsageError
-    from envkit.validation import validate
-    from envkit.validation.config import build_selection
-    from envkit.validation.report import CheckResult, ValidationReport
-
-    root = Path(path).expanduser()
-    if not root.is_dir():
-        raise UsageError(
-            f"{root} is not a directory.",
-            hint="Pass the environment's directory (it holds openenv.yaml).",
-        )
-    root = root.resolve()
-    facts = container_facts(root)
-    selection = build_selection(root, select=select, ignore=ignore)
-    timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    if image is None:
-        version = _pyproject(root).get("version")
-        tag = default_tag(facts.name, version if isinstance(version, str) else None)
-        if progress:
-            progress(f"building {tag}")
-        built = build_image(
-            root, tag=tag, labels=labels, on_event=on_event, **dict(build_options or {})
-        )
-        timings["build"] = round(built.seconds, 3)
-        image = tag
-    reports: list[Any] = []
-
-    def play(url: str) -> None:
-        reports.append(
-            validate(
-                root,
-                url=url,
-                python=python,
-                select=select,
-                ignore=ignore,
-                episodes=episodes,
-                seed=seed,
-                timeout_s=timeout_s,
-                reply_timeout_s=reply_timeout_s,
-                progress=progress,
-                oracle_with_url=True,
-            )
-        )
-
-    startup = startup_timeout_s if startup_timeout_s is not None else facts.startup_timeout_s
-    if timeout_s is not None:
-        startup = min(startup, timeout_s)
-    lane = run_lane(root, image, timeout_s=startup, labels=labels, play=play, progress=progress)
-    if reports:
-        base = reports[0]
-        why = ""
-    else:
-        base = validate(root, static=True, select=select, ignore=ignore, progress=progress)
-        why = "the container did not answer GET /health (see EK44x)"
-    mine = []
-    for f in lane.findings:
-        if selection.enabled(f.code):
-            f.severity = selection.severity_of(f.code, f.severity)
-            mine.append(f)
-    checks = []
-    for c in base.checks:
-        if c.code.startswith("EK44") and selection.enabled(c.code):
-            found = [f for f in mine if f.code == c.code]
-            if found or c.code in lane.ran:
-                failed = any(f.severity.value == "error" for f in found)
-                c = CheckResult(
-                    c.code, c.name, c.stage, "failed" if failed else "passed", "", found
-                )
-            else:
-                c = CheckResult(
-                    c.code, c.name, c.stage, "skipped", "declared network is not `no-network`", []
-                )
-        elif why and c.stage == "runtime" and c.status == "skipped" and c.reason == "--static":
-            c = CheckResult(c.code, c.name, c.stage, "skipped", why, c.findings)
-        checks.append(c)
-    timings.update(base.timings)
-    timings.update(lane.timings)
-    timings["total"] = time.perf_counter() - t0
-    return ValidationReport(
-        target=f"{root} @ {image}",
-        findings=base.findings + mine,
-        checks=checks,
-        timings=timings,
-        root=root,
-        lane="docker",
     )

@@ -17,15 +17,26 @@ as a preflight.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from envkit.envdir.constants import DEFAULT_APP
-from envkit.findings import RULES, Finding, Stage, codes_of, family_digits
-from envkit.validation.report import CheckResult, RuntimeNote, ValidationReport
+from envkit.findings import Stage, codes_of, family_digits
+from envkit.validation import report as R
+from envkit.validation.report import CheckResult, Evaluated, RuntimeNote, ValidationReport
 
-__all__ = ["CheckResult", "RuntimeNote", "ValidationReport", "run_static_only", "validate"]
+__all__ = [
+    "CheckResult",
+    "RuntimeNote",
+    "ValidationReport",
+    "run_static_only",
+    "validate",
+    "validate_docker",
+]
 
 
 def raw_app(root: Path) -> tuple[str | None, str]:
@@ -76,6 +87,44 @@ def _load_rules() -> None:
     import envkit.validation.rules  # noqa: F401 - the one import that registers every rule
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of one ``envkit validate`` run, shared by every lane.
+
+    Attributes:
+        python: interpreter for the server (source lane) and the oracle (``--python``).
+        select: rule codes or prefixes to run (replaces the config's ``select``).
+        ignore: codes or prefixes to drop (added to the config's ``ignore``).
+        episodes: fuzzed episodes in the runtime stage (>= 1).
+        seed: seed of the action generator.
+        timeout_s: the whole run's budget in seconds (``--timeout``; ``None``: 600).
+        startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
+        reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
+        progress: called with short progress lines.
+    """
+
+    python: str | None = None
+    select: Sequence[str] | None = None
+    ignore: Sequence[str] | None = None
+    episodes: int = 5
+    seed: int = 0
+    timeout_s: float | None = None
+    startup_timeout_s: float | None = None
+    reply_timeout_s: float | None = None
+    progress: Callable[[str], None] | None = None
+
+
+@dataclass
+class _RuntimePlan:
+    """Whether and how the runtime stage plays: ``not_run`` is the skip reason when it does
+    not; ``app`` the app to start without a readable manifest; ``assumptions`` what it assumes
+    then."""
+
+    not_run: str = ""
+    app: str | None = None
+    assumptions: list[str] = field(default_factory=list)
+
+
 def validate(
     path: str | Path | None = ".",
     *,
@@ -109,13 +158,13 @@ def validate(
         ignore: codes or prefixes to drop; added to the config's ``ignore``.
         episodes: fuzzed episodes in the runtime stage (>= 1).
         seed: seed of the action generator (runs are reproducible).
-        timeout_s: overall runtime-stage budget in seconds (``--timeout``; ``None``: the
-            engine's default). See :class:`envkit.project.Timeouts`.
+        timeout_s: the whole run's budget in seconds (``--timeout``; ``None``: 600 s, the
+            engine's default), static stage included. See :class:`envkit.project.Timeouts`.
         startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
         reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
         progress: called with short progress lines (the CLI prints them on stderr).
         oracle_with_url: with ``url`` and ``path``, also play ``path``'s oracle (in
-            ``python``) against the URL; the docker lane does.
+            ``python``) against the URL.
 
     Returns:
         The :class:`ValidationReport`; ``report.passed`` is False when an error finding
@@ -126,11 +175,35 @@ def validate(
             codes, ``episodes`` < 1 (exit 2).
         SpecError: invalid ``[tool.envkit.validate]`` (unknown key, code or severity).
     """
+    from envkit.validation.engine import Budget
+
+    opts = RunOptions(
+        python=python,
+        select=select,
+        ignore=ignore,
+        episodes=episodes,
+        seed=seed,
+        timeout_s=timeout_s,
+        startup_timeout_s=startup_timeout_s,
+        reply_timeout_s=reply_timeout_s,
+        progress=progress,
+    )
+    t0 = time.perf_counter()
+    budget = Budget.start(timeout_s)
+    root = _checked_root(path, url, episodes)
+    return _run(root, url, opts, budget, static=static, oracle_with_url=oracle_with_url, t0=t0)
+
+
+def _checked_root(path: str | Path | None, url: str | None, episodes: int) -> Path | None:
+    """The resolved environment directory (``None``: ``--url`` only).
+
+    Raises:
+        UsageError: neither ``path`` nor ``url``, ``episodes`` < 1, ``path`` missing or
+            not a directory.
+    """
     from envkit.errors import UsageError
-    from envkit.validation.config import build_selection
 
     _load_rules()
-    t0 = time.perf_counter()
     if path is None and not url:
         raise UsageError(
             "Nothing to validate: give an environment directory or --url.",
@@ -138,160 +211,173 @@ def validate(
         )
     if episodes < 1:
         raise UsageError(f"--episodes must be >= 1; got {episodes}.", hint="Pass --episodes 5.")
-    root: Path | None = None
-    if path is not None:
-        root = Path(path).expanduser()
-        if not root.exists():
-            raise UsageError(
-                f"{root} does not exist.",
-                hint="Pass the environment's directory (it holds openenv.yaml).",
-            )
-        if not root.is_dir():
-            raise UsageError(
-                f"{root} is not a directory.", hint="Pass the directory that holds openenv.yaml."
-            )
-        root = root.resolve()
-    selection = build_selection(root, select=select, ignore=ignore)
-
-    findings: list[Finding] = []
-    ran: set[str] = set()
-    skipped: dict[str, str] = {}
-    timings: dict[str, float] = {}
-    manifest = None
-
-    if root is not None:
-        from envkit.validation.static import run_static
-
-        static_findings, static_ran, static_skipped, secs = run_static(root, progress)
-        findings += static_findings
-        ran.update(static_ran)
-        skipped.update(static_skipped)
-        timings["static"] = secs
-        from envkit.project import spec_or_none
-
-        manifest = spec_or_none(root)
-
-    runtime_codes = codes_of(Stage.RUNTIME)
-    app: str | None = None
-    assumptions: list[str] = []
-    launch: str | None = None
-    runtime_notes: list[str] = []
-    not_run = ""
-    if static or not selection.wants_stage(family_digits(Stage.RUNTIME)):
-        not_run = "--static was given" if static else "no runtime rule is selected"
-    elif manifest is None:
-        # never skipped silently: play what can be played, say what was assumed
-        why = (
-            "openenv.yaml is missing or invalid (see EK1xx)"
-            if root is not None
-            else "--url without an environment directory"
+    if path is None:
+        return None
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise UsageError(
+            f"{root} does not exist.",
+            hint="Pass the environment's directory (it holds openenv.yaml).",
         )
-        if root is not None and not url:
-            app, source = raw_app(root)
-            if app is None:
-                not_run = source
-            else:
-                assumptions.append(f"server started from {source}")
-        if not not_run:
-            assumptions += _assumed_defaults(why)
-    if not_run:
-        skipped.update(dict.fromkeys(runtime_codes, not_run))
+    if not root.is_dir():
+        raise UsageError(
+            f"{root} is not a directory.", hint="Pass the directory that holds openenv.yaml."
+        )
+    return root.resolve()
+
+
+def _run(
+    root: Path | None,
+    url: str | None,
+    opts: RunOptions,
+    budget: Any,
+    *,
+    static: bool = False,
+    oracle_with_url: bool = False,
+    t0: float,
+) -> ValidationReport:
+    """The source and ``--url`` lanes: static stage, runtime plan, runtime stage, report.
+
+    Args:
+        root: checked environment directory or ``None``. url: a running server or ``None``.
+        opts: the run's options. budget: the run's :class:`~envkit.validation.engine.Budget`.
+        static: skip the runtime stage. oracle_with_url: see :func:`validate`.
+        t0: ``time.perf_counter()`` at the start of the run (for ``timings["total"]``).
+    """
+    from envkit.validation.config import build_selection
+
+    selection = build_selection(root, select=opts.select, ignore=opts.ignore)
+    ev = Evaluated()
+    manifest = _static_stage(root, opts.progress, ev)
+    plan = _runtime_plan(root, url, manifest, static=static, wanted=_wants_runtime(selection))
+    note = RuntimeNote(ran=not plan.not_run, reason=plan.not_run or None)
+    note.assumptions = plan.assumptions
+    if plan.not_run:
+        ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
     else:
-        from envkit.validation.runtime import RuntimeTarget, run_runtime
+        target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url)
+        note.launch, note.notes = _runtime_stage(target, opts, budget, ev, lane=_lane(url))
+        if manifest is None and root is None:
+            plan.assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
+    ev.timings["total"] = time.perf_counter() - t0
+    return R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
 
-        # run_runtime resolves the interpreter once and hands it to the server and the oracle
-        target = RuntimeTarget(
-            url=url,
-            root=root if oracle_with_url or not url else None,
-            manifest=manifest,
-            python=python,
-            app=app,
-        )
-        outcome = run_runtime(
-            target,
-            episodes=episodes,
-            seed=seed,
-            timeout_s=timeout_s,
-            startup_timeout_s=startup_timeout_s,
-            reply_timeout_s=reply_timeout_s,
-            progress=progress,
-        )
-        runtime_findings = outcome.findings
-        launch, runtime_notes = outcome.launch, list(outcome.notes)
-        if manifest is None and root is not None:
-            # the oracle may be declared in the unreadable manifest: "none declared" would
-            # be a guess, so the oracle rules are not evaluated
-            oracle_codes = {"EK506", "EK507"}
-            runtime_findings = [f for f in runtime_findings if f.code not in oracle_codes]
-            ran.update(c for c in outcome.checks_run if c not in oracle_codes)
-            skipped.update(
-                dict.fromkeys(oracle_codes, "openenv.yaml is invalid: the oracle is unknown")
-            )
-        else:
-            ran.update(outcome.checks_run)
-            if manifest is None:
-                assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
-        findings += runtime_findings
-        from envkit.validation.rules import lane_only_codes
 
-        elsewhere = lane_only_codes("url" if url else "source")
-        for code in runtime_codes:
-            if code in elsewhere:
-                skipped.setdefault(
-                    code,
-                    "only in the "
-                    + " and ".join(f"`{lane}`" for lane in elsewhere[code])
-                    + " lane (`envkit validate --docker`)",
-                )
-            elif code not in outcome.checks_run:
-                skipped.setdefault(code, "not evaluated by the runtime stage")
-        timings.update(outcome.timings)
+def _lane(url: str | None) -> str:
+    return "url" if url else "source"
 
-    # select / ignore / severity overrides
-    kept: list[Finding] = []
-    for f in findings:
-        if not selection.enabled(f.code):
-            continue
-        f.severity = selection.severity_of(f.code, f.severity)
-        kept.append(f)
-    checks: list[CheckResult] = []
-    for code in sorted(set(RULES) | {f.code for f in findings}):
-        rule = RULES.get(code)
-        name = rule.name if rule else next(f.name for f in findings if f.code == code)
-        stage = rule.stage if rule else "runtime"
-        mine = [f for f in kept if f.code == code]
-        if not selection.enabled(code):
-            status, reason = "skipped", "deselected"
-        elif code in ran or mine:
-            status, reason = (
-                ("failed" if any(f.severity.value == "error" for f in mine) else "passed"),
-                "",
-            )
-        else:
-            status, reason = "skipped", skipped.get(code, "not evaluated")
-        checks.append(CheckResult(code, name, stage, status, reason, mine))
 
+def _label(root: Path | None, url: str | None) -> str:
+    """The report's target: ``PATH``, ``URL`` or ``PATH @ URL``."""
     if root is not None and url:
-        label = f"{root} @ {url}"
+        return f"{root} @ {url}"
+    return str(root) if root is not None else str(url)
+
+
+def _wants_runtime(selection: Any) -> bool:
+    return selection.wants_stage(family_digits(Stage.RUNTIME))
+
+
+def _static_stage(root: Path | None, progress: Callable[[str], None] | None, ev: Evaluated) -> Any:
+    """Run the static stage on ``root`` into ``ev``; the manifest, or ``None`` when there is
+    no directory or its ``openenv.yaml`` cannot be read."""
+    if root is None:
+        return None
+    from envkit.project import spec_or_none
+    from envkit.validation.static import run_static
+
+    static_findings, static_ran, static_skipped, secs = run_static(root, progress)
+    ev.findings += static_findings
+    ev.ran.update(static_ran)
+    ev.skipped.update(static_skipped)
+    ev.timings["static"] = secs
+    return spec_or_none(root)
+
+
+def _runtime_plan(
+    root: Path | None, url: str | None, manifest: Any, *, static: bool, wanted: bool
+) -> _RuntimePlan:
+    """Whether the runtime stage plays, and what it assumes without a readable manifest (it
+    is never skipped silently: play what can be played, say what was assumed)."""
+    if static or not wanted:
+        return _RuntimePlan(R.STATIC_GIVEN if static else R.NO_RUNTIME_SELECTED)
+    plan = _RuntimePlan()
+    if manifest is not None:
+        return plan
+    why = (
+        "openenv.yaml is missing or invalid (see EK1xx)"
+        if root is not None
+        else "--url without an environment directory"
+    )
+    if root is not None and not url:
+        plan.app, source = raw_app(root)
+        if plan.app is None:
+            return _RuntimePlan(source)
+        plan.assumptions.append(f"server started from {source}")
+    plan.assumptions += _assumed_defaults(why)
+    return plan
+
+
+def _runtime_target(
+    root: Path | None,
+    url: str | None,
+    manifest: Any,
+    plan: _RuntimePlan,
+    opts: RunOptions,
+    oracle_with_url: bool,
+) -> Any:
+    from envkit.validation.runtime import RuntimeTarget
+
+    # run_runtime resolves the interpreter once and hands it to the server and the oracle
+    return RuntimeTarget(
+        url=url,
+        root=root if oracle_with_url or not url else None,
+        manifest=manifest,
+        python=opts.python,
+        app=plan.app,
+    )
+
+
+def _runtime_stage(
+    target: Any, opts: RunOptions, budget: Any, ev: Evaluated, *, lane: str
+) -> tuple[str | None, list[str]]:
+    """Play the runtime stage into ``ev``; ``(launch, notes)`` for the report's note.
+
+    Rules of other lanes are skipped with :func:`~envkit.validation.report.only_in_lanes`,
+    rules the stage did not reach with :data:`~envkit.validation.report.NOT_EVALUATED_BY_RUNTIME`.
+    """
+    from envkit.validation.rules import lane_only_codes
+    from envkit.validation.runtime import run_runtime
+
+    outcome = run_runtime(
+        target,
+        episodes=opts.episodes,
+        seed=opts.seed,
+        timeout_s=opts.timeout_s,
+        startup_timeout_s=opts.startup_timeout_s,
+        reply_timeout_s=opts.reply_timeout_s,
+        progress=opts.progress,
+        budget=budget,
+    )
+    findings = outcome.findings
+    if target.manifest is None and target.root is not None:
+        # the oracle may be declared in the unreadable manifest: "none declared" would
+        # be a guess, so the oracle rules are not evaluated
+        oracle_codes = {"EK506", "EK507"}
+        findings = [f for f in findings if f.code not in oracle_codes]
+        ev.ran.update(c for c in outcome.checks_run if c not in oracle_codes)
+        ev.skipped.update(dict.fromkeys(oracle_codes, R.ORACLE_UNKNOWN))
     else:
-        label = str(root) if root is not None else str(url)
-    timings["total"] = time.perf_counter() - t0
-    note = RuntimeNote(
-        ran=not not_run,
-        reason=not_run or None,
-        assumptions=assumptions,
-        launch=launch,
-        notes=runtime_notes,
-    )
-    return ValidationReport(
-        target=label,
-        findings=kept,
-        checks=checks,
-        timings=timings,
-        root=root,
-        lane="url" if url else "source",
-        runtime=note,
-    )
+        ev.ran.update(outcome.checks_run)
+    ev.findings += findings
+    elsewhere = lane_only_codes(lane)
+    for code in codes_of(Stage.RUNTIME):
+        if code in elsewhere:
+            ev.skipped.setdefault(code, R.only_in_lanes(elsewhere[code]))
+        elif code not in outcome.checks_run:
+            ev.skipped.setdefault(code, R.NOT_EVALUATED_BY_RUNTIME)
+    ev.timings.update(outcome.timings)
+    return outcome.launch, list(outcome.notes)
 
 
 def run_static_only(
@@ -303,3 +389,188 @@ def run_static_only(
     """The static stage only (what ``envkit build`` and ``envkit push`` run as a preflight).
     Same as ``validate(path, static=True, ...)``."""
     return validate(path, static=True, select=select, ignore=ignore)
+
+
+@dataclass(frozen=True)
+class DockerOptions:
+    """What only the docker lane takes.
+
+    Attributes:
+        image: image to play; ``None`` builds it first (``NAME:VERSION``).
+        labels: extra labels for the image (when built) and the container.
+        build_options: extra keyword arguments for :func:`envkit.container.build_image`.
+        on_event: build progress (:class:`envkit.container.BuildEvent`).
+    """
+
+    image: str | None = None
+    labels: Mapping[str, str] | None = None
+    build_options: Mapping[str, Any] | None = None
+    on_event: Callable[[Any], None] | None = None
+
+
+def validate_docker(
+    path: str | os.PathLike[str] = ".",
+    *,
+    image: str | None = None,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    episodes: int = 5,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    startup_timeout_s: float | None = None,
+    reply_timeout_s: float | None = None,
+    labels: Mapping[str, str] | None = None,
+    build_options: Mapping[str, Any] | None = None,
+    on_event: Callable[[Any], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+    python: str | None = None,
+) -> ValidationReport:
+    """``envkit validate --docker``: static checks, then the runtime stage played against the
+    environment's image run hardened (:func:`envkit.container.lane.run_lane`).
+
+    Args:
+        path: environment directory (holds ``openenv.yaml`` and the ``Dockerfile``).
+        image: image to play; ``None`` builds it first (``NAME:VERSION``, as
+            :func:`envkit.container.build_image`; the build cache makes rebuilds fast).
+        select, ignore, episodes, seed: as :func:`validate`.
+        timeout_s: the whole run's budget in seconds (``--timeout``; ``None``: 600): the
+            build, the container's start-up and the runtime stage all spend it.
+        startup_timeout_s: seconds to wait for the container's ``GET /health``
+            (``--startup-timeout``; default ``envkit.startup_timeout_s``, 60), never past
+            the run's deadline.
+        reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
+        labels: extra labels for the image (when built) and the container.
+        build_options: extra keyword arguments for ``build_image``.
+        on_event: build progress (:class:`envkit.container.BuildEvent`).
+        progress: short progress lines.
+        python: interpreter that runs the oracle (the agent side, on the host) against the
+            container (default as :func:`envkit.project.resolve_python`).
+
+    Returns:
+        A :class:`ValidationReport` with ``lane == "docker"``.
+
+    Raises:
+        UsageError, SpecError: as :func:`validate`, or no ``openenv.yaml``.
+        BuildError, UserError: the build failed (nothing is left behind);
+            ``BuildTimeoutError`` when the build outlives the deadline (with a
+            ``build_image`` that takes one).
+        DockerUnavailableError: no engine answers.
+    """
+    opts = RunOptions(
+        python=python,
+        select=select,
+        ignore=ignore,
+        episodes=episodes,
+        seed=seed,
+        timeout_s=timeout_s,
+        startup_timeout_s=startup_timeout_s,
+        reply_timeout_s=reply_timeout_s,
+        progress=progress,
+    )
+    docker = DockerOptions(
+        image=image, labels=labels, build_options=build_options, on_event=on_event
+    )
+    return _docker_lane(path, opts, docker)
+
+
+def _docker_lane(
+    path: str | os.PathLike[str], opts: RunOptions, docker: DockerOptions
+) -> ValidationReport:
+    """Build (or take) the image, run it hardened, play the runtime stage through it, and
+    assemble one report; one :class:`~envkit.validation.engine.Budget` for all of it."""
+    from envkit.container.hardening import container_facts
+    from envkit.errors import UsageError
+    from envkit.validation.config import build_selection
+    from envkit.validation.engine import Budget
+
+    t0 = time.perf_counter()
+    budget = Budget.start(opts.timeout_s)
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise UsageError(
+            f"{root} is not a directory.",
+            hint="Pass the environment's directory (it holds openenv.yaml).",
+        )
+    root = _checked_root(root.resolve(), None, opts.episodes)
+    facts = container_facts(root)
+    selection = build_selection(root, select=opts.select, ignore=opts.ignore)
+    ev = Evaluated()
+    image = docker.image or _build(root, facts.name, docker, budget, ev, opts.progress)
+    manifest = _static_stage(root, opts.progress, ev)
+    played: list[bool] = []
+
+    def play(url: str) -> None:
+        plan = _runtime_plan(root, url, manifest, static=False, wanted=_wants_runtime(selection))
+        if plan.not_run:
+            ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
+        else:
+            target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
+            _runtime_stage(target, opts, budget, ev, lane="docker")
+        played.append(True)
+
+    startup = opts.startup_timeout_s
+    startup = startup if startup is not None else facts.startup_timeout_s
+    lane = _container_stage(root, image, budget.cap(startup), opts.progress, docker, play)
+    if not played:
+        ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), R.CONTAINER_NO_HEALTH))
+    ev.findings += lane.findings
+    ev.ran.update(lane.ran)
+    for code in codes_of(Stage.RUNTIME):
+        if code.startswith("EK44") and code not in lane.ran:
+            ev.skipped[code] = R.NETWORK_NOT_ISOLATED
+    ev.timings.update(lane.timings)
+    ev.timings["total"] = time.perf_counter() - t0
+    return R.assemble_report(f"{root} @ {image}", "docker", root, ev, selection)
+
+
+def _build(
+    root: Path,
+    name: str,
+    docker: DockerOptions,
+    budget: Any,
+    ev: Evaluated,
+    progress: Callable[[str], None] | None,
+) -> str:
+    """Build the environment's image as ``NAME:VERSION`` within the run's deadline; its tag.
+
+    ``build_image`` takes ``deadline`` (a ``time.monotonic()`` value) once the build side
+    supports it; an older one without the parameter is called without it (the build is
+    then bounded only by the later stages' checks of the deadline).
+    """
+    import inspect
+
+    from envkit.container.build import _pyproject, build_image, default_tag
+
+    version = _pyproject(root).get("version")
+    tag = default_tag(name, version if isinstance(version, str) else None)
+    if progress:
+        progress(f"building {tag}")
+    kwargs = dict(docker.build_options or {})
+    if "deadline" in inspect.signature(build_image).parameters:
+        kwargs.setdefault("deadline", budget.deadline)
+    built = build_image(root, tag=tag, labels=docker.labels, on_event=docker.on_event, **kwargs)
+    ev.timings["build"] = round(built.seconds, 3)
+    return tag
+
+
+def _container_stage(
+    root: Path,
+    image: str,
+    startup_s: float,
+    progress: Callable[[str], None] | None,
+    docker: DockerOptions,
+    play: Callable[[str], None],
+) -> Any:
+    """Run ``image`` hardened, waiting ``startup_s`` seconds at most for ``GET /health``
+    (already capped by what is left of the run's budget), and call ``play(url)`` once it
+    answers; the :class:`envkit.container.lane.LaneOutcome`."""
+    from envkit.container.lane import run_lane
+
+    return run_lane(
+        root,
+        image,
+        timeout_s=max(0.1, startup_s),
+        labels=docker.labels,
+        play=play,
+        progress=progress,
+    )

@@ -7,7 +7,7 @@ environment for them, over the OpenEnv contract (HTTP ``/health``, ``/schema``, 
 Three outcomes of a call are not the calling check's business and are raised as :class:`Stop`
 (the stage ends; :mod:`envkit.validation.rules.liveness` turns it into a finding): no answer
 within the reply timeout (:class:`NoAnswer`), the server process gone (:class:`ServerDied`),
-the stage's budget spent (:class:`OutOfTime`). :meth:`Engine.guard` runs one check so that a
+the stage's budget spent (:class:`OutOfTime`). :meth:`ServerPlayer.guard` runs one check so that a
 session lost or a crash inside envkit's own check is recorded and the next check runs.
 """
 
@@ -137,6 +137,41 @@ class Settings:
 
 
 # -- why the stage stops ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Budget:
+    """One deadline for a whole ``envkit validate`` run (``--timeout``), spent by every stage.
+
+    Like httpx's ``Timeout``: made once at the start of the run from ``time.monotonic()``
+    and handed down, so the build, the start-up wait and the runtime stage share it instead
+    of each starting a fresh one.
+
+    Attributes:
+        deadline: ``time.monotonic()`` value at which the run's time is up.
+        total_s: seconds the run was given (``--timeout``, or :data:`DEFAULT_BUDGET_S`).
+    """
+
+    deadline: float
+    total_s: float
+
+    @classmethod
+    def start(cls, timeout_s: float | None) -> Budget:
+        """A budget of ``timeout_s`` seconds (``None``: :data:`DEFAULT_BUDGET_S`) from now."""
+        total = timeout_s if timeout_s is not None else DEFAULT_BUDGET_S
+        return cls(deadline=time.monotonic() + total, total_s=total)
+
+    def remaining_s(self) -> float:
+        """Seconds left, at least 0."""
+        return max(0.0, self.deadline - time.monotonic())
+
+    def expired(self) -> bool:
+        """The deadline has passed."""
+        return time.monotonic() > self.deadline
+
+    def cap(self, seconds: float) -> float:
+        """``seconds``, or what is left of the budget when that is less."""
+        return min(seconds, self.remaining_s())
+
+
 class Stop(Exception):
     """The stage cannot go on; :func:`envkit.validation.rules.liveness.stopped` reports why."""
 
@@ -260,12 +295,15 @@ def is_capacity_reached(answer: dict[str, Any]) -> bool:
     return answer.get("type") == "error" and data.get("code") == "CAPACITY_REACHED"
 
 
-class Engine:
-    """Plays one server for the runtime checks and collects their findings.
+class ServerPlayer:
+    """Plays one environment server over the wire for the runtime checks and collects their
+    findings (not the Docker engine: that is :mod:`envkit.container._engine`).
 
     Args:
         settings: the resolved :class:`Settings`.
         progress: called with short progress lines.
+        budget: the run's :class:`Budget`; ``None``: a fresh one of ``settings.budget_s``
+            seconds from now.
 
     Attributes:
         findings: what the checks found, in order.
@@ -285,7 +323,12 @@ class Engine:
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
     """
 
-    def __init__(self, settings: Settings, progress: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        progress: Callable[[str], None] | None = None,
+        budget: Budget | None = None,
+    ):
         self.settings = settings
         self._progress = progress
         self.findings: list[Finding] = []
@@ -305,7 +348,11 @@ class Engine:
         self._watch: Callable[[Any, str], None] | None = None
         self._http: Any = None
         self._post_http: Any = None
-        self._deadline = time.monotonic() + settings.budget_s
+        # the run's budget when the caller has one (it also paid for a build or a static
+        # stage), else a fresh one of ``settings.budget_s``
+        self._deadline = (
+            budget.deadline if budget is not None else time.monotonic() + settings.budget_s
+        )
 
     # -- findings ---------------------------------------------------------------------------
     def progress(self, line: str) -> None:
@@ -342,7 +389,10 @@ class Engine:
         t = time.perf_counter()
         try:
             self.server = start_server(root, app, python=python)
-            self.server.wait_healthy(timeout_s=self.settings.startup_s)
+            # never wait past the run's deadline (the static stage already spent some of it)
+            self.server.wait_healthy(
+                timeout_s=max(0.1, min(self.settings.startup_s, self.remaining_s()))
+            )
         finally:
             self.timings["startup"] = round(time.perf_counter() - t, 3)
         self.url = self.server.url
@@ -632,3 +682,7 @@ class Engine:
     def _crashed(self, name: str, error: str) -> None:
         tb = traceback.format_exc() if os.environ.get("ENVKIT_DEBUG") == "1" else ""
         self.crashes.append((name, error, tb))
+
+
+#: The former name of :class:`ServerPlayer`, kept so existing imports keep working.
+Engine = ServerPlayer

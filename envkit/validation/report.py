@@ -19,6 +19,34 @@ from envkit.fsutil import write_atomic  # noqa: F401 - re-exported for the CLI
 FORMATS = ("text", "json", "github", "junit")
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
 
+# -- why a check was skipped (``CheckResult.reason``; ``checks[].reason`` in JSON) ------------
+# One home for these texts so every lane writes, and compares, the same words.
+#: ``--static``: the runtime stage was not played.
+STATIC_GIVEN = "--static was given"
+#: ``--select``/``--ignore`` leave no runtime rule.
+NO_RUNTIME_SELECTED = "no runtime rule is selected"
+#: The rule itself is deselected (``--select``/``--ignore``/config).
+DESELECTED = "deselected"
+#: No stage said why (the fallback).
+NOT_EVALUATED = "not evaluated"
+#: A runtime rule the runtime stage did not reach this run.
+NOT_EVALUATED_BY_RUNTIME = "not evaluated by the runtime stage"
+#: The manifest is unreadable, so whether an oracle is declared is unknown.
+ORACLE_UNKNOWN = "openenv.yaml is invalid: the oracle is unknown"
+#: Docker lane: the container never answered ``GET /health``, so nothing was played.
+CONTAINER_NO_HEALTH = "the container did not answer GET /health (see EK44x)"
+#: Docker lane: EK445 applies only to ``network.mode: no-network``.
+NETWORK_NOT_ISOLATED = "declared network is not `no-network`"
+
+
+def only_in_lanes(lanes: tuple[str, ...] | list[str]) -> str:
+    """The skip reason of a rule evaluated only in ``lanes`` (e.g. ``("docker",)``)."""
+    return (
+        "only in the "
+        + " and ".join(f"`{lane}`" for lane in lanes)
+        + " lane (`envkit validate --docker`)"
+    )
+
 
 @dataclass
 class CheckResult:
@@ -192,6 +220,82 @@ class ValidationReport:
 
 
 # -- renderers ---------------------------------------------------------------------------------
+@dataclass
+class Evaluated:
+    """What the stages of one run evaluated, before selection and severity overrides.
+
+    Attributes:
+        findings: every finding the stages made (rule default severities).
+        ran: codes of the rules evaluated (passed or failed).
+        skipped: rule code -> why it was not evaluated (one of the reasons above, or a
+            stage's own text).
+        timings: seconds per stage (``static``, ``build``, ``startup``, ``runtime``, ...).
+    """
+
+    findings: list[Finding] = field(default_factory=list)
+    ran: set[str] = field(default_factory=set)
+    skipped: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def assemble_report(
+    target: str,
+    lane: str,
+    root: Path | None,
+    evaluated: Evaluated,
+    selection: Any,
+    runtime: RuntimeNote | None = None,
+) -> ValidationReport:
+    """The one place a :class:`ValidationReport` is built, for every lane.
+
+    Applies ``select``/``ignore`` and severity overrides to the findings, then gives every
+    known rule (and any unknown code found) one :class:`CheckResult`: ``skipped``
+    (:data:`DESELECTED`, or the reason in ``evaluated.skipped``, else
+    :data:`NOT_EVALUATED`), ``failed`` (an error finding remains) or ``passed``.
+
+    Args:
+        target: what was validated (``PATH``, ``URL``, ``PATH @ URL`` or ``PATH @ IMAGE``).
+        lane: ``source``, ``url`` or ``docker``.
+        root: the environment directory, ``None`` for ``--url`` only.
+        evaluated: what the stages found (findings are modified in place: severities).
+        selection: the run's :class:`envkit.validation.config.Selection`.
+        runtime: the runtime stage's note (default: it ran, nothing assumed).
+
+    Returns:
+        The report; ``timings`` is ``evaluated.timings`` as given (the caller adds ``total``).
+    """
+    findings = evaluated.findings
+    kept: list[Finding] = []
+    for f in findings:
+        if not selection.enabled(f.code):
+            continue
+        f.severity = selection.severity_of(f.code, f.severity)
+        kept.append(f)
+    checks: list[CheckResult] = []
+    for code in sorted(set(RULES) | {f.code for f in findings}):
+        rule = RULES.get(code)
+        name = rule.name if rule else next(f.name for f in findings if f.code == code)
+        stage = rule.stage if rule else "runtime"
+        mine = [f for f in kept if f.code == code]
+        if not selection.enabled(code):
+            status, reason = "skipped", DESELECTED
+        elif code in evaluated.ran or mine:
+            failed = any(f.severity.value == "error" for f in mine)
+            status, reason = ("failed" if failed else "passed"), ""
+        else:
+            status, reason = "skipped", evaluated.skipped.get(code, NOT_EVALUATED)
+        checks.append(CheckResult(code, name, stage, status, reason, mine))
+    return ValidationReport(
+        target=target,
+        findings=kept,
+        checks=checks,
+        timings=evaluated.timings,
+        root=root,
+        lane=lane,
+        runtime=runtime if runtime is not None else RuntimeNote(),
+    )
+
+
 def _display_file(report: ValidationReport, file: str) -> str:
     """A finding's file as the user should see it: relative to the current directory when
     the environment is below it (so GitHub annotations land on the right file)."""
@@ -356,7 +460,7 @@ def render_junit(report: ValidationReport) -> str:
         errors = [f for f in c.findings if f.severity is Severity.ERROR]
         others = [f for f in c.findings if f.severity is not Severity.ERROR]
         if c.status == "skipped":
-            case.add_skipped_info(c.reason or "not evaluated")
+            case.add_skipped_info(c.reason or NOT_EVALUATED)
         elif errors:
             case.add_failure_info(
                 message="; ".join(f.message for f in errors)[:500],

@@ -18,7 +18,7 @@ from envkit.envdir.constants import DEFAULT_APP
 from envkit.findings import Finding
 from envkit.manifest import Manifest
 from envkit.validation import explore, fuzz
-from envkit.validation.engine import ActionPool, Engine, Settings, Stop
+from envkit.validation.engine import ActionPool, Budget, ServerPlayer, Settings, Stop
 from envkit.validation.rules import (
     determinism,
     endpoints,
@@ -92,6 +92,7 @@ def run_runtime(
     startup_timeout_s: float | None = None,
     reply_timeout_s: float | None = None,
     progress: Callable[[str], None] | None = None,
+    budget: Budget | None = None,
 ) -> RuntimeOutcome:
     """Run the runtime checks (EK4xx, EK5xx) against ``target``.
 
@@ -110,6 +111,8 @@ def run_runtime(
         startup_timeout_s: seconds to wait for ``GET /health`` (default the manifest's).
         reply_timeout_s: seconds to wait for one answer (default 2 x ``step_timeout_s``).
         progress: called with short progress lines.
+        budget: the run's deadline (:class:`~envkit.validation.engine.Budget`), shared with
+            the stages before this one; ``None``: ``timeout_s`` (or 600 s) from now.
 
     Returns:
         The :class:`RuntimeOutcome`.
@@ -134,7 +137,7 @@ def run_runtime(
         startup_timeout_s=startup_timeout_s,
         reply_timeout_s=reply_timeout_s,
     )
-    engine = Engine(settings, progress)
+    engine = ServerPlayer(settings, progress, budget)
     fuzz.warm_up()  # ~1 s of imports, overlapped with the start-up and the endpoint checks
     t0 = time.perf_counter()
     capacity = None
@@ -164,8 +167,8 @@ def run_runtime(
     )
 
 
-def _play(engine: Engine, root: Path | None, python: str | None) -> int | None:
-    """The order of play, every check guarded (:meth:`Engine.guard`); returns the server's
+def _play(engine: ServerPlayer, root: Path | None, python: str | None) -> int | None:
+    """The order of play, every check guarded (:meth:`ServerPlayer.guard`); returns the server's
     capacity (``None``: not probed)."""
     api = engine.guard("endpoints", endpoints.check, engine, quiet=True)
     if api is None:  # no answer on /health (reported), or the check crashed: nothing to play

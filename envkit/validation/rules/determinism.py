@@ -20,7 +20,7 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import ActionPool, Engine, Episode
+from envkit.validation.engine import ActionPool, Episode, ServerPlayer
 from envkit.wire import EnvErrorFrame
 
 #: State fields that are not the episode's content (EK415/EK416 check them).
@@ -280,7 +280,7 @@ class Reference:
     volatile: set[str] = field(default_factory=set)
 
 
-def check(engine: Engine, actions: ActionPool) -> Reference | None:
+def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
     """EK411, EK412, EK413.
 
     Returns:
@@ -370,7 +370,7 @@ RESET_REPEATS = 3  # more fresh-session resets per seed when its two plays agree
 
 
 def _resets_differ(
-    engine: Engine, seed: int, first: Episode, volatile: set[str]
+    engine: ServerPlayer, seed: int, first: Episode, volatile: set[str]
 ) -> list[Difference]:
     """When two plays of ``seed`` agreed, :data:`RESET_REPEATS` more resets on fresh
     sessions, compared with the first play's reset (observation, then ``state``): a coin
@@ -405,7 +405,7 @@ def _reset_difference(
     return None
 
 
-def _seed_control(engine: Engine, seeds: list[int], volatile: set[str]) -> None:
+def _seed_control(engine: ServerPlayer, seeds: list[int], volatile: set[str]) -> None:
     """EK413: every seed gave the same episode. Randomness the seed does not control shows
     as different resets on one session; none means no randomness (no finding)."""
     engine.ran(SEED_IGNORED)
@@ -444,7 +444,7 @@ def _seed_control(engine: Engine, seeds: list[int], volatile: set[str]) -> None:
         return
 
 
-def replay_plan(engine: Engine, root: Path | None) -> None:
+def replay_plan(engine: ServerPlayer, root: Path | None) -> None:
     """EK431: replay the declared probe plan twice on fresh sessions (``root`` is the
     environment directory; nothing to do without it, without ``validation.execution`` or
     when the plan cannot be read, which the static stage reports)."""

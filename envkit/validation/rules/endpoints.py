@@ -12,7 +12,7 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import Engine
+from envkit.validation.engine import ServerPlayer
 from envkit.wire import Health
 
 HEALTH_BROKEN = register(
@@ -78,7 +78,7 @@ def _shown(status: int | None, body: Any, text: str) -> str:
     return f"{status} {fuzz.short_json(body) if body is not None else repr(text)}"
 
 
-def check(engine: Engine) -> Api | None:
+def check(engine: ServerPlayer) -> Api | None:
     """EK402-EK404. ``None`` when ``/health`` gives no answer at all (reported: nothing else
     can be checked)."""
     engine.progress("checking /health, /schema, /metadata")
@@ -108,7 +108,7 @@ def check(engine: Engine) -> Api | None:
     return api
 
 
-def _schema(engine: Engine) -> Api:
+def _schema(engine: ServerPlayer) -> Api:
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
 

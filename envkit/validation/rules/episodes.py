@@ -13,7 +13,7 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import explore, fuzz
-from envkit.validation.engine import ACTION_POOL, ActionPool, Engine, Episode
+from envkit.validation.engine import ACTION_POOL, ActionPool, Episode, ServerPlayer
 from envkit.validation.rules import protocol
 from envkit.wire import EnvErrorFrame
 
@@ -65,7 +65,7 @@ STEP_AFTER_DONE = register(
 )
 
 
-def action_pool(engine: Engine, schema: dict[str, Any] | None) -> ActionPool:
+def action_pool(engine: ServerPlayer, schema: dict[str, Any] | None) -> ActionPool:
     """The fuzzed actions every later check plays (empty without an action schema); at
     least one, the minimal action, when the generator cannot satisfy the schema."""
     if schema is None:
@@ -85,10 +85,10 @@ def action_pool(engine: Engine, schema: dict[str, Any] | None) -> ActionPool:
     return ActionPool(actions)
 
 
-def fuzz_episodes(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
+def fuzz_episodes(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> None:
     """EK410, EK414 (and EK415 after the first episode): ``settings.episodes`` episodes of
     fuzzed actions on one session. Each finished episode goes to
-    :meth:`Engine.ended` (the after-``done`` probes, EK417/EK508, hook in there)."""
+    :meth:`ServerPlayer.ended` (the after-``done`` probes, EK417/EK508, hook in there)."""
     settings = engine.settings
     raised: list[tuple[int | None, dict[str, Any], str]] = []
     overlong: list[int | None] = []
@@ -149,7 +149,7 @@ EXPLORE_BUDGET_S = 30.0  # seconds the exploring episodes may take at most, all 
 EXPLORE_EPISODES = 3  # exploring episodes at least (the seeds are cycled)
 
 
-def explore_episodes(engine: Engine, space: explore.ActionSpace) -> int:
+def explore_episodes(engine: ServerPlayer, space: explore.ActionSpace) -> int:
     """Play the exploring policy (:class:`envkit.validation.explore.Explorer`) once per seed
     (at least :data:`EXPLORE_EPISODES` episodes, the seeds cycled), each on a session of its
     own, so that the after-``done`` probes (EK417, EK508) see the real episode ends fuzzing
@@ -190,7 +190,9 @@ def explore_episodes(engine: Engine, space: explore.ActionSpace) -> int:
 
 
 def _report_raise(
-    engine: Engine, schema: dict[str, Any], raised: list[tuple[int | None, dict[str, Any], str]]
+    engine: ServerPlayer,
+    schema: dict[str, Any],
+    raised: list[tuple[int | None, dict[str, Any], str]],
 ) -> None:
     """EK410 with the first action that raised, shrunk to a minimal one that still does."""
     seed, action, message = raised[0]

@@ -21,7 +21,7 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import explore, fuzz
-from envkit.validation.engine import EPS, ActionPool, Engine, Episode, is_number
+from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, is_number
 from envkit.validation.rules import episodes
 from envkit.wire import EnvErrorFrame, EnvSession
 
@@ -156,7 +156,7 @@ def _fmt(value: Any) -> str:
 
 # -- EK508 (and EK417): stepping a finished episode ----------------------------------------
 class AfterDone:
-    """The probe :attr:`Engine.on_episode_end` calls: step each finished episode again.
+    """The probe :attr:`ServerPlayer.on_episode_end` calls: step each finished episode again.
 
     Args:
         engine: the engine playing the server.
@@ -166,7 +166,7 @@ class AfterDone:
     """
 
     def __init__(
-        self, engine: Engine, actions: ActionPool, space: explore.ActionSpace | None = None
+        self, engine: ServerPlayer, actions: ActionPool, space: explore.ActionSpace | None = None
     ):
         self.engine = engine
         self.actions = actions
@@ -321,7 +321,7 @@ def _fits(field_schema: dict[str, Any], root: dict[str, Any], value: Any) -> Any
     return None
 
 
-def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
+def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> None:
     """EK509: collect what the agent could read, submit it in fresh episodes of one seed."""
     settings = engine.settings
     seed = settings.seeds[0]
@@ -415,7 +415,9 @@ def leak(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
     _answer_named(engine, seed, candidates)
 
 
-def _answer_named(engine: Engine, seed: int | None, candidates: list[tuple[str, str, Any]]) -> None:
+def _answer_named(
+    engine: ServerPlayer, seed: int | None, candidates: list[tuple[str, str, Any]]
+) -> None:
     """EK512: the leak candidates of ``state`` and ``metadata`` named as the answer."""
     engine.ran(ANSWER_IN_STATE)
     named = [
@@ -445,7 +447,7 @@ def _answer_named(engine: Engine, seed: int | None, candidates: list[tuple[str, 
 
 # -- EK510: a fresh instance over HTTP -------------------------------------------------------
 def fresh_http(
-    engine: Engine,
+    engine: ServerPlayer,
     schema: dict[str, Any],
     actions: ActionPool,
     after_reset: dict[str, float] | None = None,
@@ -499,8 +501,8 @@ def fresh_http(
 MIN_COMPARISONS = 5
 
 
-def ignores_action(engine: Engine) -> None:
-    """EK511 over :attr:`Engine.episodes`: rewards at the same (seed, step index) for
+def ignores_action(engine: ServerPlayer) -> None:
+    """EK511 over :attr:`ServerPlayer.episodes`: rewards at the same (seed, step index) for
     different actions."""
     by_slot: dict[tuple[Any, int], dict[str, tuple[float, dict[str, Any], str]]] = {}
     slot_rewards: dict[tuple[Any, int], set[float]] = {}  # every reward, any action

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from envkit.errors import ServerStartError
 from envkit.findings import Severity, register
-from envkit.validation.engine import Engine, NoAnswer, OutOfTime, ServerDied, Stop
+from envkit.validation.engine import NoAnswer, OutOfTime, ServerDied, ServerPlayer, Stop
 
 SERVER_START_FAILED = register(
     "EK401",
@@ -92,7 +92,7 @@ CHECK_CRASHED = register(
 )
 
 
-def start(engine: Engine, root: Path, app: str, python: str) -> bool:
+def start(engine: ServerPlayer, root: Path, app: str, python: str) -> bool:
     """Start the environment's server (EK401), trying every way its files describe
     (:func:`envkit.launch.launch_candidates`). ``False`` when none
     started (reported: the root-cause line first, then the command, then the log tail)."""
@@ -129,7 +129,7 @@ def start(engine: Engine, root: Path, app: str, python: str) -> bool:
     return True
 
 
-def stopped(engine: Engine, stop: Stop) -> None:
+def stopped(engine: ServerPlayer, stop: Stop) -> None:
     """Report why the stage stopped early (EK422 no answer or out of time, EK423 died)."""
     if isinstance(stop, ServerDied):
         engine.add(
@@ -159,7 +159,7 @@ def stopped(engine: Engine, stop: Stop) -> None:
         engine.ran(ENV_UNRESPONSIVE)
 
 
-def crashes(engine: Engine) -> None:
+def crashes(engine: ServerPlayer) -> None:
     """EK430: one finding per check that crashed inside envkit (evaluated once any check
     ran guarded)."""
     if not engine.checks:
@@ -177,7 +177,7 @@ def crashes(engine: Engine) -> None:
         )
 
 
-def latency(engine: Engine) -> None:
+def latency(engine: ServerPlayer) -> None:
     """EK421: the p95 of the step latencies against ``step_timeout_s`` (>= 5 steps)."""
     if len(engine.latencies) < 5:
         return

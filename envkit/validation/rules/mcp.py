@@ -16,7 +16,7 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import Engine
+from envkit.validation.engine import ServerPlayer
 
 MCP_NOT_JSON_RPC = register(
     "EK424",
@@ -68,9 +68,9 @@ class Reply:
     text: str
 
 
-def post(engine: Engine, content: bytes) -> Reply:
+def post(engine: ServerPlayer, content: bytes) -> Reply:
     """``POST /mcp`` with ``content`` as the body, on a fresh connection
-    (:meth:`Engine.post_client`)."""
+    (:meth:`ServerPlayer.post_client`)."""
     import httpx
 
     engine.check_budget()
@@ -115,7 +115,7 @@ def envelope_problem(reply: Reply, request_id: Any) -> str | None:
     return None
 
 
-def check(engine: Engine) -> None:
+def check(engine: ServerPlayer) -> None:
     """EK424, EK425: a ``tools/list`` request and a body that is not JSON."""
     import json
 

@@ -16,7 +16,7 @@ from typing import Any
 from envkit.errors import WireError
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import ActionPool, Engine
+from envkit.validation.engine import ActionPool, ServerPlayer
 from envkit.wire import EnvErrorFrame
 
 ROUND_TRIP_FAILED = register(
@@ -148,7 +148,7 @@ def _fmt(value: Any) -> str:
     return fuzz.short_json(value, 80)
 
 
-def round_trip(engine: Engine, actions: ActionPool, production: bool = False) -> bool:
+def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = False) -> bool:
     """EK405, EK415, EK416 (and EK418 when ``reset`` fails): reset (seed, episode_id) ->
     state -> step -> state -> step -> state -> close (RFC 008's ``runtime.state_contract``).
     ``False`` when ``reset`` fails (nothing else can be played); in ``production`` mode that
@@ -193,7 +193,7 @@ def round_trip(engine: Engine, actions: ActionPool, production: bool = False) ->
 
 
 def check_state(
-    engine: Engine, state: dict[str, Any], eid: str | None, steps: int | None, when: str
+    engine: ServerPlayer, state: dict[str, Any], eid: str | None, steps: int | None, when: str
 ) -> None:
     """EK405 (not an object with ``step_count``), EK416 (``episode_id`` is not ``eid``),
     EK415 (``step_count`` is not ``steps``); ``None`` skips a comparison."""
@@ -221,7 +221,7 @@ def check_state(
         )
 
 
-def reset_failed(engine: Engine, exc: EnvErrorFrame) -> None:
+def reset_failed(engine: ServerPlayer, exc: EnvErrorFrame) -> None:
     """``reset`` answered an error frame: EK418 when /health still says healthy, else
     EK405."""
     status, _body, _text = engine.get("/health")
@@ -243,8 +243,8 @@ def reset_failed(engine: Engine, exc: EnvErrorFrame) -> None:
         engine.ran(ROUND_TRIP_FAILED)
 
 
-def lost_sessions(engine: Engine) -> None:
-    """EK405 for the first check a failing session ended (:meth:`Engine.guard`)."""
+def lost_sessions(engine: ServerPlayer) -> None:
+    """EK405 for the first check a failing session ended (:meth:`ServerPlayer.guard`)."""
     if not engine.lost_sessions:
         return
     engine.ran(ROUND_TRIP_FAILED)
@@ -257,7 +257,7 @@ def lost_sessions(engine: Engine) -> None:
         )
 
 
-def step_before_reset(engine: Engine, actions: ActionPool) -> None:
+def step_before_reset(engine: ServerPlayer, actions: ActionPool) -> None:
     """EK407: a valid action on a fresh session (WS) and on ``POST /step``."""
     action = actions.at(0)
     problems: list[str] = []
@@ -286,7 +286,7 @@ def step_before_reset(engine: Engine, actions: ActionPool) -> None:
         )
 
 
-def invalid_actions(engine: Engine, schema: dict[str, Any], actions: ActionPool) -> None:
+def invalid_actions(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> None:
     """EK408: actions breaking ``schema`` get VALIDATION_ERROR (WS) and 422 (HTTP)."""
     cases = fuzz.invalid_actions(schema, actions.at(0))
     if not cases:
@@ -344,7 +344,7 @@ def invalid_actions(engine: Engine, schema: dict[str, Any], actions: ActionPool)
         )
 
 
-def _reset_session(engine: Engine) -> Any:
+def _reset_session(engine: ServerPlayer) -> Any:
     """A new session, reset with the first seed when ``reset`` works (a failing ``reset``
     is the round trip's finding: the session is then used as it is)."""
     s = engine.open()
@@ -355,7 +355,7 @@ def _reset_session(engine: Engine) -> Any:
     return s
 
 
-def malformed_frames(engine: Engine) -> None:
+def malformed_frames(engine: ServerPlayer) -> None:
     """EK409: a frame that is not JSON, one of unknown type, one without type.
 
     The frames are sent on a session that was reset, so the ``state`` that checks the session
@@ -396,7 +396,7 @@ def malformed_frames(engine: Engine) -> None:
 class ObservationWatch:
     """Validates every observation the engine sees against the /schema observation, and
     ``reset``'s against ``reset_observation`` when /schema has it (OpenEnv 0.10)
-    (:meth:`Engine.watch_observations`); :func:`observations` reports EK406."""
+    (:meth:`ServerPlayer.watch_observations`); :func:`observations` reports EK406."""
 
     def __init__(self, validator: Any, reset_validator: Any = None):
         self.validator = validator
@@ -419,7 +419,7 @@ class ObservationWatch:
             self.count += 1
 
 
-def observations(engine: Engine, watch: ObservationWatch) -> None:
+def observations(engine: ServerPlayer, watch: ObservationWatch) -> None:
     """EK406 once any step was answered."""
     if not engine.rewards and not engine.latencies:
         return

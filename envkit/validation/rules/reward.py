@@ -13,7 +13,7 @@ from typing import Any
 
 from envkit.findings import Rule, Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import EPS, ActionPool, Engine, Episode, is_number
+from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, is_number
 from envkit.validation.rules import episodes
 from envkit.wire import EnvErrorFrame
 
@@ -147,7 +147,7 @@ def classify(reward: Any, lo: float, hi: float) -> tuple[Rule, str] | None:
     return None
 
 
-def verdicts(engine: Engine, *, oracle_played: bool = False) -> None:
+def verdicts(engine: ServerPlayer, *, oracle_played: bool = False) -> None:
     """EK501-EK504 over every step reward the engine received (any policy).
 
     Args:
@@ -213,7 +213,7 @@ def verdicts(engine: Engine, *, oracle_played: bool = False) -> None:
     )
 
 
-def oracle(engine: Engine, root: Path | None, python: str | None) -> float | None:
+def oracle(engine: ServerPlayer, root: Path | None, python: str | None) -> float | None:
     """EK506, EK507: play the declared oracle (in the environment's interpreter) once per
     seed.
 
@@ -279,7 +279,7 @@ def oracle(engine: Engine, root: Path | None, python: str | None) -> float | Non
 
 
 def degenerate(
-    engine: Engine, schema: dict[str, Any], actions: ActionPool, oracle_best: float | None
+    engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool, oracle_best: float | None
 ) -> dict[str, float]:
     """EK505 (and EK414 when a degenerate episode never ends): empty, minimum, maximum and
     repeat-first policies, each played once per seed, must score (best step reward averaged

@@ -17,7 +17,7 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import Engine
+from envkit.validation.engine import ServerPlayer
 
 EPISODE_ROUTES = ("/reset", "/step", "/state")
 
@@ -90,7 +90,7 @@ def _shown(status: int | None, body: Any, text: str) -> str:
     return f"{status} {fuzz.short_json(body, 120) if body is not None else repr(text[:120])}"
 
 
-def check(engine: Engine) -> Served:
+def check(engine: ServerPlayer) -> Served:
     """EK426, EK427 (the mode), EK428 (the Task API). Without an OpenAPI route set nothing
     is evaluated and the server is played as in simulation mode."""
     status, body, _text = engine.get("/openapi.json")
@@ -127,7 +127,7 @@ def check(engine: Engine) -> Served:
     return Served(listed, production)
 
 
-def _task_api(engine: Engine, listed: frozenset[str]) -> None:
+def _task_api(engine: ServerPlayer, listed: frozenset[str]) -> None:
     """EK428 on the Task API routes the server lists."""
     engine.ran(TASK_API_BROKEN)
     problems: list[str] = []
@@ -178,7 +178,7 @@ def _task_api(engine: Engine, listed: frozenset[str]) -> None:
         )
 
 
-def _post_json(engine: Engine, path: str, payload: Any) -> tuple[int | None, Any, str]:
+def _post_json(engine: ServerPlayer, path: str, payload: Any) -> tuple[int | None, Any, str]:
     import json
 
     status, text = engine.post(path, payload)
@@ -189,7 +189,7 @@ def _post_json(engine: Engine, path: str, payload: Any) -> tuple[int | None, Any
     return status, body, text
 
 
-def episodes_not_applicable(engine: Engine, exc: Any) -> None:
+def episodes_not_applicable(engine: ServerPlayer, exc: Any) -> None:
     """EK426 when a production-mode server cannot ``reset`` over ``/ws`` either (a harness
     environment): the episode checks are not applicable, which is not a defect."""
     message = str((getattr(exc, "data", None) or {}).get("message", exc))[:200]

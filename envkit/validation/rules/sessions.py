@@ -11,7 +11,7 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import ActionPool, Engine, Episode
+from envkit.validation.engine import ActionPool, Episode, ServerPlayer
 from envkit.validation.rules import determinism
 from envkit.wire import (
     CAPACITY_REACHED,
@@ -62,7 +62,7 @@ def _fmt(value: Any) -> str:
 
 
 def interleaved(
-    engine: Engine, actions: ActionPool, reference: determinism.Reference | None
+    engine: ServerPlayer, actions: ActionPool, reference: determinism.Reference | None
 ) -> None:
     """EK419: two seeded episodes played step by step at the same time must equal the
     ``reference`` episodes (from the determinism check; ``None``: not deterministic, skip).
@@ -127,7 +127,7 @@ def interleaved(
             return
 
 
-def capacity(engine: Engine) -> int:
+def capacity(engine: ServerPlayer) -> int:
     """EK420: open sessions until refused (at most 64 + 1), with the one probe validate and
     eval share (:func:`envkit.wire.open_sessions`).
 
