@@ -1,9 +1,17 @@
 """Shared fixtures. Real parts only: real uvicorn servers on 127.0.0.1, a real Docker engine,
-OpenEnv's real client (openenv 0.10, the test extra). Fixtures for one area live in that area's own conftest.py."""
+OpenEnv's real client (openenv 0.10, the test extra). Fixtures for one area live in that area's own conftest.py.
+
+Tiers: `pytest_collection_modifyitems` marks every test `docker`, `browser` or `slow` from the
+fixtures it uses (and the few modules that start servers or build venvs inline), so
+`scripts/test --fast` (`-m "not slow and not docker and not browser"`) needs no marks written
+by hand. Under pytest-xdist (`--dist loadgroup`) the Docker tests share one worker, as do the
+template-venv tests and the browser tests, so session fixtures are built once and two Docker
+builds never compete for the 2 cores."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -15,6 +23,107 @@ from typer.testing import CliRunner
 from tests.helpers import docker_available
 
 _REAL_HOME = Path.home()
+
+# Fixtures whose closure means "needs this tier" (item.fixturenames is the whole closure).
+DOCKER_FIXTURES = frozenset({"docker_engine"})
+BROWSER_FIXTURES = frozenset({"browser"})
+# Start a uvicorn/envkit server process, run a real `envkit eval`, or build/install a venv.
+SLOW_FIXTURES = frozenset(
+    {
+        "echo_server",  # tests/conftest.py: uvicorn subprocess
+        "knobs_server",  # tests/validate_runtime: uvicorn subprocess
+        "unlimited_server",  # tests/validate_runtime/test_rules.py
+        "capacity2_server",  # tests/eval/test_eval_policies.py
+        "eval_dir_session",  # tests/label: a real `envkit eval` against echo_server
+        "built_envs",
+        "served",
+        "every_env",
+        "with_transformers",  # tests/templates: venvs, servers
+        "openenv_cli",
+        "openenv010_bin",
+        "openenv_core030_bin",  # OpenEnv CLI venvs
+        "installed_env",  # tests/cli/test_run.py: an env venv
+        "openenv_init_env",
+        "openenv_init_010",  # `openenv init` subprocesses (~20 s loaded)
+    }
+)
+# Tests that start servers, run `envkit eval`/`validate` against a live server, or run
+# `openenv init` inline (no fixture tells): node-id prefixes relative to tests/, a whole module
+# or directory, or one test. Each took 10 s or more on a loaded 2-core machine.
+SLOW_PATHS = (
+    "validate_runtime/",  # every module serves an environment (knobs, realworld, wire010)
+    "plumbing/",  # run/validate/eval end to end, then look for leftovers
+    "launch/test_validate_start.py",
+    "launch/test_real_start.py",
+    "eval/test_eval_cli.py",
+    "eval/test_eval_hostile.py",
+    "eval/test_eval_policies.py",
+    "eval/test_eval_openai.py",
+    "cli/test_run.py",
+    "templates/test_wire_compat.py",
+    "templates/test_code_limits.py",
+    "safety/test_fuzz_static.py::test_static_validate_survives_any_single_file_mutation",
+    "push/test_push.py::test_subprocess_",
+    "cli/test_init.py::test_generated_tests_pass",
+    "validate/test_signal.py::test_rfc008_ids_match_openenv_010_policy_and_graders",
+)
+# xdist_group per tier: one worker runs the whole group (session fixtures built once; one
+# Docker build at a time on a 2-core machine).
+TEMPLATE_FIXTURES = frozenset({"built_envs", "served", "every_env", "with_transformers"})
+_TESTS = Path(__file__).parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects and before xdist reads xdist_group
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Add the `docker`, `browser` and `slow` marks (explicit marks stay), an `xdist_group`
+    for the Docker, template and browser tiers, and run the slow tiers last (stable order)."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        try:
+            rel = item.path.relative_to(_TESTS).as_posix() + "::" + item.name
+        except ValueError:
+            rel = ""
+        if names & DOCKER_FIXTURES:
+            item.add_marker(pytest.mark.docker)
+        if names & BROWSER_FIXTURES:
+            item.add_marker(pytest.mark.browser)
+        if names & SLOW_FIXTURES or rel.startswith(SLOW_PATHS):
+            item.add_marker(pytest.mark.slow)
+        group = _group(item, names)
+        if group and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=_tier)
+
+
+# 45 random bytes in base64 (tests/safety/test_secret_scan.py draws one per collection).
+_RANDOM_B64 = re.compile(r"[A-Za-z0-9+/]{60}")
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A stable id for a parameter drawn from os.urandom at import: xdist workers each
+    collect the suite and refuse to run when their test ids differ."""
+    if isinstance(val, str) and _RANDOM_B64.fullmatch(val):
+        return f"{argname}-random-base64"
+    return None
+
+
+def _group(item: pytest.Item, names: set[str]) -> str | None:
+    if item.get_closest_marker("docker"):
+        return "docker"
+    if item.get_closest_marker("browser"):
+        return "browser"
+    if names & TEMPLATE_FIXTURES:
+        return "templates"
+    return None
+
+
+def _tier(item: pytest.Item) -> int:
+    """0 fast, 1 slow, 2 browser, 3 docker: quick feedback first in a serial run."""
+    if item.get_closest_marker("docker"):
+        return 3
+    if item.get_closest_marker("browser"):
+        return 2
+    return 1 if item.get_closest_marker("slow") else 0
 
 
 @pytest.fixture(autouse=True)

@@ -1,9 +1,116 @@
-"""Small test helpers shared across areas (no fixtures here)."""
+"""Small test helpers shared across areas (no fixtures here), and the cross-run venv cache."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+# Captured at import, before the autouse `_isolate` fixture points HOME at a temp dir.
+REAL_HOME = Path.home()
+# A venv build on a loaded 2-core machine with a cold uv cache (PyPI downloads): seconds.
+VENV_BUILD_TIMEOUT_S = 900
+_COMPLETE = ".envkit-test-complete"
+
+
+def cache_root() -> Path:
+    """Root of the test cache kept across runs: ``$ENVKIT_TEST_CACHE``, else
+    ``~/.cache/envkit-tests`` of the real (not the isolated) home."""
+    override = os.environ.get("ENVKIT_TEST_CACHE")
+    return Path(override) if override else REAL_HOME / ".cache" / "envkit-tests"
+
+
+def _uv() -> str:
+    from envkit.scaffold import uv_binary
+
+    uv = uv_binary()
+    if not uv:
+        raise RuntimeError("uv is required (a declared dependency of rl-envkit)")
+    return uv
+
+
+def cached_venv(requirements: str) -> Path:
+    """A venv of the test interpreter's Python with ``requirements`` installed, built once and
+    kept under ``<test cache>/venvs/<hash>`` across runs (and shared by xdist workers).
+
+    Args:
+        requirements: requirements.txt text (one requirement a line; ``#`` comments allowed).
+            Its hash, with the Python version and base prefix, names the venv, so a changed
+            dependency set (e.g. a re-resolved ``uv.lock``) builds a new one.
+
+    Returns:
+        The venv's root directory. Callers must treat it as read-only: a test that installs
+        more packages layers a venv of its own on top (:func:`layered_venv`).
+
+    Raises:
+        subprocess.CalledProcessError: ``uv venv`` or ``uv pip install`` failed.
+        filelock.Timeout: another process held the build lock for longer than
+            ``VENV_BUILD_TIMEOUT_S`` seconds.
+    """
+    from filelock import FileLock
+
+    ident = f"{sys.version}\n{sys.base_prefix}\n{requirements}"
+    key = hashlib.sha256(ident.encode()).hexdigest()[:20]
+    root = cache_root() / "venvs"
+    root.mkdir(parents=True, exist_ok=True)
+    venv = root / key
+    if (venv / _COMPLETE).is_file():
+        return venv
+    # One builder per venv across xdist workers and concurrent runs; the others wait, then
+    # find the marker. A build that died half-way has no marker and is redone.
+    with FileLock(str(root / f"{key}.lock"), timeout=VENV_BUILD_TIMEOUT_S):
+        if (venv / _COMPLETE).is_file():
+            return venv
+        shutil.rmtree(venv, ignore_errors=True)
+        uv = _uv()
+        subprocess.run(
+            [uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120
+        )
+        (venv / "requirements.txt").write_text(requirements)
+        subprocess.run(
+            [
+                uv,
+                "pip",
+                "install",
+                "-q",
+                "--python",
+                str(venv / "bin" / "python"),
+                "-r",
+                str(venv / "requirements.txt"),
+            ],
+            check=True,
+            timeout=VENV_BUILD_TIMEOUT_S,
+        )
+        (venv / _COMPLETE).write_text(requirements)
+    return venv
+
+
+def _site_packages(venv: Path) -> Path:
+    return venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+
+
+def layered_venv(path: Path, base: Path) -> str:
+    """A fresh venv at ``path`` that sees ``base``'s packages through a ``.pth`` line (after
+    its own site-packages, so what a test installs into it wins). Takes well under a second.
+
+    Args:
+        path: where to create the venv (must not exist).
+        base: a venv from :func:`cached_venv`, never written to.
+
+    Returns:
+        The new venv's python executable (str).
+
+    Raises:
+        subprocess.CalledProcessError: ``uv venv`` failed.
+    """
+    subprocess.run(
+        [_uv(), "venv", "-q", "--python", sys.executable, str(path)], check=True, timeout=120
+    )
+    (_site_packages(path) / "_envkit_test_base.pth").write_text(f"{_site_packages(base)}\n")
+    return str(path / "bin" / "python")
 
 
 def docker_available() -> tuple[bool, str]:

@@ -7,47 +7,28 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import cached_venv
 
 LEGACY = Path(__file__).parent / "fixtures" / "legacy"
 LEGACY_TEMPLATES = ("echo", "guess", "rlvr", "tools", "gymnasium", "code")
 
 
-def _uv() -> str:
-    from envkit.scaffold import uv_binary
-
-    uv = uv_binary()
-    assert uv, "uv is required (declared dependency of rl-envkit)"
-    return uv
-
-
-def make_venv(parent: Path, requirement: str) -> Path:
-    """A venv under ``parent`` with ``requirement`` installed (uv, shared cache)."""
-    venv = parent / "venv"
-    subprocess.run(
-        [_uv(), "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120
-    )
-    subprocess.run(
-        [_uv(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), requirement],
-        check=True,
-        timeout=600,
-    )
-    return venv / "bin"
+@pytest.fixture(scope="session")
+def openenv010_bin() -> Path:
+    """bin/ of a venv with `openenv` 0.10 (its CLI: `openenv validate`, `openenv init`),
+    cached across runs and shared by xdist workers (`tests.helpers.cached_venv`)."""
+    return cached_venv("openenv==0.10.0\n") / "bin"
 
 
 @pytest.fixture(scope="session")
-def openenv010_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """bin/ of a venv with `openenv` 0.10 (its CLI: `openenv validate`, `openenv init`)."""
-    return make_venv(tmp_path_factory.mktemp("openenv010"), "openenv==0.10.0")
-
-
-@pytest.fixture(scope="session")
-def openenv_core030_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """bin/ of a venv with the superseded `openenv-core` 0.3.0 (for its `openenv init`)."""
-    return make_venv(tmp_path_factory.mktemp("openenvcore030"), "openenv-core==0.3.0")
+def openenv_core030_bin() -> Path:
+    """bin/ of a venv with the superseded `openenv-core` 0.3.0 (for its `openenv init`),
+    cached like `openenv010_bin`."""
+    return cached_venv("openenv-core==0.3.0\n") / "bin"
 
 
 def openenv_init(bin_dir: Path, parent: Path, name: str) -> Path:

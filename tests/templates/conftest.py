@@ -6,15 +6,14 @@ same packages, so the peer validator never shares a venv with anything else)."""
 
 from __future__ import annotations
 
-import os
-import pwd
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import cached_venv, layered_venv
 
 TEMPLATES = ("guess", "rlvr", "tools", "gymnasium", "code")
 
@@ -37,19 +36,43 @@ def _uv() -> str:
 
 
 def build_env(parent: Path, template: str, **options: str) -> BuiltEnv:
-    """`envkit init` (with `uv lock`), then `uv venv` + `uv pip install -e <env> pytest`."""
+    """`envkit init` (with `uv lock`), then the environment's venv: the locked dependencies
+    and pytest come from a venv cached across runs by the hash of that dependency set
+    (`tests.helpers.cached_venv`); the environment itself is installed editable, `--no-deps`,
+    into a fresh venv layered on top (`env/.venv`, private to this session)."""
     from envkit.scaffold import init_project
 
-    result = init_project(f"{template}-env", template=template, output_dir=parent,
-                          options=options or None)
+    result = init_project(
+        f"{template}-env", template=template, output_dir=parent, options=options or None
+    )
     assert result.lock.status == "written", result.lock.message
-    venv = result.path / ".venv"
     uv = _uv()
-    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True,
-                   timeout=120)
-    python = str(venv / "bin" / "python")
-    subprocess.run([uv, "pip", "install", "-q", "--python", python, "-e", str(result.path),
-                    "pytest"], check=True, timeout=600)
+    # The lock's dependency set without the project (installed from its temp dir below).
+    deps = subprocess.run(
+        [
+            uv,
+            "export",
+            "-q",
+            "--frozen",
+            "--no-emit-project",
+            "--no-hashes",
+            "--no-header",
+            "--format",
+            "requirements-txt",
+        ],
+        cwd=result.path,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    base = cached_venv(deps + "pytest\n")
+    python = layered_venv(result.path / ".venv", base)
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--no-deps", "--python", python, "-e", str(result.path)],
+        check=True,
+        timeout=600,
+    )
     return BuiltEnv(template, result.path, python)
 
 
@@ -76,8 +99,7 @@ def served(built_envs: dict[str, BuiltEnv]) -> Iterator[dict[str, str]]:
     servers = {}
     try:
         for name, env in built_envs.items():
-            servers[name] = start_server(env.path, read_manifest(env.path).app,
-                                         python=env.python)
+            servers[name] = start_server(env.path, read_manifest(env.path).app, python=env.python)
         for server in servers.values():
             server.wait_healthy(timeout_s=120)
         yield {name: server.url for name, server in servers.items()}
@@ -92,23 +114,15 @@ OPENENV_VERSION = "0.10.0"
 @pytest.fixture(scope="session")
 def openenv_cli() -> str:
     """Path of the `openenv` executable of openenv==0.10.0, installed once into its own venv
-    under the real user's cache (`~/.cache/envkit-tests/openenv-0.10.0`, reused across
-    sessions; uv's cache makes a re-install take seconds)."""
-    home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # HOME is isolated per test
-    venv = home / ".cache" / "envkit-tests" / f"openenv-{OPENENV_VERSION}"
-    exe = venv / "bin" / "openenv"
-    if not exe.is_file():
-        uv = _uv()
-        subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True,
-                       timeout=120)
-        subprocess.run([uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
-                        f"openenv=={OPENENV_VERSION}"], check=True, timeout=900)
-    return str(exe)
+    under the real user's test cache (`tests.helpers.cached_venv`, reused across sessions
+    and shared by xdist workers)."""
+    return str(cached_venv(f"openenv=={OPENENV_VERSION}\n") / "bin" / "openenv")
 
 
 @pytest.fixture(scope="session")
-def every_env(built_envs: dict[str, BuiltEnv], tmp_path_factory: pytest.TempPathFactory
-              ) -> dict[str, BuiltEnv]:
+def every_env(
+    built_envs: dict[str, BuiltEnv], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, BuiltEnv]:
     """`built_envs` plus the default echo template, built the same way."""
     echo = build_env(tmp_path_factory.mktemp("echo-template"), "echo")
     return {"echo": echo, **built_envs}
