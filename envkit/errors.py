@@ -5,6 +5,26 @@ the message and its next step, and exits with :class:`ExitCode`. ``ENVKIT_DEBUG=
 CLI show the traceback as well.
 
 Every message states what went wrong and ends with the next step the user can take.
+
+Error tree (exit code in brackets; ``FINDINGS`` is 1, everything else 2)::
+
+    EnvkitError
+    ├── UserError
+    │   ├── UsageError
+    │   ├── SpecError
+    │   ├── TemplateError
+    │   ├── DestinationError
+    │   ├── ServerStartError [1]
+    │   ├── WireError
+    │   ├── DockerUnavailableError
+    │   ├── BuildError [1]
+    │   ├── ContainerError [1]
+    │   ├── HubError
+    │   │   └── HubAuthError
+    │   ├── ModelEndpointError
+    │   ├── EvalAbortedError
+    │   └── PolicyError
+    └── InternalError
 """
 
 from __future__ import annotations
@@ -110,3 +130,19 @@ class ModelEndpointError(UserError):
 
 class InternalError(EnvkitError):
     """A bug in envkit. The CLI asks the user to report it."""
+
+
+class EvalAbortedError(UserError):
+    """``envkit eval`` stopped before its end: the ``--timeout`` budget ran out, sessions kept
+    getting lost, or the server exited. The message says which; finished episodes are written.
+
+    Also importable from ``envkit.evaluation`` (its home before the errors were gathered here).
+    """
+
+
+class PolicyError(UserError):
+    """An environment's ``module:callable`` policy (its oracle, say) could not be loaded,
+    raised, timed out, or returned something that is not a dict.
+
+    Also importable from ``envkit.policy`` (its home before the errors were gathered here).
+    """
