@@ -16,8 +16,8 @@ from envkit.errors import UsageError
 from envkit.evaluation.records import EpisodeRecord
 
 # Eval's episode bound when neither --max-steps nor the manifest's envkit.max_steps is set.
-# Not validate's bound (envkit.validation.engine.DEFAULT_MAX_STEPS, 50): eval pays for every
-# step with a model call, so it cuts episodes off sooner.
+# A separate fact from validate's bound (envkit.validation.engine.DEFAULT_MAX_STEPS, 50),
+# hence its own name.
 EVAL_DEFAULT_MAX_STEPS = 32
 DEFAULT_BASE_URL = "https://router.huggingface.co/v1"
 DEFAULT_MAX_RETRIES = 4
