@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.errors import InternalError, UsageError
 from envkit.evaluation.options import DEFAULT_BASE_URL, EvalOptions, Notes
@@ -24,6 +24,10 @@ from envkit.evaluation.policies import (
     RandomPolicy,
 )
 from envkit.evaluation.records import EvalSettings
+
+if TYPE_CHECKING:
+    from envkit.manifest import EnvSpec
+    from envkit.project import EnvProject
 
 OPENAI_TIMEOUT_S = 120.0  # seconds the openai client waits for one completion
 
@@ -50,7 +54,9 @@ class PolicyPlan:
     callable_spec: str | None = None
 
 
-def plan_policy(options: EvalOptions, project: Any, spec: Any, notes: Notes) -> PolicyPlan:
+def plan_policy(
+    options: EvalOptions, project: EnvProject | None, spec: EnvSpec, notes: Notes
+) -> PolicyPlan:
     """Check ``options.policy`` against the options, the environment and the process
     environment.
 
@@ -98,7 +104,7 @@ def _plan_openai(options: EvalOptions, notes: Notes) -> PolicyPlan:
     return PolicyPlan(name="openai", model=model, base_url=base_url, key=key, key_env=key_env)
 
 
-def _callable_spec(policy: str, project: Any, spec: Any) -> str:
+def _callable_spec(policy: str, project: EnvProject | None, spec: EnvSpec) -> str:
     """The ``module:callable`` that ``oracle`` or ``module:callable`` names."""
     from envkit.manifest import APP_PATTERN
 

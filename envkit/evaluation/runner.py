@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.errors import EnvkitError, EvalAbortedError, InternalError, WireError
 from envkit.evaluation.factory import PolicyFactory, PolicyPlan, plan_policy
@@ -50,6 +50,10 @@ __all__ = [
     "evaluate",
     "run_evaluation",
 ]
+
+if TYPE_CHECKING:
+    from envkit.manifest import EnvSpec, Manifest
+    from envkit.project import EnvProject, Timeouts
 
 STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for a hung step otherwise)
 
@@ -176,13 +180,13 @@ class _Target:
         root: where the environment's code runs (the project, else the working directory).
     """
 
-    project: Any
-    spec: Any
+    project: EnvProject | None
+    spec: EnvSpec
     reward_range: tuple[float, float]
     root: Path
 
     @property
-    def manifest(self) -> Any:
+    def manifest(self) -> Manifest | None:
         return self.project.manifest if self.project else None
 
 
@@ -262,7 +266,7 @@ def _load_target(options: EvalOptions) -> _Target:
 
 
 def _settings(
-    options: EvalOptions, target: _Target, plan: PolicyPlan, timeouts: Any, python: str | None
+    options: EvalOptions, target: _Target, plan: PolicyPlan, timeouts: Timeouts, python: str | None
 ) -> EvalSettings:
     """The run's resolved settings: the step cap falls back to the manifest's, then to
     :data:`EVAL_DEFAULT_MAX_STEPS`; the temperature to 0 for single rollouts, else 1
