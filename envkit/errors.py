@@ -6,30 +6,38 @@ CLI show the traceback as well.
 
 Every message states what went wrong and ends with the next step the user can take.
 
-Error tree (exit code in brackets; ``FINDINGS`` is 1, everything else 2)::
+The tree (exit code in brackets)::
 
-    EnvkitError
-    ├── UserError
-    │   ├── UsageError
-    │   ├── SpecError
-    │   ├── TemplateError
-    │   ├── DestinationError
+    EnvkitError [2]
+    ├── UserError [2]
+    │   ├── UsageError [2]
+    │   ├── SpecError [2]
+    │   │   └── MigrationRefused [2]     envkit.migrate: a file cannot be parsed
+    │   ├── TemplateError [2]
+    │   ├── DestinationError [2]
     │   ├── ServerStartError [1]
-    │   ├── WireError
-    │   ├── DockerUnavailableError
+    │   ├── WireError [2]
+    │   ├── DockerUnavailableError [2]
     │   ├── BuildError [1]
+    │   │   └── BuildTimeoutError [1]  envkit.container.build: past the deadline
     │   ├── ContainerError [1]
-    │   ├── HubError
-    │   │   └── HubAuthError
-    │   ├── ModelEndpointError
-    │   ├── EvalAbortedError
-    │   └── PolicyError
-    └── InternalError
+    │   ├── HubError [2]
+    │   │   ├── HubAuthError [2]
+    │   │   └── PushBlockedError [1]   envkit.hub: preflight found problems, nothing sent
+    │   ├── ModelEndpointError [2]
+    │   ├── PlanError [2]                envkit.probe_plan: validation/runtime.json
+    │   ├── EvalAbortedError [2]         envkit.evaluation: --timeout, lost sessions, server exit
+    │   └── PolicyError [2]              envkit.policy: a module:callable policy failed
+    └── InternalError [2]
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from envkit.findings import Location
 
 
 class ExitCode(IntEnum):
@@ -132,11 +140,51 @@ class InternalError(EnvkitError):
     """A bug in envkit. The CLI asks the user to report it."""
 
 
+class MigrationRefused(SpecError):
+    """A file ``envkit migrate`` must change cannot be parsed: nothing was written (exit 2).
+
+    Raised by :func:`envkit.migrate.migrate`; the message names the file and, when the parser
+    gives one, its ``line:column``.
+    """
+
+
+class PlanError(UserError):
+    """A probe plan is missing or breaks OpenEnv's plan schema, or cannot be recorded.
+
+    Raised by :mod:`envkit.probe_plan` (``validation/runtime.json``).
+
+    Attributes:
+        location: where in the plan file (JSON syntax errors), else ``None``.
+    """
+
+    def __init__(self, message: str, *, location: Location | None = None, **kw: Any):
+        super().__init__(message, **kw)
+        self.location = location
+
+
+class PushBlockedError(HubError):
+    """Preflight found problems in the environment (secrets, static validate errors): nothing
+    was sent. Exit 1, like validate findings.
+
+    Also importable from its former home, ``envkit.hub.errors``.
+    """
+
+    exit_code = ExitCode.FINDINGS
+
+
+class BuildTimeoutError(BuildError):
+    """``docker build`` ran past its deadline and was stopped (exit 1, as a failed build).
+
+    Raised by :func:`envkit.container.build.build_image` when its ``deadline`` passes; the
+    build's running step was killed and its intermediate container removed.
+    """
+
+
 class EvalAbortedError(UserError):
     """``envkit eval`` stopped before its end: the ``--timeout`` budget ran out, sessions kept
     getting lost, or the server exited. The message says which; finished episodes are written.
 
-    Also importable from ``envkit.evaluation`` (its home before the errors were gathered here).
+    Also importable from its former home, ``envkit.evaluation``.
     """
 
 
@@ -144,5 +192,5 @@ class PolicyError(UserError):
     """An environment's ``module:callable`` policy (its oracle, say) could not be loaded,
     raised, timed out, or returned something that is not a dict.
 
-    Also importable from ``envkit.policy`` (its home before the errors were gathered here).
+    Also importable from its former home, ``envkit.policy``.
     """

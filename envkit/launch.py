@@ -19,22 +19,21 @@ EK401 message can lead with it instead of burying it under a traceback.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
 import shlex
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import APP_PATTERN, DEFAULT_APP
+from envkit.envdir.dockerfile import parse as parse_dockerfile
+from envkit.envdir.toml import PYPROJECT_NAME, read_pyproject
+
 #: Kinds of candidate, in the order they are tried.
 KINDS = ("manifest", "package", "script", "dockerfile")
 
-DEFAULT_APP = "server.app:app"
-
-_APP_RE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 _IDENT_RE = re.compile(r"^[A-Za-z_]\w*$")
 _SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/env sh"}
 _SERVERS = {"uvicorn", "gunicorn", "hypercorn"}
@@ -237,7 +236,7 @@ def _script_candidate(root: Path, pyproject: Mapping[str, Any] | None) -> Launch
         return None
     scripts = (pyproject.get("project") or {}).get("scripts") or {}
     target = scripts.get("server") if isinstance(scripts, Mapping) else None
-    if not isinstance(target, str) or not _APP_RE.match(target.strip()):
+    if not isinstance(target, str) or not APP_PATTERN.fullmatch(target.strip()):
         return None
     module, func = target.strip().split(":", 1)
     where = _locate_module(root, module, _package_dirs(pyproject))
@@ -305,12 +304,9 @@ def _read_pyproject(
 ) -> Mapping[str, Any] | None:
     if isinstance(pyproject, Mapping):
         return pyproject
-    path = Path(pyproject) if pyproject is not None else root / "pyproject.toml"
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
+    path = Path(pyproject) if pyproject is not None else root / PYPROJECT_NAME
+    data, _error = read_pyproject(path.parent)
+    return data
 
 
 def _package_dirs(pyproject: Mapping[str, Any]) -> dict[str, str]:
@@ -331,54 +327,20 @@ def _find_dockerfile(root: Path, dockerfile: Path | None) -> Path | None:
 
 
 def _final_stage(path: Path) -> tuple[list[str], str | None, int, str] | None:
-    """``(argv, workdir, line, text)`` of the final stage: ``ENTRYPOINT`` + ``CMD`` as one
-    argv (shell form becomes ``sh -c``), the last ``WORKDIR`` (relative ones joined), the
-    1-based line and text of the instruction that supplied the command."""
-    from dockerfile_parse import DockerfileParser
-
+    """``(argv, workdir, line, text)`` of the final stage, asked of the one Dockerfile parser
+    (:func:`envkit.envdir.dockerfile.parse`): ``ENTRYPOINT`` + ``CMD`` as one argv (shell
+    form becomes ``sh -c``), the last ``WORKDIR`` (relative ones joined), the 1-based line and
+    text of the instruction that supplied the command. ``None`` when the file is unreadable,
+    does not parse or runs nothing (the static rules report those)."""
     try:
-        parser = DockerfileParser(path=str(path), cache_content=True)
-        structure = parser.structure
-    except Exception:  # noqa: BLE001 - a broken Dockerfile is a static finding, not ours
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
         return None
-    entry: list[str] = []
-    cmd: list[str] = []
-    workdir: str | None = None
-    line, text = 0, ""
-    for item in structure:
-        name = str(item.get("instruction", "")).upper()
-        value = str(item.get("value", ""))
-        if name == "FROM":
-            entry, cmd, workdir = [], [], None
-        elif name == "WORKDIR":
-            workdir = (
-                value
-                if value.startswith("/") or workdir is None
-                else f"{workdir.rstrip('/')}/{value}"
-            )
-        elif name in ("CMD", "ENTRYPOINT"):
-            words = _command_words(value)
-            if name == "CMD":
-                cmd = words
-            else:
-                entry, cmd = words, []  # ENTRYPOINT resets an inherited CMD
-            line = int(item.get("startline", 0)) + 1
-            text = str(item.get("content", "")).strip()
-    argv = entry + cmd
-    return (argv, workdir, line, text) if argv else None
-
-
-def _command_words(value: str) -> list[str]:
-    """Exec form (JSON array) as is; shell form as ``["sh", "-c", value]``."""
-    value = value.strip()
-    if value.startswith("["):
-        try:
-            words = json.loads(value)
-            if isinstance(words, list) and all(isinstance(w, str) for w in words):
-                return words
-        except ValueError:
-            pass
-    return ["sh", "-c", value]
+    parsed = parse_dockerfile(text)
+    final = parsed.final
+    if parsed.error is not None or not final.argv or final.command is None:
+        return None
+    return list(final.argv), final.workdir, final.command.line, final.command.content.strip()
 
 
 def _asgi_app(argv: list[str]) -> tuple[str | None, str | None]:
@@ -406,7 +368,7 @@ def _asgi_app(argv: list[str]) -> tuple[str | None, str | None]:
             if not runs_server:
                 continue
             for arg in segment[i + 1 :]:
-                if _APP_RE.match(arg):
+                if APP_PATTERN.fullmatch(arg):
                     return arg, cd
     return None, None
 

@@ -39,7 +39,6 @@ the line). Unknown keys inside ``envkit:`` are rejected (typos must not be ignor
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -55,11 +54,17 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from envkit.envdir.constants import (
+    APP_PATTERN,
+    DEFAULT_APP,
+    DEFAULT_PORT,
+    DEFAULT_STARTUP_TIMEOUT_S,
+    LEGACY_KEYS,
+    MANIFEST_NAME,
+    PROBE_PLAN_PATH,
+)
 from envkit.errors import SpecError
 from envkit.findings import Location
-
-MANIFEST_NAME = "openenv.yaml"
-APP_PATTERN = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 class ManifestSyntaxError(SpecError):
@@ -165,20 +170,6 @@ RFC008_KEYS = (
     "execution",
 )
 """Keys of the ``validation:`` block that OpenEnv 0.10 reads (every other key there it ignores)."""
-
-LEGACY_KEYS = (
-    "reward_range",
-    "max_steps",
-    "oracle",
-    "seeds",
-    "floor_margin",
-    "step_timeout_s",
-    "startup_timeout_s",
-)
-"""envkit's keys directly under ``validation:`` before OpenEnv 0.10 (deprecated)."""
-
-ENVKIT_KEYS = ("oracle", "max_steps", "seeds", "step_timeout_s", "startup_timeout_s")
-"""Keys of envkit's own top-level ``envkit:`` section."""
 
 
 @dataclass(frozen=True)
@@ -353,7 +344,7 @@ class ExecutionDeclaration(_Forbid):
     probes the image. Paths are package-relative without ``..``."""
 
     kind: Literal["openenv_ws"] = "openenv_ws"
-    probe_path: str = "validation/runtime.json"
+    probe_path: str = PROBE_PLAN_PATH
     dockerfile: str = "Dockerfile"
     context: str = "."
     agent_boundary: Literal["api"] = "api"
@@ -542,7 +533,7 @@ class EnvkitSection(_Forbid):
     max_steps: int | None = Field(default=None, ge=1)
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
     step_timeout_s: float = Field(default=5.0, gt=0)
-    startup_timeout_s: float = Field(default=60.0, gt=0)
+    startup_timeout_s: float = Field(default=DEFAULT_STARTUP_TIMEOUT_S, gt=0)
 
     @field_validator("oracle")
     @classmethod
@@ -603,7 +594,7 @@ class EnvSpec:
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     floor_margin: float = 0.1
     step_timeout_s: float = 5.0
-    startup_timeout_s: float = 60.0
+    startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     episode_timeout_s: float | None = None
     network_mode: str = "public"
     memory_mb: int | None = None
@@ -627,8 +618,8 @@ class Manifest(BaseModel):
     version: str | None = None
     type: str = "space"
     runtime: str = "fastapi"
-    app: str = "server.app:app"
-    port: int = Field(default=8000, ge=1, le=65535)
+    app: str = DEFAULT_APP
+    port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
     variables: dict[str, str] = Field(default_factory=dict)
     validation: OpenEnvValidation | None = None
     envkit: EnvkitSection | None = None

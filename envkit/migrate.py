@@ -45,16 +45,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import SpecError
+from envkit.envdir import EnvDir
+from envkit.envdir.constants import (
+    DOCKERFILE_NAME,
+    LEGACY_KEYS,
+    MANIFEST_NAME,
+    OPENENV_REQUIREMENT,
+    PROBE_PLAN_PATH,
+)
+from envkit.envdir.toml import PYPROJECT_NAME
+from envkit.errors import MigrationRefused, SpecError  # MigrationRefused: old home here
 
-OPENENV_REQUIREMENT = "openenv>=0.10,<0.11"
-MANIFEST = "openenv.yaml"
-PROBE_PLAN = "validation/runtime.json"
+MANIFEST = MANIFEST_NAME
+PROBE_PLAN = PROBE_PLAN_PATH
 
 # envkit's pre-0.10 keys under `validation:` and where each goes now.
 LEGACY_TO_ENVKIT = ("oracle", "max_steps", "seeds", "step_timeout_s", "startup_timeout_s")
 LEGACY_TO_REWARD = {"reward_range": "range", "floor_margin": "floor_margin"}
-LEGACY_KEYS = frozenset(LEGACY_TO_ENVKIT) | frozenset(LEGACY_TO_REWARD)
 
 # RFC 008 defaults for the required blocks (the values `openenv init` 0.10 writes, except
 # memory, which envkit's templates keep at 512 MB).
@@ -63,7 +70,7 @@ DEFAULT_RESOURCES = {"cpu": 1, "memory_mb": 512, "disk_mb": 1024, "episode_timeo
 DEFAULT_EXECUTION = {
     "kind": "openenv_ws",
     "probe_path": PROBE_PLAN,
-    "dockerfile": "Dockerfile",
+    "dockerfile": DOCKERFILE_NAME,
     "context": ".",
 }
 
@@ -82,10 +89,6 @@ _REQ_NAME = re.compile(r"^\s*(openenv[-_.]core|openenv)\s*(\[[^\]]*\])?", re.IGN
 _DOCKER_REQ = re.compile(
     r"""(?P<q>["']?)openenv[-_.]core(?:\[[^\]\s]*\])?(?:\s*[<>=!~][^"'\s]*)?(?P=q)""", re.IGNORECASE
 )
-
-
-class MigrationRefused(SpecError):
-    """A file migrate must change cannot be parsed: nothing was written (exit 2)."""
 
 
 @dataclass
@@ -173,67 +176,62 @@ def migrate(
         OSError: a file cannot be written (files written before it stay written; each
             write is atomic).
     """
-    root = Path(path).expanduser().resolve()
-    manifest_path = root / MANIFEST
-    if not manifest_path.is_file():
+    env = EnvDir(path)
+    root = env.root
+    if not env.has_manifest:
         raise SpecError(
             f"No {MANIFEST} in {root}: this is not an OpenEnv environment directory.",
             hint="Pass the environment's directory: `envkit migrate PATH`.",
         )
-    changes: list[FileChange] = []
     notes: list[str] = []
-
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        _add(changes, _migrate_pyproject(root, pyproject))
-    for req in sorted([*root.glob("requirements*.txt"), *root.glob("server/requirements*.txt")]):
-        _add(changes, _migrate_requirements(root, req))
-
-    dockerfile_moves: list[FileChange] = []
-    root_df, server_df = root / "Dockerfile", root / "server" / "Dockerfile"
-    if not root_df.is_file() and server_df.is_file():
-        text = server_df.read_text(encoding="utf-8")
-        new = _migrate_dockerfile_text(text)
-        dockerfile_moves = [
-            FileChange(
-                "Dockerfile",
-                None,
-                new,
-                [MOVED_DOCKERFILE]
-                + (["openenv-core -> openenv in RUN lines"] if new != text else []),
-            ),
-            FileChange("server/Dockerfile", text, None, ["moved to Dockerfile"]),
-        ]
-    else:
-        for df in (root_df, server_df):
-            if df.is_file():
-                _add(changes, _migrate_dockerfile(root, df))
-    changes += dockerfile_moves
-    has_root_dockerfile = root_df.is_file() or bool(dockerfile_moves)
-
-    manifest_change, oracle = _migrate_manifest(
-        root,
-        manifest_path,
-        pyproject,
+    changes = _migrate_dependencies(env)
+    dockerfile_changes, has_root_dockerfile = _migrate_dockerfiles(env)
+    changes += dockerfile_changes
+    facts = _DirFacts(
         has_root_dockerfile=has_root_dockerfile,
         plan_exists=(root / PROBE_PLAN).is_file(),
         plan_possible=probe_plan,
-        notes=notes,
     )
-    plan_change = None
-    if manifest_change is not None and manifest_change.plan_needed:
+    manifest_change, oracle = _migrate_manifest(env, facts, notes)
+    if manifest_change is not None:
         maker = plan_maker or _default_plan_maker(python)
-        plan_change = _make_plan(root, maker, oracle, notes)
-        if plan_change is None:
-            manifest_change = manifest_change.without_execution()
-    if manifest_change is not None and manifest_change.change is not None:
-        changes.append(manifest_change.change)
-    if plan_change is not None:
-        changes.append(plan_change)
-
+        changes += _manifest_and_plan(root, manifest_change, maker, oracle, notes)
     if not dry_run:
         _apply(root, changes)
     return MigrationResult(root=root, changes=changes, notes=notes, dry_run=dry_run)
+
+
+def _manifest_and_plan(
+    root: Path,
+    manifest_change: _ManifestChange,
+    maker: PlanMaker,
+    oracle: str | None,
+    notes: list[str],
+) -> list[FileChange]:
+    """The manifest's change and, when it adds ``validation.execution``, the probe plan it
+    points at. A plan that cannot be made drops ``validation.execution`` again (the reason is
+    appended to ``notes``), so the manifest never names a missing file."""
+    plan_change = None
+    if manifest_change.plan_needed:
+        plan_change = _make_plan(root, maker, oracle, notes)
+        if plan_change is None:
+            manifest_change = manifest_change.without_execution()
+    return [c for c in (manifest_change.change, plan_change) if c is not None]
+
+
+@dataclass(frozen=True)
+class _DirFacts:
+    """What the rest of the directory says about the manifest's ``validation.execution``.
+
+    Attributes:
+        has_root_dockerfile: a root Dockerfile exists or this migration moves one there.
+        plan_exists: ``validation/runtime.json`` exists.
+        plan_possible: migrate may make the plan by playing the oracle (``--probe-plan``).
+    """
+
+    has_root_dockerfile: bool
+    plan_exists: bool
+    plan_possible: bool
 
 
 # --------------------------------------------------------------------------- dependencies
@@ -385,6 +383,49 @@ def _migrate_dockerfile(root: Path, path: Path) -> FileChange | None:
     return FileChange(_rel(root, path), text, new, ["openenv-core -> openenv in RUN lines"])
 
 
+def _migrate_dependencies(env: EnvDir) -> list[FileChange]:
+    """pyproject.toml, then ``requirements*.txt`` at the root and in ``server/``, sorted.
+
+    Raises:
+        MigrationRefused: pyproject.toml cannot be parsed.
+    """
+    root = env.root
+    changes: list[FileChange] = []
+    pyproject = root / PYPROJECT_NAME
+    if pyproject.is_file():
+        _add(changes, _migrate_pyproject(root, pyproject))
+    for req in sorted([*root.glob("requirements*.txt"), *root.glob("server/requirements*.txt")]):
+        _add(changes, _migrate_requirements(root, req))
+    return changes
+
+
+def _migrate_dockerfiles(env: EnvDir) -> tuple[list[FileChange], bool]:
+    """Move ``server/Dockerfile`` to the root when there is no root one, else migrate each
+    Dockerfile's ``RUN`` lines in place.
+
+    Returns:
+        ``(changes, has_root_dockerfile)``: the second is true when a root Dockerfile exists
+        or is about to (the move).
+    """
+    root = env.root
+    root_df, server_df = env.dockerfile_path, root / "server" / DOCKERFILE_NAME
+    if not root_df.is_file() and server_df.is_file():
+        text = server_df.read_text(encoding="utf-8")
+        new = _migrate_dockerfile_text(text)
+        summary = [MOVED_DOCKERFILE] + (
+            ["openenv-core -> openenv in RUN lines"] if new != text else []
+        )
+        return [
+            FileChange(DOCKERFILE_NAME, None, new, summary),
+            FileChange("server/Dockerfile", text, None, ["moved to Dockerfile"]),
+        ], True
+    changes: list[FileChange] = []
+    for df in (root_df, server_df):
+        if df.is_file():
+            _add(changes, _migrate_dockerfile(root, df))
+    return changes, root_df.is_file()
+
+
 # --------------------------------------------------------------------------- manifest
 
 
@@ -517,20 +558,63 @@ def _tag_from_name(name: str) -> str:
 
 
 def _migrate_manifest(
-    root: Path,
-    path: Path,
-    pyproject: Path,
-    *,
-    has_root_dockerfile: bool,
-    plan_exists: bool,
-    plan_possible: bool,
-    notes: list[str],
+    env: EnvDir, facts: _DirFacts, notes: list[str]
 ) -> tuple[_ManifestChange | None, str | None]:
+    """Migrate ``openenv.yaml`` in memory, step by step (each step appends to ``summary``).
+
+    Args:
+        env: the environment directory.
+        facts: what the rest of the directory says (see :class:`_DirFacts`).
+        notes: what migrate could not do is appended here.
+
+    Returns:
+        ``(change, oracle)``: ``change`` is ``None`` when the manifest is already current;
+        ``oracle`` is ``envkit.oracle`` (``module:attr``) or ``None``.
+
+    Raises:
+        MigrationRefused: the manifest, ``validation:`` or ``envkit:`` is not a mapping, or
+            the file is not YAML.
+    """
+    from ruamel.yaml.comments import CommentedMap
+
+    text = env.manifest_path.read_text(encoding="utf-8")
+    y = _yaml()
+    data = _load_manifest(y, text)
+    summary: list[str] = []
+    _add_version(data, env, summary)
+    validation, envkit_section = _sections(data)
+    # Lines after the block (blank lines, comments introducing the next key) hang on its last
+    # value: detach them before keys move, re-attach after the new last value.
+    following = _take_following(validation)
+    legacy = [k for k in list(validation.keys()) if k in LEGACY_KEYS]
+    if legacy:
+        envkit_section = _move_legacy_keys(validation, envkit_section, legacy, summary)
+    _add_required_blocks(data, validation, summary)
+    oracle = envkit_section.get("oracle") if isinstance(envkit_section, CommentedMap) else None
+    plan_needed = _add_execution(validation, oracle, facts, summary, notes)
+    if envkit_section is not None and "envkit" not in data:
+        data.insert(list(data.keys()).index("validation") + 1, "envkit", envkit_section)
+        _set_before_comment(data, "envkit", _ENVKIT_COMMENT)
+    if legacy:
+        _replace_legacy_comment(data)
+    keys = list(data.keys())
+    after_validation = keys[keys.index("validation") + 1 : keys.index("validation") + 2]
+    _put_following(data["envkit"] if after_validation == ["envkit"] else validation, following)
+    if not summary:
+        return None, oracle
+    return _manifest_change(y, data, text, summary, plan_needed), oracle
+
+
+def _load_manifest(y: Any, text: str) -> Any:
+    """``openenv.yaml``'s text as a round-trip ``CommentedMap``.
+
+    Raises:
+        MigrationRefused: not YAML (located when the parser gives a position), or not a
+            mapping.
+    """
     from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    text = path.read_text(encoding="utf-8")
-    y = _yaml()
     try:
         data = y.load(text)
     except MarkedYAMLError as exc:
@@ -551,14 +635,27 @@ def _migrate_manifest(
             f"{MANIFEST}: the manifest must be a YAML mapping; migrate changed nothing.",
             hint="See `envkit validate --explain EK101`.",
         )
-    summary: list[str] = []
+    return data
 
-    # version: RFC 008 reads it next to `name`.
-    if "version" not in data:
-        version = _pyproject_version(pyproject) or "0.1.0"
-        pos = list(data.keys()).index("name") + 1 if "name" in data else 0
-        data.insert(pos, "version", version)
-        summary.append(f"added version: {version}")
+
+def _add_version(data: Any, env: EnvDir, summary: list[str]) -> None:
+    """``version`` next to ``name`` (RFC 008 reads it there): pyproject's, else ``0.1.0``."""
+    if "version" in data:
+        return
+    version = _pyproject_version(env) or "0.1.0"
+    pos = list(data.keys()).index("name") + 1 if "name" in data else 0
+    data.insert(pos, "version", version)
+    summary.append(f"added version: {version}")
+
+
+def _sections(data: Any) -> tuple[Any, Any]:
+    """``(validation, envkit)``: ``validation:`` (added empty when missing) and ``envkit:``
+    (``None`` when missing).
+
+    Raises:
+        MigrationRefused: either is present but not a mapping.
+    """
+    from ruamel.yaml.comments import CommentedMap
 
     validation = data.get("validation")
     if validation is None:
@@ -569,41 +666,55 @@ def _migrate_manifest(
             f"{MANIFEST}: `validation:` must be a mapping; migrate changed nothing.",
             hint="Make `validation:` a mapping of keys.",
         )
-
     envkit_section = data.get("envkit")
     if envkit_section is not None and not isinstance(envkit_section, CommentedMap):
         raise MigrationRefused(
             f"{MANIFEST}: `envkit:` must be a mapping; migrate changed nothing.",
             hint="Make `envkit:` a mapping of keys.",
         )
-    # Lines after the block (blank lines, comments introducing the next key) hang on its last
-    # value: detach them before keys move, re-attach after the new last value.
-    following = _take_following(validation)
-    legacy = [k for k in list(validation.keys()) if k in LEGACY_KEYS]
-    if legacy:
-        if envkit_section is None and any(k in LEGACY_TO_ENVKIT for k in legacy):
-            envkit_section = CommentedMap()
-        reward = validation.get("reward")
-        if reward is None:
-            reward = CommentedMap()
-        for key in legacy:
-            value = validation[key]
-            if key in LEGACY_TO_REWARD:
-                new_key = LEGACY_TO_REWARD[key]
-                if new_key not in reward:
-                    reward[new_key] = _flow(value) if isinstance(value, list) else value
-                    _move_comment(validation, key, reward, new_key)
-                summary.append(f"validation.{key} -> validation.reward.{new_key}")
-            else:
-                if key not in envkit_section:
-                    envkit_section[key] = _flow(value) if isinstance(value, list) else value
-                    _move_comment(validation, key, envkit_section, key)
-                summary.append(f"validation.{key} -> envkit.{key}")
-            del validation[key]
-        if reward and "reward" not in validation:
-            validation.insert(0, "reward", reward)
+    return validation, envkit_section
 
-    # The RFC 008 blocks OpenEnv requires, with OpenEnv's defaults.
+
+def _move_legacy_keys(
+    validation: Any, envkit_section: Any, legacy: list[str], summary: list[str]
+) -> Any:
+    """Move envkit's pre-0.10 keys out of ``validation:``: to ``validation.reward`` or to
+    ``envkit:``. A key already present at its destination wins; the old one is dropped.
+
+    Returns:
+        The ``envkit:`` mapping (made when a key goes there and there was none), or ``None``.
+    """
+    from ruamel.yaml.comments import CommentedMap
+
+    if envkit_section is None and any(k in LEGACY_TO_ENVKIT for k in legacy):
+        envkit_section = CommentedMap()
+    reward = validation.get("reward")
+    if reward is None:
+        reward = CommentedMap()
+    for key in legacy:
+        value = validation[key]
+        if key in LEGACY_TO_REWARD:
+            new_key = LEGACY_TO_REWARD[key]
+            if new_key not in reward:
+                reward[new_key] = _flow(value) if isinstance(value, list) else value
+                _move_comment(validation, key, reward, new_key)
+            summary.append(f"validation.{key} -> validation.reward.{new_key}")
+        else:
+            if key not in envkit_section:
+                envkit_section[key] = _flow(value) if isinstance(value, list) else value
+                _move_comment(validation, key, envkit_section, key)
+            summary.append(f"validation.{key} -> envkit.{key}")
+        del validation[key]
+    if reward and "reward" not in validation:
+        validation.insert(0, "reward", reward)
+    return envkit_section
+
+
+def _add_required_blocks(data: Any, validation: Any, summary: list[str]) -> None:
+    """The RFC 008 blocks OpenEnv requires (``reward``, ``resources``, ``capabilities``,
+    ``types``), with OpenEnv's defaults, each in that order; missing ``reward`` fields too."""
+    from ruamel.yaml.comments import CommentedMap
+
     order = ["reward", "resources", "capabilities", "types"]
     reward = validation.get("reward")
     if reward is None:
@@ -628,55 +739,59 @@ def _migrate_manifest(
             validation.insert(pos, key, defaults[key])
             summary.append(f"added validation.{key} (OpenEnv's required block; check the values)")
 
-    plan_needed = False
-    oracle = envkit_section.get("oracle") if isinstance(envkit_section, CommentedMap) else None
-    if "execution" not in validation and has_root_dockerfile:
-        if plan_exists or (plan_possible and oracle):
-            validation["execution"] = _flow(dict(DEFAULT_EXECUTION))
-            summary.append(
-                "added validation.execution (manifest schema 2: the root "
-                f"Dockerfile and {PROBE_PLAN})"
-            )
-            plan_needed = not plan_exists
-        elif oracle:
-            notes.append(
-                f"No {PROBE_PLAN} (not made: --no-probe-plan): `validation.execution` "
-                "was not added. Run `envkit migrate` without --no-probe-plan to make it "
-                "by playing the oracle."
-            )
-        else:
-            notes.append(
-                f"No {PROBE_PLAN} and no oracle: `validation.execution` was not added, "
-                "so `openenv validate --level runtime` will skip. Declare "
-                "`envkit.oracle` and run `envkit migrate` again, or write the probe "
-                "plan by hand."
-            )
-    elif "execution" not in validation:
+
+def _add_execution(
+    validation: Any, oracle: str | None, facts: _DirFacts, summary: list[str], notes: list[str]
+) -> bool:
+    """``validation.execution`` (manifest schema 2) when a root Dockerfile and a probe plan
+    exist or the plan can be made; otherwise a note saying why not.
+
+    Returns:
+        True when the plan it points at must still be made (by playing ``oracle``).
+    """
+    if "execution" in validation:
+        return False
+    if not facts.has_root_dockerfile:
         notes.append(
             "No root Dockerfile: `validation.execution` was not added. Add a "
             "Dockerfile at the root, then run `envkit migrate` again."
         )
+        return False
+    if facts.plan_exists or (facts.plan_possible and oracle):
+        validation["execution"] = _flow(dict(DEFAULT_EXECUTION))
+        summary.append(
+            f"added validation.execution (manifest schema 2: the root Dockerfile and {PROBE_PLAN})"
+        )
+        return not facts.plan_exists
+    if oracle:
+        notes.append(
+            f"No {PROBE_PLAN} (not made: --no-probe-plan): `validation.execution` "
+            "was not added. Run `envkit migrate` without --no-probe-plan to make it "
+            "by playing the oracle."
+        )
+    else:
+        notes.append(
+            f"No {PROBE_PLAN} and no oracle: `validation.execution` was not added, "
+            "so `openenv validate --level runtime` will skip. Declare "
+            "`envkit.oracle` and run `envkit migrate` again, or write the probe "
+            "plan by hand."
+        )
+    return False
 
-    if envkit_section is not None and "envkit" not in data:
-        data.insert(list(data.keys()).index("validation") + 1, "envkit", envkit_section)
-        _set_before_comment(data, "envkit", _ENVKIT_COMMENT)
-    if legacy:
-        _replace_legacy_comment(data)
-    keys = list(data.keys())
-    after_validation = keys[keys.index("validation") + 1 : keys.index("validation") + 2]
-    _put_following(data["envkit"] if after_validation == ["envkit"] else validation, following)
 
-    if not summary:
-        return None, oracle
-    new_text = _dump(y, data)
-    change = FileChange(MANIFEST, text, new_text, summary)
+def _manifest_change(
+    y: Any, data: Any, text: str, summary: list[str], plan_needed: bool
+) -> _ManifestChange:
+    """The manifest's :class:`FileChange`; when the probe plan must still be made, also the
+    change without ``validation.execution`` (used if making the plan fails)."""
+    change = FileChange(MANIFEST, text, _dump(y, data), summary)
     alt = None
     if plan_needed:
-        del validation["execution"]
+        del data["validation"]["execution"]
         alt_summary = [s for s in summary if not s.startswith("added validation.execution")]
         alt_text = _dump(y, data)
         alt = FileChange(MANIFEST, text, alt_text, alt_summary) if alt_text != text else None
-    return _ManifestChange(change, plan_needed, alt), oracle
+    return _ManifestChange(change, plan_needed, alt)
 
 
 def _set_before_comment(data: Any, key: str, comment: str) -> None:
@@ -711,16 +826,10 @@ def _is_legacy_line(line: str) -> bool:
     )
 
 
-def _pyproject_version(pyproject: Path) -> str | None:
-    if not pyproject.is_file():
-        return None
-    import tomlkit
-
-    try:
-        project = tomlkit.parse(pyproject.read_text(encoding="utf-8")).get("project", {})
-    except Exception:  # noqa: BLE001 - parse errors are reported by _migrate_pyproject
-        return None
-    version = project.get("version") if isinstance(project, dict) else None
+def _pyproject_version(env: EnvDir) -> str | None:
+    """pyproject's ``[project] version``, ``None`` when missing or unreadable (a pyproject
+    that cannot be parsed is reported by :func:`_migrate_pyproject`)."""
+    version = env.project_table.get("version")
     return str(version) if isinstance(version, str) and version else None
 
 

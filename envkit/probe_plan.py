@@ -22,29 +22,18 @@ import math
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import UserError
+from envkit.envdir.constants import PROBE_PLAN_PATH
+from envkit.errors import PlanError  # also importable from here, its old home
 from envkit.findings import Location
 
 PLAN_SCHEMA_VERSION = "1"
-DEFAULT_PROBE_PATH = "validation/runtime.json"
+DEFAULT_PROBE_PATH = PROBE_PLAN_PATH
 DEFAULT_EPISODE_ID = "envkit-probe"
 MAX_PLAN_BYTES = 65_536
 MAX_PLAN_ACTIONS = 100
 MAX_SEED = 2**32 - 1
 _MAX_DEPTH = 32
 _MAX_NODES = 10_000
-
-
-class PlanError(UserError):
-    """A probe plan is missing or breaks OpenEnv's plan schema, or cannot be recorded.
-
-    Attributes:
-        location: where in the plan file (JSON syntax errors), else ``None``.
-    """
-
-    def __init__(self, message: str, *, location: Location | None = None, **kw: Any):
-        super().__init__(message, **kw)
-        self.location = location
 
 
 def plan_document(

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import MANIFEST_NAME
 from envkit.errors import ServerStartError, SpecError, UsageError
-from envkit.manifest import MANIFEST_NAME, EnvSpec, Manifest, read_manifest
+from envkit.manifest import EnvSpec, Manifest, read_manifest
 
 
 @dataclass

@@ -16,25 +16,27 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from envkit._version import __version__
+from envkit.envdir.constants import (
+    DEBRIS_DIRS,
+    DEFAULT_PORT,
+    OPENENV_REQUIREMENT,
+    PROBE_PLAN_PATH,
+    is_debris,
+)
+from envkit.envdir.toml import TomlError, parse_toml
 from envkit.errors import DestinationError, TemplateError, UsageError
 from envkit.names import EnvNames, normalise_name
 from envkit.resources import templates_dir
 
 DEFAULT_TEMPLATE = "echo"
-OPENENV_SPEC = "openenv>=0.10,<0.11"
-"""The OpenEnv runtime generated environments depend on (the `openenv` distribution;
-`openenv-core` stopped at 0.3.0 and installs the same packages, so the two must never mix)."""
-DEFAULT_PORT = 8000
-_DEBRIS_DIRS = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv", ".git"}
-_DEBRIS_SUFFIXES = (".pyc", ".pyo", ".egg-info")
-_DEBRIS_FILES = {".DS_Store", "Thumbs.db", "template.toml"}
+# Never copied out of a template: debris, plus the template's own metadata and egg-info.
+_TEMPLATE_ONLY_FILES = {"template.toml"}
 _SPECIAL_DIRS = {"_common", "_partials"}
 
 
@@ -126,8 +128,8 @@ class InitResult:
 def _load_template(path: Path) -> TemplateInfo:
     meta_path = path / "template.toml"
     try:
-        meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        meta = parse_toml(meta_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, TomlError) as exc:
         raise TemplateError(
             f"Template `{path.name}` has an unreadable template.toml: {exc}."
         ) from None
@@ -180,9 +182,10 @@ def get_template(name: str) -> TemplateInfo:
 
 def _is_debris(rel: Path) -> bool:
     return (
-        any(part in _DEBRIS_DIRS for part in rel.parts)
-        or rel.name in _DEBRIS_FILES
-        or rel.name.endswith(_DEBRIS_SUFFIXES)
+        any(part in DEBRIS_DIRS for part in rel.parts)
+        or is_debris(rel.name)
+        or rel.name in _TEMPLATE_ONLY_FILES
+        or rel.name.endswith(".egg-info")
     )
 
 
@@ -241,7 +244,7 @@ def render_context(
         "description": tpl.description,
         "port": DEFAULT_PORT,
         "envkit_version": __version__,
-        "openenv_spec": OPENENV_SPEC,
+        "openenv_spec": OPENENV_REQUIREMENT,
         "dependencies": list(tpl.dependencies),
         "validation": tpl.validation,
         "options": dict(options),
@@ -410,20 +413,7 @@ def init_project(
     dest = (parent / names.raw).absolute()
     exists = _check_destination(dest, force)
     rendered = render_template(tpl, render_context(names, tpl, opts))
-    notes: list[str] = []
-    plan = probe_plan_for(tpl, opts)
-    if plan is not None:
-        from envkit.probe_plan import DEFAULT_PROBE_PATH, dumps
-
-        rendered[Path(DEFAULT_PROBE_PATH)] = dumps(plan).encode("utf-8")
-    else:
-        notes.append(
-            "validation/runtime.json (the probe plan `openenv validate --level "
-            "runtime` plays) was not written: the template's recorded oracle episode "
-            "is for its default options. Adapt `server/oracle.py`, then run "
-            "`envkit migrate` to record it."
-        )
-
+    notes = _add_probe_plan(rendered, tpl, opts)
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -436,20 +426,7 @@ def init_project(
         if skills:
             files += _install_skills(dest, force=force)
     else:
-        staging = Path(tempfile.mkdtemp(prefix=f".{names.raw}.envkit-", dir=parent))
-        try:
-            _write_files(staging, rendered)
-            if skills:
-                files += _install_skills(staging, force=False)
-            os.replace(staging, dest)
-        except BaseException as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            if isinstance(exc, OSError):
-                raise DestinationError(
-                    f"Cannot write {dest}: {exc.strerror or exc}.",
-                    hint="Check permissions and free space.",
-                ) from None
-            raise
+        files += _write_new(dest, rendered, skills=skills)
     lock_result = lock_environment(dest) if lock else LockResult("skipped")
     return InitResult(
         path=dest,
@@ -459,6 +436,55 @@ def init_project(
         lock=lock_result,
         notes=notes,
     )
+
+
+def _add_probe_plan(
+    rendered: dict[Path, bytes], tpl: TemplateInfo, options: Mapping[str, str]
+) -> list[str]:
+    """Add ``validation/runtime.json`` to ``rendered`` (see :func:`probe_plan_for`).
+
+    Returns:
+        The notes for the user: one when no plan could be added, else none.
+    """
+    plan = probe_plan_for(tpl, options)
+    if plan is None:
+        note = (
+            "validation/runtime.json (the probe plan `openenv validate --level "
+            "runtime` plays) was not written: the template's recorded oracle episode "
+            "is for its default options. Adapt `server/oracle.py`, then run "
+            "`envkit migrate` to record it."
+        )
+        return [note]
+    from envkit.probe_plan import dumps
+
+    rendered[Path(PROBE_PLAN_PATH)] = dumps(plan).encode("utf-8")
+    return []
+
+
+def _write_new(dest: Path, rendered: Mapping[Path, bytes], *, skills: bool) -> list[Path]:
+    """Write ``rendered`` (and the skills) into a staging directory next to ``dest``, then
+    rename it into place, so a failure leaves nothing behind.
+
+    Returns:
+        The skill files installed, relative to ``dest`` (``[]`` without ``skills``).
+
+    Raises:
+        DestinationError: a file cannot be written (permissions, free space).
+    """
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.envkit-", dir=dest.parent))
+    try:
+        _write_files(staging, rendered)
+        skill_files = _install_skills(staging, force=False) if skills else []
+        os.replace(staging, dest)
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise DestinationError(
+                f"Cannot write {dest}: {exc.strerror or exc}.",
+                hint="Check permissions and free space.",
+            ) from None
+        raise
+    return skill_files
 
 
 def probe_plan_for(tpl: TemplateInfo, options: Mapping[str, str]) -> dict[str, Any] | None:

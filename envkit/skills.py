@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import DEBRIS_DIRS, is_debris
 from envkit.errors import DestinationError, InternalError, UsageError
 from envkit.fsutil import write_atomic
 from envkit.resources import skills_dir
@@ -62,9 +63,6 @@ ALLOWED_KEYS = frozenset(
 )
 REQUIRED_KEYS = ("name", "description")
 
-_DEBRIS_DIRS = {"__pycache__", ".pytest_cache", ".git"}
-_DEBRIS_FILES = {".DS_Store", "Thumbs.db"}
-_DEBRIS_SUFFIXES = (".pyc", ".pyo")
 _LINK_RE = re.compile(r"\]\(([^)\s]+)\)")
 _REF_MENTION_RE = re.compile(r"(?<![\w/.-])(references/[\w./-]+\.md)")
 
@@ -165,9 +163,9 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str, int]:
 def _skill_files(folder: Path) -> tuple[str, ...]:
     out = []
     for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if d not in _DEBRIS_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if d not in DEBRIS_DIRS)
         for name in filenames:
-            if name in _DEBRIS_FILES or name.endswith(_DEBRIS_SUFFIXES):
+            if is_debris(name):
                 continue
             out.append((Path(dirpath) / name).relative_to(folder).as_posix())
     return tuple(sorted(out))
@@ -220,64 +218,108 @@ def check_skill(folder: Path) -> list[SkillProblem]:
         data, body, body_line = parse_skill_md(text)
     except FrontMatterError as exc:
         return [SkillProblem("SKILL.md", str(exc), exc.line)]
-    problems: list[SkillProblem] = []
+    problems = [SkillProblem("SKILL.md", m) for m in _front_matter_problems(data, folder.name)]
+    problems += _body_problems(body, body_line)
+    link_problems, mentioned = _link_problems(folder, body.splitlines(), body_line)
+    problems += link_problems
+    for ref in _skill_files(folder):
+        if ref.startswith("references/") and ref not in mentioned:
+            problems.append(
+                SkillProblem(
+                    ref,
+                    "is never mentioned in SKILL.md, so no agent "
+                    "will open it; link it from the body",
+                )
+            )
+    return problems
 
-    def add(message: str, line: int | None = None) -> None:
-        problems.append(SkillProblem("SKILL.md", message, line))
 
+def _front_matter_problems(data: dict[str, Any], folder_name: str) -> list[str]:
+    """What breaks the specification in the front matter ``data`` of the skill in folder
+    ``folder_name``: one message per problem, in the order of the specification's fields."""
+    out: list[str] = []
     for key in sorted(set(data) - ALLOWED_KEYS, key=str):
-        add(
+        out.append(
             f"front matter key `{key}` is not in the Agent Skills specification "
             f"(allowed: {', '.join(sorted(ALLOWED_KEYS))}); put extra data under `metadata`"
         )
     for key in REQUIRED_KEYS:
         if key not in data:
-            add(f"front matter needs `{key}`")
-    name = data.get("name")
+            out.append(f"front matter needs `{key}`")
     if "name" in data:
-        if not isinstance(name, str) or not name:
-            add(f"`name` must be a non-empty string; got {name!r}")
-        else:
-            if len(name) > NAME_MAX:
-                add(f"`name` must be at most {NAME_MAX} characters; got {len(name)}")
-            if not NAME_RE.fullmatch(name):
-                add(
-                    f"`name` must be lower-case letters, digits and single hyphens, not "
-                    f"starting or ending with a hyphen; got {name!r}"
-                )
-            if name != folder.name:
-                add(f"`name` must equal the folder name {folder.name!r}; got {name!r}")
+        out += _name_problems(data["name"], folder_name)
     desc = data.get("description")
     if "description" in data:
         if not isinstance(desc, str) or not desc.strip():
-            add(f"`description` must be a non-empty string; got {desc!r}")
+            out.append(f"`description` must be a non-empty string; got {desc!r}")
         elif len(desc) > DESCRIPTION_MAX:
-            add(f"`description` must be at most {DESCRIPTION_MAX} characters; got {len(desc)}")
+            out.append(
+                f"`description` must be at most {DESCRIPTION_MAX} characters; got {len(desc)}"
+            )
     compat = data.get("compatibility")
     if "compatibility" in data and (
         not isinstance(compat, str) or not compat.strip() or len(compat) > COMPATIBILITY_MAX
     ):
-        add(f"`compatibility` must be a string of 1-{COMPATIBILITY_MAX} characters")
+        out.append(f"`compatibility` must be a string of 1-{COMPATIBILITY_MAX} characters")
     meta = data.get("metadata")
     if "metadata" in data and (
         not isinstance(meta, dict)
         or not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items())
     ):
-        add("`metadata` must map strings to strings (quote numbers and versions)")
+        out.append("`metadata` must map strings to strings (quote numbers and versions)")
     for key in ("license", "allowed-tools"):
         if key in data and not isinstance(data[key], str):
-            add(f"`{key}` must be a string; got {data[key]!r}")
+            out.append(f"`{key}` must be a string; got {data[key]!r}")
+    return out
 
-    body_lines = body.splitlines()
-    if not body.strip():
-        add("the body after the front matter is empty", body_line)
-    if len(body_lines) >= BODY_MAX_LINES:
-        add(
-            f"the body must stay under {BODY_MAX_LINES} lines; got {len(body_lines)} "
-            "(move detail into references/)",
-            body_line,
+
+def _name_problems(name: Any, folder_name: str) -> list[str]:
+    """What is wrong with the front matter's ``name`` (given, possibly not a string)."""
+    if not isinstance(name, str) or not name:
+        return [f"`name` must be a non-empty string; got {name!r}"]
+    out: list[str] = []
+    if len(name) > NAME_MAX:
+        out.append(f"`name` must be at most {NAME_MAX} characters; got {len(name)}")
+    if not NAME_RE.fullmatch(name):
+        out.append(
+            f"`name` must be lower-case letters, digits and single hyphens, not "
+            f"starting or ending with a hyphen; got {name!r}"
         )
+    if name != folder_name:
+        out.append(f"`name` must equal the folder name {folder_name!r}; got {name!r}")
+    return out
 
+
+def _body_problems(body: str, body_line: int) -> list[SkillProblem]:
+    """An empty body, or one of :data:`BODY_MAX_LINES` lines or more (``body_line``: the
+    1-based line of ``SKILL.md`` the body starts on)."""
+    out: list[SkillProblem] = []
+    n_lines = len(body.splitlines())
+    if not body.strip():
+        out.append(SkillProblem("SKILL.md", "the body after the front matter is empty", body_line))
+    if n_lines >= BODY_MAX_LINES:
+        out.append(
+            SkillProblem(
+                "SKILL.md",
+                f"the body must stay under {BODY_MAX_LINES} lines; got {n_lines} "
+                "(move detail into references/)",
+                body_line,
+            )
+        )
+    return out
+
+
+def _link_problems(
+    folder: Path, body_lines: list[str], body_line: int
+) -> tuple[list[SkillProblem], set[str]]:
+    """Relative links and ``references/*.md`` mentions in the body that name no file of the
+    skill.
+
+    Returns:
+        ``(problems, mentioned)``: ``mentioned`` holds every relative path the body points
+        to (POSIX, without an ``#anchor``), existing or not.
+    """
+    problems: list[SkillProblem] = []
     mentioned: set[str] = set()
     for offset, line in enumerate(body_lines):
         targets = [m.group(1) for m in _LINK_RE.finditer(line)]
@@ -290,17 +332,14 @@ def check_skill(folder: Path) -> list[SkillProblem]:
                 continue
             mentioned.add(Path(rel).as_posix())
             if not (folder / rel).exists():
-                add(f"links to `{rel}`, which does not exist in the skill", body_line + offset)
-    for ref in _skill_files(folder):
-        if ref.startswith("references/") and ref not in mentioned:
-            problems.append(
-                SkillProblem(
-                    ref,
-                    "is never mentioned in SKILL.md, so no agent "
-                    "will open it; link it from the body",
+                problems.append(
+                    SkillProblem(
+                        "SKILL.md",
+                        f"links to `{rel}`, which does not exist in the skill",
+                        body_line + offset,
+                    )
                 )
-            )
-    return problems
+    return problems, mentioned
 
 
 def list_skills() -> list[SkillInfo]:
@@ -487,27 +526,56 @@ def install_skills(
     chosen_agents = normalise_agents(agents)
     skills = [get_skill(n) for n in dict.fromkeys(names)] if names else list_skills()
     targets = target_dirs(root, chosen_agents, global_=global_)
+    plan = [
+        (skill.path / rel, target / skill.name / rel, skill.name)
+        for target in targets
+        for skill in skills
+        for rel in skill.files
+    ]
+    _refuse_conflicts(plan, root, force=force, global_=global_)
+    result = InstallResult(
+        root=root,
+        scope="global" if global_ else "project",
+        skills=[s.name for s in skills],
+        agents=list(chosen_agents),
+        targets=targets,
+    )
+    for src, dst, skill in plan:
+        data = src.read_bytes()
+        if dst.is_file() and dst.read_bytes() == data:
+            status = "unchanged"
+        else:
+            status = "updated" if dst.exists() else "created"
+            _write_atomic(src, dst)
+        result.files.append(InstalledFile(dst, skill, status))
+    return result
 
-    plan: list[tuple[Path, Path, str]] = []  # (source, destination, skill)
+
+def _refuse_conflicts(
+    plan: list[tuple[Path, Path, str]], root: Path, *, force: bool, global_: bool
+) -> None:
+    """Check every ``(source, destination, skill)`` of ``plan`` before anything is written.
+
+    Raises:
+        DestinationError: a directory stands where a file must go (or a file where a folder
+            must go), whatever ``force`` says; or, without ``force``, a destination file
+            differs from envkit's copy. The message names the first path, ``details`` all.
+    """
     conflicts: list[Path] = []
     blocked: list[Path] = []
-    for target in targets:
-        for skill in skills:
-            for rel in skill.files:
-                src, dst = skill.path / rel, target / skill.name / rel
-                plan.append((src, dst, skill.name))
-                if dst.is_dir():
-                    blocked.append(dst)
-                elif dst.exists() and dst.read_bytes() != src.read_bytes():
-                    conflicts.append(dst)
-                else:
-                    # a parent that exists as a file blocks the whole subtree
-                    for parent in dst.parents:
-                        if parent == root:
-                            break
-                        if parent.exists() and not parent.is_dir():
-                            blocked.append(parent)
-                            break
+    for src, dst, _skill in plan:
+        if dst.is_dir():
+            blocked.append(dst)
+        elif dst.exists() and dst.read_bytes() != src.read_bytes():
+            conflicts.append(dst)
+        else:
+            # a parent that exists as a file blocks the whole subtree
+            for parent in dst.parents:
+                if parent == root:
+                    break
+                if parent.exists() and not parent.is_dir():
+                    blocked.append(parent)
+                    break
     shown = lambda paths: "\n".join(_display(p, root, global_) for p in paths)  # noqa: E731
     if blocked:
         first = _display(blocked[0], root, global_)
@@ -527,20 +595,3 @@ def install_skills(
             "lost), or move it away first.",
             details=shown(conflicts),
         )
-
-    result = InstallResult(
-        root=root,
-        scope="global" if global_ else "project",
-        skills=[s.name for s in skills],
-        agents=list(chosen_agents),
-        targets=targets,
-    )
-    for src, dst, skill in plan:
-        data = src.read_bytes()
-        if dst.is_file() and dst.read_bytes() == data:
-            status = "unchanged"
-        else:
-            status = "updated" if dst.exists() else "created"
-            _write_atomic(src, dst)
-        result.files.append(InstalledFile(dst, skill, status))
-    return result

@@ -88,7 +88,7 @@ def handled(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _version_callback(value: bool) -> None:
     if value:
-        _output.out.print(f"envkit {__version__}")
+        _output.Output().text(f"envkit {__version__}")
         raise typer.Exit()
 
 

@@ -1,5 +1,11 @@
 """The one output sink: data on stdout, progress/hints/errors on stderr (rich, markup off for
-user strings, NO_COLOR honoured by rich)."""
+user strings, NO_COLOR honoured by rich).
+
+Commands print their data through :class:`Output` (``data`` for JSON, ``text`` for plain
+text, ``table`` for a rich table), never with ``json.dumps`` or ``print_json`` of their own,
+so every command's JSON has the same shape: ``json.dumps(payload, indent=2)`` and a newline,
+non-ASCII escaped.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +18,10 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from envkit.cli._options import Format
+
 if TYPE_CHECKING:
-    from envkit.cli._options import Format
+    from rich.console import RenderableType
 
 # stdout: data (JSON reports, tables a user may pipe); stderr: everything for humans.
 out = Console(highlight=False, soft_wrap=True)
@@ -65,10 +73,10 @@ class Output:
     stderr through the module's functions, whatever the format.
 
     Attributes:
-        format: the parsed ``--format``.
+        format: the parsed ``--format`` (``TEXT`` for a command without one).
     """
 
-    format: Format
+    format: Format = Format.TEXT
 
     @property
     def is_json(self) -> bool:
@@ -81,8 +89,13 @@ class Output:
         )
 
     def text(self, text: str, *, end: str = "\n") -> None:
-        """Print ``text`` on stdout as is (no markup, no highlighting)."""
+        """Print ``text`` on stdout as is (no markup, no highlighting, no emoji codes)."""
         out.print(text, end=end, markup=False, highlight=False, emoji=False)
+
+    def table(self, table: RenderableType) -> None:
+        """Print a rich table (any renderable) on stdout: the text format's data. Escape
+        user strings in its cells with :func:`esc`."""
+        out.print(table)
 
     info = staticmethod(info)
     success = staticmethod(success)

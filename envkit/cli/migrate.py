@@ -53,7 +53,7 @@ def migrate_cmd(
     if dry_run:
         text = result.diff()
         if text:
-            _output.out.print(text, markup=False, highlight=False, end="")
+            _output.Output().text(text, end="")
     for change in result.changes:
         verb = ("would " if dry_run else "") + (
             "create" if change.before is None else "remove" if change.after is None else "update"

@@ -29,82 +29,90 @@ def quiet_hub_client() -> None:
     logging.set_verbosity_error()
 
 
+# The options of `envkit push`, named once so push_cmd's signature reads as a list.
+PathArg = Annotated[Path, typer.Argument(help="Environment directory (holds openenv.yaml).")]
+RepoIdOpt = Annotated[
+    str | None,
+    typer.Option("--repo-id", help="Space NS/NAME [default: <you>/<manifest name in kebab-case>]."),
+]
+PrivateOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--private/--public",
+        help="Visibility; applied to an existing Space too [default: keep; new Spaces are public].",
+        show_default=False,
+    ),
+]
+HardwareOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--hardware",
+        help="Hardware flavour (cpu-basic, cpu-upgrade, t4-small, a10g-small, "
+        "...); applied to an existing Space too.",
+    ),
+]
+SecretOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--secret",
+        help="Space secret KEY=VALUE, or KEY to read it from your environment "
+        "(repeatable). Values are never printed.",
+    ),
+]
+CreatePrOpt = Annotated[
+    bool, typer.Option("--create-pr", help="Open a pull request instead of committing to main.")
+]
+MessageOpt = Annotated[
+    str | None,
+    typer.Option("--message", "-m", help="Commit message [default: envkit push <version>]."),
+]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Make no write request: print the plan (repo, files and sizes, "
+        "README changes, variables, secret names).",
+    ),
+]
+DryRunDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--dry-run-dir",
+        metavar="DIR",
+        help="With --dry-run (implied): also write the staged folder to DIR.",
+    ),
+]
+WaitOpt = Annotated[
+    bool,
+    typer.Option("--wait", help="Wait until the Space is RUNNING (or fails), then check the app."),
+]
+WaitTimeoutOpt = Annotated[
+    float, typer.Option("--wait-timeout", min=1, help="Seconds to wait with --wait.")
+]
+NoValidateOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-validate",
+        help="Push despite static validate errors (secrets still stop the "
+        "push: no option uploads them).",
+    ),
+]
+
+
 def push_cmd(
-    path: Annotated[
-        Path, typer.Argument(help="Environment directory (holds openenv.yaml).")
-    ] = Path("."),
-    repo_id: Annotated[
-        str | None,
-        typer.Option(
-            "--repo-id", help="Space NS/NAME [default: <you>/<manifest name in kebab-case>]."
-        ),
-    ] = None,
-    private: Annotated[
-        bool | None,
-        typer.Option(
-            "--private/--public",
-            help="Visibility; applied to an existing Space too "
-            "[default: keep; new Spaces are public].",
-            show_default=False,
-        ),
-    ] = None,
-    hardware: Annotated[
-        str | None,
-        typer.Option(
-            "--hardware",
-            help="Hardware flavour (cpu-basic, cpu-upgrade, t4-small, a10g-small, "
-            "...); applied to an existing Space too.",
-        ),
-    ] = None,
+    path: PathArg = Path("."),
+    repo_id: RepoIdOpt = None,
+    private: PrivateOpt = None,
+    hardware: HardwareOpt = None,
     env: EnvVarOpt = None,
-    secret: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--secret",
-            help="Space secret KEY=VALUE, or KEY to read it from your environment "
-            "(repeatable). Values are never printed.",
-        ),
-    ] = None,
-    create_pr: Annotated[
-        bool, typer.Option("--create-pr", help="Open a pull request instead of committing to main.")
-    ] = False,
-    message: Annotated[
-        str | None,
-        typer.Option("--message", "-m", help="Commit message [default: envkit push <version>]."),
-    ] = None,
-    dry_run: Annotated[
-        bool,
-        typer.Option(
-            "--dry-run",
-            help="Make no write request: print the plan (repo, files and sizes, "
-            "README changes, variables, secret names).",
-        ),
-    ] = False,
-    dry_run_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--dry-run-dir",
-            metavar="DIR",
-            help="With --dry-run (implied): also write the staged folder to DIR.",
-        ),
-    ] = None,
-    wait: Annotated[
-        bool,
-        typer.Option(
-            "--wait", help="Wait until the Space is RUNNING (or fails), then check the app."
-        ),
-    ] = False,
-    wait_timeout: Annotated[
-        float, typer.Option("--wait-timeout", min=1, help="Seconds to wait with --wait.")
-    ] = 900.0,
-    no_validate: Annotated[
-        bool,
-        typer.Option(
-            "--no-validate",
-            help="Push despite static validate errors (secrets still stop the "
-            "push: no option uploads them).",
-        ),
-    ] = False,
+    secret: SecretOpt = None,
+    create_pr: CreatePrOpt = False,
+    message: MessageOpt = None,
+    dry_run: DryRunOpt = False,
+    dry_run_dir: DryRunDirOpt = None,
+    wait: WaitOpt = False,
+    wait_timeout: WaitTimeoutOpt = 900.0,
+    no_validate: NoValidateOpt = False,
     token: TokenOpt = None,
     fmt: FormatOpt = "text",
 ) -> None:
@@ -160,6 +168,7 @@ def push_cmd(
 
 
 def _render(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
+    """The plan (every line of a dry run), then, after a real push, :func:`_render_outcome`."""
     out, esc = _output.out, _output.esc
     head = "Plan (dry run, nothing was sent)" if r.dry_run else "Push"
     out.print(
@@ -198,6 +207,12 @@ def _render(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
     if r.dry_run:
         _output.info("Dry run: run again without --dry-run to push.")
         return
+    _render_outcome(r)
+
+
+def _render_outcome(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
+    """What the push did: the commit (or none), the Space's stage, the app check, the URLs."""
+    out, esc = _output.out, _output.esc
     if r.committed:
         what = f"pull request {r.pr_url}" if r.pr_url else f"commit {(r.commit_oid or '')[:12]}"
         _output.success(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated
 
@@ -42,7 +41,7 @@ def rules_cmd(
         _rfc008(fmt, output, rfc008_table())
         return
     if fmt is Format.JSON:
-        _output.out.print_json(json.dumps(rules_table()))
+        output.data(rules_table())
         return
     if fmt is Format.MARKDOWN:
         output.text(rules_markdown(), end="")
@@ -61,12 +60,12 @@ def rules_cmd(
             r["rfc008"] or "-",
             _output.esc(r["summary"]),
         )
-    _output.out.print(table)
+    output.table(table)
 
 
 def _rfc008(fmt: Format, output: _output.Output, rows: list[dict]) -> None:
     if fmt is Format.JSON:
-        _output.out.print_json(json.dumps(rows))
+        output.data(rows)
         return
     if fmt is Format.MARKDOWN:
         lines = ["| RFC 008 check | envkit rules | openenv validate 0.10 |", "|---|---|---|"]
@@ -86,7 +85,7 @@ def _rfc008(fmt: Format, output: _output.Output, rows: list[dict]) -> None:
         table.add_row(
             r["check_id"], ", ".join(r["envkit"]) or "-", "yes" if r["openenv_0_10"] else "no"
         )
-    _output.out.print(table)
+    output.table(table)
     covered = sum(1 for r in rows if r["envkit"])
     ours = sum(1 for r in rows if r["openenv_0_10"])
     _output.info(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +9,7 @@ from typing import Annotated
 import typer
 
 from envkit.cli import _output
+from envkit.cli._options import Format
 from envkit.errors import UsageError
 
 skills_app = typer.Typer(
@@ -37,19 +37,18 @@ def list_cmd(
     from envkit.skills import list_skills
 
     skills = list_skills()
-    if as_json:
-        _output.out.print_json(
-            json.dumps(
-                [
-                    {
-                        "name": s.name,
-                        "description": s.description,
-                        "files": list(s.files),
-                        "body_lines": s.body_lines,
-                    }
-                    for s in skills
-                ]
-            )
+    output = _output.Output(Format.JSON if as_json else Format.TEXT)
+    if output.is_json:
+        output.data(
+            [
+                {
+                    "name": s.name,
+                    "description": s.description,
+                    "files": list(s.files),
+                    "body_lines": s.body_lines,
+                }
+                for s in skills
+            ]
         )
         return
     from rich.table import Table
@@ -59,7 +58,7 @@ def list_cmd(
     table.add_column("description")
     for s in skills:
         table.add_row(_output.esc(s.name), _output.esc(s.description))
-    _output.out.print(table)
+    output.table(table)
     _output.info(
         "Read one with `envkit skills show NAME`; install them with `envkit skills install`."
     )
@@ -91,7 +90,7 @@ def show_cmd(
             hint=f"Its files: {', '.join(skill.files)}.",
         )
     text = (skill.path / rel).read_text(encoding="utf-8")
-    _output.out.print(text, markup=False, emoji=False, highlight=False, end="")
+    _output.Output().text(text, end="")
     if rel == "SKILL.md" and skill.references:
         _output.info(
             f"References: {', '.join(skill.references)} "

@@ -73,8 +73,9 @@ def stop_cmd(
     if not stopped:
         _output.info("No envkit containers to stop.")
         return
+    output = _output.Output()
     for c in stopped:
-        _output.out.print(c.name, markup=False)
+        output.text(c.name)
     _output.success(f"Stopped and removed {len(stopped)} container(s).")
 
 

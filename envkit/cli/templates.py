@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
 from envkit.cli import _output
+from envkit.cli._options import Format
 
 
 def templates_cmd(
@@ -23,21 +23,20 @@ def templates_cmd(
     from envkit.scaffold import list_templates
 
     templates = list_templates()
-    if as_json:
-        _output.out.print_json(
-            json.dumps(
-                [
-                    {
-                        "name": t.name,
-                        "description": t.description,
-                        "options": {
-                            k: {"default": o.default, "help": o.help, "choices": list(o.choices)}
-                            for k, o in t.options.items()
-                        },
-                    }
-                    for t in templates
-                ]
-            )
+    output = _output.Output(Format.JSON if as_json else Format.TEXT)
+    if output.is_json:
+        output.data(
+            [
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "options": {
+                        k: {"default": o.default, "help": o.help, "choices": list(o.choices)}
+                        for k, o in t.options.items()
+                    },
+                }
+                for t in templates
+            ]
         )
         return
     from rich.table import Table
@@ -52,7 +51,7 @@ def templates_cmd(
         )
         name = f"{t.name} (default)" if t is templates[0] else t.name
         table.add_row(_output.esc(name), _output.esc(t.description), _output.esc(opts or "-"))
-    _output.out.print(table)
+    output.table(table)
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

@@ -12,9 +12,12 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import queue
 import re
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -24,15 +27,22 @@ from typing import Any
 
 from envkit.container._engine import ENV_LABEL, MANIFEST_SHA_LABEL, docker_client
 from envkit.container.dockerfile import (
+    BuildKitFeature,
     Instruction,
     base_images,
-    buildkit_features,
     instruction_at_step,
-    parse_dockerfile,
+    parse,
     preflight,
     read_dockerfile,
 )
-from envkit.errors import BuildError, DockerUnavailableError, UsageError, UserError
+from envkit.envdir.constants import MANIFEST_NAME
+from envkit.errors import (
+    BuildError,
+    BuildTimeoutError,
+    DockerUnavailableError,
+    UsageError,
+    UserError,
+)
 
 #: Warn when the build context (after .dockerignore) is larger than this many bytes.
 LARGE_CONTEXT_BYTES = 100 * 1000 * 1000
@@ -183,20 +193,13 @@ def _reference_part(text: str, fallback: str) -> str:
 
 
 def _pyproject(root: Path) -> dict[str, Any]:
-    path = root / "pyproject.toml"
-    if not path.is_file():
-        return {}
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            return {}
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}) or {}
-    except (OSError, ValueError):
-        return {}
+    """The ``[project]`` table, ``{}`` when pyproject.toml is missing or unreadable (the
+    default tag then falls back to the manifest name; EK202 reports the broken file)."""
+    from envkit.envdir.toml import read_pyproject
+
+    data, _error = read_pyproject(root)
+    project = (data or {}).get("project", {})
+    return project if isinstance(project, dict) else {}
 
 
 def default_tag(name: str, version: str | None) -> str:
@@ -253,7 +256,7 @@ def image_labels(
         .replace(microsecond=0)
         .isoformat()
         .replace("+00:00", "Z"),
-        MANIFEST_SHA_LABEL: hashlib.sha256((root / "openenv.yaml").read_bytes()).hexdigest(),
+        MANIFEST_SHA_LABEL: hashlib.sha256((root / MANIFEST_NAME).read_bytes()).hexdigest(),
         ENV_LABEL: name,
         "envkit.version": __version__,
     }
@@ -316,6 +319,39 @@ def find_buildkit_cli() -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class _BuildJob:
+    """What one build needs, passed to either builder.
+
+    Attributes:
+        root: environment directory (the build context; its ``Dockerfile`` is built).
+        tag: image reference to apply.
+        build_args: ``--build-arg`` values.
+        labels: every label to set.
+        no_cache: build every step afresh.
+        pull: always try to pull a newer base image.
+        platform: ``os/arch[/variant]`` or ``None``.
+        instructions: the parsed Dockerfile (to map steps to lines), possibly empty.
+        emit: progress callback.
+        deadline: a ``time.monotonic()`` value after which the build is stopped, or ``None``.
+    """
+
+    root: Path
+    tag: str
+    build_args: Mapping[str, str]
+    labels: Mapping[str, str]
+    no_cache: bool
+    pull: bool
+    platform: str | None
+    instructions: tuple[Instruction, ...]
+    emit: Callable[[BuildEvent], None]
+    deadline: float | None = None
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (0 when passed), ``None`` without one."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+
 def build_image(
     path: str | os.PathLike[str] = ".",
     *,
@@ -327,6 +363,7 @@ def build_image(
     platform: str | None = None,
     check: bool = True,
     on_event: Callable[[BuildEvent], None] | None = None,
+    deadline: float | None = None,
 ) -> BuildResult:
     """Build the Docker image of the environment at ``path`` from its root ``Dockerfile``.
 
@@ -342,6 +379,9 @@ def build_image(
         check: run the Dockerfile preflight (EK3xx rules) and stop on its errors.
         on_event: called with a :class:`BuildEvent` for each step, cached step, output line
             and warning (from the calling thread; keep it fast).
+        deadline: a ``time.monotonic()`` value; when it passes the build is stopped (SDK
+            path: the stream is abandoned and the running step's container removed; CLI
+            path: the CLI's process group is killed). ``None``: no limit.
 
     Returns:
         The :class:`BuildResult`.
@@ -349,6 +389,7 @@ def build_image(
     Raises:
         UsageError: ``tag`` is not a valid image reference (exit 2).
         SpecError: no ``openenv.yaml`` or no root ``Dockerfile`` (exit 2).
+        BuildTimeoutError: ``deadline`` passed before the build finished (exit 1).
         BuildError: a preflight error, or a build step failed; the message names the step and
             Dockerfile line, ``details`` holds its last 30 output lines (exit 1). Also when
             the Dockerfile needs BuildKit and no docker CLI with BuildKit is available.
@@ -362,94 +403,28 @@ def build_image(
     root = project.root
     meta = _pyproject(root)
     version = meta.get("version") if isinstance(meta.get("version"), str) else None
-    if tag is None:
-        tag = default_tag(project.manifest.name, version)
-    elif not valid_reference(tag):
-        raise UsageError(
-            f"--tag {tag!r} is not a valid image reference.",
-            hint="Use lower-case `name[:tag]`, e.g. `my-env:0.1.0` or "
-            "`registry.example.com/team/my-env:dev`.",
-        )
+    tag = _resolve_tag(tag, project.manifest.name, version)
     _dockerfile_path, text = read_dockerfile(root)
-
-    checker: str | None = None
-    warnings: list[str] = []
-    if check:
-        problems, notes, checker = preflight(root, text)
-        for note in notes:
-            warnings.append(str(note))
-            emit(BuildEvent("warning", str(note)))
-        if problems:
-            raise BuildError(
-                f"The Dockerfile has {len(problems)} error(s) (found by {checker}); the build "
-                "did not start.",
-                details="\n".join(str(p) for p in problems),
-                hint="Fix them, or pass --no-check to build anyway.",
-            )
-    try:
-        instructions = parse_dockerfile(text)
-    except Exception:  # noqa: BLE001 - --no-check: let the engine report the syntax error
-        instructions = []
+    checker, warnings = _run_preflight(root, text, emit) if check else (None, [])
+    parsed = parse(text)
+    # --no-check and a Dockerfile that does not tokenise: let the engine report the error.
+    instructions = parsed.instructions if parsed.error is None else ()
     scan = scan_context(root)
-    if scan.total_bytes > LARGE_CONTEXT_BYTES:
-        big = ", ".join(f"{p} ({b / 1e6:.0f} MB)" for p, b in scan.biggest[:3])
-        msg = (
-            f"The build context is {scan.total_bytes / 1e6:.0f} MB ({scan.files} files); "
-            f"largest: {big}. Add what the image does not need to .dockerignore."
-        )
-        warnings.append(msg)
-        emit(BuildEvent("warning", msg))
-
-    all_labels = image_labels(root, project.manifest.name, version, labels)
-    features = buildkit_features(text, instructions) if instructions else []
-    start = time.monotonic()
-    client = docker_client()
-    try:
-        previous = _image_id(client, tag)
-        if features:
-            cli = find_buildkit_cli()
-            if cli is None:
-                first = features[0]
-                raise BuildError(
-                    f"Dockerfile line {first.line} uses {first.what}, which needs BuildKit "
-                    f"(`{first.text}`), and no docker CLI with working BuildKit was found.",
-                    hint="Rewrite that line for the classic builder (e.g. a plain `RUN pip "
-                    "install ...` instead of `RUN --mount=...`; `envkit init` templates show "
-                    "how), or install a docker CLI with buildx (or set ENVKIT_DOCKER_CLI).",
-                )
-            image_id, steps = _build_with_cli(
-                cli,
-                root,
-                tag,
-                build_args or {},
-                all_labels,
-                no_cache,
-                pull,
-                platform,
-                instructions,
-                emit,
-            )
-            builder = "docker-cli-buildkit"
-        else:
-            image_id, steps = _build_with_sdk(
-                client,
-                root,
-                tag,
-                build_args or {},
-                all_labels,
-                no_cache,
-                pull,
-                platform,
-                instructions,
-                emit,
-            )
-            builder = "docker-py"
-        seconds = time.monotonic() - start
-        size = int(client.images.get(image_id).attrs.get("Size", 0))
-        if previous and previous != image_id:
-            _remove_if_dangling(client, previous)
-    finally:
-        client.close()
+    warnings += _context_warnings(scan, emit)
+    job = _BuildJob(
+        root=root,
+        tag=tag,
+        build_args=dict(build_args or {}),
+        labels=image_labels(root, project.manifest.name, version, labels),
+        no_cache=no_cache,
+        pull=pull,
+        platform=platform,
+        instructions=instructions,
+        emit=emit,
+        deadline=deadline,
+    )
+    features = list(parsed.buildkit) if instructions else []
+    image_id, steps, builder, seconds, size = _build(job, features)
     return BuildResult(
         image_id=image_id,
         tags=[tag],
@@ -457,10 +432,113 @@ def build_image(
         seconds=seconds,
         steps=steps,
         builder=builder,
-        labels=all_labels,
+        labels=dict(job.labels),
         context_bytes=scan.total_bytes,
         warnings=warnings,
         preflight=checker,
+    )
+
+
+def _resolve_tag(tag: str | None, name: str, version: str | None) -> str:
+    """``tag`` when valid, else the default ``<name>:<version>``.
+
+    Raises:
+        UsageError: ``tag`` is given and is not a valid image reference.
+    """
+    if tag is None:
+        return default_tag(name, version)
+    if not valid_reference(tag):
+        raise UsageError(
+            f"--tag {tag!r} is not a valid image reference.",
+            hint="Use lower-case `name[:tag]`, e.g. `my-env:0.1.0` or "
+            "`registry.example.com/team/my-env:dev`.",
+        )
+    return tag
+
+
+def _run_preflight(
+    root: Path, text: str, emit: Callable[[BuildEvent], None]
+) -> tuple[str, list[str]]:
+    """``(checker, warnings)`` of the EK3xx preflight; warnings are also emitted.
+
+    Raises:
+        BuildError: the preflight found errors; the build does not start.
+    """
+    problems, notes, checker = preflight(root, text)
+    warnings: list[str] = []
+    for note in notes:
+        warnings.append(str(note))
+        emit(BuildEvent("warning", str(note)))
+    if problems:
+        raise BuildError(
+            f"The Dockerfile has {len(problems)} error(s) (found by {checker}); the build "
+            "did not start.",
+            details="\n".join(str(p) for p in problems),
+            hint="Fix them, or pass --no-check to build anyway.",
+        )
+    return checker, warnings
+
+
+def _context_warnings(scan: ContextScan, emit: Callable[[BuildEvent], None]) -> list[str]:
+    """A warning (also emitted) when the context is over :data:`LARGE_CONTEXT_BYTES`."""
+    if scan.total_bytes <= LARGE_CONTEXT_BYTES:
+        return []
+    big = ", ".join(f"{p} ({b / 1e6:.0f} MB)" for p, b in scan.biggest[:3])
+    msg = (
+        f"The build context is {scan.total_bytes / 1e6:.0f} MB ({scan.files} files); "
+        f"largest: {big}. Add what the image does not need to .dockerignore."
+    )
+    emit(BuildEvent("warning", msg))
+    return [msg]
+
+
+def _build(
+    job: _BuildJob, features: list[BuildKitFeature]
+) -> tuple[str, list[BuildStep], str, float, int]:
+    """Run the build with the right builder: ``(image_id, steps, builder, seconds, size)``.
+
+    Raises:
+        BuildError: the Dockerfile needs BuildKit and no docker CLI has it; a step failed.
+        BuildTimeoutError: the deadline passed.
+    """
+    start = time.monotonic()
+    client = docker_client()
+    try:
+        previous = _image_id(client, job.tag)
+        if features:
+            cli = find_buildkit_cli()
+            if cli is None:
+                raise _no_buildkit_error(features[0])
+            image_id, steps = _build_with_cli(cli, job)
+            builder = "docker-cli-buildkit"
+        else:
+            image_id, steps = _build_with_sdk(client, job)
+            builder = "docker-py"
+        seconds = time.monotonic() - start
+        size = int(client.images.get(image_id).attrs.get("Size", 0))
+        if previous and previous != image_id:
+            _remove_if_dangling(client, previous)
+    finally:
+        client.close()
+    return image_id, steps, builder, seconds, size
+
+
+def _no_buildkit_error(first: BuildKitFeature) -> BuildError:
+    return BuildError(
+        f"Dockerfile line {first.line} uses {first.what}, which needs BuildKit "
+        f"(`{first.text}`), and no docker CLI with working BuildKit was found.",
+        hint="Rewrite that line for the classic builder (e.g. a plain `RUN pip "
+        "install ...` instead of `RUN --mount=...`; `envkit init` templates show "
+        "how), or install a docker CLI with buildx (or set ENVKIT_DOCKER_CLI).",
+    )
+
+
+def _timeout_error(job: _BuildJob, step: BuildStep | None) -> BuildTimeoutError:
+    where = f" during step {step.number} `{step.instruction}`" if step is not None else ""
+    return BuildTimeoutError(
+        f"The build of {job.tag} exceeded the time limit{where} and was stopped.",
+        hint="Give it more time with a larger --timeout, or make the slow step faster "
+        "(a cached base image, fewer dependencies).",
     )
 
 
@@ -520,250 +598,356 @@ def _step_error(step: BuildStep | None, total: int, cause: str, output: deque[st
     )
 
 
-def _build_with_sdk(
-    client: Any,
-    root: Path,
-    tag: str,
-    build_args: Mapping[str, str],
-    labels: Mapping[str, str],
-    no_cache: bool,
-    pull: bool,
-    platform: str | None,
-    instructions: list[Instruction],
-    emit: Callable[[BuildEvent], None],
-) -> tuple[str, list[BuildStep]]:
-    from docker.errors import APIError, DockerException
+class _SdkProgress:
+    """Reads the legacy builder's ``stream`` lines: steps, cache hits, output, the running
+    step's container (``---> Running in ID``, removed when the deadline passes)."""
 
-    steps: list[BuildStep] = []
-    current: BuildStep | None = None
-    total = 0
-    output: deque[str] = deque(maxlen=FAIL_TAIL_LINES)
-    image_id: str | None = None
-    pending = ""
+    def __init__(self, job: _BuildJob) -> None:
+        self.job = job
+        self.steps: list[BuildStep] = []
+        self.current: BuildStep | None = None
+        self.total = 0
+        self.output: deque[str] = deque(maxlen=FAIL_TAIL_LINES)
+        self.container: str | None = None
+        self._pending = ""
 
-    def handle_line(line: str) -> None:
-        nonlocal current, total
+    def feed(self, text: str) -> None:
+        """Add a ``stream`` chunk (may hold partial lines)."""
+        self._pending += text
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            self._line(line.replace("\r", ""))
+
+    def flush(self) -> None:
+        """Handle a trailing partial line."""
+        if self._pending:
+            self._line(self._pending)
+            self._pending = ""
+
+    def _line(self, line: str) -> None:
         m = _STEP.match(line)
         if m:
-            number, total = int(m.group(1)), int(m.group(2))
+            number, self.total = int(m.group(1)), int(m.group(2))
             title = m.group(3)
-            ins = instruction_at_step(instructions, number, title)
-            current = BuildStep(number, " ".join(title.split()), line=ins.line if ins else None)
-            steps.append(current)
-            output.clear()
-            emit(BuildEvent("step", current.instruction, number, total))
+            ins = instruction_at_step(list(self.job.instructions), number, title)
+            self.current = BuildStep(
+                number, " ".join(title.split()), line=ins.line if ins else None
+            )
+            self.steps.append(self.current)
+            self.output.clear()
+            self.job.emit(BuildEvent("step", self.current.instruction, number, self.total))
             return
         stripped = line.strip()
-        if stripped == "---> Using cache" and current is not None:
-            current.cached = True
-            emit(BuildEvent("cached", current.instruction, current.number, total))
+        if stripped == "---> Using cache" and self.current is not None:
+            self.current.cached = True
+            self.job.emit(
+                BuildEvent("cached", self.current.instruction, self.current.number, self.total)
+            )
             return
+        if stripped.startswith("---> Running in "):
+            self.container = stripped.rsplit(" ", 1)[-1]
         if stripped.startswith(("---> ", "Removing intermediate container")) or not stripped:
             return
-        output.append(line.rstrip())
-        emit(BuildEvent("output", line.rstrip(), current.number if current else 0, total))
+        self.output.append(line.rstrip())
+        self.status(line.rstrip())
 
+    def status(self, text: str) -> None:
+        """Emit an output line for the current step."""
+        number = self.current.number if self.current else 0
+        self.job.emit(BuildEvent("output", text, number, self.total))
+
+    def failure(self, chunk: Mapping[str, Any]) -> UserError:
+        """The error of an ``error`` chunk: a base image that cannot be had, or a step."""
+        self.flush()
+        cause = str(chunk.get("errorDetail", {}).get("message") or chunk["error"])
+        current = self.current
+        if current is not None and current.instruction.upper().startswith("FROM"):
+            words = current.instruction.split()
+            image = words[1] if len(words) > 1 else None
+            return _base_image_error(list(self.job.instructions), cause, image)
+        return _step_error(current, self.total, cause, self.output)
+
+
+_END = object()
+
+
+def _until_deadline(stream: Any, job: _BuildJob) -> Any:
+    """The chunks of ``stream``, read in a daemon thread so that waiting for the next one
+    stops at the job's deadline (a silent ``RUN sleep`` sends nothing for minutes).
+
+    Yields:
+        Each chunk; ``_TIMED_OUT`` once, last, when the deadline passes first.
+    """
+    if job.deadline is None:
+        yield from stream
+        return
+    chunks: queue.Queue[Any] = queue.Queue()
+
+    def pump() -> None:
+        try:
+            for chunk in stream:
+                chunks.put(chunk)
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread
+            chunks.put(exc)
+        chunks.put(_END)
+
+    threading.Thread(target=pump, name="envkit-build-stream", daemon=True).start()
+    while True:
+        try:
+            item = chunks.get(timeout=job.remaining())
+        except queue.Empty:
+            yield _TIMED_OUT
+            return
+        if item is _END:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
+
+
+_TIMED_OUT = object()
+
+
+def _remove_container(client: Any, cid: str | None) -> None:
+    """Kill and remove the build's running intermediate container (the build then fails
+    on the engine side; ``forcerm`` would only remove it once the step ends)."""
+    from docker.errors import DockerException
+
+    if not cid:
+        return
+    try:
+        client.containers.get(cid).remove(force=True)
+    except DockerException:
+        pass  # already gone: the step ended between the deadline and now
+
+
+def _build_with_sdk(client: Any, job: _BuildJob) -> tuple[str, list[BuildStep]]:
+    from docker.errors import APIError, DockerException
+
+    progress = _SdkProgress(job)
+    image_id: str | None = None
     try:
         stream = client.api.build(
-            path=str(root),
-            tag=tag,
+            path=str(job.root),
+            tag=job.tag,
             dockerfile="Dockerfile",
             decode=True,
             rm=True,
             forcerm=True,
-            nocache=no_cache,
-            pull=pull,
-            buildargs=dict(build_args),
-            labels=dict(labels),
-            platform=platform,
+            nocache=job.no_cache,
+            pull=job.pull,
+            buildargs=dict(job.build_args),
+            labels=dict(job.labels),
+            platform=job.platform,
         )
-        for chunk in stream:
+        for chunk in _until_deadline(stream, job):
+            if chunk is _TIMED_OUT:
+                _remove_container(client, progress.container)
+                raise _timeout_error(job, progress.current)
             if "stream" in chunk:
-                pending += chunk["stream"]
-                *lines, pending = pending.split("\n")
-                for line in lines:
-                    handle_line(line.replace("\r", ""))
+                progress.feed(chunk["stream"])
             elif "error" in chunk:
-                if pending:
-                    handle_line(pending)
-                    pending = ""
-                cause = str(chunk.get("errorDetail", {}).get("message") or chunk["error"])
-                if current is not None and current.instruction.upper().startswith("FROM"):
-                    raise _base_image_error(
-                        instructions,
-                        cause,
-                        current.instruction.split()[1]
-                        if len(current.instruction.split()) > 1
-                        else None,
-                    )
-                raise _step_error(current, total, cause, output)
+                raise progress.failure(chunk)
             elif "aux" in chunk and isinstance(chunk["aux"], dict) and "ID" in chunk["aux"]:
                 image_id = str(chunk["aux"]["ID"])
             elif "status" in chunk:
                 status = str(chunk["status"])
-                if chunk.get("id"):
-                    status = f"{chunk['id']}: {status}"
-                emit(BuildEvent("output", status, current.number if current else 0, total))
-        if pending:
-            handle_line(pending)
+                progress.status(f"{chunk['id']}: {status}" if chunk.get("id") else status)
+        progress.flush()
     except APIError as exc:
-        cause = str(getattr(exc, "explanation", None) or exc)
-        if (
-            "pull access denied" in cause
-            or "manifest unknown" in cause
-            or ("registry" in cause and "lookup" in cause)
-        ):
-            raise _base_image_error(instructions, cause) from None
-        raise BuildError(
-            f"The engine refused the build: {cause}",
-            hint="Fix the Dockerfile (`envkit build` without --no-check runs the "
-            "Dockerfile checks) and try again.",
-        ) from None
+        raise _sdk_api_error(exc, job) from None
     except DockerException as exc:
         raise DockerUnavailableError(
             f"The connection to the Docker engine failed during the build: {exc}.",
             hint="Check the engine and retry.",
         ) from None
-    if image_id is None:
-        try:
-            image_id = str(client.images.get(tag).id)
-        except DockerException:
-            raise BuildError(
-                "The build finished without an image id.",
-                details="\n".join(output) or None,
-                hint="Re-run with --no-cache; report it if it persists.",
-            ) from None
-    return image_id, steps
+    return image_id or _tagged_image_id(client, job.tag, progress.output), progress.steps
 
 
-def _build_with_cli(
-    cli: str,
-    root: Path,
-    tag: str,
-    build_args: Mapping[str, str],
-    labels: Mapping[str, str],
-    no_cache: bool,
-    pull: bool,
-    platform: str | None,
-    instructions: list[Instruction],
-    emit: Callable[[BuildEvent], None],
-) -> tuple[str, list[BuildStep]]:
+def _sdk_api_error(exc: Exception, job: _BuildJob) -> UserError:
+    cause = str(getattr(exc, "explanation", None) or exc)
+    if (
+        "pull access denied" in cause
+        or "manifest unknown" in cause
+        or ("registry" in cause and "lookup" in cause)
+    ):
+        return _base_image_error(list(job.instructions), cause)
+    return BuildError(
+        f"The engine refused the build: {cause}",
+        hint="Fix the Dockerfile (`envkit build` without --no-check runs the "
+        "Dockerfile checks) and try again.",
+    )
+
+
+def _tagged_image_id(client: Any, tag: str, output: deque[str]) -> str:
+    """The id of ``tag`` when the stream named none.
+
+    Raises:
+        BuildError: the tag does not exist.
+    """
+    from docker.errors import DockerException
+
+    try:
+        return str(client.images.get(tag).id)
+    except DockerException:
+        raise BuildError(
+            "The build finished without an image id.",
+            details="\n".join(output) or None,
+            hint="Re-run with --no-cache; report it if it persists.",
+        ) from None
+
+
+def _cli_command(cli: str, job: _BuildJob, iidfile: str) -> list[str]:
+    """``<cli> build --progress=plain --iidfile F -t TAG -f Dockerfile ... ROOT``."""
+    cmd = [cli, "build", "--progress=plain", "--iidfile", iidfile, "-t", job.tag]
+    cmd += ["-f", str(job.root / "Dockerfile")]
+    for k, v in job.build_args.items():
+        cmd += ["--build-arg", f"{k}={v}"]
+    for k, v in job.labels.items():
+        cmd += ["--label", f"{k}={v}"]
+    if job.no_cache:
+        cmd.append("--no-cache")
+    if job.pull:
+        cmd.append("--pull")
+    if job.platform:
+        cmd += ["--platform", job.platform]
+    cmd.append(str(job.root))
+    return cmd
+
+
+_BK_QUIET = ("sha256:", "DONE", "naming to", "writing image", "exporting layers", "transferring")
+
+
+class _CliProgress:
+    """Reads BuildKit's ``--progress=plain`` lines (``#N [k/m] TITLE``, ``#N 0.1 output``,
+    ``#N CACHED``, ``#N ERROR: ...``)."""
+
+    def __init__(self, job: _BuildJob) -> None:
+        self.job = job
+        self.steps: dict[int, BuildStep] = {}
+        self.titles: dict[int, str] = {}
+        self.outputs: dict[int, deque[str]] = {}
+        self.errors: list[tuple[int | None, str]] = []
+        self.total = 0
+
+    def feed(self, line: str) -> None:
+        m = _BK_STEP.match(line)
+        if m:
+            self._step(int(m.group(1)), int(m.group(2)), int(m.group(3)), m.group(4))
+            return
+        m = _BK_OUTPUT.match(line)
+        if m:
+            vid = int(m.group(1))
+            self.outputs.setdefault(vid, deque(maxlen=FAIL_TAIL_LINES)).append(m.group(2))
+            number = self.steps[vid].number if vid in self.steps else 0
+            self.job.emit(BuildEvent("output", m.group(2), number, self.total))
+            return
+        m = _BK_VERTEX.match(line)
+        if m:
+            self._vertex(int(m.group(1)), m.group(2))
+            return
+        if line.startswith(("error: ", "ERROR: ")):
+            self.errors.append((None, line.split(": ", 1)[1]))
+
+    def _step(self, vid: int, k: int, total: int, raw_title: str) -> None:
+        self.total = total
+        title = " ".join(raw_title.split())
+        self.titles[vid] = title
+        if vid in self.steps:
+            return
+        ins = next(
+            (i for i in self.job.instructions if i.short(10_000).startswith(title[:60])), None
+        )
+        self.steps[vid] = BuildStep(k, title, line=ins.line if ins else None)
+        self.job.emit(BuildEvent("step", title, k, total))
+
+    def _vertex(self, vid: int, rest: str) -> None:
+        if rest == "CACHED" and vid in self.steps:
+            step = self.steps[vid]
+            step.cached = True
+            self.job.emit(BuildEvent("cached", step.instruction, step.number, self.total))
+        elif rest.startswith(("ERROR: ", "ERROR ")):
+            self.errors.append((vid, rest.split(" ", 1)[1] if " " in rest else rest))
+        elif not rest.startswith(_BK_QUIET):
+            self.titles.setdefault(vid, rest)
+
+    def failure(self, code: int) -> UserError:
+        """The error of a build that exited with ``code``: a base image or a step."""
+        vid, cause = next(
+            ((v, c) for v, c in self.errors if v is not None),
+            self.errors[0] if self.errors else (None, f"exit code {code}"),
+        )
+        title = self.titles.get(vid or -1, "")
+        step = self.steps.get(vid or -1)
+        if (
+            "load metadata for" in title
+            or title.upper().startswith("FROM")
+            or (step is not None and step.instruction.upper().startswith("FROM"))
+        ):
+            image = (
+                title.split("load metadata for", 1)[1].strip()
+                if "load metadata for" in title
+                else None
+            )
+            return _base_image_error(list(self.job.instructions), cause, image)
+        return _step_error(step, self.total, cause, self.outputs.get(vid or -1, deque()))
+
+    def current(self) -> BuildStep | None:
+        """The step with the highest number seen so far."""
+        return max(self.steps.values(), key=lambda s: s.number, default=None)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL the CLI's process group (the CLI and its buildx plugin); closing BuildKit's
+    session cancels the build on the engine."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _build_with_cli(cli: str, job: _BuildJob) -> tuple[str, list[BuildStep]]:
     """Build with ``DOCKER_BUILDKIT=1 <cli> build --progress=plain`` and parse its output."""
     fd, iidfile = tempfile.mkstemp(prefix="envkit-iid-")
     os.close(fd)
-    cmd = [
-        cli,
-        "build",
-        "--progress=plain",
-        "--iidfile",
-        iidfile,
-        "-t",
-        tag,
-        "-f",
-        str(root / "Dockerfile"),
-    ]
-    for k, v in build_args.items():
-        cmd += ["--build-arg", f"{k}={v}"]
-    for k, v in labels.items():
-        cmd += ["--label", f"{k}={v}"]
-    if no_cache:
-        cmd.append("--no-cache")
-    if pull:
-        cmd.append("--pull")
-    if platform:
-        cmd += ["--platform", platform]
-    cmd.append(str(root))
-    env = dict(os.environ, DOCKER_BUILDKIT="1")
-    steps: dict[int, BuildStep] = {}
-    vertex_titles: dict[int, str] = {}
-    outputs: dict[int, deque[str]] = {}
-    errors: list[tuple[int | None, str]] = []
-    total = 0
+    progress = _CliProgress(job)
+    timed_out = threading.Event()
     try:
         proc = subprocess.Popen(
-            cmd,
+            _cli_command(cli, job, iidfile),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=env,
+            env=dict(os.environ, DOCKER_BUILDKIT="1"),
             text=True,
             errors="replace",
             bufsize=1,
+            start_new_session=True,  # its own process group, killed as one
         )
-        assert proc.stdout is not None
+        timer = None
+        if job.deadline is not None:
+            timer = threading.Timer(
+                job.remaining() or 0.0, lambda: (timed_out.set(), _kill_group(proc))
+            )
+            timer.daemon = True
+            timer.start()
         try:
-            for raw in proc.stdout:
-                line = raw.rstrip("\n")
-                m = _BK_STEP.match(line)
-                if m:
-                    vid, k, total = int(m.group(1)), int(m.group(2)), int(m.group(3))
-                    title = " ".join(m.group(4).split())
-                    vertex_titles[vid] = title
-                    if vid not in steps:
-                        ins = next(
-                            (i for i in instructions if i.short(10_000).startswith(title[:60])),
-                            None,
-                        )
-                        steps[vid] = BuildStep(k, title, line=ins.line if ins else None)
-                        emit(BuildEvent("step", title, k, total))
-                    continue
-                m = _BK_OUTPUT.match(line)
-                if m:
-                    vid = int(m.group(1))
-                    outputs.setdefault(vid, deque(maxlen=FAIL_TAIL_LINES)).append(m.group(2))
-                    emit(
-                        BuildEvent(
-                            "output", m.group(2), steps[vid].number if vid in steps else 0, total
-                        )
-                    )
-                    continue
-                m = _BK_VERTEX.match(line)
-                if m:
-                    vid, rest = int(m.group(1)), m.group(2)
-                    if rest == "CACHED" and vid in steps:
-                        steps[vid].cached = True
-                        emit(BuildEvent("cached", steps[vid].instruction, steps[vid].number, total))
-                    elif rest.startswith(("ERROR: ", "ERROR ")):
-                        errors.append((vid, rest.split(" ", 1)[1] if " " in rest else rest))
-                    elif not rest.startswith(
-                        (
-                            "sha256:",
-                            "DONE",
-                            "naming to",
-                            "writing image",
-                            "exporting layers",
-                            "transferring",
-                        )
-                    ):
-                        vertex_titles.setdefault(vid, rest)
-                    continue
-                if line.startswith(("error: ", "ERROR: ")):
-                    errors.append((None, line.split(": ", 1)[1]))
+            for raw in proc.stdout or ():
+                progress.feed(raw.rstrip("\n"))
             code = proc.wait()
         except BaseException:
-            proc.kill()
+            _kill_group(proc)
             proc.wait()
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if timed_out.is_set():
+            raise _timeout_error(job, progress.current())
         if code != 0:
-            vid, cause = next(
-                ((v, c) for v, c in errors if v is not None),
-                errors[0] if errors else (None, f"exit code {code}"),
-            )
-            title = vertex_titles.get(vid or -1, "")
-            if (
-                "load metadata for" in title
-                or title.upper().startswith("FROM")
-                or (vid in steps and steps[vid].instruction.upper().startswith("FROM"))
-            ):
-                image = (
-                    title.split("load metadata for", 1)[1].strip()
-                    if "load metadata for" in title
-                    else None
-                )
-                raise _base_image_error(instructions, cause, image)
-            raise _step_error(steps.get(vid or -1), total, cause, outputs.get(vid or -1, deque()))
+            raise progress.failure(code)
         image_id = Path(iidfile).read_text().strip()
     finally:
         Path(iidfile).unlink(missing_ok=True)
-    ordered = sorted(steps.values(), key=lambda s: s.number)  # vertex ids are not in step order
+    ordered = sorted(progress.steps.values(), key=lambda s: s.number)  # vertex ids: not in order
     return image_id, ordered

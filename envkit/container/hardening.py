@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import DEFAULT_STARTUP_TIMEOUT_S, MANIFEST_NAME
+
 #: uid:gid the lane runs as (OpenEnv 0.10's validator; Spaces use 1000, also non-root).
 HARDENED_USER = "65532:65532"
 PIDS_LIMIT = 256
 DEFAULT_MEMORY_MB = 1024
 DEFAULT_CPU = 1.0
 DEFAULT_DISK_MB = 1024
-DEFAULT_STARTUP_TIMEOUT_S = 60.0
 #: ``/dev/shm`` size cap, bytes; it shares the declared disk allowance with ``/tmp``.
 SHM_CAP_BYTES = 64 * 1024 * 1024
 #: The only variables the container gets (never the host's).
@@ -70,7 +71,7 @@ def container_facts(root: Path) -> ContainerFacts:
     """
     from envkit.manifest import load_yaml
 
-    data = load_yaml(root / "openenv.yaml").data
+    data = load_yaml(root / MANIFEST_NAME).data
     data = data if isinstance(data, dict) else {}
     validation = data.get("validation") if isinstance(data.get("validation"), dict) else {}
     resources = validation.get("resources") if isinstance(validation.get("resources"), dict) else {}

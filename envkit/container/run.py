@@ -14,6 +14,7 @@ from typing import Any
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
 from envkit.container.build import BuildEvent, BuildResult, _pyproject, build_image, default_tag
+from envkit.envdir.constants import MANIFEST_NAME
 from envkit.errors import ContainerError, UsageError
 
 #: Label holding the environment directory a container was started from.
@@ -241,7 +242,7 @@ def run_container(
                 project.root, tag=tag, labels=labels, on_event=on_event, **dict(build_options or {})
             )
         else:
-            sha = hashlib.sha256((project.root / "openenv.yaml").read_bytes()).hexdigest()
+            sha = hashlib.sha256((project.root / MANIFEST_NAME).read_bytes()).hexdigest()
             have = (image.labels or {}).get(MANIFEST_SHA_LABEL)
             if have and have != sha:
                 emit(

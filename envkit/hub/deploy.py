@@ -1,22 +1,30 @@
 """``push`` and ``fork``: deploy an environment to a Hugging Face Docker Space, predictably.
 
-Order of a push:
+A push is a plan (:func:`plan_push`: reads only, a frozen :class:`PushPlan`) then, unless
+``dry_run``, its application (:func:`apply_push`: the writes).
 
-1. staging (see :mod:`envkit.hub.staging`);
-2. preflight: static validate (EK1/2/3/6) of the staged copy; EK6xx errors and credentials
+Plan:
+
+1. local checks of the options (repo id, hardware, secret names, variable/secret clashes);
+2. staging (see :mod:`envkit.hub.staging`);
+3. preflight: static validate (EK1/2/3/6) of the staged copy; EK6xx errors and credentials
    found in the staged files ALWAYS stop the push, other errors stop it unless
    ``validate=False``;
-3. auth and repo id (``<whoami>/<manifest name in kebab-case>`` by default);
-4. diff against the Space's tree (git-blob sha1 per file): unchanged files are never sent,
-   files gone from the upload set are deleted (``.gitattributes`` kept);
-5. create the Space (docker SDK) or, for an existing one, apply the requested visibility and
+4. auth and repo id (``<whoami>/<manifest name in kebab-case>`` by default);
+5. diff against the Space's tree (git-blob sha1 per file): unchanged files are never sent,
+   files gone from the upload set are deleted (``.gitattributes`` kept); the settings and
+   variables that differ.
+
+Apply:
+
+1. create the Space (docker SDK) or, for an existing one, apply the requested visibility and
    hardware explicitly; set variables (``openenv.yaml`` ``variables:`` + ``env``) and secrets
    BEFORE the commit, so the build that the commit triggers sees them;
-6. ONE commit (``parent_commit`` = the tree diffed against, so a concurrent change is a
+2. ONE commit (``parent_commit`` = the tree diffed against, so a concurrent change is a
    conflict, never a silent overwrite), or one commit on a new pull request ref with
    ``create_pr``. Interrupting before the commit request completes leaves the Space at its
    previous commit. No change -> no commit, no PR.
-7. ``wait``: poll the runtime until RUNNING or an error stage, then check the app.
+3. ``wait``: poll the runtime until RUNNING or an error stage, then check the app.
 """
 
 from __future__ import annotations
@@ -25,13 +33,14 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from envkit._version import __version__
-from envkit.errors import HubError, UsageError
+from envkit.errors import HubError, PushBlockedError, UsageError
 from envkit.hub.auth import (
     Credentials,
     check_repo_id,
@@ -40,8 +49,9 @@ from envkit.hub.auth import (
     space_name,
     space_urls,
 )
-from envkit.hub.errors import PushBlockedError, call_hub
-from envkit.hub.staging import SecretHit, scan_secrets, stage
+from envkit.hub.errors import call_hub
+from envkit.hub.staging import SecretHit, StagedFolder, scan_secrets, stage
+from envkit.manifest import Manifest
 from envkit.upload_set import UploadFile
 
 ERROR_STAGES = frozenset(
@@ -267,8 +277,21 @@ def _git_oids(folder: Path, files: list[UploadFile]) -> dict[str, str]:
     return {f.path: git_hash((folder / f.path).read_bytes()) for f in files}
 
 
-def _remote_state(api: Any, repo_id: str, endpoint: str) -> tuple[Any, dict[str, str]] | None:
-    """``(space_info, {path: oid})`` or ``None`` when the Space does not exist."""
+@dataclass(frozen=True)
+class RemoteSpace:
+    """A Space as the Hub reports it before the push.
+
+    Attributes:
+        info: huggingface_hub's ``SpaceInfo`` (``sha``, ``private``, ``runtime``, ``host``).
+        files: ``{path: git blob oid}`` of the Space's tree at ``info.sha``.
+    """
+
+    info: Any
+    files: Mapping[str, str]
+
+
+def _remote_state(api: Any, repo_id: str, endpoint: str) -> RemoteSpace | None:
+    """The Space's info and tree, or ``None`` when the Space does not exist."""
     from huggingface_hub.errors import RepositoryNotFoundError
 
     def info():
@@ -288,8 +311,126 @@ def _remote_state(api: Any, repo_id: str, endpoint: str) -> tuple[Any, dict[str,
         repo_id=repo_id,
         endpoint=endpoint,
     )
-    files = {e.path: e.blob_id for e in tree if hasattr(e, "blob_id")}
-    return space, files
+    return RemoteSpace(space, {e.path: e.blob_id for e in tree if hasattr(e, "blob_id")})
+
+
+@dataclass(frozen=True)
+class PushOptions:
+    """The options of :func:`push` besides ``path`` and ``progress`` (same meanings).
+
+    ``secrets`` and ``token`` are left out of ``repr`` so a logged plan never shows them.
+    """
+
+    repo_id: str | None = None
+    private: bool | None = None
+    hardware: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str | None] = field(default_factory=dict, repr=False)
+    create_pr: bool = False
+    message: str | None = None
+    dry_run: bool = False
+    dry_run_dir: Path | None = None
+    wait: bool = False
+    wait_timeout_s: float = 900.0
+    validate: bool = True
+    token: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """The options checked locally, before any file is staged or any request is made."""
+
+    repo_id: str | None
+    variables: dict[str, str]
+    secret_values: dict[str, str] = field(repr=False)
+    out_dir: Path | None
+
+
+@dataclass(frozen=True)
+class _LocalPlan:
+    """The part of a plan made without network: checked options, staged and scanned files."""
+
+    root: Path
+    endpoint: str
+    creds: Credentials | None
+    inputs: _Inputs
+    staged: StagedFolder
+    warnings: tuple[str, ...]
+    preflight: str
+
+
+@dataclass(frozen=True)
+class PushPlan:
+    """What a push will do, made by :func:`plan_push` with read-only requests at most.
+
+    Rendering a plan (:meth:`to_result`) makes no request; :func:`apply_push` makes the
+    writes. The staged folder lives only inside :func:`plan_push`'s ``with`` block.
+
+    Attributes:
+        root: the environment directory.
+        options: the push's options.
+        endpoint: the Hub URL.
+        creds: the token in use; ``None`` only for a dry run without one.
+        staged: the staged folder (exactly what would be uploaded).
+        repo_id: ``ns/name`` (``<your-namespace>/...`` for a dry run without a token).
+        app_url: where the app answers (the Hub's ``host`` for an existing Space).
+        variables: variables the Space should have (``openenv.yaml`` ``variables:`` + ``env``).
+        secret_values: ``KEY -> VALUE`` to set; never in ``repr`` nor in the result.
+        preflight: ``validate`` or ``validate (EK6 only)``.
+        warnings: non-blocking preflight findings, ``CODE location: message`` lines.
+        remote: the Space before the push, ``None`` when it does not exist (or no token).
+        local_oids: ``{path: git blob oid}`` of the staged files.
+        added, updated, deleted: paths the commit adds, changes, deletes.
+        bytes_uploaded: bytes of ``added`` + ``updated``.
+        settings_changed: lines such as ``visibility: public -> private``.
+        variables_changed: variable keys whose value differs from the Space's.
+    """
+
+    root: Path
+    options: PushOptions
+    endpoint: str
+    creds: Credentials | None
+    staged: StagedFolder
+    repo_id: str
+    app_url: str
+    variables: Mapping[str, str]
+    secret_values: Mapping[str, str] = field(repr=False)
+    preflight: str
+    warnings: tuple[str, ...]
+    remote: RemoteSpace | None
+    local_oids: Mapping[str, str]
+    added: tuple[str, ...]
+    updated: tuple[str, ...]
+    deleted: tuple[str, ...]
+    bytes_uploaded: int
+    settings_changed: tuple[str, ...]
+    variables_changed: tuple[str, ...]
+
+    def to_result(self) -> PushResult:
+        """The plan as a (not yet applied) :class:`PushResult`; no request is made."""
+        opts = self.options
+        return PushResult(
+            repo_id=self.repo_id,
+            space_url=space_urls(self.repo_id, self.endpoint)[0],
+            app_url=self.app_url,
+            dry_run=opts.dry_run,
+            created=self.remote is None,
+            files=list(self.staged.files),
+            added=list(self.added),
+            updated=list(self.updated),
+            deleted=list(self.deleted),
+            bytes_uploaded=self.bytes_uploaded,
+            readme_changes=list(self.staged.readme_changes),
+            notes=list(self.staged.notes),
+            variables=dict(self.variables),
+            variables_changed=list(self.variables_changed),
+            secret_names=sorted(self.secret_values),
+            hardware=opts.hardware,
+            private=opts.private,
+            settings_changed=list(self.settings_changed),
+            warnings=list(self.warnings),
+            preflight=self.preflight,
+        )
 
 
 def push(
@@ -311,6 +452,8 @@ def push(
     progress: Progress | None = None,
 ) -> PushResult:
     """Deploy the environment at ``path`` to a Hugging Face Docker Space.
+
+    :func:`plan_push` then, unless ``dry_run``, :func:`apply_push`.
 
     Args:
         path: environment directory (holds ``openenv.yaml``).
@@ -343,260 +486,383 @@ def push(
         HubAuthError: not logged in, 401, 403.
         HubError: 402, 404, 409, 429/5xx after retries; HubNetworkError when unreachable.
     """
-    from envkit.names import normalise_name
+    options = PushOptions(
+        repo_id=repo_id,
+        private=private,
+        hardware=hardware,
+        env=dict(env or {}),
+        secrets=dict(secrets or {}),
+        create_pr=create_pr,
+        message=message,
+        dry_run=dry_run,
+        dry_run_dir=Path(dry_run_dir).expanduser() if dry_run_dir is not None else None,
+        wait=wait,
+        wait_timeout_s=wait_timeout_s,
+        validate=validate,
+        token=token,
+    )
+    with plan_push(path, options, progress) as plan:
+        if not dry_run:
+            return apply_push(plan, progress)
+        result = plan.to_result()
+        if options.dry_run_dir is not None:
+            shutil.copytree(plan.staged.path, options.dry_run_dir, dirs_exist_ok=True)
+            result.staged_dir = options.dry_run_dir.resolve()
+        return result
+
+
+# --- plan: local checks, staging, preflight, who and where, diff (read-only requests) -------
+@contextmanager
+def plan_push(
+    path: str | os.PathLike[str], options: PushOptions, progress: Progress | None = None
+) -> Iterator[PushPlan]:
+    """Plan a push: check the options, stage the upload set, run the preflight and the secret
+    scan, resolve the token and the repo id, and diff against the Space.
+
+    Requests made: ``whoami``, then the Space's info, tree and (when there are variables)
+    variables; all read-only, and none without a token (a dry run may have none). The staged
+    folder is a temporary directory removed when the ``with`` block ends.
+
+    Args:
+        path: environment directory (holds ``openenv.yaml``).
+        options: as for :func:`push`.
+        progress: called with one-line progress messages.
+
+    Yields:
+        The :class:`PushPlan`.
+
+    Raises:
+        UsageError, SpecError, PushBlockedError, HubAuthError, HubError: as :func:`push`.
+    """
     from envkit.project import EnvProject
 
     say = progress or _noop
     project = EnvProject.load(path)
-    manifest = project.manifest
-    if repo_id is not None:
-        repo_id = check_repo_id(repo_id)
-    _check_hardware(hardware)
-    secret_values = _resolve_secrets(secrets)
+    inputs = _check_inputs(project.manifest, options)
+    endpoint = hub_endpoint()
+    title = _title(project.manifest.name)
+    creds = _credentials(options)
+    with tempfile.TemporaryDirectory(prefix="envkit-push-") as tmp:
+        say("Staging the files to upload…")
+        staged = stage(project.root, project.manifest, Path(tmp) / "space", title=title)
+        warnings, preflight = _preflight_gate(staged, options.validate, creds, say)
+        local = _LocalPlan(
+            project.root, endpoint, creds, inputs, staged, tuple(warnings), preflight
+        )
+        yield _plan_remote(local, options, project.manifest.name, say)
+
+
+def _check_inputs(manifest: Manifest, options: PushOptions) -> _Inputs:
+    """Check the options that need no file and no network: repo id, hardware flavour, secret
+    names and values, variable/secret clashes, the dry-run directory.
+
+    Raises:
+        UsageError: the first problem found, in that order.
+    """
+    repo_id = check_repo_id(options.repo_id) if options.repo_id is not None else None
+    _check_hardware(options.hardware)
+    secret_values = _resolve_secrets(options.secrets)
     variables = {str(k): str(v) for k, v in manifest.variables.items()}
-    variables.update({str(k): str(v) for k, v in (env or {}).items()})
+    variables.update({str(k): str(v) for k, v in options.env.items()})
     clash = sorted(set(variables) & set(secret_values))
     if clash:
         raise UsageError(
             f"{', '.join(clash)} is both a variable and a secret.",
             hint="Keep it in one place: secrets for credentials, variables otherwise.",
         )
-    out_dir = Path(dry_run_dir).expanduser() if dry_run_dir is not None else None
+    out_dir = options.dry_run_dir
     if out_dir is not None:
-        if not dry_run:
+        if not options.dry_run:
             raise UsageError("A staging directory is only written with --dry-run.")
         if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
             raise UsageError(
                 f"{out_dir} exists and is not an empty directory.",
                 hint="Pass a new directory to --dry-run.",
             )
-    endpoint = hub_endpoint()
+    return _Inputs(repo_id, variables, secret_values, out_dir)
+
+
+def _title(manifest_name: str) -> str:
+    """The Space title a repaired card gets when it has none."""
+    from envkit.names import normalise_name
+
     try:
-        title = normalise_name(manifest.name).title
+        return normalise_name(manifest_name).title
     except UsageError:
-        title = manifest.name
+        return manifest_name
 
-    # token: needed for a real push, best effort for a dry run
-    creds: Credentials | None
+
+def _credentials(options: PushOptions) -> Credentials | None:
+    """The token: required for a real push, best effort for a dry run (``None`` without)."""
     try:
-        creds = resolve_token(token)
+        return resolve_token(options.token)
     except Exception:
-        if not dry_run:
+        if not options.dry_run:
             raise
-        creds = None
+        return None
 
-    with tempfile.TemporaryDirectory(prefix="envkit-push-") as tmp:
-        # 2. staging + secret scan of exactly what would be uploaded
-        say("Staging the files to upload…")
-        staged = stage(project.root, manifest, Path(tmp) / "space", title=title)
-        # 1. preflight: static rules on the staged copy, i.e. on exactly what would be uploaded
-        # (after the card repair and the Dockerfile move, which must not count against it).
-        say("Checking the files to upload (static validate)…")
-        findings, preflight = _preflight(staged.path, run_all=validate)
-        blocking = [
-            f
-            for f in findings
-            if f.severity.value == "error" and (validate or f.code.startswith("EK6"))
-        ]
-        warnings = [_finding_line(f) for f in findings if f not in blocking]
-        hits: list[SecretHit] = scan_secrets(
-            staged.path,
-            [f.path for f in staged.files],
-            extra_literals=(creds.token,) if creds else (),
+
+def _preflight_gate(
+    staged: StagedFolder, validate: bool, creds: Credentials | None, say: Progress
+) -> tuple[list[str], str]:
+    """Static rules and the secret scan on the staged copy, i.e. on exactly what would be
+    uploaded (after the card repair and the Dockerfile move, which must not count against it).
+
+    Returns:
+        ``(warnings, preflight)``: the findings that do not stop the push, as lines, and
+        which preflight ran.
+
+    Raises:
+        PushBlockedError: secrets (a scanner hit, the token in use, an EK6xx error) in any
+            case; other static validate errors unless ``validate`` is False.
+    """
+    say("Checking the files to upload (static validate)…")
+    findings, preflight = _preflight(staged.path, run_all=validate)
+    blocking = [
+        f
+        for f in findings
+        if f.severity.value == "error" and (validate or f.code.startswith("EK6"))
+    ]
+    warnings = [_finding_line(f) for f in findings if f not in blocking]
+    hits: list[SecretHit] = scan_secrets(
+        staged.path,
+        [f.path for f in staged.files],
+        extra_literals=(creds.token,) if creds else (),
+    )
+    ek6 = [f for f in blocking if f.code.startswith("EK6")]
+    if hits or ek6:
+        lines = [f"{h.file}:{h.line}: {h.kind}" for h in hits] + [_finding_line(f) for f in ek6]
+        files = sorted(
+            {h.file for h in hits} | {str(getattr(f.location, "file", "?")) for f in ek6}
         )
-        ek6 = [f for f in blocking if f.code.startswith("EK6")]
-        if hits or ek6:
-            lines = [f"{h.file}:{h.line}: {h.kind}" for h in hits] + [_finding_line(f) for f in ek6]
-            files = sorted(
-                {h.file for h in hits} | {str(getattr(f.location, "file", "?")) for f in ek6}
-            )
-            raise PushBlockedError(
-                f"Refusing to push: secrets would be uploaded ({', '.join(files)}).",
-                hint="Remove them from the files (read them from the environment at run time and "
-                "set them with --secret KEY), or exclude the files in .gitignore/.dockerignore. "
-                "No option uploads secrets.",
-                details="\n".join(lines),
-            )
-        if blocking:
-            raise PushBlockedError(
-                f"Refusing to push: static validate found {len(blocking)} error(s).",
-                hint="Fix them (`envkit validate --static` explains each), or push anyway with "
-                "--no-validate.",
-                details="\n".join(_finding_line(f) for f in blocking),
-            )
-
-        # 3. who and where
-        api = _api(endpoint, creds)
-        if creds is not None:
-            say("Checking the token…")
-            me = call_hub(
-                lambda: api.whoami(), action="check the token", repo_id=repo_id, endpoint=endpoint
-            )
-            if repo_id is None:
-                repo_id = check_repo_id(f"{me['name']}/{space_name(manifest.name)}")
-        elif repo_id is None:
-            repo_id = f"<your-namespace>/{space_name(manifest.name)}"
-        space_url, app_url = space_urls(repo_id, endpoint)
-        result = PushResult(
-            repo_id=repo_id,
-            space_url=space_url,
-            app_url=app_url,
-            dry_run=dry_run,
-            files=staged.files,
-            readme_changes=staged.readme_changes,
-            notes=staged.notes,
-            variables=variables,
-            secret_names=sorted(secret_values),
-            hardware=hardware,
-            private=private,
-            warnings=warnings,
-            preflight=preflight,
+        raise PushBlockedError(
+            f"Refusing to push: secrets would be uploaded ({', '.join(files)}).",
+            hint="Remove them from the files (read them from the environment at run time and "
+            "set them with --secret KEY), or exclude the files in .gitignore/.dockerignore. "
+            "No option uploads secrets.",
+            details="\n".join(lines),
         )
-
-        # 4. diff against the Space
-        remote = None
-        if creds is not None:
-            say(f"Reading {repo_id}…")
-            remote = _remote_state(api, repo_id, endpoint)
-        remote_files = remote[1] if remote else {}
-        local = _git_oids(staged.path, staged.files)
-        result.created = remote is None
-        result.added = sorted(p for p in local if p not in remote_files)
-        result.updated = sorted(
-            p for p in local if p in remote_files and remote_files[p] != local[p]
+    if blocking:
+        raise PushBlockedError(
+            f"Refusing to push: static validate found {len(blocking)} error(s).",
+            hint="Fix them (`envkit validate --static` explains each), or push anyway with "
+            "--no-validate.",
+            details="\n".join(_finding_line(f) for f in blocking),
         )
-        result.deleted = sorted(p for p in remote_files if p not in local and p not in KEEP_REMOTE)
-        sizes = {f.path: f.size for f in staged.files}
-        result.bytes_uploaded = sum(sizes[p] for p in result.added + result.updated)
-        current_vars: dict[str, str] = {}
-        if remote is not None:
-            space = remote[0]
-            result.app_url = space_urls(repo_id, endpoint, getattr(space, "host", None))[1]
-            if private is not None and bool(space.private) != private:
-                result.settings_changed.append(
-                    f"visibility: {'private' if space.private else 'public'} -> "
-                    f"{'private' if private else 'public'}"
-                )
-            rt = getattr(space, "runtime", None)
-            current_hw = (
-                (getattr(rt, "requested_hardware", None) or getattr(rt, "hardware", None))
-                if rt
-                else None
-            )
-            if hardware is not None and current_hw != hardware:
-                result.settings_changed.append(f"hardware: {current_hw} -> {hardware}")
-            if variables:
-                current_vars = {
-                    k: v.value
-                    for k, v in call_hub(
-                        lambda: api.get_space_variables(repo_id),
-                        action="read variables",
-                        repo_id=repo_id,
-                        endpoint=endpoint,
-                    ).items()
-                }
-        result.variables_changed = sorted(
-            k for k, v in variables.items() if current_vars.get(k) != v
-        )
+    return warnings, preflight
 
-        if dry_run:
-            if out_dir is not None:
-                shutil.copytree(staged.path, out_dir, dirs_exist_ok=True)
-                result.staged_dir = out_dir.resolve()
-            return result
 
-        # 5. create or update settings; variables and secrets before the commit
-        assert creds is not None
-        head: str | None = None
-        if remote is None:
-            say(f"Creating the Space {repo_id}…")
-            call_hub(
-                lambda: api.create_repo(
-                    repo_id,
-                    repo_type="space",
-                    space_sdk="docker",
-                    private=private,
-                    space_hardware=hardware,
-                    exist_ok=True,
-                ),
-                action="create the Space",
+def _plan_remote(
+    local: _LocalPlan, options: PushOptions, manifest_name: str, say: Progress
+) -> PushPlan:
+    """Who and where (repo id, app URL), then the diff of the staged files, the settings and
+    the variables against the Space; read-only requests, none without a token."""
+    endpoint, creds, inputs, staged = local.endpoint, local.creds, local.inputs, local.staged
+    api = _api(endpoint, creds)
+    repo_id = _resolve_repo_id(api, creds, inputs.repo_id, manifest_name, endpoint, say)
+    remote = None
+    if creds is not None:
+        say(f"Reading {repo_id}…")
+        remote = _remote_state(api, repo_id, endpoint)
+    remote_files = remote.files if remote else {}
+    oids = _git_oids(staged.path, staged.files)
+    added = sorted(p for p in oids if p not in remote_files)
+    updated = sorted(p for p in oids if p in remote_files and remote_files[p] != oids[p])
+    sizes = {f.path: f.size for f in staged.files}
+    current_vars: dict[str, str] = {}
+    if remote is not None and inputs.variables:
+        current_vars = {
+            k: v.value
+            for k, v in call_hub(
+                lambda: api.get_space_variables(repo_id),
+                action="read variables",
                 repo_id=repo_id,
                 endpoint=endpoint,
-            )
-            fresh = _remote_state(api, repo_id, endpoint)
-            if fresh is not None:
-                head = fresh[0].sha
-                result.app_url = space_urls(repo_id, endpoint, getattr(fresh[0], "host", None))[1]
-                seeded = {p for p in fresh[1] if p not in KEEP_REMOTE and p not in local}
-                result.deleted = sorted(seeded)
-        else:
-            head = remote[0].sha
-            if private is not None and bool(remote[0].private) != private:
-                say("Applying visibility…")
-                call_hub(
-                    lambda: api.update_repo_settings(repo_id, repo_type="space", private=private),
-                    action="change the Space's visibility",
-                    repo_id=repo_id,
-                    endpoint=endpoint,
-                )
-            if any(s.startswith("hardware:") for s in result.settings_changed):
-                say(f"Requesting hardware {hardware}…")
-                call_hub(
-                    lambda: api.request_space_hardware(repo_id, hardware),
-                    action="request hardware",
-                    repo_id=repo_id,
-                    endpoint=endpoint,
-                )
-        for key in result.variables_changed:
-            say(f"Setting variable {key}…")
-            call_hub(
-                lambda k=key: api.add_space_variable(repo_id, k, variables[k]),
-                action=f"set the variable {key}",
-                repo_id=repo_id,
-                endpoint=endpoint,
-            )
-        for key, value in secret_values.items():
-            say(f"Setting secret {key}…")
-            call_hub(
-                lambda k=key, v=value: api.add_space_secret(repo_id, k, v),
-                action=f"set the secret {key}",
-                repo_id=repo_id,
-                endpoint=endpoint,
-            )
+            ).items()
+        }
+    host = getattr(remote.info, "host", None) if remote is not None else None
+    return PushPlan(
+        root=local.root,
+        options=options,
+        endpoint=endpoint,
+        creds=creds,
+        staged=staged,
+        repo_id=repo_id,
+        app_url=space_urls(repo_id, endpoint, host)[1],
+        variables=inputs.variables,
+        secret_values=inputs.secret_values,
+        preflight=local.preflight,
+        warnings=local.warnings,
+        remote=remote,
+        local_oids=oids,
+        added=tuple(added),
+        updated=tuple(updated),
+        deleted=tuple(sorted(p for p in remote_files if p not in oids and p not in KEEP_REMOTE)),
+        bytes_uploaded=sum(sizes[p] for p in added + updated),
+        settings_changed=tuple(_settings_changes(remote, options.private, options.hardware)),
+        variables_changed=tuple(
+            sorted(k for k, v in inputs.variables.items() if current_vars.get(k) != v)
+        ),
+    )
 
-        # 6. one commit (or one PR)
-        changes = result.added + result.updated + result.deleted
-        if changes:
-            _commit(
-                api,
-                result,
-                staged.path,
-                head,
-                create_pr,
-                message or f"envkit push {__version__}",
-                endpoint,
-                say,
-            )
 
-    # 7. wait for the Space and check the app
-    if wait:
-        _wait(api, result, project.root, endpoint, wait_timeout_s, say)
+def _resolve_repo_id(
+    api: Any,
+    creds: Credentials | None,
+    repo_id: str | None,
+    manifest_name: str,
+    endpoint: str,
+    say: Progress,
+) -> str:
+    """Check the token (``whoami``) and default the repo id to ``<whoami>/<space name>``;
+    without a token (a dry run) the namespace is the placeholder ``<your-namespace>``."""
+    if creds is not None:
+        say("Checking the token…")
+        me = call_hub(
+            lambda: api.whoami(), action="check the token", repo_id=repo_id, endpoint=endpoint
+        )
+        if repo_id is None:
+            repo_id = check_repo_id(f"{me['name']}/{space_name(manifest_name)}")
+    elif repo_id is None:
+        repo_id = f"<your-namespace>/{space_name(manifest_name)}"
+    return repo_id
+
+
+def _settings_changes(
+    remote: RemoteSpace | None, private: bool | None, hardware: str | None
+) -> list[str]:
+    """Visibility and hardware lines (``old -> new``) that an existing Space needs."""
+    if remote is None:
+        return []
+    space = remote.info
+    changes = []
+    if private is not None and bool(space.private) != private:
+        changes.append(
+            f"visibility: {'private' if space.private else 'public'} -> "
+            f"{'private' if private else 'public'}"
+        )
+    rt = getattr(space, "runtime", None)
+    current_hw = (
+        (getattr(rt, "requested_hardware", None) or getattr(rt, "hardware", None)) if rt else None
+    )
+    if hardware is not None and current_hw != hardware:
+        changes.append(f"hardware: {current_hw} -> {hardware}")
+    return changes
+
+
+# --- apply: the Space, its settings, variables and secrets, one commit, the wait -------------
+def apply_push(plan: PushPlan, progress: Progress | None = None) -> PushResult:
+    """Carry out ``plan``: create the Space or apply its settings, set variables and secrets
+    BEFORE the commit (so the build the commit triggers sees them), make one commit (or one
+    pull request) when a file changed, then, with ``wait``, wait for the Space and check the
+    app. Call it inside :func:`plan_push`'s ``with`` block (the staged files are read).
+
+    Returns:
+        The :class:`PushResult`.
+
+    Raises:
+        UsageError: the plan was made without a token (a dry run without one).
+        HubAuthError, HubError: as :func:`push`.
+    """
+    say = progress or _noop
+    if plan.creds is None:
+        raise UsageError(
+            "This push plan was made without a Hub token; it cannot be applied.",
+            hint="Pass --token or set HF_TOKEN, then push again.",
+        )
+    api = _api(plan.endpoint, plan.creds)
+    result = plan.to_result()
+    head = _ensure_space(api, plan, result, say)
+    _set_variables_and_secrets(api, plan, result, say)
+    if result.added + result.updated + result.deleted:
+        _commit(api, plan, result, head, say)
+    if plan.options.wait:
+        _wait(api, result, plan.root, plan.endpoint, plan.options.wait_timeout_s, say)
     return result
 
 
-def _commit(
-    api: Any,
-    result: PushResult,
-    folder: Path,
-    head: str | None,
-    create_pr: bool,
-    message: str,
-    endpoint: str,
-    say: Progress,
-) -> None:
+def _ensure_space(api: Any, plan: PushPlan, result: PushResult, say: Progress) -> str | None:
+    """Create the Space (docker SDK), or apply the requested visibility and hardware to the
+    existing one.
+
+    Returns:
+        The commit the push is based on (``parent_commit``); ``None`` when a just-created
+        Space cannot be read back.
+    """
+    repo_id, endpoint, opts = plan.repo_id, plan.endpoint, plan.options
+    if plan.remote is not None:
+        space = plan.remote.info
+        if opts.private is not None and bool(space.private) != opts.private:
+            say("Applying visibility…")
+            call_hub(
+                lambda: api.update_repo_settings(repo_id, repo_type="space", private=opts.private),
+                action="change the Space's visibility",
+                repo_id=repo_id,
+                endpoint=endpoint,
+            )
+        if any(s.startswith("hardware:") for s in plan.settings_changed):
+            say(f"Requesting hardware {opts.hardware}…")
+            call_hub(
+                lambda: api.request_space_hardware(repo_id, opts.hardware),
+                action="request hardware",
+                repo_id=repo_id,
+                endpoint=endpoint,
+            )
+        return space.sha
+    say(f"Creating the Space {repo_id}…")
+    call_hub(
+        lambda: api.create_repo(
+            repo_id,
+            repo_type="space",
+            space_sdk="docker",
+            private=opts.private,
+            space_hardware=opts.hardware,
+            exist_ok=True,
+        ),
+        action="create the Space",
+        repo_id=repo_id,
+        endpoint=endpoint,
+    )
+    fresh = _remote_state(api, repo_id, endpoint)
+    if fresh is None:
+        return None
+    result.app_url = space_urls(repo_id, endpoint, getattr(fresh.info, "host", None))[1]
+    # Files the Hub seeds a new Space with are replaced by the environment's.
+    result.deleted = sorted(
+        p for p in fresh.files if p not in KEEP_REMOTE and p not in plan.local_oids
+    )
+    return fresh.info.sha
+
+
+def _set_variables_and_secrets(api: Any, plan: PushPlan, result: PushResult, say: Progress) -> None:
+    """Write the changed variables, then every secret (the Hub never returns their values,
+    so they cannot be compared)."""
+    repo_id, endpoint = plan.repo_id, plan.endpoint
+    for key in result.variables_changed:
+        say(f"Setting variable {key}…")
+        call_hub(
+            lambda k=key: api.add_space_variable(repo_id, k, plan.variables[k]),
+            action=f"set the variable {key}",
+            repo_id=repo_id,
+            endpoint=endpoint,
+        )
+    for key, value in plan.secret_values.items():
+        say(f"Setting secret {key}…")
+        call_hub(
+            lambda k=key, v=value: api.add_space_secret(repo_id, k, v),
+            action=f"set the secret {key}",
+            repo_id=repo_id,
+            endpoint=endpoint,
+        )
+
+
+def _commit(api: Any, plan: PushPlan, result: PushResult, head: str | None, say: Progress) -> None:
+    """One commit of ``result``'s changes on ``head`` (or on a new pull request ref)."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-    repo_id = result.repo_id
+    repo_id, endpoint, folder = result.repo_id, plan.endpoint, plan.staged.path
+    create_pr = plan.options.create_pr
+    message = plan.options.message or f"envkit push {__version__}"
     description = (
         f"Pushed with envkit {__version__}: {len(result.added)} added, "
         f"{len(result.updated)} updated, {len(result.deleted)} deleted."

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TypeVar
 
-from envkit.errors import EnvkitError, ExitCode, HubAuthError, HubError
+from envkit.errors import (
+    EnvkitError,
+    HubAuthError,
+    HubError,
+    PushBlockedError,  # noqa: F401 - its former import path
+)
 
 T = TypeVar("T")
 
@@ -83,9 +89,6 @@ def map_hub_error(
         :class:`HubError`; every one exits 2 and ends with the next step.
     """
     status = _status(exc)
-    ns = repo_id.split("/")[0] if repo_id else "the namespace"
-    reason = _server_message(exc)
-    why = f" ({reason})" if reason else ""
     if status is None:
         if is_network_error(exc):
             return HubNetworkError(
@@ -97,6 +100,22 @@ def map_hub_error(
             f"The Hub client failed to {action}: {type(exc).__name__}: {exc}",
             hint="Re-run with ENVKIT_DEBUG=1 for the traceback and report it if it persists.",
         )
+    reason = _server_message(exc)
+    return _status_error(
+        status,
+        action=action,
+        repo_id=repo_id,
+        why=f" ({reason})" if reason else "",
+        attempts=attempts,
+    )
+
+
+def _status_error(
+    status: int, *, action: str, repo_id: str | None, why: str, attempts: int
+) -> EnvkitError:
+    """The error for an HTTP ``status`` (see :func:`map_hub_error`); ``why`` is the Hub's own
+    reason as `` (reason)`` or ``""``."""
+    ns = repo_id.split("/")[0] if repo_id else "the namespace"
     if status == 401:
         return HubAuthError(
             f"The Hub rejected the token (401 Unauthorized) when trying to {action}.",
@@ -157,16 +176,30 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
+@dataclass(frozen=True)
+class Retry:
+    """How :func:`call_hub` retries 429 and 5xx.
+
+    Attributes:
+        attempts: total tries, >= 1.
+        base_delay_s: first backoff, seconds; doubles after each try.
+        max_delay_s: cap of one wait, seconds (``Retry-After`` included).
+        sleep: called with the seconds to wait (tests pass a recorder).
+    """
+
+    attempts: int = 4
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+    sleep: Callable[[float], None] = time.sleep
+
+
 def call_hub(
     fn: Callable[[], T],
     *,
     action: str,
     repo_id: str | None,
     endpoint: str,
-    attempts: int = 4,
-    base_delay_s: float = 1.0,
-    max_delay_s: float = 30.0,
-    sleep: Callable[[float], None] = time.sleep,
+    retry: Retry = Retry(),
     overrides: Mapping[int, EnvkitError] | None = None,
 ) -> T:
     """Call ``fn`` (one Hub call), retrying 429 and 5xx with exponential backoff.
@@ -177,26 +210,27 @@ def call_hub(
     Args:
         fn: a no-argument callable making the request.
         action: for messages, e.g. ``"set variables"``.
-        attempts: total tries, >= 1.
-        base_delay_s: first backoff, seconds; doubles each time.
+        repo_id: ``ns/name`` concerned, if any (for messages).
+        endpoint: the Hub URL (for messages).
+        retry: attempts and backoff (default: 4 tries, 1 s doubling up to 30 s).
         overrides: status -> the error to raise instead of the generic mapping (e.g. 409 on
             fork means "the destination exists").
 
     Raises:
         EnvkitError: the mapped failure.
     """
-    delay = base_delay_s
-    for attempt in range(1, attempts + 1):
+    delay = retry.base_delay_s
+    for attempt in range(1, retry.attempts + 1):
         try:
             return fn()
         except EnvkitError:
             raise
         except Exception as exc:  # noqa: BLE001 - mapped below
             status = _status(exc)
-            if status in RETRY_STATUSES and attempt < attempts:
+            if status in RETRY_STATUSES and attempt < retry.attempts:
                 wait = _retry_after(exc)
-                sleep(min(max_delay_s, delay if wait is None else wait))
-                delay = min(max_delay_s, delay * 2)
+                retry.sleep(min(retry.max_delay_s, delay if wait is None else wait))
+                delay = min(retry.max_delay_s, delay * 2)
                 continue
             if overrides and status in overrides:
                 raise overrides[status] from exc
@@ -204,10 +238,3 @@ def call_hub(
                 exc, action=action, repo_id=repo_id, endpoint=endpoint, attempts=attempt
             ) from exc
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-class PushBlockedError(HubError):
-    """Preflight found problems in the environment (secrets, static validate errors): nothing
-    was sent. Exit 1, like validate findings."""
-
-    exit_code = ExitCode.FINDINGS

@@ -96,44 +96,12 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
             scanner's limit (16 MiB) that ``[tool.envkit.push] allow`` does not list (it is
             refused before it is copied: EK606).
     """
-    from envkit.card import CardSyntaxError, repair_card
-    from envkit.fsutil import read_bounded, read_text_bounded
-    from envkit.secret_scan import SCAN_LIMIT, allowed_patterns, is_allowed
-
     dest.mkdir(parents=True, exist_ok=True)
     staged = StagedFolder(path=dest)
     chosen = upload_set(root)
     paths = {f.path for f in chosen}
-    if "Dockerfile" not in paths:
-        if "server/Dockerfile" in paths:
-            staged.notes.append(
-                "moved server/Dockerfile to Dockerfile (a Docker Space builds "
-                "the Dockerfile at the repo root)"
-            )
-        else:
-            raise SpecError(
-                f"No Dockerfile in {root} (nor in server/): a Docker Space cannot build it.",
-                hint="Add a Dockerfile at the environment root (`envkit init` generates one), "
-                "or check it is not excluded by .gitignore/.dockerignore.",
-            )
-    too_big = [f for f in chosen if f.size > SCAN_LIMIT]
-    if too_big:
-        try:
-            import tomllib
-
-            allow = allowed_patterns(
-                tomllib.loads(read_bounded(root / "pyproject.toml", root=root).decode("utf-8"))
-            )
-        except (OSError, ValueError, RecursionError):
-            allow = ()
-        refused = [f.path for f in too_big if not is_allowed(f.path, allow)]
-        if refused:
-            raise SpecError(
-                f"Refusing to push: {', '.join(refused)} is larger than the "
-                f"{SCAN_LIMIT // (1024 * 1024)} MiB the secret scanner reads (EK606).",
-                hint="Exclude it in .gitignore/.dockerignore, or vouch for it with "
-                '`[tool.envkit.push] allow = ["<path>"]` in pyproject.toml.',
-            )
+    staged.notes.extend(_dockerfile_notes(root, paths))
+    _refuse_unscannable(root, chosen)
     for f in chosen:
         target = (
             "Dockerfile" if f.path == "server/Dockerfile" and "Dockerfile" not in paths else f.path
@@ -141,6 +109,84 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
         out = dest / target
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / f.path, out)
+    staged.readme_changes = _repair_readme(dest, manifest, title)
+    staged.files = sorted(
+        (
+            UploadFile(p.relative_to(dest).as_posix(), p.stat().st_size)
+            for p in dest.rglob("*")
+            if p.is_file()
+        ),
+        key=lambda f: f.path,
+    )
+    return staged
+
+
+def _dockerfile_notes(root: Path, paths: set[str]) -> list[str]:
+    """A note when ``server/Dockerfile`` will be moved to the root (a Docker Space builds the
+    root ``Dockerfile``).
+
+    Raises:
+        SpecError: no Dockerfile at the root nor in ``server/``.
+    """
+    if "Dockerfile" in paths:
+        return []
+    if "server/Dockerfile" in paths:
+        return [
+            (
+                "moved server/Dockerfile to Dockerfile (a Docker Space builds "
+                "the Dockerfile at the repo root)"
+            )
+        ]
+    raise SpecError(
+        f"No Dockerfile in {root} (nor in server/): a Docker Space cannot build it.",
+        hint="Add a Dockerfile at the environment root (`envkit init` generates one), "
+        "or check it is not excluded by .gitignore/.dockerignore.",
+    )
+
+
+def _refuse_unscannable(root: Path, chosen: list[UploadFile]) -> None:
+    """Refuse files larger than the secret scanner reads, unless ``[tool.envkit.push] allow``
+    in ``pyproject.toml`` vouches for them (an unreadable pyproject vouches for none).
+
+    Raises:
+        SpecError: such a file is in the upload set (EK606).
+    """
+    from envkit.fsutil import read_bounded
+    from envkit.secret_scan import SCAN_LIMIT, allowed_patterns, is_allowed
+
+    too_big = [f for f in chosen if f.size > SCAN_LIMIT]
+    if not too_big:
+        return
+    try:
+        import tomllib
+
+        allow = allowed_patterns(
+            tomllib.loads(read_bounded(root / "pyproject.toml", root=root).decode("utf-8"))
+        )
+    except (OSError, ValueError, RecursionError):
+        allow = ()
+    refused = [f.path for f in too_big if not is_allowed(f.path, allow)]
+    if refused:
+        raise SpecError(
+            f"Refusing to push: {', '.join(refused)} is larger than the "
+            f"{SCAN_LIMIT // (1024 * 1024)} MiB the secret scanner reads (EK606).",
+            hint="Exclude it in .gitignore/.dockerignore, or vouch for it with "
+            '`[tool.envkit.push] allow = ["<path>"]` in pyproject.toml.',
+        )
+
+
+def _repair_readme(dest: Path, manifest: Manifest, title: str) -> list[str]:
+    """Repair the staged ``README.md`` as a Space card in place (written only when changed).
+
+    Returns:
+        What the repair changed, one line each.
+
+    Raises:
+        SpecError: the README is unreadable, over 1 MiB, or its front matter is not YAML.
+    """
+    from envkit.card import CardSyntaxError, repair_card
+    from envkit.fsutil import read_text_bounded
+
     readme = dest / "README.md"
     try:
         text = read_text_bounded(readme, root=dest) if readme.is_file() else ""
@@ -158,13 +204,4 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
         ) from None
     if changes:
         readme.write_text(fixed, encoding="utf-8")
-        staged.readme_changes = changes
-    staged.files = sorted(
-        (
-            UploadFile(p.relative_to(dest).as_posix(), p.stat().st_size)
-            for p in dest.rglob("*")
-            if p.is_file()
-        ),
-        key=lambda f: f.path,
-    )
-    return staged
+    return list(changes)

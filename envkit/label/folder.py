@@ -233,77 +233,46 @@ def load_eval(path: str | os.PathLike[str], *, require_pairs: bool = True) -> Ev
     """
     root = find_eval_dir(path)
     traj_path = root / TRAJECTORIES
+    trajectories = _read_trajectories(root, traj_path)
+    folder = EvalFolder(path=root, trajectories=trajectories, summary=_read_summary(root))
+    if require_pairs and not any(len(g) >= 2 for g in folder.groups().values()):
+        raise EvalFolderError(
+            f"{traj_path} has {len(trajectories)} episode(s) but no seed with two or more "
+            "rollouts: there is nothing to compare.",
+            hint="Make groups with `envkit eval -g 2` (or more: --group-size N plays each "
+            "seed N times), then label that folder.",
+        )
+    return folder
+
+
+def _read_trajectories(root: Path, traj_path: Path) -> list[Trajectory]:
+    """Every episode of ``traj_path``, ordered by id.
+
+    Raises:
+        EvalFolderError: the file is missing or unreadable, a line is not an episode record
+            (:func:`_parse_record`), or an episode id appears twice.
+    """
     if not traj_path.is_file():
         raise EvalFolderError(
             f"{root} has no {TRAJECTORIES}.",
             hint="Pass a folder written by `envkit eval` (e.g. `envkit eval -g 2 -o evals/run1`).",
         )
-    trajectories: list[Trajectory] = []
-    seen: dict[int, int] = {}
     try:
         raw = traj_path.read_bytes()
     except OSError as exc:
         raise EvalFolderError(
             f"Cannot read {traj_path}: {exc.strerror or exc}.", hint="Check the file's permissions."
         ) from None
+    trajectories: list[Trajectory] = []
+    seen: dict[int, int] = {}  # episode id -> line it was first seen on
     lines = raw.split(b"\n")
     for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{traj_path}:{lineno}"
-        try:
-            rec = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            raise EvalFolderError(
-                f"{where}: not UTF-8 text.",
-                hint="Re-run `envkit eval`; the file was not written by it.",
-            ) from None
-        except json.JSONDecodeError as exc:
-            truncated = lineno == len(lines) and not raw.endswith(b"\n")
-            why = "the line is cut off (the file is truncated)" if truncated else exc.msg
-            raise EvalFolderError(
-                f"{where}:{exc.colno}: not a JSON object: {why}.",
-                hint="Delete or repair that line (each line is one episode), "
-                "or re-run `envkit eval`.",
-            ) from None
-        if not isinstance(rec, dict):
-            raise EvalFolderError(
-                f"{where}: expected a JSON object (one episode), got {type(rec).__name__}.",
-                hint="Delete or repair that line, or re-run `envkit eval`.",
-            )
-        missing = [k for k in _REQUIRED if k not in rec]
-        bad = (
-            None
-            if missing
-            else next(
-                (
-                    k
-                    for k, ok in (
-                        ("episode", isinstance(rec["episode"], int)),
-                        ("seed", isinstance(rec["seed"], int)),
-                        ("steps", isinstance(rec["steps"], list)),
-                        (
-                            "return",
-                            isinstance(rec["return"], (int, float))
-                            and not isinstance(rec["return"], bool),
-                        ),
-                    )
-                    if not ok
-                ),
-                None,
-            )
-        )
-        if missing or bad:
-            what = (
-                f"lacks {', '.join(f'`{k}`' for k in missing)}"
-                if missing
-                else f"has a `{bad}` of the wrong type ({type(rec[bad]).__name__})"
-            )
-            raise EvalFolderError(
-                f"{where}: the episode record {what}.",
-                hint="This file was not written by `envkit eval` or was "
-                "edited; re-run `envkit eval`.",
-            )
+        # The last line without a newline after it was cut off while being written.
+        last_cut = lineno == len(lines) and not raw.endswith(b"\n")
+        rec = _parse_record(line, where, last_cut)
         if rec["episode"] in seen:
             raise EvalFolderError(
                 f"{where}: episode {rec['episode']} appears twice (first on "
@@ -324,25 +293,85 @@ def load_eval(path: str | os.PathLike[str], *, require_pairs: bool = True) -> Ev
             )
         )
     trajectories.sort(key=lambda t: t.id)
-    summary: dict[str, Any] = {}
-    sum_path = root / SUMMARY
-    if sum_path.is_file():
-        try:
-            loaded = json.loads(sum_path.read_text(encoding="utf-8"))
-            summary = loaded if isinstance(loaded, dict) else {}
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            line = getattr(exc, "lineno", None)
-            raise EvalFolderError(
-                f"{sum_path}{f':{line}' if line else ''}: not valid JSON.",
-                hint="Re-run `envkit eval`, or delete summary.json (labels "
-                "need only trajectories.jsonl).",
-            ) from None
-    folder = EvalFolder(path=root, trajectories=trajectories, summary=summary)
-    if require_pairs and not any(len(g) >= 2 for g in folder.groups().values()):
+    return trajectories
+
+
+def _parse_record(line: bytes, where: str, truncated: bool) -> dict[str, Any]:
+    """One line of ``trajectories.jsonl`` as an episode record.
+
+    Args:
+        line: the raw line, without its newline.
+        where: ``file:line`` for messages.
+        truncated: the line is the file's last and has no newline (a cut-off write).
+
+    Raises:
+        EvalFolderError: not UTF-8, not a JSON object, or a required key missing or of the
+            wrong type.
+    """
+    try:
+        rec = json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
         raise EvalFolderError(
-            f"{traj_path} has {len(trajectories)} episode(s) but no seed with two or more "
-            "rollouts: there is nothing to compare.",
-            hint="Make groups with `envkit eval -g 2` (or more: --group-size N plays each "
-            "seed N times), then label that folder.",
+            f"{where}: not UTF-8 text.",
+            hint="Re-run `envkit eval`; the file was not written by it.",
+        ) from None
+    except json.JSONDecodeError as exc:
+        why = "the line is cut off (the file is truncated)" if truncated else exc.msg
+        raise EvalFolderError(
+            f"{where}:{exc.colno}: not a JSON object: {why}.",
+            hint="Delete or repair that line (each line is one episode), or re-run `envkit eval`.",
+        ) from None
+    if not isinstance(rec, dict):
+        raise EvalFolderError(
+            f"{where}: expected a JSON object (one episode), got {type(rec).__name__}.",
+            hint="Delete or repair that line, or re-run `envkit eval`.",
         )
-    return folder
+    missing = [k for k in _REQUIRED if k not in rec]
+    bad = None if missing else _wrong_type_key(rec)
+    if missing or bad:
+        what = (
+            f"lacks {', '.join(f'`{k}`' for k in missing)}"
+            if missing
+            else f"has a `{bad}` of the wrong type ({type(rec[bad]).__name__})"
+        )
+        raise EvalFolderError(
+            f"{where}: the episode record {what}.",
+            hint="This file was not written by `envkit eval` or was edited; re-run `envkit eval`.",
+        )
+    return rec
+
+
+def _wrong_type_key(rec: dict[str, Any]) -> str | None:
+    """The first required key whose value has the wrong type (``episode``/``seed`` int,
+    ``steps`` list, ``return`` a number but not a bool), or ``None``."""
+    checks = (
+        ("episode", isinstance(rec["episode"], int)),
+        ("seed", isinstance(rec["seed"], int)),
+        ("steps", isinstance(rec["steps"], list)),
+        (
+            "return",
+            isinstance(rec["return"], (int, float)) and not isinstance(rec["return"], bool),
+        ),
+    )
+    return next((k for k, ok in checks if not ok), None)
+
+
+def _read_summary(root: Path) -> dict[str, Any]:
+    """``summary.json`` of ``root``; ``{}`` when absent or not a JSON object.
+
+    Raises:
+        EvalFolderError: the file exists but is unreadable or not JSON (``file:line``).
+    """
+    sum_path = root / SUMMARY
+    if not sum_path.is_file():
+        return {}
+    try:
+        loaded = json.loads(sum_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise EvalFolderError(
+            f"{sum_path}{f':{line}' if line else ''}: not valid JSON.",
+            hint="Re-run `envkit eval`, or delete summary.json (labels "
+            "need only trajectories.jsonl).",
+        ) from None
+    return loaded if isinstance(loaded, dict) else {}

@@ -85,6 +85,33 @@ dataset = load_dataset("{repo_id}", split="train")
 """
 
 
+def _dataset_id(repo_id: str) -> str:
+    """``repo_id`` checked as a dataset id (the Hub's rules for any repo id).
+
+    Raises:
+        UsageError: malformed, with a dataset example in the hint.
+    """
+    from envkit.hub.auth import check_repo_id
+
+    try:
+        return check_repo_id(repo_id)
+    except UsageError:
+        raise UsageError(
+            f"`{repo_id}` is not a valid dataset id.",
+            hint="Use NAMESPACE/NAME with letters, digits, `-`, `_` or `.`, e.g. "
+            "--repo-id alice/echo-preferences.",
+        ) from None
+
+
+def _default_format() -> str:
+    """``parquet`` when pyarrow is installed, else ``jsonl``."""
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return "jsonl"
+    return "parquet"
+
+
 def push_dataset(
     folder: EvalFolder,
     store: LabelStore,
@@ -115,24 +142,12 @@ def push_dataset(
         HubAuthError: no token, 401, 403.
         HubError: other Hub failures after bounded retries (429/5xx).
     """
-    from envkit.hub.auth import check_repo_id, hub_endpoint, resolve_token
+    from envkit.hub.auth import hub_endpoint, resolve_token
     from envkit.hub.errors import call_hub
 
-    try:
-        repo_id = check_repo_id(repo_id)
-    except UsageError:
-        raise UsageError(
-            f"`{repo_id}` is not a valid dataset id.",
-            hint="Use NAMESPACE/NAME with letters, digits, `-`, `_` or `.`, e.g. "
-            "--repo-id alice/echo-preferences.",
-        ) from None
+    repo_id = _dataset_id(repo_id)
     if format is None:
-        try:
-            import pyarrow  # noqa: F401
-
-            format = "parquet"
-        except ImportError:
-            format = "jsonl"
+        format = _default_format()
     creds = resolve_token(token)
     endpoint = hub_endpoint()
     with tempfile.TemporaryDirectory(prefix="envkit-label-push-") as tmp:

@@ -60,10 +60,67 @@ def _as_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 
+def _templates() -> Any:
+    """The jinja2 environment of ``templates/``: autoescape on, undefined names are errors."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.globals.update(
+        action_text=action_text, as_json=_as_json, task_of=lambda t: _as_json(t.reset_observation)
+    )
+    return env
+
+
+def _progress(
+    store: LabelStore, selection: list[Pair], name: str
+) -> tuple[int, dict[str, int], dict[str, Any]]:
+    """``(done, totals, mine)``: how many of ``selection`` ``name`` labeled (skips not
+    counted), labels per labeler (skips not counted), and ``name``'s labels by pair key."""
+    labels = store.labels()
+    mine = {lab.pair_key: lab for lab in labels if lab.labeler == name}
+    done = sum(1 for p in selection if p.key in mine and mine[p.key].label != "skip")
+    totals: dict[str, int] = {}
+    for lab in labels:
+        if lab.label != "skip":
+            totals[lab.labeler] = totals.get(lab.labeler, 0) + 1
+    return done, dict(sorted(totals.items())), mine
+
+
+def _next_pair(selection: list[Pair], mine: dict[str, Any]) -> Pair | None:
+    """The first pair not labeled yet, else the first skipped one, else ``None``."""
+    return next((p for p in selection if p.key not in mine), None) or next(
+        (p for p in selection if mine[p.key].label == "skip"), None
+    )
+
+
+def _form_fields(body: bytes) -> dict[str, str]:
+    """An urlencoded form body as ``{name: last value}`` (blank values kept)."""
+    text = body.decode("utf-8", "replace")
+    return {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}
+
+
+def _viewer_rows(folder: EvalFolder, seed: int | None, sort: str) -> list[Any]:
+    """The trajectories the viewer lists: of ``seed`` (all when ``None``), sorted by ``sort``
+    (one of :data:`SORTS`; ties by id)."""
+    shown = [t for t in folder.trajectories if seed is None or t.seed == seed]
+    if sort == "return_desc":
+        shown.sort(key=lambda t: (-t.ret, t.id))
+    elif sort == "return_asc":
+        shown.sort(key=lambda t: (t.ret, t.id))
+    return shown
+
+
 def create_app(
     folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymous", pairs: str = "all"
 ) -> Any:
     """The FastAPI app serving ``folder``'s pairs.
+
+    A route factory: the routes are closures over the folder, the store and the pair
+    selection, so the function stays as long as its list of routes.
 
     Args:
         folder: the eval folder (read once; restart the server after a new eval).
@@ -75,7 +132,6 @@ def create_app(
         UsageError: fastapi/uvicorn missing (names the ``label`` extra), bad labeler or mode.
     """
     _require_web()
-    import jinja2
     from fastapi import FastAPI, Request
     from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
@@ -83,14 +139,7 @@ def create_app(
     selection: list[Pair] = select_pairs(folder, pairs)
     by_key = {p.key: p for p in selection}
     by_id = folder.by_id()
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.globals.update(
-        action_text=action_text, as_json=_as_json, task_of=lambda t: _as_json(t.reset_observation)
-    )
+    env = _templates()
     app = FastAPI(title="envkit label", openapi_url=None, docs_url=None, redoc_url=None)
 
     def who(request: Request, form: dict[str, str] | None = None) -> str:
@@ -100,26 +149,12 @@ def create_app(
         except UsageError:
             return default_labeler
 
-    def progress(name: str) -> tuple[int, dict[str, int], dict[str, Any]]:
-        labels = store.labels()
-        mine = {lab.pair_key: lab for lab in labels if lab.labeler == name}
-        done = sum(1 for p in selection if p.key in mine and mine[p.key].label != "skip")
-        totals: dict[str, int] = {}
-        for lab in labels:
-            if lab.label != "skip":
-                totals[lab.labeler] = totals.get(lab.labeler, 0) + 1
-        return done, dict(sorted(totals.items())), mine
-
     def render(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         html = env.get_template(name).render(title=folder.title, **ctx)
         return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 
     def see_other(url: str) -> RedirectResponse:
         return RedirectResponse(url, status_code=303)
-
-    async def form_of(request: Request) -> dict[str, str]:
-        body = (await request.body()).decode("utf-8", "replace")
-        return {k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()}
 
     @app.get("/healthz")
     def healthz() -> dict[str, Any]:
@@ -128,11 +163,9 @@ def create_app(
     @app.get("/")
     def index(request: Request):
         name = who(request)
-        _done, _totals, mine = progress(name)
+        _done, _totals, mine = _progress(store, selection, name)
         q = f"?labeler={quote(name)}"
-        nxt = next((p for p in selection if p.key not in mine), None) or next(
-            (p for p in selection if mine[p.key].label == "skip"), None
-        )
+        nxt = _next_pair(selection, mine)
         if nxt is None:
             return see_other(f"/done{q}")
         return see_other(f"/pair/{nxt.key}{q}")
@@ -140,7 +173,7 @@ def create_app(
     @app.get("/done")
     def done_page(request: Request):
         name = who(request)
-        done, _totals, _mine = progress(name)
+        done, _totals, _mine = _progress(store, selection, name)
         flash = request.query_params.get("flash", "")
         return render(
             "done.html",
@@ -165,7 +198,7 @@ def create_app(
                 folder=str(folder.path),
                 flash=f"No pair {key} in this folder's selection.",
             )
-        done, totals, mine = progress(name)
+        done, totals, mine = _progress(store, selection, name)
         left_id, right_id = pair.sides(store.salt)
         current = mine.get(key)
         return render(
@@ -185,7 +218,7 @@ def create_app(
 
     @app.post("/label")
     async def label(request: Request):
-        form = await form_of(request)
+        form = _form_fields(await request.body())
         name = who(request, form)
         pair = by_key.get(form.get("pair", ""))
         choice = form.get("label", "")
@@ -209,8 +242,7 @@ def create_app(
 
     @app.post("/undo")
     async def undo(request: Request):
-        form = await form_of(request)
-        name = who(request, form)
+        name = who(request, _form_fields(await request.body()))
         removed = store.undo(name)
         q = f"?labeler={quote(name)}"
         if removed is None:
@@ -222,27 +254,20 @@ def create_app(
 
     @app.get("/trajectories")
     def trajectories(request: Request):
-        name = who(request)
         qp = request.query_params
         seed = int(qp["seed"]) if qp.get("seed", "").lstrip("-").isdigit() else None
         sort = qp.get("sort") if qp.get("sort") in dict(SORTS) else "return_desc"
-        shown = [t for t in folder.trajectories if seed is None or t.seed == seed]
-        if sort == "return_desc":
-            shown.sort(key=lambda t: (-t.ret, t.id))
-        elif sort == "return_asc":
-            shown.sort(key=lambda t: (t.ret, t.id))
         ep = qp.get("episode", "")
-        selected = by_id.get(int(ep)) if ep.isdigit() else None
         return render(
             "trajectories.html",
-            labeler=name,
-            shown=shown,
+            labeler=who(request),
+            shown=_viewer_rows(folder, seed, sort),
             count=len(folder.trajectories),
             seeds=sorted(folder.groups()),
             seed=seed,
             sort=sort,
             sorts=SORTS,
-            selected=selected,
+            selected=by_id.get(int(ep)) if ep.isdigit() else None,
         )
 
     return app

@@ -21,12 +21,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from envkit.envdir.constants import DEFAULT_APP
 from envkit.findings import RULES, Finding, Stage, codes_of, family_digits
 from envkit.validation.report import CheckResult, RuntimeNote, ValidationReport
 
 __all__ = ["CheckResult", "RuntimeNote", "ValidationReport", "run_static_only", "validate"]
-
-DEFAULT_APP = "server.app:app"  # what `openenv init` writes and OpenEnv serves by default
 
 
 def raw_app(root: Path) -> tuple[str | None, str]:
@@ -37,8 +36,9 @@ def raw_app(root: Path) -> tuple[str | None, str]:
     Returns:
         ``(app, where it came from)``; ``(None, why not)`` when there is nothing to start.
     """
+    from envkit.envdir.constants import APP_PATTERN, MANIFEST_NAME
     from envkit.errors import SpecError
-    from envkit.manifest import APP_PATTERN, MANIFEST_NAME, load_yaml
+    from envkit.manifest import load_yaml
 
     path = root / MANIFEST_NAME
     if path.is_file():

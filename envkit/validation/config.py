@@ -123,18 +123,11 @@ def read_config(root: Path | None) -> dict[str, Any]:
     """
     if root is None:
         return {}
-    from envkit.fsutil import read_text_bounded
+    from envkit.envdir.toml import read_pyproject
 
-    path = root / "pyproject.toml"
-    try:  # bounded: a FIFO or a 10 GB file is reported by the static rules (EK22x)
-        text = read_text_bounded(path, root=root)
-    except (OSError, UnicodeDecodeError):
-        return {}
-    import tomllib
-
-    try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, ValueError, RecursionError):  # EK202 reports it
+    # Unreadable or broken: the static rules report it (EK202, EK22x); no config then.
+    data, _error = read_pyproject(root)
+    if data is None:
         return {}
     table = (
         data.get("tool", {}).get("envkit", {}).get("validate", {})

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.constants import DEFAULT_APP, DEFAULT_PORT, MANIFEST_NAME
 from envkit.findings import Location
-from envkit.manifest import MANIFEST_NAME, Manifest, YamlDocument
+from envkit.manifest import Manifest, YamlDocument
 
 
 @dataclass
@@ -55,12 +56,12 @@ class StaticContext:
         raw = self.manifest_data.get("port")
         if isinstance(raw, int) and not isinstance(raw, bool) and 1 <= raw <= 65535:
             return raw
-        return 8000
+        return DEFAULT_PORT
 
     @property
     def app(self) -> str:
         raw = self.manifest_data.get("app")
-        return raw if isinstance(raw, str) else "server.app:app"
+        return raw if isinstance(raw, str) else DEFAULT_APP
 
     def manifest_loc(self, *keys: Any) -> Location:
         if self.manifest_doc is None:
@@ -127,13 +128,11 @@ class StaticContext:
             self._pyproject_loaded = True
             text = self.text("pyproject.toml")
             if text is not None:
-                import tomllib
+                from envkit.envdir.toml import TomlError, parse_toml
 
                 try:
-                    self._pyproject = tomllib.loads(text)
-                except (tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
-                    if isinstance(exc, RecursionError):  # 1000-deep arrays
-                        exc = ValueError("values are nested too deeply")
+                    self._pyproject = parse_toml(text)
+                except TomlError as exc:
                     self._pyproject_error = exc
             elif "pyproject.toml" in self.read_errors:
                 self._pyproject_error = self.read_errors["pyproject.toml"]

@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from envkit.envdir.constants import VALIDATE_MAX_STEPS
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
 from envkit.manifest import EnvSpec, Manifest
 from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
 
-DEFAULT_MAX_STEPS = 50  # episode bound when max_steps is not declared
+DEFAULT_MAX_STEPS = VALIDATE_MAX_STEPS  # episode bound when max_steps is not declared
 ACTION_POOL = 100  # fuzzed actions generated at most (reused cyclically beyond)
 STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for in-flight steps)
 DEFAULT_BUDGET_S = 600.0  # whole runtime stage when --timeout is not given

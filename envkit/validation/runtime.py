@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envkit.envdir.constants import DEFAULT_APP
 from envkit.findings import Finding
 from envkit.manifest import Manifest
 from envkit.validation import explore, fuzz
@@ -143,7 +144,7 @@ def run_runtime(
             engine.url = normalise_url(target.url)
             capacity = _play(engine, root, python)
         elif root is not None and python is not None:
-            app = target.app or (target.manifest.app if target.manifest else "server.app:app")
+            app = target.app or (target.manifest.app if target.manifest else DEFAULT_APP)
             if liveness.start(engine, root, app, python):
                 capacity = _play(engine, root, python)
     except Stop as stop:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
+from envkit.envdir.constants import MANIFEST_NAME
 from envkit.findings import FAMILIES, Stage
 from envkit.validation.rules import (
     container,
@@ -58,7 +59,7 @@ class RuleModule:
 
 
 MODULES: tuple[RuleModule, ...] = (
-    RuleModule(manifest, "1", "openenv.yaml"),
+    RuleModule(manifest, "1", MANIFEST_NAME),
     RuleModule(
         project,
         "2",

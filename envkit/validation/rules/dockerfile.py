@@ -1,5 +1,6 @@
-"""EK3xx Dockerfile rules, read with ``dockerfile-parse`` (a maintained parser: line
-continuations, comments and ``ARG`` substitution in ``FROM`` handled for us).
+"""EK3xx Dockerfile rules, asked of the one Dockerfile parser
+(:func:`envkit.container.dockerfile.parse`: line continuations, comments, heredoc bodies,
+``ARG`` substitution in ``FROM`` and bounded port numbers handled there).
 
 Facts (docs/protocol.md; Hugging Face Docker Spaces docs): Spaces build only the root Dockerfile
 and run the container as uid 1000; docker's SDK and legacy builders reject BuildKit-only
@@ -12,9 +13,15 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Generator, Iterator
 
+from envkit.envdir.dockerfile import (
+    Instruction,
+    ParsedDockerfile,
+    parse,
+    port_number,
+    shown,
+)
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
 from envkit.validation.rules.deploy import enclosing_repository
@@ -149,41 +156,12 @@ COPY_BEFORE_INSTALL = register(
     fix="`COPY pyproject.toml uv.lock ./`, install, then `COPY . /app`.",
 )
 
-KNOWN_INSTRUCTIONS = frozenset(
-    {
-        "FROM",
-        "RUN",
-        "CMD",
-        "LABEL",
-        "MAINTAINER",
-        "EXPOSE",
-        "ENV",
-        "ADD",
-        "COPY",
-        "ENTRYPOINT",
-        "VOLUME",
-        "USER",
-        "WORKDIR",
-        "ARG",
-        "ONBUILD",
-        "STOPSIGNAL",
-        "HEALTHCHECK",
-        "SHELL",
-        "COMMENT",
-    }
-)
 _SECRET_NAME = re.compile(
     r"(?:^|_)(?:apikey|api_key|auth|credentials?|key|password|passwd|pass|pwd|secret|token)"
     r"(?:_|$)",
     re.IGNORECASE,
 )
 _PUBLIC = re.compile(r"(?:^|_)public(?:_|$)", re.IGNORECASE)
-_BUILDKIT_FLAGS = {
-    "RUN": ("--mount", "--network", "--security"),
-    "COPY": ("--link", "--chmod", "--exclude", "--parents"),
-    "ADD": ("--link", "--chmod", "--exclude", "--checksum", "--keep-git-dir"),
-}
-_HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
 _INSTALL = re.compile(
     r"\b(pip3?|uv pip|python -m pip) install\b|\buv sync\b|\bpoetry install\b|"
     r"\bpdm install\b|\bconda (env )?(install|create|update)\b|"
@@ -193,17 +171,8 @@ _PORT_ARG = re.compile(r"--port(?:=|\s+)[\"']?(\d+)")
 _ALL = ("EK303", "EK304", "EK305", "EK306", "EK307", "EK308", "EK309", "EK310")
 
 
-def _loc(rel: str, entry: dict[str, Any]) -> Location:
-    return Location(rel, int(entry["startline"]) + 1, 1)
-
-
-def _flags(value: str) -> list[str]:
-    out = []
-    for tok in value.split():
-        if not tok.startswith("--"):
-            break
-        out.append(tok.split("=", 1)[0])
-    return out
+def _loc(rel: str, ins: Instruction) -> Location:
+    return Location(rel, ins.line, 1)
 
 
 def _split_image(image: str) -> tuple[str, str | None, bool]:
@@ -218,6 +187,29 @@ def _split_image(image: str) -> tuple[str, str | None, bool]:
 
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
+    """Every EK30x finding of the environment's Dockerfile, in a stable order: where it is
+    (EK301/EK302), whether it reads and parses (EK303), then one concern per function."""
+    rel = yield from _where(ctx)
+    if rel is None:
+        return
+    parsed = yield from _parsed(ctx, rel)
+    if parsed is None:
+        return
+    yield from _heredocs(rel, parsed)
+    yield from _unknown(rel, parsed)
+    yield from _syntax(rel, parsed)
+    if (yield from _no_from(ctx, rel, parsed)):
+        yield from _unpinned(rel, parsed)
+        yield from _user(rel, parsed)
+    yield from _flags(rel, parsed)
+    yield from _ports(ctx, rel, parsed)
+    yield from _secrets(rel, parsed)
+    yield from _copy_order(rel, parsed)
+
+
+def _where(ctx: StaticContext) -> Generator[Finding, None, str | None]:
+    """EK301 (no Dockerfile) and EK302 (only ``server/Dockerfile``); returns the relative
+    path of the Dockerfile to check, ``None`` when there is none."""
     root_df = ctx.exists("Dockerfile")
     server_df = ctx.exists("server/Dockerfile")
     if not root_df and not server_df:
@@ -226,7 +218,7 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
             "Expected a `Dockerfile` at the environment root (Docker Spaces build it); found none.",
             location=Location("Dockerfile"),
         )
-        return
+        return None
     rel = "Dockerfile" if root_df else "server/Dockerfile"
     repo = None if root_df else enclosing_repository(ctx.root)
     if repo is not None:
@@ -242,130 +234,123 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
             "found only `server/Dockerfile`. `envkit push` moves it in its staged copy.",
             location=Location(rel),
         )
+    return rel
+
+
+def _parsed(ctx: StaticContext, rel: str) -> Generator[Finding, None, ParsedDockerfile | None]:
+    """EK303 when the Dockerfile is not UTF-8 or does not tokenise; else the shared parse."""
     text = ctx.text(rel)
     if text is None:
         ctx.skip(_ALL[1:], "Dockerfile unreadable")
         yield UNPARSEABLE.finding(
             f"`{rel}` must be UTF-8 text; it cannot be read as such.", location=Location(rel)
         )
-        return
-    import io
-
-    from dockerfile_parse import DockerfileParser
-
-    try:
-        parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")))
-        structure = parser.structure
-        parents = parser.parent_images
-    except Exception as exc:  # noqa: BLE001 - the parser's own failure is the finding
+        return None
+    parsed = parse(text)
+    if parsed.error is not None:
         ctx.skip(_ALL[1:], "Dockerfile unparseable")
-        yield UNPARSEABLE.finding(f"`{rel}` could not be parsed: {exc}.", location=Location(rel))
-        return
+        yield UNPARSEABLE.finding(
+            f"`{rel}` could not be parsed: {parsed.error}.", location=Location(rel)
+        )
+        return None
+    return parsed
 
-    # Drop heredoc bodies (the parser reads their lines as instructions).
-    entries: list[dict[str, Any]] = []
-    heredoc_end: str | None = None
-    for e in structure:
-        if heredoc_end is not None:
-            if e["content"].strip() == heredoc_end:
-                heredoc_end = None
-            continue
-        entries.append(e)
-        if e["instruction"] in ("RUN", "COPY", "ADD"):
-            m = _HEREDOC.search(e["value"])
-            if m:
-                heredoc_end = m.group(1)
-                yield BUILDKIT_ONLY.finding(
-                    f"`{rel}` should build with any builder; `{e['instruction']} <<{m.group(1)}` "
-                    "is a heredoc, which only BuildKit understands.",
-                    location=_loc(rel, e),
-                )
-    for e in entries:
-        if e["instruction"] not in KNOWN_INSTRUCTIONS:
-            yield UNPARSEABLE.finding(
-                f"`{rel}` line {e['startline'] + 1}: `{e['instruction']}` is not a Dockerfile "
-                "instruction.",
-                location=_loc(rel, e),
+
+def _heredocs(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
+    for ins in parsed.instructions:
+        if ins.heredoc is not None:
+            yield BUILDKIT_ONLY.finding(
+                f"`{rel}` should build with any builder; `{ins.name} <<{ins.heredoc}` "
+                "is a heredoc, which only BuildKit understands.",
+                location=_loc(rel, ins),
             )
-    if re.match(r"\s*#\s*syntax\s*=", text):
+
+
+def _unknown(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
+    for ins in parsed.unknown:
+        yield UNPARSEABLE.finding(
+            f"`{rel}` line {ins.line}: `{ins.name}` is not a Dockerfile instruction.",
+            location=_loc(rel, ins),
+        )
+
+
+def _syntax(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
+    if parsed.syntax_line is not None:
         yield BUILDKIT_ONLY.finding(
             f"`{rel}` should build with any builder; its `# syntax=` directive asks for a "
             "BuildKit frontend.",
-            location=Location(rel, 1, 1),
+            location=Location(rel, parsed.syntax_line, 1),
         )
 
-    instrs = [e for e in entries if e["instruction"] != "COMMENT"]
-    froms = [e for e in instrs if e["instruction"] == "FROM"]
-    first = next((e for e in instrs if e["instruction"] != "ARG"), None)
-    if not froms or first is None or first["instruction"] != "FROM":
-        ctx.skip(("EK305", "EK308"), "no FROM")
-        where = _loc(rel, first) if first else Location(rel, 1)
-        got = "it has no FROM" if not froms else f"the first instruction is {first['instruction']}"
-        yield NO_FROM.finding(
-            f"`{rel}` must start with `FROM <base image>` (after optional `ARG`s); {got}.",
-            location=where,
+
+def _no_from(
+    ctx: StaticContext, rel: str, parsed: ParsedDockerfile
+) -> Generator[Finding, None, bool]:
+    """EK304 when the first instruction (after ``ARG``s) is not ``FROM``; returns whether
+    the stage rules (EK305, EK308) can run."""
+    first = parsed.first_non_arg
+    if parsed.stages and first is not None and first.name == "FROM":
+        return True
+    ctx.skip(("EK305", "EK308"), "no FROM")
+    where = _loc(rel, first) if first else Location(rel, 1)
+    got = "it has no FROM" if not parsed.stages else f"the first instruction is {first.name}"  # type: ignore[union-attr]
+    yield NO_FROM.finding(
+        f"`{rel}` must start with `FROM <base image>` (after optional `ARG`s); {got}.",
+        location=where,
+    )
+    return False
+
+
+def _unpinned(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
+    aliases: set[str] = set()
+    for stage in parsed.stages:
+        raw, image = stage.image, stage.resolved
+        if stage.name is not None:
+            aliases.add(stage.name)
+        if raw.lower() in aliases or image.lower() in aliases or image == "scratch" or "$" in image:
+            continue
+        name, tag, digest = _split_image(image)
+        if digest or (tag and tag != "latest"):
+            continue
+        yield UNPINNED_BASE.finding(
+            f"`FROM {raw}` should pin a version; the base image "
+            f"`{name}` {'is `:latest`' if tag else 'has no tag (= `:latest`)'}, which "
+            "changes under you.",
+            location=_loc(rel, stage.from_),
         )
-    else:
-        stages: set[str] = set()
-        for e, image in zip(froms, parents + [None] * (len(froms) - len(parents))):
-            parts = e["value"].split()
-            parts = [p for p in parts if not p.startswith("--")]
-            raw = parts[0] if parts else ""
-            if len(parts) >= 3 and parts[1].lower() == "as":
-                stages.add(parts[2].lower())
-            image = image or raw
-            if (
-                raw.lower() in stages
-                or image.lower() in stages
-                or image == "scratch"
-                or "$" in image
-            ):
-                continue
-            name, tag, digest = _split_image(image)
-            if digest or (tag and tag != "latest"):
-                continue
-            yield UNPINNED_BASE.finding(
-                f"`FROM {raw}` should pin a version; the base image "
-                f"`{name}` {'is `:latest`' if tag else 'has no tag (= `:latest`)'}, which "
-                "changes under you.",
-                location=_loc(rel, e),
-            )
-        yield from _user(ctx, rel, instrs, froms)
-
-    for e in instrs:
-        ins = e["instruction"]
-        for flag in _flags(e["value"]):
-            if flag in _BUILDKIT_FLAGS.get(ins, ()):
-                yield BUILDKIT_ONLY.finding(
-                    f"`{rel}` should build with any builder; `{ins} {flag}` needs BuildKit "
-                    "(docker's SDK and legacy builders fail with "
-                    f"'the {flag} option requires BuildKit').",
-                    location=_loc(rel, e),
-                )
-                break
-    yield from _ports(ctx, rel, instrs)
-    yield from _secrets(rel, instrs)
-    yield from _copy_order(rel, instrs)
 
 
-def _user(ctx: StaticContext, rel: str, instrs: list[dict], froms: list[dict]) -> Iterator[Finding]:
-    last_from = froms[-1]
-    users = [
-        e for e in instrs if e["instruction"] == "USER" and e["startline"] > last_from["startline"]
-    ]
+def _user(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
+    users = parsed.final.users
     if not users:
         yield RUNS_AS_ROOT.finding(
             "The final stage should run as a non-root user (Spaces use uid 1000); it has no "
             "`USER`, so it runs as root.",
-            location=_loc(rel, last_from),
+            location=_loc(rel, parsed.stages[-1].from_),
         )
         return
-    user = users[-1]["value"].strip().split(":")[0]
-    if user in ("root", "0"):
+    last = users[-1]
+    if last.value.strip().split(":")[0] in ("root", "0"):
         yield RUNS_AS_ROOT.finding(
             f"The final stage should run as a non-root user (Spaces use uid 1000); it ends "
-            f"with `USER {users[-1]['value'].strip()}`.",
-            location=_loc(rel, users[-1]),
+            f"with `USER {last.value.strip()}`.",
+            location=_loc(rel, last),
+        )
+
+
+def _flags(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
+    """EK306 for a BuildKit-only leading flag: one finding per instruction, its first."""
+    seen: set[int] = set()
+    for feature in parsed.buildkit:
+        ins = feature.instruction
+        if feature.flag is None or ins is None or id(ins) in seen:
+            continue
+        seen.add(id(ins))
+        yield BUILDKIT_ONLY.finding(
+            f"`{rel}` should build with any builder; `{ins.name} {feature.flag}` needs "
+            "BuildKit (docker's SDK and legacy builders fail with "
+            f"'the {feature.flag} option requires BuildKit').",
+            location=_loc(rel, ins),
         )
 
 
@@ -379,36 +364,29 @@ def _command_words(value: str) -> str:
     return value
 
 
-def _ports(ctx: StaticContext, rel: str, instrs: list[dict]) -> Iterator[Finding]:
+def _ports(ctx: StaticContext, rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
     port = ctx.port
     # Every `EXPOSE` line counts (`EXPOSE 8000` then `EXPOSE 2000`, as carla_env does, exposes
-    # both: docs/realworld.md); one finding, at the first, when none has the port.
-    exposed: list[int] = []
-    first_expose = None
-    for e in instrs:
-        if e["instruction"] == "EXPOSE":
-            for tok in e["value"].split():
-                num = tok.split("/")[0]
-                if num.isdigit():
-                    if first_expose is None:
-                        first_expose = e
-                    exposed.append(int(num))
-    if first_expose is not None and port not in exposed:
+    # both: docs/realworld.md); one finding, at the first, when none has the port. A number
+    # that is not a port (0, 70000, 4 000 digits) counts as exposed but never matches.
+    exposed = parsed.final.expose
+    if exposed and port not in {e.port for e in exposed}:
+        got = (str(e.port) if e.port is not None else shown(e.text) for e in exposed)
         yield PORT_MISMATCH.finding(
             f"`EXPOSE` should include the manifest port {port}; got "
-            f"{', '.join(map(str, dict.fromkeys(exposed)))}.",
-            location=_loc(rel, first_expose),
+            f"{', '.join(dict.fromkeys(got))}.",
+            location=_loc(rel, exposed[0].instruction),
         )
-    for e in instrs:
-        if e["instruction"] in ("CMD", "ENTRYPOINT"):
-            words = _command_words(e["value"])
+    for ins in parsed.instructions:
+        if ins.name in ("CMD", "ENTRYPOINT"):
+            words = _command_words(ins.value)
             for m in _PORT_ARG.finditer(words):
-                if int(m.group(1)) != port:
+                if port_number(m.group(1)) != port:
                     yield PORT_MISMATCH.finding(
-                        f"`{e['instruction']}` should serve on the manifest port {port}; it "
-                        f"passes `--port {m.group(1)}`, so the Space's `app_port` never "
+                        f"`{ins.name}` should serve on the manifest port {port}; it "
+                        f"passes `--port {shown(m.group(1))}`, so the Space's `app_port` never "
                         "answers.",
-                        location=_loc(rel, e),
+                        location=_loc(rel, ins),
                     )
                     break
 
@@ -429,46 +407,44 @@ def _pairs(ins: str, value: str) -> list[tuple[str, str | None]]:
     return out
 
 
-def _secrets(rel: str, instrs: list[dict]) -> Iterator[Finding]:
+def _secrets(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
     from envkit.secret_scan import looks_secret
 
-    for e in instrs:
-        ins = e["instruction"]
-        if ins not in ("ENV", "ARG"):
+    for ins in parsed.instructions:
+        if ins.name not in ("ENV", "ARG"):
             continue
-        for key, val in _pairs(ins, e["value"]):
+        for key, val in _pairs(ins.name, ins.value):
             kind = looks_secret(val) if val else None
             if kind:
                 yield SECRET_IN_IMAGE.finding(
-                    f"`{ins} {key}` must not hold a credential; its value contains a {kind} "
-                    "(value not shown), which is stored in the image for anyone who pulls it.",
-                    location=_loc(rel, e),
+                    f"`{ins.name} {key}` must not hold a credential; its value contains a "
+                    f"{kind} (value not shown), which is stored in the image for anyone who "
+                    "pulls it.",
+                    location=_loc(rel, ins),
                 )
             elif _SECRET_NAME.search(key) and not _PUBLIC.search(key):
                 yield SECRET_IN_IMAGE.finding(
-                    f"`{ins} {key}` looks like a credential; build arguments and environment "
-                    "variables are stored in the image's history and config, readable by "
-                    "anyone who pulls it.",
-                    location=_loc(rel, e),
+                    f"`{ins.name} {key}` looks like a credential; build arguments and "
+                    "environment variables are stored in the image's history and config, "
+                    "readable by anyone who pulls it.",
+                    location=_loc(rel, ins),
                 )
 
 
-def _copy_order(rel: str, instrs: list[dict]) -> Iterator[Finding]:
-    copy_all: dict | None = None
-    for e in instrs:
-        ins = e["instruction"]
-        if ins == "FROM":
+def _copy_order(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
+    copy_all: Instruction | None = None
+    for ins in parsed.instructions:
+        if ins.name == "FROM":
             copy_all = None
-        elif ins in ("COPY", "ADD") and copy_all is None:
-            srcs = [t for t in e["value"].split() if not t.startswith("--")][:-1]
+        elif ins.name in ("COPY", "ADD") and copy_all is None:
+            srcs = [t for t in ins.value.split() if not t.startswith("--")][:-1]
             if any(s.rstrip("/") in (".", "./", "") or s in ("./", ".") for s in srcs):
-                copy_all = e
-        elif ins == "RUN" and copy_all is not None and _INSTALL.search(e["value"]):
+                copy_all = ins
+        elif ins.name == "RUN" and copy_all is not None and _INSTALL.search(ins.value):
             yield COPY_BEFORE_INSTALL.finding(
                 f"Dependencies should be installed before the whole context is copied; "
-                f"`{copy_all['content'].strip()}` (line {copy_all['startline'] + 1}) comes "
+                f"`{copy_all.content.strip()}` (line {copy_all.line}) comes "
                 "before the install, so any code edit re-installs every dependency.",
                 location=_loc(rel, copy_all),
             )
-            copy_all = None
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from envkit.envdir.constants import MANIFEST_NAME
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
 
@@ -44,7 +45,7 @@ FILE_NOT_REGULAR = register(
 )
 
 KNOWN_FILES = (
-    "openenv.yaml",
+    MANIFEST_NAME,
     "pyproject.toml",
     "README.md",
     "Dockerfile",

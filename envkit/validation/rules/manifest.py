@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
+from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
 from envkit.findings import Finding, Location, Rule, Severity, register
-from envkit.manifest import MANIFEST_NAME
 from envkit.validation.context import StaticContext
 
 MANIFEST_MISSING = register(
@@ -498,7 +498,8 @@ _CODE_BY_TYPE = {"judge_pin": "EK117", "allowlist": "EK118"}
 
 
 def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
-    from envkit.manifest import ENVKIT_KEYS, RFC008_KEYS, user_loc
+    from envkit.envdir.constants import ENVKIT_KEYS
+    from envkit.manifest import RFC008_KEYS, user_loc
 
     doc = ctx.manifest_doc
     for err in exc.errors():
@@ -680,11 +681,11 @@ def _target_findings(
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
     """EK106, EK110, EK121, EK122 (the manifest's other findings come from :func:`load`)."""
-    from envkit.manifest import APP_PATTERN
+    from envkit.envdir.constants import APP_PATTERN
 
     if ctx.manifest_doc is None:
         return
-    app = ctx.manifest_data.get("app", "server.app:app")
+    app = ctx.manifest_data.get("app", DEFAULT_APP)
     if isinstance(app, str) and APP_PATTERN.fullmatch(app):
         yield from _target_findings(ctx, app, ("app",), MANIFEST_APP_MISSING, "app")
     else:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from envkit.envdir.constants import OPENENV_REQUIREMENT
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
 
@@ -57,7 +58,7 @@ NO_OPENENV_DEP = register(
     why="The server imports `openenv.core`; without the dependency the image builds and then "
     "fails at start-up with ModuleNotFoundError.",
     example='`dependencies = ["fastapi", "uvicorn"]`.',
-    fix='Add `"openenv>=0.10,<0.11"` to `[project] dependencies`.',
+    fix=f'Add `"{OPENENV_REQUIREMENT}"` to `[project] dependencies`.',
 )
 NO_SERVER_SCRIPT = register(
     "EK204",
@@ -213,7 +214,7 @@ OPENENV_CORE_DEP = register(
     "other in one venv; TRL's OpenEnv harness imports `openenv.core.harness`, which only "
     "`openenv` has.",
     example="`dependencies = ['openenv-core>=0.3.0,<0.4']`.",
-    fix='Replace it with `"openenv>=0.10,<0.11"` (the import paths stay `openenv.core...`), '
+    fix=f'Replace it with `"{OPENENV_REQUIREMENT}"` (the import paths stay `openenv.core...`), '
     "or run `envkit migrate`, which also moves requirements files and Dockerfile installs.",
 )
 OPENENV_BOTH = register(
@@ -224,7 +225,7 @@ OPENENV_BOTH = register(
     what="`[project] dependencies` names only one OpenEnv distribution.",
     why="Both install the top-level packages `openenv` and `openenv_core`: whichever is "
     "installed last wins, file by file, so the server may import a mix of 0.3 and 0.10.",
-    example="`dependencies = ['openenv>=0.10,<0.11', 'openenv-core>=0.3']`.",
+    example=f"`dependencies = ['{OPENENV_REQUIREMENT}', 'openenv-core>=0.3']`.",
     fix="Remove `openenv-core` (or run `envkit migrate`).",
 )
 
@@ -385,7 +386,7 @@ def _openenv_dependency(names: list[str], deps: list[str], loc: Any) -> Iterator
             "`[project] dependencies` should name `openenv` (0.10); it names `openenv-core`, "
             "the distribution `openenv` replaced (it stopped at 0.3.0).",
             location=where("openenv-core"),
-            fix='Replace it with `"openenv>=0.10,<0.11"`, or run `envkit migrate`.',
+            fix=f'Replace it with `"{OPENENV_REQUIREMENT}"`, or run `envkit migrate`.',
         )
     elif not has_new:
         yield NO_OPENENV_DEP.finding(

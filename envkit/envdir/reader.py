@@ -1,0 +1,224 @@
+"""The one reader of an environment directory: :class:`EnvDir`.
+
+Each file is read and parsed once, on first use (``functools.cached_property``), and every
+fact that several commands need (the manifest and its resolved spec, pyproject, the root
+Dockerfile, the app and port to serve, the interpreter, the time limits) is asked of it
+rather than re-derived. Parsing itself stays with the module that owns the format
+(:mod:`envkit.manifest` for ``openenv.yaml``, :mod:`envkit.envdir.toml` for TOML,
+:mod:`envkit.envdir.dockerfile` for the Dockerfile); this class decides *which* file and
+caches the answer. An ``EnvDir`` is a snapshot: make a new one after writing to the directory.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from envkit.envdir.constants import (
+    APP_PATTERN,
+    DEFAULT_APP,
+    DEFAULT_PORT,
+    DOCKERFILE_NAME,
+    MANIFEST_NAME,
+)
+
+if TYPE_CHECKING:
+    from envkit.envdir.dockerfile import ParsedDockerfile
+    from envkit.launch import LaunchCandidate
+    from envkit.manifest import EnvSpec, Manifest, YamlDocument
+    from envkit.project import Timeouts
+
+
+class EnvDir:
+    """An environment directory, read once.
+
+    Args:
+        root: the directory that holds (or should hold) ``openenv.yaml``; made absolute.
+
+    Attributes:
+        root: the absolute directory.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).expanduser().resolve()
+
+    def __repr__(self) -> str:
+        return f"EnvDir({str(self.root)!r})"
+
+    # -- the manifest ------------------------------------------------------------------------
+    @property
+    def manifest_path(self) -> Path:
+        return self.root / MANIFEST_NAME
+
+    @property
+    def has_manifest(self) -> bool:
+        return self.manifest_path.is_file()
+
+    @cached_property
+    def _manifest_result(self) -> tuple[Manifest | None, Exception | None]:
+        from envkit.errors import SpecError
+        from envkit.manifest import read_manifest
+
+        try:
+            return read_manifest(self.root), None
+        except SpecError as exc:
+            return None, exc
+
+    @property
+    def manifest(self) -> Manifest | None:
+        """The validated manifest, ``None`` when it is missing or invalid (see
+        :attr:`manifest_error`)."""
+        return self._manifest_result[0]
+
+    @property
+    def manifest_error(self) -> Exception | None:
+        """Why :attr:`manifest` is ``None`` (a :class:`envkit.errors.SpecError` whose message
+        is located), or ``None``."""
+        return self._manifest_result[1]
+
+    def require_manifest(self) -> Manifest:
+        """The validated manifest.
+
+        Raises:
+            SpecError: it is missing, not YAML, or fails the schema (the located message of
+                :func:`envkit.manifest.read_manifest`).
+        """
+        manifest, error = self._manifest_result
+        if manifest is None:
+            raise error  # type: ignore[misc]
+        return manifest
+
+    @cached_property
+    def manifest_doc(self) -> YamlDocument | None:
+        """``openenv.yaml`` parsed with positions (any YAML), ``None`` when missing or not YAML."""
+        from envkit.errors import SpecError
+        from envkit.manifest import load_yaml
+
+        if not self.has_manifest:
+            return None
+        try:
+            return load_yaml(self.manifest_path)
+        except SpecError:
+            return None
+
+    @property
+    def spec(self) -> EnvSpec:
+        """The resolved environment facts (reward range, max_steps, oracle, seeds, time
+        limits); the defaults without a valid manifest."""
+        from envkit.project import env_spec
+
+        return env_spec(self.manifest)
+
+    # -- launch facts ------------------------------------------------------------------------
+    @property
+    def raw_app(self) -> str | None:
+        """The manifest's ``app`` key when it is a ``module:attr`` string, read even from a
+        manifest that fails the schema; ``None`` otherwise."""
+        data = self.manifest_doc.data if self.manifest_doc is not None else None
+        app = data.get("app") if isinstance(data, dict) else None
+        return app if isinstance(app, str) and APP_PATTERN.fullmatch(app) else None
+
+    @property
+    def app(self) -> str:
+        """The ASGI app to serve: the manifest's, else OpenEnv's default ``server.app:app``."""
+        if self.manifest is not None:
+            return self.manifest.app
+        return self.raw_app or DEFAULT_APP
+
+    @property
+    def port(self) -> int:
+        """The manifest's port (1-65535), else OpenEnv's default 8000."""
+        if self.manifest is not None:
+            return self.manifest.port
+        data = self.manifest_doc.data if self.manifest_doc is not None else None
+        raw = data.get("port") if isinstance(data, dict) else None
+        if isinstance(raw, int) and not isinstance(raw, bool) and 1 <= raw <= 65535:
+            return raw
+        return DEFAULT_PORT
+
+    def launch_candidates(self) -> list[LaunchCandidate]:
+        """The ways to start the server locally, in the order they are tried
+        (:func:`envkit.launch.launch_candidates`)."""
+        from envkit.launch import launch_candidates
+
+        return launch_candidates(self.root, self.manifest)
+
+    # -- pyproject and the Dockerfile ---------------------------------------------------------
+    @cached_property
+    def _pyproject_result(self) -> tuple[dict[str, Any] | None, Exception | None]:
+        from envkit.envdir.toml import read_pyproject
+
+        return read_pyproject(self.root)
+
+    @property
+    def pyproject(self) -> dict[str, Any] | None:
+        """pyproject.toml as a dict, ``None`` when missing or unreadable (see
+        :attr:`pyproject_error`)."""
+        return self._pyproject_result[0]
+
+    @property
+    def pyproject_error(self) -> Exception | None:
+        return self._pyproject_result[1]
+
+    @property
+    def project_table(self) -> dict[str, Any]:
+        """pyproject's ``[project]`` table, ``{}`` when there is none."""
+        table = (self.pyproject or {}).get("project", {})
+        return table if isinstance(table, dict) else {}
+
+    @property
+    def dockerfile_path(self) -> Path:
+        """The Dockerfile a Docker Space builds: the one at the root."""
+        return self.root / DOCKERFILE_NAME
+
+    @cached_property
+    def dockerfile_text(self) -> str | None:
+        """The root Dockerfile's text, ``None`` when it is missing or not UTF-8."""
+        try:
+            return self.dockerfile_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    @cached_property
+    def dockerfile(self) -> ParsedDockerfile | None:
+        """The root Dockerfile parsed once (:func:`envkit.envdir.dockerfile.parse`), ``None``
+        when it is missing or not UTF-8; a tokeniser failure is in its ``error``."""
+        from envkit.envdir.dockerfile import parse
+
+        text = self.dockerfile_text
+        return None if text is None else parse(text)
+
+    # -- how to run it -------------------------------------------------------------------------
+    def python(self, override: str | None = None) -> str:
+        """The interpreter that serves the environment (:func:`envkit.project.resolve_python`).
+
+        Raises:
+            UsageError: ``override`` is not an executable file.
+        """
+        from envkit.project import resolve_python
+
+        return resolve_python(self.root, override)
+
+    def timeouts(
+        self,
+        *,
+        timeout_s: float | None = None,
+        startup_timeout_s: float | None = None,
+        reply_timeout_s: float | None = None,
+    ) -> Timeouts:
+        """The run's time limits in seconds, from the options and the manifest
+        (:func:`envkit.project.resolve_timeouts`).
+
+        Raises:
+            UsageError: a given value is not > 0.
+        """
+        from envkit.project import resolve_timeouts
+
+        return resolve_timeouts(
+            self.spec,
+            timeout_s=timeout_s,
+            startup_timeout_s=startup_timeout_s,
+            reply_timeout_s=reply_timeout_s,
+        )
