@@ -25,7 +25,9 @@ The tree (exit code in brackets)::
     │   │   ├── HubAuthError [2]
     │   │   └── PushBlockedError [1]   envkit.hub: preflight found problems, nothing sent
     │   ├── ModelEndpointError [2]
-    │   └── PlanError [2]                envkit.probe_plan: validation/runtime.json
+    │   ├── PlanError [2]                envkit.probe_plan: validation/runtime.json
+    │   ├── EvalAbortedError [2]         envkit.evaluation: --timeout, lost sessions, server exit
+    │   └── PolicyError [2]              envkit.policy: a module:callable policy failed
     └── InternalError [2]
 """
 
@@ -175,4 +177,20 @@ class BuildTimeoutError(BuildError):
 
     Raised by :func:`envkit.container.build.build_image` when its ``deadline`` passes; the
     build's running step was killed and its intermediate container removed.
+    """
+
+
+class EvalAbortedError(UserError):
+    """``envkit eval`` stopped before its end: the ``--timeout`` budget ran out, sessions kept
+    getting lost, or the server exited. The message says which; finished episodes are written.
+
+    Also importable from its former home, ``envkit.evaluation``.
+    """
+
+
+class PolicyError(UserError):
+    """An environment's ``module:callable`` policy (its oracle, say) could not be loaded,
+    raised, timed out, or returned something that is not a dict.
+
+    Also importable from its former home, ``envkit.policy``.
     """

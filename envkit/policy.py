@@ -16,7 +16,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import UserError
+# PolicyError lives in envkit.errors; importing it here keeps ``from envkit.policy import
+# PolicyError`` working for callers written before the move.
+from envkit.errors import InternalError, PolicyError
 
 _HOST = r"""
 import importlib, json, sys, traceback
@@ -49,10 +51,6 @@ for line in sys.stdin:
         out.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
     out.flush()
 """
-
-
-class PolicyError(UserError):
-    """The policy could not be loaded, raised, or returned something that is not a dict."""
 
 
 class PolicyProcess:
@@ -99,15 +97,17 @@ class PolicyProcess:
     def _read(self) -> dict[str, Any]:
         import selectors
 
-        assert self._proc.stdout is not None
+        stdout = self._proc.stdout
+        if stdout is None:  # Popen was given stdout=PIPE, so this is a bug
+            raise InternalError(f"Policy `{self.spec}`: the child process has no stdout pipe.")
         sel = selectors.DefaultSelector()
-        sel.register(self._proc.stdout, selectors.EVENT_READ)
+        sel.register(stdout, selectors.EVENT_READ)
         ready = sel.select(self.timeout_s)
         sel.close()
         if not ready:
             self.close()
             raise PolicyError(f"Policy `{self.spec}` did not answer within {self.timeout_s:g} s.")
-        line = self._proc.stdout.readline()
+        line = stdout.readline()
         if not line:
             self.close()
             raise PolicyError(f"Policy `{self.spec}` exited (code {self._proc.poll()}).")
@@ -128,10 +128,12 @@ class PolicyProcess:
         Raises:
             PolicyError: the policy raised, timed out or returned a non-dict.
         """
-        assert self._proc.stdin is not None
+        stdin = self._proc.stdin
+        if stdin is None:  # Popen was given stdin=PIPE, so this is a bug
+            raise InternalError(f"Policy `{self.spec}`: the child process has no stdin pipe.")
         try:
-            self._proc.stdin.write(json.dumps({"observation": observation}) + "\n")
-            self._proc.stdin.flush()
+            stdin.write(json.dumps({"observation": observation}) + "\n")
+            stdin.flush()
         except (BrokenPipeError, OSError):
             raise PolicyError(f"Policy `{self.spec}` is not running.") from None
         answer = self._read()

@@ -182,27 +182,11 @@ def eval_cmd(
       envkit eval --policy random --timeout 300 --reply-timeout 10
     """
     output = _output.Output(format_)
-    from envkit.errors import UsageError
     from envkit.evaluation import EvalInterrupted, evaluate
 
-    prompt = None
-    if system_prompt is not None:
-        try:
-            prompt = system_prompt.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(
-                f"--system-prompt {system_prompt}: cannot read it: {exc}.",
-                hint="Pass a UTF-8 text file.",
-            ) from None
+    prompt = _read_system_prompt(system_prompt)
     if out is None:
-        name = (
-            (path or Path(".")).resolve().name
-            if url is None or path
-            else url.split("://")[-1].split("/")[0].replace(":", "-")
-        )
-        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
-        out = Path("evals") / f"{name}-{stamp}"
-
+        out = _default_out_dir(path, url)
     progress = _Progress(episodes * group_size)
     try:
         with progress:
@@ -240,6 +224,37 @@ def eval_cmd(
         raise typer.Exit(130) from None
     _render(result, output)
     raise typer.Exit(int(result.exit_code))
+
+
+def _read_system_prompt(path: Path | None) -> str | None:
+    """The text of ``--system-prompt FILE``, or ``None`` when not given.
+
+    Raises:
+        UsageError: the file cannot be read as UTF-8 text.
+    """
+    from envkit.errors import UsageError
+
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"--system-prompt {path}: cannot read it: {exc}.",
+            hint="Pass a UTF-8 text file.",
+        ) from None
+
+
+def _default_out_dir(path: Path | None, url: str | None) -> Path:
+    """``evals/<name>-<UTC time>``: the environment directory's name, else the URL's host
+    and port (``host-port``)."""
+    name = (
+        (path or Path(".")).resolve().name
+        if url is None or path
+        else url.split("://")[-1].split("/")[0].replace(":", "-")
+    )
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%d-%H%M%S")
+    return Path("evals") / f"{name}-{stamp}"
 
 
 class _Progress:
@@ -307,6 +322,8 @@ def _ms(value: float | None) -> str:
 
 
 def _render(result: Any, output: _output.Output) -> None:
+    """The histogram and notes on stderr, then the summary: JSON with ``--format json``, else
+    text lines on stdout."""
     from envkit.evaluation import histogram
 
     s = result.summary
@@ -323,67 +340,65 @@ def _render(result: Any, output: _output.Output) -> None:
     o = _output.out
     env = s["environment"]
     who = s["policy"] + (f" · model {s['model']}" if s.get("model") else "")
-    settings = s["settings"]
     o.print(
         f"envkit eval: {_output.esc(env['name'] or env['url'])} · {_output.esc(who)}", markup=False
     )
-    o.print(
-        f"episodes      {s['episodes']} of {settings['episodes_planned']} "
-        f"({settings['groups_planned']} seeds × {settings['group_size']}), "
-        f"mean steps {_fmt(s['mean_steps'], '.2f')}, concurrency {settings['concurrency']}",
-        markup=False,
-    )
-    r = s["return"]
-    o.print(
-        f"return        mean {_fmt(r['mean'])}  std {_fmt(r['std'])}  min {_fmt(r['min'])}"
-        f"  max {_fmt(r['max'])}   (per episode: sum of step rewards)",
-        markup=False,
-    )
-    sr = s["step_reward"]
-    o.print(
-        f"step reward   mean {_fmt(sr['mean'])}  std {_fmt(sr['std'])}  "
-        f"min {_fmt(sr['min'])}  max {_fmt(sr['max'])}   ({s['steps']} steps)",
-        markup=False,
-    )
-    hi = env["reward_range"][1]
-    succ = s["success_rate"]
-    o.print(
-        f"success       {_fmt(None if succ is None else succ * 100, '.1f')}%   "
-        f"(a step reached the max reward {hi:g})",
-        markup=False,
-    )
-    pk = s["pass_at_k"]
-    if pk["mean"] and any(v is not None for v in pk["mean"].values()):
-        parts = "  ".join(f"pass@{k} {_fmt(v)}" for k, v in pk["mean"].items())
-        o.print(
-            f"pass@k        {parts}   (over {s['complete_groups']} complete groups)", markup=False
-        )
-    lat = s["latency_s"]
-    o.print(
-        f"latency       env step p50 {_ms(lat['env_step']['p50'])} p95 "
-        f"{_ms(lat['env_step']['p95'])}; policy p50 {_ms(lat['policy']['p50'])} p95 "
-        f"{_ms(lat['policy']['p95'])}",
-        markup=False,
-    )
-    o.print(
-        f"problems      parse failures {s['parse_failures']}, invalid actions "
-        f"{s['invalid_actions']}, null rewards {s['null_rewards']}, episode errors "
-        f"{s['episode_errors']}, truncated {s['truncated_episodes']}",
-        markup=False,
-    )
-    if s.get("usage"):
-        u = s["usage"]
-        o.print(
-            f"tokens        prompt {u['prompt_tokens']}, completion "
-            f"{u['completion_tokens']}, total {u['total_tokens']}",
-            markup=False,
-        )
-    o.print(f"time          {s['timings']['wall_s']:.1f} s", markup=False)
+    for line in _summary_lines(s):
+        o.print(line, markup=False)
     if result.out_dir is not None:
         names = ", ".join(p.name for p in result.files.values())
         o.print(f"wrote         {names} in {result.out_dir}", markup=False)
     if s.get("aborted"):
         o.print(f"aborted       {s['aborted']}", markup=False)
+
+
+def _summary_lines(s: dict[str, Any]) -> list[str]:
+    """The text report's statistics lines, from ``summary.json``'s content ``s``."""
+    settings, r, sr = s["settings"], s["return"], s["step_reward"]
+    succ, lat = s["success_rate"], s["latency_s"]
+    lines = [
+        (
+            f"episodes      {s['episodes']} of {settings['episodes_planned']} "
+            f"({settings['groups_planned']} seeds × {settings['group_size']}), "
+            f"mean steps {_fmt(s['mean_steps'], '.2f')}, concurrency {settings['concurrency']}"
+        ),
+        (
+            f"return        mean {_fmt(r['mean'])}  std {_fmt(r['std'])}  min {_fmt(r['min'])}"
+            f"  max {_fmt(r['max'])}   (per episode: sum of step rewards)"
+        ),
+        (
+            f"step reward   mean {_fmt(sr['mean'])}  std {_fmt(sr['std'])}  "
+            f"min {_fmt(sr['min'])}  max {_fmt(sr['max'])}   ({s['steps']} steps)"
+        ),
+        (
+            f"success       {_fmt(None if succ is None else succ * 100, '.1f')}%   "
+            f"(a step reached the max reward {s['environment']['reward_range'][1]:g})"
+        ),
+    ]
+    pk = s["pass_at_k"]
+    if pk["mean"] and any(v is not None for v in pk["mean"].values()):
+        parts = "  ".join(f"pass@{k} {_fmt(v)}" for k, v in pk["mean"].items())
+        lines.append(f"pass@k        {parts}   (over {s['complete_groups']} complete groups)")
+    lines += [
+        (
+            f"latency       env step p50 {_ms(lat['env_step']['p50'])} p95 "
+            f"{_ms(lat['env_step']['p95'])}; policy p50 {_ms(lat['policy']['p50'])} p95 "
+            f"{_ms(lat['policy']['p95'])}"
+        ),
+        (
+            f"problems      parse failures {s['parse_failures']}, invalid actions "
+            f"{s['invalid_actions']}, null rewards {s['null_rewards']}, episode errors "
+            f"{s['episode_errors']}, truncated {s['truncated_episodes']}"
+        ),
+    ]
+    if s.get("usage"):
+        u = s["usage"]
+        lines.append(
+            f"tokens        prompt {u['prompt_tokens']}, completion "
+            f"{u['completion_tokens']}, total {u['total_tokens']}"
+        )
+    lines.append(f"time          {s['timings']['wall_s']:.1f} s")
+    return lines
 
 
 def _render_histogram(bins: list[tuple[float, float, int]], n: int) -> None:

@@ -8,20 +8,25 @@
 The ``openai`` client is imported only when the ``openai`` policy runs.
 """
 
+from envkit.errors import EvalAbortedError
+from envkit.evaluation.options import EVAL_DEFAULT_MAX_STEPS
 from envkit.evaluation.records import EpisodeRecord, EvalSettings, StepRecord
 from envkit.evaluation.runner import (
     DEFAULT_BASE_URL,
-    DEFAULT_MAX_STEPS,
-    EvalAbortedError,
     EvalInterrupted,
     EvalResult,
     evaluate,
 )
 from envkit.evaluation.stats import histogram, pass_at_k
 
+# The name this package exported before it was told apart from validate's bound
+# (envkit.validation.engine.DEFAULT_MAX_STEPS, 50); kept so existing imports still work.
+DEFAULT_MAX_STEPS = EVAL_DEFAULT_MAX_STEPS
+
 __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_MAX_STEPS",
+    "EVAL_DEFAULT_MAX_STEPS",
     "EpisodeRecord",
     "EvalAbortedError",
     "EvalInterrupted",

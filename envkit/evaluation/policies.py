@@ -2,8 +2,8 @@
 ``oracle`` / ``module:callable`` (the environment's own code, out of process), and ``openai``
 (any OpenAI-compatible chat-completions endpoint).
 
-A policy instance serves one worker (one WebSocket session) at a time; the runner creates one
-per worker through a factory.
+A policy instance (an :class:`EpisodePolicy`) serves one worker (one WebSocket session) at a
+time; :class:`envkit.evaluation.factory.PolicyFactory` creates one per worker.
 """
 
 from __future__ import annotations
@@ -37,8 +37,12 @@ class Decision:
     usage: dict[str, int] | None = None
 
 
-class Policy(Protocol):
-    """observation -> action, with per-episode state."""
+class EpisodePolicy(Protocol):
+    """observation -> action, with per-episode state: what an eval worker plays with.
+
+    Not :data:`envkit.validation.engine.Policy` (a stateless ``(observation, step) -> action``
+    callable of the validator's explorer).
+    """
 
     def begin(self, episode: int, seed: int) -> None:
         """A new episode starts (``episode`` is the run-wide index, ``seed`` the reset seed)."""
@@ -174,9 +178,10 @@ class RandomPolicy:
 # -- the environment's own code --------------------------------------------------------------
 
 
-class ProcessPolicy:
-    """A ``module:callable`` of the environment (e.g. ``envkit.oracle``) run by
-    :class:`envkit.policy.PolicyProcess` in the environment's interpreter."""
+class EnvCallablePolicy:
+    """An :class:`EpisodePolicy` over a ``module:callable`` of the environment (e.g.
+    ``envkit.oracle``); the callable runs in the environment's interpreter, served by an
+    :class:`envkit.policy.PolicyProcess` (restarted when it died with the last episode)."""
 
     def __init__(self, spec: str, root: Path, python: str, timeout_s: float = 30.0):
         from envkit.policy import PolicyProcess
@@ -224,12 +229,6 @@ def model_error(
     import openai
 
     where = f"the model endpoint {base_url}"
-    Where = "T" + where[1:]
-    key_hint = (
-        f"Set ${key_env} to a valid key"
-        if key_env
-        else "Set HF_TOKEN (or OPENAI_API_KEY) to a valid key"
-    )
     if isinstance(exc, openai.APITimeoutError):
         return ModelEndpointError(
             f"No answer from {where} in time (after {max_retries} retries).",
@@ -242,27 +241,43 @@ def model_error(
             hint="Check --base-url (or $API_BASE_URL) and that the "
             "server is running; it must end with /v1 for most servers.",
         )
+    key_hint = (
+        f"Set ${key_env} to a valid key"
+        if key_env
+        else "Set HF_TOKEN (or OPENAI_API_KEY) to a valid key"
+    )
+    return _answer_error(
+        exc, where="T" + where[1:], model=model, key_hint=key_hint, retries=max_retries
+    )
+
+
+def _answer_error(
+    exc: BaseException, *, where: str, model: str, key_hint: str, retries: int
+) -> ModelEndpointError:
+    """:func:`model_error` for an endpoint that answered (``where`` starts with a capital)."""
+    import openai
+
     status = getattr(exc, "status_code", None)
     body_msg = _body_message(exc)
     if isinstance(exc, openai.AuthenticationError):
         return ModelEndpointError(
-            f"{Where} rejected the API key (401 Unauthorized).",
+            f"{where} rejected the API key (401 Unauthorized).",
             hint=f"{key_hint}, or pass --api-key-env NAME.",
         )
     if isinstance(exc, openai.PermissionDeniedError):
         return ModelEndpointError(
-            f"{Where} refused access to model `{model}` (403): {body_msg}.",
+            f"{where} refused access to model `{model}` (403): {body_msg}.",
             hint=f"{key_hint} with access to the model.",
         )
     if isinstance(exc, openai.RateLimitError):
         return ModelEndpointError(
-            f"{Where} is rate-limiting requests (429) and still was after "
-            f"{max_retries} retries with backoff: {body_msg}.",
+            f"{where} is rate-limiting requests (429) and still was after "
+            f"{retries} retries with backoff: {body_msg}.",
             hint="Lower --concurrency, wait, or raise --max-retries.",
         )
     if isinstance(exc, openai.NotFoundError):
         return ModelEndpointError(
-            f"{Where} answered 404 for model `{model}`: {body_msg}.",
+            f"{where} answered 404 for model `{model}`: {body_msg}.",
             hint="Check --model and that --base-url ends with /v1.",
         )
     if any(m in body_msg.lower() for m in _CONTEXT_MARKERS):
@@ -274,11 +289,11 @@ def model_error(
         )
     if isinstance(exc, openai.APIStatusError):
         return ModelEndpointError(
-            f"{Where} answered {status}: {body_msg}.",
+            f"{where} answered {status}: {body_msg}.",
             hint="Check --model and the endpoint's documentation; retry later for 5xx errors.",
         )
     return ModelEndpointError(
-        f"{Where} failed: {type(exc).__name__}: {exc}.",
+        f"{where} failed: {type(exc).__name__}: {exc}.",
         hint="Re-run with ENVKIT_DEBUG=1 for details.",
     )
 
@@ -297,12 +312,11 @@ def _body_message(exc: BaseException) -> str:
     return str(msg or getattr(exc, "message", None) or exc)[:300]
 
 
-class OpenAIPolicy:
-    """Chat completions over the ``openai`` client: system prompt + one user message per
-    observation, the model's replies kept in the conversation for the whole episode.
+@dataclass(frozen=True)
+class ChatSettings:
+    """What an :class:`OpenAIPolicy` sends, the same for every worker of a run.
 
-    Args:
-        client: an ``openai.OpenAI`` client (thread-safe; shared by workers).
+    Attributes:
         model: model id.
         system_prompt: the system message.
         action_schema: ``/schema``'s action schema (for parsing replies).
@@ -311,30 +325,37 @@ class OpenAIPolicy:
         base_url, key_env, max_retries: for error messages only.
     """
 
-    def __init__(
-        self,
-        client: Any,
-        *,
-        model: str,
-        system_prompt: str,
-        action_schema: dict[str, Any],
-        temperature: float,
-        max_tokens: int | None,
-        base_url: str,
-        key_env: str | None,
-        max_retries: int,
-    ):
+    model: str
+    system_prompt: str
+    action_schema: dict[str, Any]
+    temperature: float
+    max_tokens: int | None
+    base_url: str
+    key_env: str | None
+    max_retries: int
+
+
+class OpenAIPolicy:
+    """Chat completions over the ``openai`` client: system prompt + one user message per
+    observation, the model's replies kept in the conversation for the whole episode.
+
+    Args:
+        client: an ``openai.OpenAI`` client (thread-safe; shared by workers).
+        chat: the model, prompt and sampling settings.
+    """
+
+    def __init__(self, client: Any, chat: ChatSettings):
         self.client = client
-        self.model = model
-        self.system_prompt = system_prompt
-        self.action_schema = action_schema
-        self.temperature = temperature
-        self.max_tokens = max_tokens
+        self.model = chat.model
+        self.system_prompt = chat.system_prompt
+        self.action_schema = chat.action_schema
+        self.temperature = chat.temperature
+        self.max_tokens = chat.max_tokens
         self._err = {
-            "base_url": base_url,
-            "model": model,
-            "key_env": key_env,
-            "max_retries": max_retries,
+            "base_url": chat.base_url,
+            "model": chat.model,
+            "key_env": chat.key_env,
+            "max_retries": chat.max_retries,
         }
         self.messages: list[dict[str, str]] = []
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from math import comb
 from typing import Any
 
@@ -124,33 +125,91 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
         The statistics part of ``summary.json``.
     """
     eps = sorted(episodes, key=lambda e: e["episode"])
-    returns = [e["return"] for e in eps]
-    step_rewards: list[float] = []
-    env_lat: list[float] = []
-    pol_lat: list[float] = []
-    parse_failures = invalid_actions = null_rewards = 0
-    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-    usage_seen = False
-    for e in eps:
-        for s in e["steps"]:
-            if s.get("parse_error"):
-                parse_failures += 1
-            elif s.get("error") and s.get("error_code") == "VALIDATION_ERROR":
-                invalid_actions += 1
-            r = s.get("reward")
-            finite = isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r)
-            if not finite and not s.get("parse_error") and not s.get("error"):
-                null_rewards += 1
-            step_rewards.append(float(r) if finite else 0.0)
-            if s.get("latency_s") is not None:
-                env_lat.append(s["latency_s"])
-            if s.get("policy_latency_s") is not None:
-                pol_lat.append(s["policy_latency_s"])
-            u = s.get("usage")
-            if u:
-                usage_seen = True
-                for key in usage:
-                    usage[key] += int(u.get(key) or 0)
+    steps = _StepTotals.of(eps)
+    per_group, pass_mean, ks = _groups(eps, group_size)
+    complete = [g for g in per_group if g["n"] == group_size]
+    return {
+        "episodes": len(eps),
+        "groups": len(per_group),
+        "complete_groups": len(complete),
+        "return": describe([e["return"] for e in eps]),
+        "step_reward": describe(steps.rewards),
+        "success_rate": (sum(1 for e in eps if e["success"]) / len(eps)) if eps else None,
+        "pass_at_k": {"k": ks, "mean": pass_mean, "groups": per_group},
+        "mean_steps": statistics.fmean(len(e["steps"]) for e in eps) if eps else None,
+        "steps": len(steps.rewards),
+        "latency_s": {
+            "env_step": {
+                "p50": percentile(steps.env_lat, 50),
+                "p95": percentile(steps.env_lat, 95),
+            },
+            "policy": {"p50": percentile(steps.pol_lat, 50), "p95": percentile(steps.pol_lat, 95)},
+        },
+        "parse_failures": steps.parse_failures,
+        "invalid_actions": steps.invalid_actions,
+        "null_rewards": steps.null_rewards,
+        "episode_errors": sum(1 for e in eps if e.get("error")),
+        "truncated_episodes": sum(1 for e in eps if e.get("truncated")),
+        "usage": steps.usage if steps.usage_seen else None,
+    }
+
+
+@dataclass
+class _StepTotals:
+    """Counts and samples over every step of a run (see :data:`DEFINITIONS`).
+
+    Attributes:
+        rewards: each step's reward (non-finite and ``null`` counted as 0.0).
+        env_lat, pol_lat: env step and policy latencies, seconds.
+        parse_failures, invalid_actions, null_rewards: step counts.
+        usage: summed token usage; usage_seen: some step reported usage.
+    """
+
+    rewards: list[float] = field(default_factory=list)
+    env_lat: list[float] = field(default_factory=list)
+    pol_lat: list[float] = field(default_factory=list)
+    parse_failures: int = 0
+    invalid_actions: int = 0
+    null_rewards: int = 0
+    usage: dict[str, int] = field(
+        default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    )
+    usage_seen: bool = False
+
+    @classmethod
+    def of(cls, eps: list[dict[str, Any]]) -> _StepTotals:
+        totals = cls()
+        for e in eps:
+            for s in e["steps"]:
+                totals._add(s)
+        return totals
+
+    def _add(self, s: dict[str, Any]) -> None:
+        if s.get("parse_error"):
+            self.parse_failures += 1
+        elif s.get("error") and s.get("error_code") == "VALIDATION_ERROR":
+            self.invalid_actions += 1
+        r = s.get("reward")
+        finite = isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r)
+        if not finite and not s.get("parse_error") and not s.get("error"):
+            self.null_rewards += 1
+        self.rewards.append(float(r) if finite else 0.0)
+        if s.get("latency_s") is not None:
+            self.env_lat.append(s["latency_s"])
+        if s.get("policy_latency_s") is not None:
+            self.pol_lat.append(s["policy_latency_s"])
+        u = s.get("usage")
+        if u:
+            self.usage_seen = True
+            for key in self.usage:
+                self.usage[key] += int(u.get(key) or 0)
+
+
+def _groups(
+    eps: list[dict[str, Any]], group_size: int
+) -> tuple[list[dict[str, Any]], dict[str, float | None], list[int]]:
+    """Per-group statistics (pass@k for ``k`` up to the group's size), pass@k averaged over
+    the complete groups, and the reported ``k`` values."""
     groups: dict[int, list[dict[str, Any]]] = {}
     for e in eps:
         groups.setdefault(e["group"], []).append(e)
@@ -159,40 +218,20 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
     for g, members in sorted(groups.items()):
         n = len(members)
         c = sum(1 for m in members if m["success"])
-        entry: dict[str, Any] = {
-            "group": g,
-            "seed": members[0]["seed"],
-            "n": n,
-            "successes": c,
-            "returns": [m["return"] for m in members],
-            "mean_return": statistics.fmean(m["return"] for m in members),
-            "pass_at_k": {str(k): pass_at_k(n, c, k) for k in ks if k <= n},
-        }
-        per_group.append(entry)
+        per_group.append(
+            {
+                "group": g,
+                "seed": members[0]["seed"],
+                "n": n,
+                "successes": c,
+                "returns": [m["return"] for m in members],
+                "mean_return": statistics.fmean(m["return"] for m in members),
+                "pass_at_k": {str(k): pass_at_k(n, c, k) for k in ks if k <= n},
+            }
+        )
     complete = [g for g in per_group if g["n"] == group_size]
     pass_mean = {
         str(k): (statistics.fmean(g["pass_at_k"][str(k)] for g in complete) if complete else None)
         for k in ks
     }
-    errors = sum(1 for e in eps if e.get("error"))
-    return {
-        "episodes": len(eps),
-        "groups": len(per_group),
-        "complete_groups": len(complete),
-        "return": describe(returns),
-        "step_reward": describe(step_rewards),
-        "success_rate": (sum(1 for e in eps if e["success"]) / len(eps)) if eps else None,
-        "pass_at_k": {"k": ks, "mean": pass_mean, "groups": per_group},
-        "mean_steps": statistics.fmean(len(e["steps"]) for e in eps) if eps else None,
-        "steps": len(step_rewards),
-        "latency_s": {
-            "env_step": {"p50": percentile(env_lat, 50), "p95": percentile(env_lat, 95)},
-            "policy": {"p50": percentile(pol_lat, 50), "p95": percentile(pol_lat, 95)},
-        },
-        "parse_failures": parse_failures,
-        "invalid_actions": invalid_actions,
-        "null_rewards": null_rewards,
-        "episode_errors": errors,
-        "truncated_episodes": sum(1 for e in eps if e.get("truncated")),
-        "usage": usage if usage_seen else None,
-    }
+    return per_group, pass_mean, ks
