@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envkit.envdir.constants import MANIFEST_NAME
 from envkit.errors import InternalError, UsageError
 from envkit.evaluation.options import DEFAULT_BASE_URL, EvalOptions, Notes
 from envkit.evaluation.policies import (
@@ -122,7 +123,7 @@ def _callable_spec(policy: str, project: EnvProject | None, spec: EnvSpec) -> st
         )
     if not spec.oracle:
         raise UsageError(
-            f"{project.root / 'openenv.yaml'} has no oracle.",
+            f"{project.root / MANIFEST_NAME} has no oracle.",
             hint="Add `oracle: server.oracle:policy` to openenv.yaml or "
             "pass --policy module:callable.",
         )
