@@ -12,13 +12,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from envkit.envdir.constants import EVAL_MAX_STEPS
 from envkit.errors import UsageError
 from envkit.evaluation.records import EpisodeRecord
 
-# Eval's episode bound when neither --max-steps nor the manifest's envkit.max_steps is set.
-# A separate fact from validate's bound (envkit.validation.engine.DEFAULT_MAX_STEPS, 50),
-# hence its own name.
-EVAL_DEFAULT_MAX_STEPS = 32
+# Eval's episode bound when neither --max-steps nor the manifest's envkit.max_steps is set
+# (declared with validate's, a different fact, in envkit.envdir.constants).
+EVAL_DEFAULT_MAX_STEPS = EVAL_MAX_STEPS
 DEFAULT_BASE_URL = "https://router.huggingface.co/v1"
 DEFAULT_MAX_RETRIES = 4
 
