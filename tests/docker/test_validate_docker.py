@@ -84,15 +84,32 @@ def _declare(path: Path, keys: dict, envkit_keys: dict | None = None) -> None:
         yaml.dump(data, fh)
 
 
-def _leftovers(dclient, base_id: str, images_before: set[str]) -> dict[str, list]:
-    """What envkit may have created and left: containers it labels (``envkit.managed``) or
-    build containers of the fixtures, networks it labels, and new images built on the
-    session's echo image. (Other engineers share this engine: nothing else is compared.)"""
+def _session_root(path: Path) -> str:
+    """``/tmp/pytest-of-USER/pytest-N``: the folder every environment of this pytest session
+    (all xdist workers) lives under."""
+    parts = path.resolve().parts
+    for i, part in enumerate(parts):
+        if part.startswith("pytest-") and not part.startswith("pytest-of-"):
+            return str(Path(*parts[: i + 1]))
+    return str(path.resolve().parent)
+
+
+def _leftovers(dclient, base_id: str, images_before: set[str], env: Path) -> dict[str, list]:
+    """What envkit may have created and left: containers it labels (``envkit.managed``) for an
+    environment of this pytest session (``env`` is one of them) or build containers of the
+    fixtures, networks it labels, and new images built on the session's echo image. Other
+    sessions may share this engine at the same time: their containers are not compared."""
+    from envkit.container.run import ROOT_LABEL
     from tests.docker._util import containers_mentioning
 
-    containers = dclient.containers.list(
-        all=True, filters={"label": ["envkit.managed=true", "envkit.lane"]}
-    )
+    ours = _session_root(env)
+    containers = [
+        c
+        for c in dclient.containers.list(
+            all=True, filters={"label": ["envkit.managed=true", "envkit.lane"]}
+        )
+        if (c.labels.get(ROOT_LABEL) or "").startswith(ours)
+    ]
     containers += containers_mentioning(dclient, "about to fail")
     networks = dclient.networks.list(filters={"label": ["envkit.managed"]})
     images = [
@@ -178,7 +195,7 @@ def test_fixture_gives_exactly_its_finding(fixture_images, built_echo, dclient, 
         assert "--publish 127.0.0.1::8000" in finding.message
     check = next(c for c in report.checks if c.code == code)
     assert check.status == "failed"
-    assert _leftovers(dclient, base_id(built_echo), before) == NOTHING
+    assert _leftovers(dclient, base_id(built_echo), before, built_echo.path) == NOTHING
 
 
 def test_echo_template_image_passes_with_zero_findings(built_echo, dclient):
@@ -193,7 +210,7 @@ def test_echo_template_image_passes_with_zero_findings(built_echo, dclient):
     assert {"EK440", "EK441", "EK442", "EK443", "EK444", "EK446"} <= ran
     assert {"EK402", "EK405", "EK503"} <= ran  # the runtime stage played through the port
     assert '"lane": "docker"' in render(report, "json")
-    assert _leftovers(dclient, base_id(built_echo), before) == NOTHING
+    assert _leftovers(dclient, base_id(built_echo), before, built_echo.path) == NOTHING
 
 
 def test_no_network_template_plays_through_the_relay(built_echo, dclient, tmp_path):
@@ -209,7 +226,7 @@ def test_no_network_template_plays_through_the_relay(built_echo, dclient, tmp_pa
     assert report.findings == [], report.findings
     assert next(c for c in report.checks if c.code == "EK445").status == "passed"
     assert next(c for c in report.checks if c.code == "EK405").status == "passed"
-    assert _leftovers(dclient, base_id(built_echo), before) == NOTHING
+    assert _leftovers(dclient, base_id(built_echo), before, built_echo.path) == NOTHING
 
 
 def test_failing_build_leaves_nothing(built_echo, dclient, tmp_path):
@@ -221,7 +238,7 @@ def test_failing_build_leaves_nothing(built_echo, dclient, tmp_path):
     with pytest.raises(BuildError) as err:
         validate_docker(path, build_options={"check": False})
     assert "exit" in str(err.value.details or "") or "failed" in err.value.message
-    assert _leftovers(dclient, base_id(built_echo), before) == NOTHING
+    assert _leftovers(dclient, base_id(built_echo), before, built_echo.path) == NOTHING
 
 
 def test_cli_sigint_removes_the_container(built_echo, dclient, tmp_path):
@@ -262,7 +279,7 @@ def test_cli_sigint_removes_the_container(built_echo, dclient, tmp_path):
     assert proc.returncode == 130, err
     assert b"Interrupted" in err
     assert _lane_containers(dclient, path.resolve()) == []
-    assert _leftovers(dclient, base_id(built_echo), before) == NOTHING
+    assert _leftovers(dclient, base_id(built_echo), before, built_echo.path) == NOTHING
 
 
 def test_cli_docker_flags_conflict(tmp_path, built_echo):

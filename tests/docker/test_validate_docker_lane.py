@@ -87,4 +87,4 @@ def test_timeout_bounds_build_start_and_play(built_echo, dclient, tmp_path):
         assert "build" in data["timings"]
     finally:
         dclient.images.remove(image, force=True)
-    assert _leftovers(dclient, base_id(built_echo), before) == NOTHING
+    assert _leftovers(dclient, base_id(built_echo), before, built_echo.path) == NOTHING
