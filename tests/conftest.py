@@ -31,9 +31,9 @@ BROWSER_FIXTURES = frozenset({"browser"})
 SLOW_FIXTURES = frozenset(
     {
         "echo_server",  # tests/conftest.py: uvicorn subprocess
-        "knobs_server",  # tests/validate_runtime: uvicorn subprocess
-        "unlimited_server",  # tests/validate_runtime/test_rules.py
-        "capacity2_server",  # tests/eval/test_eval_policies.py
+        "knobs_server",  # tests/validation: uvicorn subprocess
+        "unlimited_server",  # tests/validation/test_rules.py
+        "capacity2_server",  # tests/evaluation/test_eval_policies.py
         "eval_dir_session",  # tests/label: a real `envkit eval` against echo_server
         "built_envs",
         "served",
@@ -51,21 +51,28 @@ SLOW_FIXTURES = frozenset(
 # `openenv init` inline (no fixture tells): node-id prefixes relative to tests/, a whole module
 # or directory, or one test. Each took 10 s or more on a loaded 2-core machine.
 SLOW_PATHS = (
-    "validate_runtime/",  # every module serves an environment (knobs, realworld, wire010)
+    # the runtime-stage modules: each serves an environment (knobs, realworld, wire010)
+    "validation/test_determinism.py",
+    "validation/test_engine.py",
+    "validation/test_fuzz.py",
+    "validation/test_lifecycle.py",
+    "validation/test_rules.py",
+    "validation/test_templates.py",
+    "validation/test_wire010.py",
     "plumbing/",  # run/validate/eval end to end, then look for leftovers
     "launch/test_validate_start.py",
     "launch/test_real_start.py",
-    "eval/test_eval_cli.py",
-    "eval/test_eval_hostile.py",
-    "eval/test_eval_policies.py",
-    "eval/test_eval_openai.py",
+    "evaluation/test_eval_cli.py",
+    "evaluation/test_eval_hostile.py",
+    "evaluation/test_eval_policies.py",
+    "evaluation/test_eval_openai.py",
     "cli/test_run.py",
     "templates/test_wire_compat.py",
     "templates/test_code_limits.py",
     "safety/test_fuzz_static.py::test_static_validate_survives_any_single_file_mutation",
-    "push/test_push.py::test_subprocess_",
+    "hub/test_push.py::test_subprocess_",
     "cli/test_init.py::test_generated_tests_pass",
-    "validate/test_signal.py::test_rfc008_ids_match_openenv_010_policy_and_graders",
+    "validation/test_signal.py::test_rfc008_ids_match_openenv_010_policy_and_graders",
 )
 # xdist_group per tier: one worker runs the whole group (session fixtures built once; one
 # Docker build at a time on a 2-core machine).

@@ -1,7 +1,7 @@
 """Fixtures of the `envkit label` tests.
 
 The eval folder is made by the REAL `envkit eval` (the echo environment served by uvicorn,
-the `openai` policy against the local OpenAI-compatible stub of tests/eval), once per session:
+the `openai` policy against the local OpenAI-compatible stub of tests/evaluation), once per session:
 4 seeds x 4 rollouts whose codes 1, 0, p, 1 give per seed one solved rollout, one that never
 answers right (return 0), one that first fails to parse then solves (same return as the first,
 different text: a reward tie) and one identical to the first (never shown as a pair).
@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.eval.conftest import openai_stub  # noqa: F401 - the session fixture, reused
+from tests.evaluation.conftest import openai_stub  # noqa: F401 - the session fixture, reused
 
 SEEDS = 4
 GROUP = 4

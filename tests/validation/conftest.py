@@ -1,0 +1,81 @@
+"""Fixtures of the validation tests: a clean echo environment to mutate, an `openenv init` one,
+and the knobs environment served once in URL mode (its misbehaviour switched through a mode
+file, so one server start serves many runtime rules)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+KNOBS = Path(__file__).parent / "envs" / "knobs"
+
+# envkit's own check is existence only (EK210); a real `uv lock` needs PyPI and ~5 s, so the
+# clean fixture carries a minimal lock file instead.
+PLACEHOLDER_LOCK = 'version = 1\nrequires-python = ">=3.10"\n'
+
+
+@pytest.fixture
+def clean_env(echo_env: Path, copy_env) -> Path:
+    """A private copy of the generated echo environment plus a uv.lock: zero static findings."""
+    root = copy_env(echo_env)
+    (root / "uv.lock").write_text(PLACEHOLDER_LOCK)
+    return root
+
+
+@pytest.fixture(scope="session")
+def openenv_init_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An environment made by OpenEnv's own `openenv init` (0.10, the test extra; unchanged)."""
+    parent = tmp_path_factory.mktemp("openenv-init")
+    exe = Path(sys.executable).with_name("openenv")
+    subprocess.run(
+        [str(exe), "init", "my_env"],
+        cwd=parent,
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    root = parent / "my_env"
+    for cache in root.rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
+    return root
+
+
+@pytest.fixture(scope="session")
+def knobs_dir() -> Path:
+    return KNOBS
+
+
+def serve_knobs(tmp: Path, **env: str):
+    """Start the knobs server with a mode file; returns (server, mode_file)."""
+    from envkit.server import start_server
+
+    mode_file = tmp / "mode"
+    mode_file.write_text("")
+    server = start_server(
+        KNOBS,
+        "server.app:app",
+        python=sys.executable,
+        env={"KNOBS_MODE_FILE": str(mode_file), **env},
+    )
+    try:
+        server.wait_healthy(timeout_s=120)
+    except BaseException:
+        server.stop()
+        raise
+    return server, mode_file
+
+
+@pytest.fixture(scope="session")
+def knobs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
+    server, mode_file = serve_knobs(tmp_path_factory.mktemp("knobs"))
+    try:
+        yield server, mode_file
+    finally:
+        server.stop(grace_s=1)
