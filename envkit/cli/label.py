@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from envkit.cli import _output
 from envkit.cli._options import FormatOpt, TokenOpt
@@ -15,8 +16,20 @@ from envkit.cli._options import FormatOpt, TokenOpt
 SUBCOMMANDS = ("serve", "export", "stats", "push")
 
 
-LABEL_HELP = (
-    "Human preference data from rollouts: compare two rollouts of the same seed in a "
+class _ServeByDefault(TyperGroup):
+    """``envkit label [EVAL_DIR] [OPTIONS]`` runs ``serve``; ``export``/``stats``/``push``
+    are subcommands. (A group whose callback took EVAL_DIR would swallow the subcommand name.)"""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args = ["serve", *args]
+        return super().parse_args(ctx, args)
+
+
+label_app = typer.Typer(
+    name="label",
+    cls=_ServeByDefault,
+    help="Human preference data from rollouts: compare two rollouts of the same seed in a "
     "local web page (left better / right better / tie / can't tell), then export the labels "
     "in TRL's preference format (prompt/chosen/rejected) for reward models and DPO.\n\n"
     "`envkit label [EVAL_DIR]` serves the page (same as `envkit label serve`). EVAL_DIR is "
@@ -27,17 +40,7 @@ LABEL_HELP = (
     "  envkit label evals/run1 --labeler alice --pairs disagree --open\n\n"
     "  envkit label stats evals/run1\n\n"
     "  envkit label export evals/run1 -o prefs.parquet --min-agreement 0.66\n\n"
-    "  envkit label push evals/run1 --repo-id alice/echo-preferences"
-)
-
-# The subcommands live in their own typer app. `envkit label` itself is one command that
-# passes its arguments on, with `serve` in front unless they start with a subcommand name
-# or ask for help: a group whose callback took EVAL_DIR would take a subcommand name for
-# the folder, and click's group always reads its first free argument as a command name.
-label_app = typer.Typer(
-    name="label",
-    help=LABEL_HELP,
-    add_completion=False,
+    "  envkit label push evals/run1 --repo-id alice/echo-preferences",
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -322,28 +325,9 @@ def push_cmd(
     _output.out.print(f"Dataset: {r.url}", markup=False)
 
 
-def label_cmd(ctx: typer.Context) -> None:
-    """``envkit label [EVAL_DIR] [OPTIONS]`` serves the page; ``envkit label export|stats|push
-    ...`` run those subcommands (see :data:`LABEL_HELP`)."""
-    args = [str(a) for a in ctx.args]
-    if not args or args[0] not in (*SUBCOMMANDS, "--help", "-h"):
-        args = ["serve", *args]
-    command = typer.main.get_command(label_app)
-    # standalone_mode=False: usage errors and exits reach the outer command unchanged, so
-    # the exit codes and messages are those of every other command.
-    code = command.main(args, prog_name=ctx.command_path, standalone_mode=False)
-    if isinstance(code, int) and code:
-        raise typer.Exit(code)
-
-
 def register(app: typer.Typer, handled: Callable) -> None:
     label_app.command("serve")(handled(serve_cmd))
     label_app.command("export")(handled(export_cmd))
     label_app.command("stats")(handled(stats_cmd))
     label_app.command("push")(handled(push_cmd))
-    app.command(
-        "label",
-        help=LABEL_HELP,
-        add_help_option=False,
-        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
-    )(label_cmd)
+    app.add_typer(label_app, name="label")
