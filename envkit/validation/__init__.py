@@ -533,21 +533,19 @@ def _build(
 ) -> str:
     """Build the environment's image as ``NAME:VERSION`` within the run's deadline; its tag.
 
-    ``build_image`` takes ``deadline`` (a ``time.monotonic()`` value) once the build side
-    supports it; an older one without the parameter is called without it (the build is
-    then bounded only by the later stages' checks of the deadline).
+    Raises:
+        BuildTimeoutError: the build outlived the run's deadline (the build is stopped).
+        BuildError: a build step failed.
     """
-    import inspect
+    from envkit.container.build import build_image, default_tag
+    from envkit.envdir import EnvDir
 
-    from envkit.container.build import _pyproject, build_image, default_tag
-
-    version = _pyproject(root).get("version")
+    version = EnvDir(root).project_table.get("version")
     tag = default_tag(name, version if isinstance(version, str) else None)
     if progress:
         progress(f"building {tag}")
     kwargs = dict(docker.build_options or {})
-    if "deadline" in inspect.signature(build_image).parameters:
-        kwargs.setdefault("deadline", budget.deadline)
+    kwargs.setdefault("deadline", budget.deadline)
     built = build_image(root, tag=tag, labels=docker.labels, on_event=docker.on_event, **kwargs)
     ev.timings["build"] = round(built.seconds, 3)
     return tag
