@@ -16,9 +16,6 @@ LIMIT = 100
 #: "path::function" -> why it may be longer.
 EXCEPTIONS: dict[str, str] = {
     "envkit/label/web.py::create_app": "a FastAPI route factory: the routes close over one store",
-    # Not split yet: it needs an options object for its 13 parameters and the docker run
-    # tests around the change; listed so the gap is visible rather than hidden.
-    "envkit/container/run.py::run_container": "pending split into create, wait and stream steps",
 }
 
 

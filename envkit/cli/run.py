@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,6 +22,9 @@ from envkit.cli._options import (
     parse_key_values,
 )
 from envkit.errors import ContainerError, ExitCode, ServerStartError, UsageError
+
+if TYPE_CHECKING:
+    from envkit.container.run import RunningContainer
 
 
 def run_cmd(
@@ -122,17 +126,19 @@ def run_cmd(
                     hint=f"Drop {flag} or --docker.",
                 )
         _run_docker(
-            path,
-            host=host,
-            port=port,
-            timeout=startup_timeout,
-            env=variables,
-            build=build,
-            detach=detach,
-            name=name,
-            tag=tag,
-            labels=parse_key_values(label, "--label"),
-            hardened=hardened,
+            _DockerRun(
+                path=path,
+                host=host,
+                port=port,
+                timeout=startup_timeout,
+                env=variables,
+                build=build,
+                detach=detach,
+                name=name,
+                tag=tag,
+                labels=parse_key_values(label, "--label"),
+                hardened=hardened,
+            )
         )
         return
     for flag, used in (
@@ -145,7 +151,42 @@ def run_cmd(
     ):
         if used:
             raise UsageError(f"{flag} needs --docker.", hint=f"Add --docker or drop {flag}.")
+    _run_local(
+        path,
+        host=host,
+        port=port,
+        reload=reload,
+        python=python,
+        timeout=timeout,
+        startup_timeout=startup_timeout,
+        env=variables,
+    )
 
+
+def _run_local(
+    path: Path,
+    *,
+    host: str,
+    port: int | None,
+    reload: bool,
+    python: str | None,
+    timeout: float | None,
+    startup_timeout: float | None,
+    env: dict[str, str],
+) -> None:
+    """Serve with uvicorn until Ctrl-C, ``timeout`` seconds, or the server's own exit.
+
+    Args:
+        path: environment directory. host, port: where to listen (``None``: the manifest's).
+        reload: restart on code changes. python: interpreter (``None``: resolved as usual).
+        timeout: seconds to serve for at most (``None``: no limit).
+        startup_timeout: seconds to wait for health (``None``: the manifest's).
+        env: extra environment variables for the server.
+
+    Raises:
+        ServerStartError: the server exited by itself, or never became healthy.
+        typer.Exit: code 0 after Ctrl-C stopped it.
+    """
     import subprocess
     import time
 
@@ -167,7 +208,7 @@ def run_cmd(
         port=port or manifest.port,
         reload=reload,
         capture_log=False,
-        env=variables or None,
+        env=env or None,
     )
     try:
         with _output.err.status(f"Starting {_output.esc(manifest.name)}…"):
@@ -207,86 +248,126 @@ def _stop(server: object, message: str) -> None:
         _output.warn(f"killed a process that had left the server's process group: {stray}")
 
 
-def _run_docker(
-    path: Path,
-    *,
-    host: str,
-    port: int | None,
-    timeout: float | None,
-    env: dict[str, str],
-    build: bool,
-    detach: bool,
-    name: str | None,
-    tag: str | None,
-    labels: dict[str, str],
-    hardened: bool = False,
-) -> None:
+@dataclass(frozen=True)
+class _DockerRun:
+    """``envkit run --docker``'s options, parsed.
+
+    Attributes:
+        path: environment directory. host, port: where to publish (``port`` ``None``: free).
+        timeout: seconds to wait for health (``None``: the manifest's).
+        env: container environment variables. build: rebuild first.
+        detach: leave it running and return. name, tag: container name and image reference.
+        labels: extra container (and image) labels. hardened: the container lane's options.
+    """
+
+    path: Path
+    host: str
+    port: int | None
+    timeout: float | None
+    env: dict[str, str]
+    build: bool
+    detach: bool
+    name: str | None
+    tag: str | None
+    labels: dict[str, str]
+    hardened: bool = False
+
+
+def _run_docker(req: _DockerRun) -> None:
+    """Start the container, announce it, then return (``detach``) or stream its log.
+
+    Raises:
+        UsageError: ``--hardened --detach`` for a ``no-network`` environment.
+        ContainerError: it exited by itself (its last 30 log lines in ``details``).
+        typer.Exit: code 0 after Ctrl-C stopped and removed it.
+    """
     from envkit.cli.build import BuildProgress
     from envkit.container import run_container
 
-    if hardened and detach:
-        from envkit.container.hardening import container_facts
-        from envkit.project import EnvProject
-
-        if container_facts(EnvProject.load(path).root).network_mode == "no-network":
-            raise UsageError(
-                "--hardened --detach cannot serve a `no-network` environment: "
-                "its port is relayed by this process.",
-                hint="Drop --detach (Ctrl-C stops it) or --hardened.",
-            )
-
+    if req.hardened and req.detach:
+        _refuse_detached_relay(req.path)
     progress = BuildProgress(quiet=False, live=_output.is_tty())
     with progress:
         running = run_container(
-            path,
-            tag=tag,
-            host=host,
-            port=port,
-            env=env,
-            build=build,
-            name=name,
-            labels=labels,
-            timeout_s=timeout,
+            req.path,
+            tag=req.tag,
+            host=req.host,
+            port=req.port,
+            env=req.env,
+            build=req.build,
+            name=req.name,
+            labels=req.labels,
+            timeout_s=req.timeout,
             on_event=progress,
-            hardened=hardened,
+            hardened=req.hardened,
         )
     try:
-        if running.docker_run:
-            _output.info(f"  hardened as: {_output.esc(running.docker_run)}")
-        _output.success(
-            f"{_output.esc(running.image)} is serving at {running.url} in container "
-            f"{_output.esc(running.name)} (ready in {running.ready_s:.1f} s)."
-        )
-        _output.info(
-            f"  WebSocket sessions: {running.url.replace('http', 'ws', 1)}/ws   "
-            f"schema: {running.url}/schema"
-        )
-        if detach:
+        _announce(running)
+        if req.detach:
             _output.out.print(running.url, markup=False)
             _output.info(f"Stop it with: {running.stop_command}")
             return
-        _output.info("Streaming its log; Ctrl-C stops and removes the container.")
-        try:
-            for line in running.follow_logs():
-                _output.err.print(line, markup=False, highlight=False, soft_wrap=True)
-            code = running.exit_code()
-            tail = running.log_tail(30)
-            if code is None:  # removed from elsewhere (`envkit stop NAME` in another shell)
-                _output.info(f"{_output.esc(running.name)} was stopped and removed.")
-                return
-        except KeyboardInterrupt:
-            running.stop()
-            _output.info(f"Stopped and removed {_output.esc(running.name)}.")
-            raise typer.Exit(int(ExitCode.OK)) from None
-        raise ContainerError(
-            f"The container {running.name} exited with code {code}.",
-            details=tail or None,
-            hint="See its log above.",
-        )
+        _stream_until_stopped(running)
     finally:
-        if not detach:
+        if not req.detach:
             running.stop()
         running.close()
+
+
+def _refuse_detached_relay(path: Path) -> None:
+    """A hardened ``no-network`` run's port is relayed by this process, so it cannot detach."""
+    from envkit.container.hardening import container_facts
+    from envkit.project import EnvProject
+
+    if container_facts(EnvProject.load(path).root).network_mode == "no-network":
+        raise UsageError(
+            "--hardened --detach cannot serve a `no-network` environment: "
+            "its port is relayed by this process.",
+            hint="Drop --detach (Ctrl-C stops it) or --hardened.",
+        )
+
+
+def _announce(running: RunningContainer) -> None:
+    """Print where the healthy container serves (and its hardened ``docker run`` line)."""
+    if running.docker_run:
+        _output.info(f"  hardened as: {_output.esc(running.docker_run)}")
+    _output.success(
+        f"{_output.esc(running.image)} is serving at {running.url} in container "
+        f"{_output.esc(running.name)} (ready in {running.ready_s:.1f} s)."
+    )
+    _output.info(
+        f"  WebSocket sessions: {running.url.replace('http', 'ws', 1)}/ws   "
+        f"schema: {running.url}/schema"
+    )
+
+
+def _stream_until_stopped(running: RunningContainer) -> None:
+    """Print the container's log until it stops; the caller removes it afterwards.
+
+    Returns normally when it was removed from elsewhere (``envkit stop NAME``).
+
+    Raises:
+        ContainerError: it exited by itself with the exit code shown.
+        typer.Exit: code 0 after Ctrl-C stopped and removed it.
+    """
+    _output.info("Streaming its log; Ctrl-C stops and removes the container.")
+    try:
+        for line in running.follow_logs():
+            _output.err.print(line, markup=False, highlight=False, soft_wrap=True)
+        code = running.exit_code()
+        tail = running.log_tail(30)
+        if code is None:  # removed from elsewhere (`envkit stop NAME` in another shell)
+            _output.info(f"{_output.esc(running.name)} was stopped and removed.")
+            return
+    except KeyboardInterrupt:
+        running.stop()
+        _output.info(f"Stopped and removed {_output.esc(running.name)}.")
+        raise typer.Exit(int(ExitCode.OK)) from None
+    raise ContainerError(
+        f"The container {running.name} exited with code {code}.",
+        details=tail or None,
+        hint="See its log above.",
+    )
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

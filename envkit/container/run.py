@@ -10,12 +10,15 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
 from envkit.container.build import BuildEvent, BuildResult, _pyproject, build_image, default_tag
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.errors import ContainerError, UsageError
+
+if TYPE_CHECKING:
+    from envkit.container.hardening import HardenedOptions
 
 #: Label holding the environment directory a container was started from.
 ROOT_LABEL = "envkit.root"
@@ -149,6 +152,29 @@ def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
             raise
 
 
+@dataclass(frozen=True)
+class _RunOptions:
+    """``run_container``'s keyword options, exactly as given (see its docstring)."""
+
+    tag: str | None
+    host: str
+    port: int | None
+    env: Mapping[str, str] | None
+    web: bool
+    build: bool
+    name: str | None
+    labels: Mapping[str, str] | None
+    timeout_s: float | None
+    build_options: Mapping[str, Any] | None
+    on_event: Callable[[BuildEvent], None] | None
+    hardened: bool
+
+    @property
+    def probe_host(self) -> str:
+        """Where to look for a listener: a wildcard ``host`` is probed on loopback."""
+        return "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+
+
 def run_container(
     path: str | os.PathLike[str] = ".",
     *,
@@ -202,130 +228,212 @@ def run_container(
             is removed first: nothing is left running on any failure.
         DockerUnavailableError: no engine answers (exit 2).
     """
-    from docker.errors import APIError, ImageNotFound
-
     from envkit.project import EnvProject
-    from envkit.server import free_port, port_in_use
 
-    emit = on_event or (lambda _e: None)
+    opts = _RunOptions(
+        tag=tag,
+        host=host,
+        port=port,
+        env=env,
+        web=web,
+        build=build,
+        name=name,
+        labels=labels,
+        timeout_s=timeout_s,
+        build_options=build_options,
+        on_event=on_event,
+        hardened=hardened,
+    )
     project = EnvProject.load(path)
-    manifest = project.manifest
-    probe_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
-    if port is not None and port_in_use(probe_host, port):
+    _check_request(opts)
+    if tag is None:
+        version = _pyproject(project.root).get("version")
+        tag = default_tag(project.manifest.name, version if isinstance(version, str) else None)
+    client = docker_client()
+    try:
+        return _launch(client, project, opts, tag)
+    except BaseException:
+        # On success the RunningContainer owns the connection; on any failure nobody does.
+        client.close()
+        raise
+
+
+def _check_request(opts: _RunOptions) -> None:
+    """Refuse a busy ``--port`` or an invalid ``--name`` before touching the engine.
+
+    Raises:
+        UsageError: the port answers on ``opts.probe_host``, or the name breaks Docker's rule.
+    """
+    from envkit.server import port_in_use
+
+    if opts.port is not None and port_in_use(opts.probe_host, opts.port):
         raise UsageError(
-            f"Port {port} on {host} is already in use.",
+            f"Port {opts.port} on {opts.host} is already in use.",
             hint="Stop what listens there or pass another --port "
             "(or none: envkit picks a free one).",
         )
-    if name is not None and not _NAME.match(name):
+    if opts.name is not None and not _NAME.match(opts.name):
         raise UsageError(
-            f"--name {name!r} is not a valid container name.",
+            f"--name {opts.name!r} is not a valid container name.",
             hint="Use letters, digits, `_`, `.` and `-`, starting with a letter or digit.",
         )
-    if tag is None:
-        version = _pyproject(project.root).get("version")
-        tag = default_tag(manifest.name, version if isinstance(version, str) else None)
-    client = docker_client()
-    ok = False
+
+
+def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningContainer:
+    """Image, create, start, wait: the container is removed again if any step fails.
+
+    Args:
+        client: an open ``docker.DockerClient``; the caller closes it on failure.
+        project: the loaded :class:`envkit.project.EnvProject`.
+        opts: the caller's options. tag: the image reference, already resolved.
+
+    Raises:
+        UsageError, ContainerError, BuildError, ...: as :func:`run_container`.
+    """
+    from envkit.server import free_port
+
+    if opts.name is not None:
+        _refuse_taken_name(client, opts.name)
+    built = _ensure_image(client, project, opts, tag)
+    port = opts.port if opts.port is not None else free_port(opts.probe_host)
+    container, running, hardening = _create(client, project, opts, tag, port)
+    running.build = built
     try:
-        if name is not None:
-            _refuse_taken_name(client, name)
-        built: BuildResult | None = None
-        image = None
-        if not build:
-            try:
-                image = client.images.get(tag)
-            except ImageNotFound:
-                image = None
-        if image is None:
-            built = build_image(
-                project.root, tag=tag, labels=labels, on_event=on_event, **dict(build_options or {})
-            )
-        else:
-            sha = hashlib.sha256((project.root / MANIFEST_NAME).read_bytes()).hexdigest()
-            have = (image.labels or {}).get(MANIFEST_SHA_LABEL)
-            if have and have != sha:
-                emit(
-                    BuildEvent(
-                        "warning",
-                        f"The image {tag} was built from another "
-                        "openenv.yaml than the current one; pass --build to rebuild.",
-                    )
-                )
-        if port is None:
-            port = free_port(probe_host)
-        variables = dict(env or {})
-        if web:
-            variables["ENABLE_WEB_INTERFACE"] = "true"
-        cname = name or f"envkit-{manifest.name.replace('_', '-').lower()}-{secrets.token_hex(3)}"
-        container_labels = {
-            MANAGED_LABEL: "true",
-            ENV_LABEL: manifest.name,
-            ROOT_LABEL: str(project.root),
-            **dict(labels or {}),
-        }
-        options = None
-        create: dict[str, Any] = {
-            "environment": variables,
-            "ports": {f"{manifest.port}/tcp": (host, port)},
-        }
-        if hardened:
-            from envkit.container.hardening import HardenedOptions, container_facts
-
-            options = HardenedOptions(container_facts(project.root))
-            create = options.create_kwargs(port, host)
-            create["environment"] = {**create["environment"], **variables}
-        container = client.containers.create(
-            tag, name=cname, detach=True, labels=container_labels, **create
-        )
-        running = RunningContainer(
-            id=container.id,
-            name=cname,
-            image=tag,
-            host=host,
-            host_port=port,
-            container_port=manifest.port,
-            build=built,
-            _client=client,
-        )
-        if options is not None:
-            running.docker_run = options.command(tag, port)
+        _start(container, running, hardening)
+        timeout = opts.timeout_s
+        if timeout is None:
+            timeout = project.manifest.spec.startup_timeout_s
         try:
-            try:
-                container.start()
-                if options is not None and options.isolated:
-                    from envkit.container.relay import ExecRelay
+            running.ready_s = _wait_healthy(client, running, timeout)
+        except ContainerError as exc:
+            if running.docker_run:
+                exc.hint = f"{exc.hint} Reproduce by hand: `{running.docker_run}`."
+            raise
+    except BaseException:
+        # Nothing is left running on any failure, Ctrl-C included.
+        running.stop(0)
+        raise
+    return running
 
-                    running._relay = ExecRelay(container.id, manifest.port, bind_port=port)
-                    running._relay.start()
-            except APIError as exc:
-                text = str(exc).lower()
-                if any(m in text for m in _PORT_BUSY):
-                    raise UsageError(
-                        f"Port {port} on {host} is already in use (the engine could not "
-                        "publish it).",
-                        hint="Pass another --port, or none to get a free one.",
-                    ) from None
-                raise ContainerError(
-                    f"The container {cname} did not start: "
-                    f"{getattr(exc, 'explanation', None) or exc}.",
-                    hint="Check the image's CMD and the engine log.",
-                ) from None
-            timeout = timeout_s if timeout_s is not None else manifest.spec.startup_timeout_s
-            try:
-                running.ready_s = _wait_healthy(client, running, timeout)
-            except ContainerError as exc:
-                if running.docker_run:
-                    exc.hint = f"{exc.hint} Reproduce by hand: `{running.docker_run}`."
-                raise
-            ok = True
-            return running
-        finally:
-            if not ok:
-                running.stop(0)
-    finally:
-        if not ok:
-            client.close()
+
+def _ensure_image(client: Any, project: Any, opts: _RunOptions, tag: str) -> BuildResult | None:
+    """Build ``tag`` when it is missing or ``opts.build``; else warn on a stale manifest.
+
+    Returns:
+        The build done, or ``None`` when the existing image is used.
+    """
+    from docker.errors import ImageNotFound
+
+    image = None
+    if not opts.build:
+        try:
+            image = client.images.get(tag)
+        except ImageNotFound:
+            image = None
+    if image is None:
+        return build_image(
+            project.root,
+            tag=tag,
+            labels=opts.labels,
+            on_event=opts.on_event,
+            **dict(opts.build_options or {}),
+        )
+    # The image records the sha256 of the openenv.yaml it was built from (build.py's label).
+    sha = hashlib.sha256((project.root / MANIFEST_NAME).read_bytes()).hexdigest()
+    have = (image.labels or {}).get(MANIFEST_SHA_LABEL)
+    if have and have != sha and opts.on_event is not None:
+        opts.on_event(
+            BuildEvent(
+                "warning",
+                f"The image {tag} was built from another "
+                "openenv.yaml than the current one; pass --build to rebuild.",
+            )
+        )
+    return None
+
+
+def _create(
+    client: Any, project: Any, opts: _RunOptions, tag: str, port: int
+) -> tuple[Any, RunningContainer, HardenedOptions | None]:
+    """Create (not start) the labelled container publishing the manifest's port on ``port``.
+
+    Returns:
+        ``(container, running, hardening)``: the engine's container object, its
+        :class:`RunningContainer` (``ready_s`` still 0), and the lane's options when
+        ``opts.hardened`` (else ``None``).
+    """
+    manifest = project.manifest
+    variables = dict(opts.env or {})
+    if opts.web:
+        variables["ENABLE_WEB_INTERFACE"] = "true"
+    cname = opts.name or (
+        f"envkit-{manifest.name.replace('_', '-').lower()}-{secrets.token_hex(3)}"
+    )
+    container_labels = {
+        MANAGED_LABEL: "true",
+        ENV_LABEL: manifest.name,
+        ROOT_LABEL: str(project.root),
+        **dict(opts.labels or {}),
+    }
+    hardening = None
+    create: dict[str, Any] = {
+        "environment": variables,
+        "ports": {f"{manifest.port}/tcp": (opts.host, port)},
+    }
+    if opts.hardened:
+        from envkit.container.hardening import HardenedOptions, container_facts
+
+        hardening = HardenedOptions(container_facts(project.root))
+        create = hardening.create_kwargs(port, opts.host)
+        create["environment"] = {**create["environment"], **variables}
+    container = client.containers.create(
+        tag, name=cname, detach=True, labels=container_labels, **create
+    )
+    running = RunningContainer(
+        id=container.id,
+        name=cname,
+        image=tag,
+        host=opts.host,
+        host_port=port,
+        container_port=manifest.port,
+        _client=client,
+    )
+    if hardening is not None:
+        running.docker_run = hardening.command(tag, port)
+    return container, running, hardening
+
+
+def _start(container: Any, running: RunningContainer, hardening: HardenedOptions | None) -> None:
+    """Start the created container, plus the exec relay for an isolated hardened run.
+
+    Raises:
+        UsageError: the engine could not publish the port (it was taken meanwhile).
+        ContainerError: the engine refused to start it for another reason.
+    """
+    from docker.errors import APIError
+
+    try:
+        container.start()
+        if hardening is not None and hardening.isolated:
+            from envkit.container.relay import ExecRelay
+
+            running._relay = ExecRelay(
+                container.id, running.container_port, bind_port=running.host_port
+            )
+            running._relay.start()
+    except APIError as exc:
+        text = str(exc).lower()
+        if any(m in text for m in _PORT_BUSY):
+            raise UsageError(
+                f"Port {running.host_port} on {running.host} is already in use (the engine "
+                "could not publish it).",
+                hint="Pass another --port, or none to get a free one.",
+            ) from None
+        raise ContainerError(
+            f"The container {running.name} did not start: "
+            f"{getattr(exc, 'explanation', None) or exc}.",
+            hint="Check the image's CMD and the engine log.",
+        ) from None
 
 
 def _refuse_taken_name(client: Any, name: str) -> None:
