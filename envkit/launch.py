@@ -94,7 +94,10 @@ class LaunchCandidate:
         """
         if self.app is not None:
             return [python, "-m", "uvicorn", self.app, "--host", host, "--port", str(port)]
-        assert self.main is not None  # noqa: S101 - constructed that way below
+        if self.main is None:  # every candidate has an app or a main (launch_candidates)
+            from envkit.errors import InternalError
+
+            raise InternalError(f"Launch candidate {self.label!r} has neither an app nor a main.")
         module, func = self.main.split(":", 1)
         code = (
             f"import sys; sys.argv = ['server', '--host', {host!r}, '--port', '{port}']; "

@@ -1,4 +1,4 @@
-"""Functions that each do one thing: no function body in ``envkit/`` is longer than 100 lines.
+"""Code shape: no function body in ``envkit/`` is longer than 100 lines, and no `assert`.
 
 A body is measured from its first statement after the docstring to its last line, so a typer
 command's option declarations (its signature) and its help text (its docstring) do not count;
@@ -63,3 +63,14 @@ def test_the_measure_counts_the_body(tmp_path: Path) -> None:
     (pkg / "m.py").write_text(f'def long(\n    a,\n    b,\n):\n    """Doc."""\n{body}\n')
     (pkg / "n.py").write_text('def short():\n    """Doc."""\n' + "    pass\n" * 100)
     assert long_functions(pkg) == {"envkit/m.py::long": 101}
+
+
+def test_library_code_has_no_assert() -> None:
+    """``python -O`` strips asserts: control flow in envkit/ raises real errors instead."""
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assert)
+    ]
+    assert found == [], "replace with an explicit check:\n" + "\n".join(found)

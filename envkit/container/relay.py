@@ -119,10 +119,22 @@ class ExecRelay:
         self._lock = threading.Lock()
         self._closed = False
 
+    def _started(self) -> tuple[socket.socket, subprocess.Popen[bytes]]:
+        """The listener and the ``docker exec`` process.
+
+        Raises:
+            InternalError: :meth:`start` has not run (a bug in the caller).
+        """
+        if self._listener is None or self._proc is None:
+            from envkit.errors import InternalError
+
+            raise InternalError("The exec relay was used before start().")
+        return self._listener, self._proc
+
     @property
     def url(self) -> str:
-        assert self._listener is not None
-        return f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        listener, _proc = self._started()
+        return f"http://127.0.0.1:{listener.getsockname()[1]}"
 
     def __enter__(self) -> ExecRelay:
         self.start()
@@ -165,19 +177,21 @@ class ExecRelay:
         return self._proc is not None and self._proc.poll() is None
 
     def _send(self, cid: int, kind: int, data: bytes = b"") -> None:
-        assert self._proc is not None and self._proc.stdin is not None
+        stdin = self._started()[1].stdin
+        if stdin is None:  # started without a pipe: nothing can be relayed
+            return
         with self._lock:
             try:
-                self._proc.stdin.write(_HEADER.pack(cid, kind, len(data)) + data)
-                self._proc.stdin.flush()
+                stdin.write(_HEADER.pack(cid, kind, len(data)) + data)
+                stdin.flush()
             except (OSError, ValueError):
                 pass
 
     def _accept(self) -> None:
-        assert self._listener is not None
+        listener, _proc = self._started()
         while not self._closed:
             try:
-                conn, _ = self._listener.accept()
+                conn, _ = listener.accept()
             except OSError:
                 return
             with self._lock:
@@ -199,8 +213,10 @@ class ExecRelay:
         self._send(cid, CLOSE)
 
     def _demux(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        out: IO[bytes] = self._proc.stdout
+        stdout = self._started()[1].stdout
+        if stdout is None:  # started without a pipe: nothing comes back
+            return
+        out: IO[bytes] = stdout
         while True:
             head = _read_exact(out, _HEADER.size)
             if head is None:
@@ -238,8 +254,8 @@ class ExecRelay:
                 conn.close()
         if self._proc is not None and self._proc.poll() is None:
             with contextlib.suppress(OSError, ValueError):
-                assert self._proc.stdin is not None
-                self._proc.stdin.close()
+                if self._proc.stdin is not None:
+                    self._proc.stdin.close()
             try:
                 self._proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
