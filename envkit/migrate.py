@@ -14,7 +14,7 @@ What it does, file by file (each step only when it applies, so a second run chan
 
 * ``pyproject.toml``, ``requirements*.txt`` (root and ``server/``) and Dockerfile ``RUN`` lines:
   the superseded ``openenv-core`` distribution (and ``openenv[core]``, an extra 0.10 no longer
-  has) becomes ``openenv>=0.10,<0.11``; a project that declared both keeps one ``openenv``.
+  has) becomes :data:`~envkit.envdir.constants.OPENENV_REQUIREMENT`; a project that declared both keeps one ``openenv``.
 * ``openenv.yaml``: envkit's pre-0.10 keys directly under ``validation:`` move to RFC 008's
   fields (``reward_range`` -> ``validation.reward.range``, ``floor_margin`` ->
   ``validation.reward.floor_margin``) or to envkit's own top-level ``envkit:`` mapping
@@ -263,7 +263,7 @@ def _requirement_kind(req: str) -> str | None:
 
 
 def _new_requirement(old: str) -> str:
-    """``openenv-core[x]>=0.3; python_version>='3.10'`` -> ``openenv>=0.10,<0.11; python_...``
+    """``openenv-core[x]>=0.3; python_version>='3.10'`` -> the OpenEnv requirement with the same marker
     (the environment marker is kept)."""
     marker = old.split(";", 1)[1].strip() if ";" in old else ""
     return f"{OPENENV_REQUIREMENT}; {marker}" if marker else OPENENV_REQUIREMENT

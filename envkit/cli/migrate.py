@@ -32,7 +32,7 @@ def migrate_cmd(
 ) -> None:
     """Move an environment forward to OpenEnv 0.10 and envkit's current manifest layout.
 
-    `openenv-core` becomes `openenv>=0.10,<0.11` (pyproject, requirements files, Dockerfile
+    `openenv-core` becomes `openenv` 0.10 (pyproject, requirements files, Dockerfile
     installs); envkit's old keys under `validation:` move to RFC 008's fields and to the
     top-level `envkit:` section; the blocks `openenv validate` requires are added;
     `server/Dockerfile` moves to the root; `validation.execution` and its probe plan

@@ -10,6 +10,7 @@ limit, the declared memory and CPU, ``/tmp`` the only writable place, the port p
 
 from __future__ import annotations
 
+from envkit.envdir.constants import DEFAULT_APP
 from envkit.findings import Severity, register
 
 PORT_UNREACHABLE = register(
@@ -26,7 +27,7 @@ PORT_UNREACHABLE = register(
     why="A `HEALTHCHECK` that probes `127.0.0.1` from inside passes, so the container reports "
     "`healthy`, but a Hugging Face Space (and `docker run -p`) forwards to the container's "
     "network interface: every request from outside is refused.",
-    example='`CMD ["uvicorn", "server.app:app", "--host", "127.0.0.1", "--port", '
+    example=f'`CMD ["uvicorn", "{DEFAULT_APP}", "--host", "127.0.0.1", "--port", '
     '"8000"]` in the Dockerfile.',
     fix="Bind every interface: `--host 0.0.0.0` in the Dockerfile's `CMD` (or "
     '`uvicorn.run(app, host="0.0.0.0", ...)`).',
