@@ -146,10 +146,32 @@ def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
     try:
         c.remove(force=True)
     except NotFound:
-        pass
-    except APIError as exc:  # "removal already in progress" is fine
+        return
+    except APIError as exc:  # "removal already in progress": an auto-remove is under way
         if "in progress" not in str(exc):
             raise
+    _wait_gone(client, cid)
+
+
+#: Seconds to wait for the engine to finish removing a container (auto-remove runs after the
+#: stop returns, so a caller that lists containers right away can still see it otherwise).
+REMOVAL_WAIT_S = 15.0
+
+
+def _wait_gone(client: Any, cid: str, wait_s: float = REMOVAL_WAIT_S) -> None:
+    """Return once the engine no longer knows container ``cid``, or after ``wait_s`` seconds
+    (the engine then finishes on its own; nothing is raised)."""
+    from docker.errors import APIError, NotFound
+
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            client.containers.get(cid)
+        except NotFound:
+            return
+        except APIError:
+            return
+        time.sleep(0.1)
 
 
 @dataclass(frozen=True)

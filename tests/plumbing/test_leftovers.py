@@ -18,7 +18,7 @@ import pytest
 from envkit.server import LOG_TAIL_BYTES, free_port, port_in_use, start_server
 from tests.helpers import process_alive
 
-HOSTILE = Path(__file__).parent.parent / "eval" / "envs" / "hostile"
+HOSTILE = Path(__file__).parent.parent / "evaluation" / "envs" / "hostile"
 
 
 @pytest.fixture(autouse=True)
