@@ -27,7 +27,10 @@ What it does, file by file (each step only when it applies, so a second run chan
   Space and RFC 008's ``execution.dockerfile`` default both want it there).
 * ``validation/runtime.json``: OpenEnv's runtime probe plan, made by playing the oracle
   (:func:`envkit.probe_plan.make_probe_plan`) when ``envkit.oracle`` is declared and no plan
-  exists.
+  exists. A plan that ``validation.execution`` already declares is re-recorded the same way
+  when it is missing, breaks OpenEnv's plan schema, or is stale: the served environment
+  refuses one of its actions (the plan was recorded before the action changed), which is
+  what EK431 reports.
 
 Round trips keep user content: YAML through ruamel's round-trip mode and TOML through tomlkit
 keep comments, key order and unknown keys. Nothing is written until every file has been read
@@ -143,6 +146,8 @@ class MigrationResult:
 
 
 PlanMaker = Callable[[Path], dict[str, Any]]
+# ``(root, plan) -> why the plan is stale`` (``None``: it still replays).
+PlanChecker = Callable[[Path, dict[str, Any]], str | None]
 
 
 def migrate(
@@ -152,6 +157,7 @@ def migrate(
     python: str | None = None,
     probe_plan: bool = True,
     plan_maker: PlanMaker | None = None,
+    plan_checker: PlanChecker | None = None,
 ) -> MigrationResult:
     """Move the environment at ``path`` forward to OpenEnv 0.10 and envkit's manifest layout.
 
@@ -161,9 +167,13 @@ def migrate(
         python: interpreter that serves the environment, used to play the oracle for the
             probe plan (default: ``PATH/.venv/bin/python`` if present, else the current one).
         probe_plan: make ``validation/runtime.json`` by playing the oracle when it is
-            missing and an oracle is declared. ``False``: never start anything.
+            missing, invalid or stale and an oracle is declared (checking a declared plan
+            starts the server once to replay it). ``False``: never start anything.
         plan_maker: ``root -> plan`` (default: :func:`envkit.probe_plan.make_probe_plan`
             with ``python``); for callers that already have a server.
+        plan_checker: ``(root, plan) -> reason or None`` telling whether a declared,
+            schema-valid plan is stale (default: serve the environment with ``python`` and
+            replay the plan; a refused action makes it stale).
 
     Returns:
         The :class:`MigrationResult`; ``changes`` is empty when the environment is already
@@ -193,9 +203,12 @@ def migrate(
         plan_possible=probe_plan,
     )
     manifest_change, oracle = _migrate_manifest(env, facts, notes)
+    maker = plan_maker or _default_plan_maker(python)
     if manifest_change is not None:
-        maker = plan_maker or _default_plan_maker(python)
         changes += _manifest_and_plan(root, manifest_change, maker, oracle, notes)
+    if not any(c.path == PROBE_PLAN for c in changes):
+        checker = plan_checker or _default_plan_checker(python)
+        changes += _refresh_plan(env, maker, checker if probe_plan else None, notes)
     if not dry_run:
         _apply(root, changes)
     return MigrationResult(root=root, changes=changes, notes=notes, dry_run=dry_run)
@@ -846,8 +859,25 @@ def _default_plan_maker(python: str | None) -> PlanMaker:
 
 
 def _make_plan(
-    root: Path, maker: PlanMaker, oracle: str | None, notes: list[str]
+    root: Path,
+    maker: PlanMaker,
+    oracle: str | None,
+    notes: list[str],
+    *,
+    before: str | None = None,
+    why: str | None = None,
 ) -> FileChange | None:
+    """Play the oracle with ``maker`` and return the plan's :class:`FileChange`.
+
+    Args:
+        root: the environment directory.
+        maker: ``root -> plan``.
+        oracle: ``envkit.oracle`` (``module:attr``), for the messages.
+        notes: a plan that cannot be made appends the reason here (and returns ``None``).
+        before: the current plan's text when it is re-recorded (``None``: a new file).
+        why: why an existing plan is re-recorded (``missing``, ``stale: ...``); ``None`` for
+            a plan that ``validation.execution`` is about to declare.
+    """
     import json
 
     from envkit.errors import EnvkitError
@@ -855,24 +885,123 @@ def _make_plan(
     try:
         plan = maker(root)
     except EnvkitError as exc:
+        tail = (
+            "the plan was not re-recorded"
+            if why is not None
+            else "`validation.execution` was not added"
+        )
         notes.append(
             f"Could not make {PROBE_PLAN} by playing the oracle ({oracle}): "
-            f"{exc.message} `validation.execution` was not added; fix the cause and "
-            "run `envkit migrate` again."
+            f"{exc.message} {tail}; fix the cause and run `envkit migrate` again."
         )
         return None
     text = json.dumps(plan, indent=2) + "\n"
-    return FileChange(
-        PROBE_PLAN,
-        None,
-        text,
-        [
-            (
-                f"probe plan: reset + {len(plan.get('actions', []))} action(s) played "
-                f"by the oracle ({oracle})"
+    played = f"reset + {len(plan.get('actions', []))} action(s) played by the oracle ({oracle})"
+    line = f"probe plan: {played}" if why is None else f"probe plan re-recorded ({why}): {played}"
+    return FileChange(PROBE_PLAN, before, text, [line])
+
+
+def _refresh_plan(
+    env: EnvDir, maker: PlanMaker, checker: PlanChecker | None, notes: list[str]
+) -> list[FileChange]:
+    """Re-record the probe plan that ``validation.execution`` already declares when it is
+    missing, breaks the plan schema, or is stale (``checker`` says why).
+
+    Only the default ``probe_path`` (:data:`PROBE_PLAN`) is re-recorded: a plan kept
+    elsewhere was placed by hand, and envkit does not overwrite hand-made files.
+
+    Args:
+        env: the environment directory (its manifest as it was before this migration:
+            ``validation.execution`` is only ever added by migrate together with its plan).
+        maker: ``root -> plan``.
+        checker: ``(root, plan) -> reason or None``; ``None`` when ``--no-probe-plan`` forbids
+            starting anything (then a missing or invalid plan only gets a note).
+        notes: what could not be done is appended here.
+
+    Returns:
+        The plan's change, or nothing.
+    """
+    from envkit.errors import EnvkitError
+    from envkit.probe_plan import PlanError, read_plan
+
+    spec = env.spec
+    if env.manifest is None or spec.probe_path != PROBE_PLAN:
+        return []
+    path = env.root / PROBE_PLAN
+    before = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    why: str | None = None
+    try:
+        plan = read_plan(env.root, PROBE_PLAN)
+    except PlanError as exc:
+        why = "missing" if before is None else f"invalid: {exc.message}"
+    if checker is None or not spec.oracle:
+        if why is not None:
+            how = (
+                "run `envkit migrate` without --no-probe-plan to re-record it"
+                if spec.oracle
+                else "declare `envkit.oracle` and run `envkit migrate` again, or write it by hand"
             )
-        ],
-    )
+            notes.append(f"{PROBE_PLAN} is {why}; it was not re-recorded: {how}.")
+        return []
+    if why is None:
+        try:
+            why = checker(env.root, plan)
+        except EnvkitError as exc:
+            notes.append(
+                f"Could not check whether {PROBE_PLAN} still replays: {exc.message} "
+                "It was left as it is."
+            )
+            return []
+    if why is None:
+        return []
+    change = _make_plan(env.root, maker, spec.oracle, notes, before=before, why=why)
+    return [change] if change is not None else []
+
+
+def _default_plan_checker(python: str | None) -> PlanChecker:
+    """Serve the environment with ``python`` (one server start, 1-3 s) and replay the plan:
+    the first refused action makes it stale (the check EK431 makes in ``envkit validate``)."""
+
+    def check(root: Path, plan: dict[str, Any]) -> str | None:
+        from envkit.manifest import read_manifest
+        from envkit.project import resolve_python
+        from envkit.server import start_server
+
+        manifest = read_manifest(root)
+        spec = manifest.spec
+        server = start_server(root, manifest.app, python=resolve_python(root, python))
+        try:
+            server.wait_healthy(timeout_s=spec.startup_timeout_s)
+            return _replay_refusal(server.url, plan, timeout_s=max(spec.step_timeout_s * 6, 30.0))
+        finally:
+            server.stop()
+
+    return check
+
+
+def _replay_refusal(base_url: str, plan: dict[str, Any], *, timeout_s: float) -> str | None:
+    """Replay ``plan`` on one session at ``base_url``: why it is stale (its first refused
+    action), or ``None`` when every action is accepted up to ``done``.
+
+    Raises:
+        WireError: the server cannot be reached or does not answer within ``timeout_s``
+            seconds (that says nothing about the plan).
+    """
+    from envkit.wire import EnvErrorFrame, EnvSession
+
+    reset, actions = plan["reset"], plan["actions"]
+    with EnvSession(base_url, timeout_s=timeout_s) as session:
+        result = session.reset(
+            seed=reset["seed"], episode_id=reset["episode_id"], **(reset.get("options") or {})
+        )
+        for i, action in enumerate(actions):
+            if result.done:
+                break
+            try:
+                result = session.step(action)
+            except EnvErrorFrame as exc:
+                return f"stale: the environment refused its action {i + 1} of {len(actions)}: {exc.message}"
+    return None
 
 
 # --------------------------------------------------------------------------- writing

@@ -25,8 +25,9 @@ def migrate_cmd(
         bool,
         typer.Option(
             "--probe-plan/--no-probe-plan",
-            help="Make validation/runtime.json by playing the oracle when it is missing "
-            "(starts the environment's server).",
+            help="Make validation/runtime.json by playing the oracle when it is missing, "
+            "invalid or stale (an action the environment now refuses); starts the "
+            "environment's server.",
         ),
     ] = True,
 ) -> None:
@@ -36,7 +37,9 @@ def migrate_cmd(
     installs); envkit's old keys under `validation:` move to RFC 008's fields and to the
     top-level `envkit:` section; the blocks `openenv validate` requires are added;
     `server/Dockerfile` moves to the root; `validation.execution` and its probe plan
-    `validation/runtime.json` are added when an oracle is declared. Comments, key order and
+    `validation/runtime.json` are added when an oracle is declared; a declared plan that is
+    missing, invalid or stale (an action the environment now refuses) is re-recorded by
+    playing the oracle again. Comments, key order and
     unknown keys survive. Running it twice changes nothing the second time. A file it cannot
     parse stops it before anything is written.
 

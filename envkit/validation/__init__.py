@@ -171,7 +171,8 @@ def validate(
         remains after selection and severity overrides.
 
     Raises:
-        UsageError: neither ``path`` nor ``url``, ``path`` not a directory, bad select/ignore
+        UsageError: neither ``path`` nor ``url``, ``path`` not a directory or not an
+            environment (no ``openenv.yaml``; refused before any scan), bad select/ignore
             codes, ``episodes`` < 1 (exit 2).
         SpecError: invalid ``[tool.envkit.validate]`` (unknown key, code or severity).
     """
@@ -198,12 +199,11 @@ def _checked_root(path: str | Path | None, url: str | None, episodes: int) -> Pa
     """The resolved environment directory (``None``: ``--url`` only).
 
     Raises:
-        UsageError: neither ``path`` nor ``url``, ``episodes`` < 1, ``path`` missing or
-            not a directory.
+        UsageError: neither ``path`` nor ``url``, ``episodes`` < 1, ``path`` missing,
+            not a directory, or not an environment (see :func:`_refuse_outside_environment`).
     """
     from envkit.errors import UsageError
 
-    _load_rules()
     if path is None and not url:
         raise UsageError(
             "Nothing to validate: give an environment directory or --url.",
@@ -212,6 +212,7 @@ def _checked_root(path: str | Path | None, url: str | None, episodes: int) -> Pa
     if episodes < 1:
         raise UsageError(f"--episodes must be >= 1; got {episodes}.", hint="Pass --episodes 5.")
     if path is None:
+        _load_rules()
         return None
     root = Path(path).expanduser()
     if not root.exists():
@@ -223,7 +224,73 @@ def _checked_root(path: str | Path | None, url: str | None, episodes: int) -> Pa
         raise UsageError(
             f"{root} is not a directory.", hint="Pass the directory that holds openenv.yaml."
         )
+    # Before the rules are imported (about 1 s): a refusal must come at once.
+    _refuse_outside_environment(root)
+    _load_rules()
     return root.resolve()
+
+
+def _refuse_outside_environment(root: Path) -> None:
+    """Refuse a directory that is not an environment before anything is scanned.
+
+    A directory without ``openenv.yaml`` and without ``server/app.py`` is not an environment
+    (one that lost only its manifest still gets EK101 and a runtime stage). Scanning it would
+    walk whatever it holds (every ``site-packages`` under ``/tmp`` or a home directory, for
+    the secret rules) for minutes. Costs a few ``stat`` calls: the directory's children, one
+    level down, and its ancestors.
+
+    Raises:
+        UsageError: ``root`` is not an environment; the hint names an environment one level
+            down or above (``envkit validate wordle``, ``envkit validate ..``) when there is
+            one.
+    """
+    import shlex
+
+    from envkit.envdir.constants import MANIFEST_NAME
+    from envkit.errors import UsageError
+
+    if (root / MANIFEST_NAME).is_file() or (root / "server" / "app.py").is_file():
+        return
+    found = [shlex.quote(_typed(p)) for p in _nearby_environments(root.resolve())]
+    if found:
+        others = "".join(f" or `envkit validate {p}`" for p in found[1:3])
+        hint = f"Did you mean `envkit validate {found[0]}`{others}?"
+    else:
+        hint = "Pass the environment's directory (it holds openenv.yaml), or --url URL."
+    raise UsageError(
+        f"{root.resolve()} is not an OpenEnv environment: it has no {MANIFEST_NAME}; "
+        "nothing was checked.",
+        hint=hint,
+    )
+
+
+def _nearby_environments(root: Path) -> list[Path]:
+    """Directories holding ``openenv.yaml``: ``root``'s children (sorted, hidden ones left
+    out), then its nearest ancestor that holds one. Unreadable directories are skipped."""
+    from envkit.envdir.constants import MANIFEST_NAME
+
+    found: list[Path] = []
+    try:
+        children = sorted(p for p in root.iterdir() if not p.name.startswith("."))
+    except OSError:
+        children = []
+    for child in children:
+        try:
+            if (child / MANIFEST_NAME).is_file():
+                found.append(child)
+        except OSError:
+            continue
+    parent = next((p for p in root.parents if (p / MANIFEST_NAME).is_file()), None)
+    return found + ([parent] if parent is not None else [])
+
+
+def _typed(target: Path) -> str:
+    """``target`` as the user would type it from the current directory: relative when it is
+    inside the current directory or one of its ancestors (``wordle``, ``..``), else absolute."""
+    cwd = Path.cwd().resolve()
+    if target.is_relative_to(cwd) or cwd.is_relative_to(target):
+        return os.path.relpath(target, cwd)
+    return str(target)
 
 
 def _run(
