@@ -315,7 +315,13 @@ class PolicyFactory:
             return OpenAIPolicy(self.client, chat)
         if self.plan.name == "random":
             return RandomPolicy(self.action_schema, settings.seed)
-        return EnvCallablePolicy(self.plan.callable_spec or "", self.root, settings.python or "")
+        return EnvCallablePolicy(
+            self.plan.callable_spec or "",
+            self.root,
+            settings.python or "",
+            load_timeout_s=settings.timeouts.startup_s,
+            call_timeout_s=settings.timeouts.reply_s,
+        )
 
     def close(self) -> None:
         """Release the shared ``openai`` client, if any."""

@@ -94,3 +94,80 @@ def test_reachable_endpoint_without_models_route_still_runs(
         out_dir=tmp_path / "o",
     )
     assert result.summary["success_rate"] == 1.0
+
+
+_SLOW_POLICY = """import time
+
+time.sleep({load})  # a heavy import
+
+
+def policy(obs):
+    time.sleep({call})
+    return {{"message": obs["target"]}}
+"""
+
+
+def _slow_env(copy_env, echo_env, *, load: float, call: float):
+    env = copy_env(echo_env)
+    (env / "slowpolicy.py").write_text(_SLOW_POLICY.format(load=load, call=call))
+    return env
+
+
+def test_policy_load_counts_under_the_startup_timeout(echo_env, echo_server, copy_env):
+    # Loading takes 2 s: fine under a 10 s start-up timeout even though one answer may take
+    # only 1 s; each call is quick.
+    import sys
+
+    from envkit.evaluation import evaluate
+
+    env = _slow_env(copy_env, echo_env, load=2, call=0)
+    result = evaluate(
+        env,
+        url=echo_server.url,
+        policy="slowpolicy:policy",
+        episodes=1,
+        python=sys.executable,
+        startup_timeout_s=10,
+        reply_timeout_s=1,
+    )
+    assert result.summary["success_rate"] == 1.0
+
+
+def test_policy_load_past_the_startup_timeout_names_it(echo_env, echo_server, copy_env):
+    import sys
+
+    from envkit.errors import PolicyError
+    from envkit.evaluation import evaluate
+
+    env = _slow_env(copy_env, echo_env, load=4, call=0)
+    with pytest.raises(PolicyError) as info:
+        evaluate(
+            env,
+            url=echo_server.url,
+            policy="slowpolicy:policy",
+            episodes=1,
+            python=sys.executable,
+            startup_timeout_s=1,
+            reply_timeout_s=30,
+        )
+    assert "did not load within 1 s" in info.value.message
+    assert "heavy imports" in info.value.hint and "--startup-timeout" in info.value.hint
+
+
+def test_policy_call_past_the_reply_timeout_names_it(echo_env, echo_server, copy_env):
+    import sys
+
+    from envkit.evaluation import evaluate
+
+    env = _slow_env(copy_env, echo_env, load=0, call=3)
+    result = evaluate(
+        env,
+        url=echo_server.url,
+        policy="slowpolicy:policy",
+        episodes=1,
+        python=sys.executable,
+        startup_timeout_s=30,
+        reply_timeout_s=1,
+    )
+    ep = result.episodes[0]
+    assert "did not answer within 1 s" in ep.error and "reply timeout" in ep.error
