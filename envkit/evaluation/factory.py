@@ -23,6 +23,7 @@ from envkit.evaluation.policies import (
     EpisodePolicy,
     OpenAIPolicy,
     RandomPolicy,
+    model_error,
 )
 from envkit.evaluation.records import EvalSettings
 
@@ -31,6 +32,15 @@ if TYPE_CHECKING:
     from envkit.project import EnvProject
 
 OPENAI_TIMEOUT_S = 120.0  # seconds the openai client waits for one completion
+# The endpoint probe before the server starts: a refused or unresolvable endpoint fails at
+# once; a host that drops packets fails after PROBE_CONNECT_S; a slow answer is not a failure.
+PROBE_CONNECT_S = 5.0  # seconds to open the connection
+PROBE_TIMEOUT_S = 10.0  # seconds for the whole probe request
+PROBE_MAX_RETRIES = 1  # at most; more would spend the seconds the probe is there to save
+NO_MODEL_HINT = (
+    "No model? try `--policy oracle` or `--policy random`. "
+    "With one: pass --model (e.g. --model Qwen/Qwen3-4B) or set $MODEL_NAME."
+)
 
 
 @dataclass(frozen=True)
@@ -88,13 +98,26 @@ def plan_policy(
     )
 
 
-def _plan_openai(options: EvalOptions, notes: Notes) -> PolicyPlan:
+def require_model(options: EvalOptions) -> str:
+    """The model of ``--policy openai``: ``options.model``, else ``$MODEL_NAME``.
+
+    Checked before the environment is even read, so that a newcomer who ran a bare
+    ``envkit eval`` learns about the policies that need no model first.
+
+    Raises:
+        UsageError: neither is set (the hint names ``--policy oracle`` and ``--policy random``).
+    """
     model = options.model or os.environ.get("MODEL_NAME") or None
     if not model:
         raise UsageError(
-            "--policy openai needs a model.",
-            hint="Pass --model (e.g. --model Qwen/Qwen3-4B) or set $MODEL_NAME.",
+            "--policy openai (the default) needs a model: no --model given and $MODEL_NAME is unset.",
+            hint=NO_MODEL_HINT,
         )
+    return model
+
+
+def _plan_openai(options: EvalOptions, notes: Notes) -> PolicyPlan:
+    model = require_model(options)
     base_url = (options.base_url or os.environ.get("API_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
     key, key_env = resolve_key(options.api_key_env)
     if key is None:
@@ -103,6 +126,54 @@ def _plan_openai(options: EvalOptions, notes: Notes) -> PolicyPlan:
             "without one (fine for a local server)."
         )
     return PolicyPlan(name="openai", model=model, base_url=base_url, key=key, key_env=key_env)
+
+
+def probe_endpoint(plan: PolicyPlan, *, max_retries: int) -> None:
+    """Check that the ``openai`` plan's endpoint can be reached, before any server starts
+    (starting one can take a minute; a wrong ``--base-url`` then fails on the first call).
+
+    Sends ``GET {base_url}/models`` (part of the OpenAI API). Any HTTP answer, even an error
+    status (many servers have no ``/models``, some want a key for it), counts as reachable:
+    the first completion reports those problems with the model's name. So does a slow answer.
+
+    Args:
+        plan: an ``openai`` plan (its ``base_url``, ``key``, ``model``, ``key_env``).
+        max_retries: ``--max-retries``; the probe retries at most :data:`PROBE_MAX_RETRIES`.
+
+    Raises:
+        ModelEndpointError: no connection could be opened within :data:`PROBE_CONNECT_S`
+            seconds (refused, unknown host, no route), with the message
+            :func:`envkit.evaluation.policies.model_error` gives any unreachable endpoint.
+    """
+    import httpx
+    import openai
+
+    retries = min(max_retries, PROBE_MAX_RETRIES)
+    client = openai.OpenAI(
+        base_url=plan.base_url,
+        api_key=plan.key or "no-key-set",
+        max_retries=retries,
+        timeout=httpx.Timeout(PROBE_TIMEOUT_S, connect=PROBE_CONNECT_S),
+    )
+    try:
+        client.models.list()
+    except openai.APIConnectionError as exc:  # APITimeoutError is one too
+        cause = exc.__cause__
+        if isinstance(exc, openai.APITimeoutError) and not isinstance(cause, httpx.ConnectTimeout):
+            return  # connected, but the answer is slow: reachable
+        unreachable = openai.APIConnectionError(request=exc.request)
+        unreachable.__cause__ = cause
+        raise model_error(
+            unreachable,
+            base_url=plan.base_url or "",
+            model=plan.model or "",
+            key_env=plan.key_env,
+            max_retries=retries,
+        ) from None
+    except openai.OpenAIError:
+        return  # it answered
+    finally:
+        client.close()
 
 
 def _callable_spec(policy: str, project: EnvProject | None, spec: EnvSpec) -> str:
@@ -244,7 +315,13 @@ class PolicyFactory:
             return OpenAIPolicy(self.client, chat)
         if self.plan.name == "random":
             return RandomPolicy(self.action_schema, settings.seed)
-        return EnvCallablePolicy(self.plan.callable_spec or "", self.root, settings.python or "")
+        return EnvCallablePolicy(
+            self.plan.callable_spec or "",
+            self.root,
+            settings.python or "",
+            load_timeout_s=settings.timeouts.startup_s,
+            call_timeout_s=settings.timeouts.reply_s,
+        )
 
     def close(self) -> None:
         """Release the shared ``openai`` client, if any."""

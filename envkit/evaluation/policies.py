@@ -181,17 +181,62 @@ class RandomPolicy:
 class EnvCallablePolicy:
     """An :class:`EpisodePolicy` over a ``module:callable`` of the environment (e.g.
     ``envkit.oracle``); the callable runs in the environment's interpreter, served by an
-    :class:`envkit.policy.PolicyProcess` (restarted when it died with the last episode)."""
+    :class:`envkit.policy.PolicyProcess` (restarted when it died with the last episode).
 
-    def __init__(self, spec: str, root: Path, python: str, timeout_s: float = 30.0):
+    Loading the module is start-up, not a call: importing ``openenv`` alone takes seconds on
+    a busy machine, so it gets the start-up timeout and each call the reply timeout.
+
+    Args:
+        spec: ``module:callable``.
+        root: the environment directory the child process runs in.
+        python: the environment's interpreter.
+        load_timeout_s: seconds to import the module and find the callable
+            (``--startup-timeout``).
+        call_timeout_s: seconds for one action (``--reply-timeout``).
+
+    Raises:
+        PolicyError: the callable cannot be loaded, or not within ``load_timeout_s``.
+    """
+
+    def __init__(
+        self,
+        spec: str,
+        root: Path,
+        python: str,
+        *,
+        load_timeout_s: float = 30.0,
+        call_timeout_s: float = 30.0,
+    ):
+        self.spec, self.root, self.python = spec, root, python
+        self.load_timeout_s = load_timeout_s
+        self.call_timeout_s = call_timeout_s
+        self._proc = self._start()
+
+    def _start(self) -> Any:
+        """A loaded :class:`envkit.policy.PolicyProcess` whose calls wait ``call_timeout_s``."""
+        import time
+
+        from envkit.errors import PolicyError
         from envkit.policy import PolicyProcess
 
-        self._factory = lambda: PolicyProcess(spec, root, python, timeout_s=timeout_s)
-        self._proc = self._factory()
+        t0 = time.monotonic()
+        try:
+            proc = PolicyProcess(self.spec, self.root, self.python, timeout_s=self.load_timeout_s)
+        except PolicyError:
+            if time.monotonic() - t0 < self.load_timeout_s:
+                raise  # it failed to load, on time: the error names the cause
+            raise PolicyError(
+                f"Policy `{self.spec}` did not load within {self.load_timeout_s:g} s "
+                "(the start-up timeout).",
+                hint="Keep the policy's module free of heavy imports (importing openenv "
+                "alone takes seconds), or raise --startup-timeout.",
+            ) from None
+        proc.timeout_s = self.call_timeout_s  # PolicyProcess reads it on every call
+        return proc
 
     def begin(self, episode: int, seed: int) -> None:
         if not self._proc.alive():  # died with the last episode: start again
-            self._proc = self._factory()
+            self._proc = self._start()
 
     def act(
         self,
@@ -201,7 +246,21 @@ class EnvCallablePolicy:
         step: int,
         last_error: str | None,
     ) -> Decision:
-        return Decision(action=self._proc(observation))
+        import time
+
+        from envkit.errors import PolicyError
+
+        t0 = time.monotonic()
+        try:
+            return Decision(action=self._proc(observation))
+        except PolicyError:
+            if time.monotonic() - t0 < self.call_timeout_s:
+                raise  # it raised or answered badly, on time: the error names the cause
+            raise PolicyError(
+                f"Policy `{self.spec}` did not answer within {self.call_timeout_s:g} s "
+                "(the reply timeout).",
+                hint="Make the policy faster, or raise --reply-timeout.",
+            ) from None
 
     def close(self) -> None:
         self._proc.close()

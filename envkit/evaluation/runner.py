@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from envkit.errors import EnvkitError, EvalAbortedError, InternalError, WireError
-from envkit.evaluation.factory import PolicyFactory, PolicyPlan, plan_policy
+from envkit.evaluation.factory import (
+    PolicyFactory,
+    PolicyPlan,
+    plan_policy,
+    probe_endpoint,
+    require_model,
+)
 from envkit.evaluation.options import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_RETRIES,
@@ -133,9 +139,10 @@ def evaluate(
         SpecError: the manifest cannot be read.
         ServerStartError: the environment server did not start.
         WireError: the server cannot be reached or refuses every session (CAPACITY_REACHED).
-        ModelEndpointError: the model endpoint is unreachable, rejects the key (401), keeps
-            rate-limiting (429) after ``max_retries``, or the context is too long. Finished
-            episodes are written to ``out_dir`` first.
+        ModelEndpointError: the model endpoint is unreachable (checked before the server
+            starts, so nothing is written), rejects the key (401), keeps rate-limiting (429)
+            after ``max_retries``, or the context is too long. Finished episodes are written
+            to ``out_dir`` first.
         EvalAbortedError: the ``timeout_s`` budget ran out, 3 sessions in a row were lost
             (the server hangs or crashes in ``reset``/``step``), or the server envkit started
             exited; finished episodes and a partial summary are written first (exit 2).
@@ -215,6 +222,8 @@ def run_evaluation(options: EvalOptions) -> EvalResult:
     from envkit.wire import normalise_url
 
     notes = Notes(options.on_note)
+    if options.policy == "openai":
+        require_model(options)  # a bare `envkit eval` learns of oracle and random first
     target = _load_target(options)
     timeouts = resolve_timeouts(
         target.spec,
@@ -223,6 +232,9 @@ def run_evaluation(options: EvalOptions) -> EvalResult:
         reply_timeout_s=options.reply_timeout_s,
     )
     plan = plan_policy(options, target.project, target.spec, notes)
+    if plan.name == "openai":
+        # Seconds here save the server's start-up (up to a minute) on a wrong --base-url.
+        probe_endpoint(plan, max_retries=options.max_retries)
     runs_env_code = options.url is None or plan.callable_spec is not None
     # The interpreter is resolved here, once, and handed to the server and the policy.
     python = resolve_python(target.root, options.python) if runs_env_code else None
