@@ -136,9 +136,10 @@ def test_missing_path_exits_two(cli, tmp_path: Path) -> None:
 
 
 def test_empty_directory_is_not_an_environment(cli, tmp_path: Path) -> None:
+    # Refused before any check runs (exit 2, nothing scanned), not reported as EK101.
     result = cli("validate", tmp_path, "--static", "-f", "json")
-    assert result.exit_code == 1
-    assert "EK101" in _codes(result)
+    assert result.exit_code == 2
+    assert "no openenv.yaml" in result.stderr and result.stdout == ""
 
 
 def test_openenv_init_environment(openenv_init_env: Path) -> None:
