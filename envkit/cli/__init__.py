@@ -44,7 +44,7 @@ app = typer.Typer(
     "contract: scaffold, validate, build, serve, deploy to Hugging Face Spaces, evaluate.",
     epilog="Quickstart: envkit init my-env && cd my-env && envkit validate && envkit run",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_show_locals=False,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},

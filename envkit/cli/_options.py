@@ -113,6 +113,18 @@ TimeoutOpt = Annotated[
         "stop). \\[default: none]",
     ),
 ]
+RunTimeoutOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.1,
+        metavar="SECONDS",
+        show_default=False,
+        help="Serve for at most SECONDS, counted from the launch (start-up included), then "
+        "stop the server and every process it started and exit 0; e.g. a time-boxed server "
+        "in CI. Not with --docker. \\[default: none: until Ctrl-C]",
+    ),
+]
 StartupTimeoutOpt = Annotated[
     float | None,
     typer.Option(
@@ -146,7 +158,9 @@ TokenOpt = Annotated[
 ]
 EnvVarOpt = Annotated[
     list[str] | None,
-    typer.Option("--env", "-e", help="Environment variable KEY=VALUE (repeatable)."),
+    typer.Option(
+        "--env", "-e", metavar="KEY=VALUE", help="Environment variable KEY=VALUE (repeatable)."
+    ),
 ]
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from envkit.cli import _output
 from envkit.cli._options import Format, RulesFormatOpt
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 
 def rules_cmd(
@@ -46,12 +49,39 @@ def rules_cmd(
     if fmt is Format.MARKDOWN:
         output.text(rules_markdown(), end="")
         return
+    output.table(_rules_table(rules_table(), _output.out.width))
+
+
+# Below this width (columns) the one-row-per-rule table would squeeze the summaries into
+# a strip of a few characters: each rule then takes two rows, facts above, summary below.
+_WIDE = 120
+
+
+def _rules_table(rows: list[dict], width: int) -> RenderableType:
+    """The text format of `envkit rules` for a terminal ``width`` columns wide.
+
+    Codes and names are what a user copies (`--explain`, `ignore:`), so they are never cut or
+    split, even at 80 columns or when piped (rich then assumes 80); summaries wrap.
+    """
     from rich.table import Table
 
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-    for col in ("code", "name", "severity", "stage", "RFC 008", "summary"):
-        table.add_column(col)
-    for r in rules_table():
+    if width < _WIDE:
+        table.add_column("code", no_wrap=True)
+        table.add_column("name  severity  stage  RFC 008 / summary", ratio=1)
+        for r in rows:
+            facts = f"{r['name']}  {r['severity']}  {r['stage']}  {r['rfc008'] or '-'}"
+            table.add_row(r["code"], _output.esc(facts))
+            table.add_row("", f"[dim]{_output.esc(r['summary'])}[/dim]", end_section=True)
+        return table
+    name_width = max((len(r["name"]) for r in rows), default=4)
+    table.add_column("code", no_wrap=True)
+    table.add_column("name", no_wrap=True, min_width=name_width)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("stage", no_wrap=True)
+    table.add_column("RFC 008", no_wrap=True)
+    table.add_column("summary", ratio=1)
+    for r in rows:
         table.add_row(
             r["code"],
             r["name"],
@@ -60,7 +90,7 @@ def rules_cmd(
             r["rfc008"] or "-",
             _output.esc(r["summary"]),
         )
-    output.table(table)
+    return table
 
 
 def _rfc008(fmt: Format, output: _output.Output, rows: list[dict]) -> None:

@@ -17,8 +17,8 @@ from envkit.cli._options import (
     HostOpt,
     PortOpt,
     PythonOpt,
+    RunTimeoutOpt,
     StartupTimeoutOpt,
-    TimeoutOpt,
     parse_key_values,
 )
 from envkit.errors import ContainerError, ExitCode, ServerStartError, UsageError
@@ -33,7 +33,7 @@ def run_cmd(
     port: PortOpt = None,
     reload: Annotated[bool, typer.Option("--reload", help="Restart on code changes.")] = False,
     python: PythonOpt = None,
-    timeout: TimeoutOpt = None,
+    timeout: RunTimeoutOpt = None,
     startup_timeout: StartupTimeoutOpt = None,
     docker: Annotated[
         bool,
