@@ -59,9 +59,6 @@ from envkit.envdir.constants import (
 from envkit.envdir.toml import PYPROJECT_NAME
 from envkit.errors import MigrationRefused, SpecError  # MigrationRefused: old home here
 
-MANIFEST = MANIFEST_NAME
-PROBE_PLAN = PROBE_PLAN_PATH
-
 # envkit's pre-0.10 keys under `validation:` and where each goes now.
 LEGACY_TO_ENVKIT = ("oracle", "max_steps", "seeds", "step_timeout_s", "startup_timeout_s")
 LEGACY_TO_REWARD = {"reward_range": "range", "floor_margin": "floor_margin"}
@@ -72,7 +69,7 @@ DEFAULT_REWARD = {"range": [0.0, 1.0], "oracle_tolerance": 0.0, "floor_margin": 
 DEFAULT_RESOURCES = {"cpu": 1, "memory_mb": 512, "disk_mb": 1024, "episode_timeout_s": 60}
 DEFAULT_EXECUTION = {
     "kind": "openenv_ws",
-    "probe_path": PROBE_PLAN,
+    "probe_path": PROBE_PLAN_PATH,
     "dockerfile": DOCKERFILE_NAME,
     "context": ".",
 }
@@ -190,7 +187,7 @@ def migrate(
     root = env.root
     if not env.has_manifest:
         raise SpecError(
-            f"No {MANIFEST} in {root}: this is not an OpenEnv environment directory.",
+            f"No {MANIFEST_NAME} in {root}: this is not an OpenEnv environment directory.",
             hint="Pass the environment's directory: `envkit migrate PATH`.",
         )
     notes: list[str] = []
@@ -199,14 +196,14 @@ def migrate(
     changes += dockerfile_changes
     facts = _DirFacts(
         has_root_dockerfile=has_root_dockerfile,
-        plan_exists=(root / PROBE_PLAN).is_file(),
+        plan_exists=(root / PROBE_PLAN_PATH).is_file(),
         plan_possible=probe_plan,
     )
     manifest_change, oracle = _migrate_manifest(env, facts, notes)
     maker = plan_maker or _default_plan_maker(python)
     if manifest_change is not None:
         changes += _manifest_and_plan(root, manifest_change, maker, oracle, notes)
-    if not any(c.path == PROBE_PLAN for c in changes):
+    if not any(c.path == PROBE_PLAN_PATH for c in changes):
         checker = plan_checker or _default_plan_checker(python)
         changes += _refresh_plan(env, maker, checker if probe_plan else None, notes)
     if not dry_run:
@@ -632,7 +629,7 @@ def _load_manifest(y: Any, text: str) -> Any:
         data = y.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = f"{MANIFEST}:{mark.line + 1}:{mark.column + 1}" if mark else MANIFEST
+        where = f"{MANIFEST_NAME}:{mark.line + 1}:{mark.column + 1}" if mark else MANIFEST_NAME
         raise MigrationRefused(
             f"{where}: cannot parse YAML ({(exc.problem or exc.context or '').strip()}); "
             "migrate changed nothing.",
@@ -640,12 +637,12 @@ def _load_manifest(y: Any, text: str) -> Any:
         ) from None
     except YAMLError as exc:
         raise MigrationRefused(
-            f"{MANIFEST}: cannot parse YAML ({exc}); migrate changed nothing.",
+            f"{MANIFEST_NAME}: cannot parse YAML ({exc}); migrate changed nothing.",
             hint="Fix the YAML syntax.",
         ) from None
     if not isinstance(data, CommentedMap):
         raise MigrationRefused(
-            f"{MANIFEST}: the manifest must be a YAML mapping; migrate changed nothing.",
+            f"{MANIFEST_NAME}: the manifest must be a YAML mapping; migrate changed nothing.",
             hint="See `envkit validate --explain EK101`.",
         )
     return data
@@ -676,13 +673,13 @@ def _sections(data: Any) -> tuple[Any, Any]:
         data["validation"] = validation
     if not isinstance(validation, CommentedMap):
         raise MigrationRefused(
-            f"{MANIFEST}: `validation:` must be a mapping; migrate changed nothing.",
+            f"{MANIFEST_NAME}: `validation:` must be a mapping; migrate changed nothing.",
             hint="Make `validation:` a mapping of keys.",
         )
     envkit_section = data.get("envkit")
     if envkit_section is not None and not isinstance(envkit_section, CommentedMap):
         raise MigrationRefused(
-            f"{MANIFEST}: `envkit:` must be a mapping; migrate changed nothing.",
+            f"{MANIFEST_NAME}: `envkit:` must be a mapping; migrate changed nothing.",
             hint="Make `envkit:` a mapping of keys.",
         )
     return validation, envkit_section
@@ -773,18 +770,18 @@ def _add_execution(
     if facts.plan_exists or (facts.plan_possible and oracle):
         validation["execution"] = _flow(dict(DEFAULT_EXECUTION))
         summary.append(
-            f"added validation.execution (manifest schema 2: the root Dockerfile and {PROBE_PLAN})"
+            f"added validation.execution (manifest schema 2: the root Dockerfile and {PROBE_PLAN_PATH})"
         )
         return not facts.plan_exists
     if oracle:
         notes.append(
-            f"No {PROBE_PLAN} (not made: --no-probe-plan): `validation.execution` "
+            f"No {PROBE_PLAN_PATH} (not made: --no-probe-plan): `validation.execution` "
             "was not added. Run `envkit migrate` without --no-probe-plan to make it "
             "by playing the oracle."
         )
     else:
         notes.append(
-            f"No {PROBE_PLAN} and no oracle: `validation.execution` was not added, "
+            f"No {PROBE_PLAN_PATH} and no oracle: `validation.execution` was not added, "
             "so `openenv validate --level runtime` will skip. Declare "
             "`envkit.oracle` and run `envkit migrate` again, or write the probe "
             "plan by hand."
@@ -797,13 +794,13 @@ def _manifest_change(
 ) -> _ManifestChange:
     """The manifest's :class:`FileChange`; when the probe plan must still be made, also the
     change without ``validation.execution`` (used if making the plan fails)."""
-    change = FileChange(MANIFEST, text, _dump(y, data), summary)
+    change = FileChange(MANIFEST_NAME, text, _dump(y, data), summary)
     alt = None
     if plan_needed:
         del data["validation"]["execution"]
         alt_summary = [s for s in summary if not s.startswith("added validation.execution")]
         alt_text = _dump(y, data)
-        alt = FileChange(MANIFEST, text, alt_text, alt_summary) if alt_text != text else None
+        alt = FileChange(MANIFEST_NAME, text, alt_text, alt_summary) if alt_text != text else None
     return _ManifestChange(change, plan_needed, alt)
 
 
@@ -891,14 +888,14 @@ def _make_plan(
             else "`validation.execution` was not added"
         )
         notes.append(
-            f"Could not make {PROBE_PLAN} by playing the oracle ({oracle}): "
+            f"Could not make {PROBE_PLAN_PATH} by playing the oracle ({oracle}): "
             f"{exc.message} {tail}; fix the cause and run `envkit migrate` again."
         )
         return None
     text = json.dumps(plan, indent=2) + "\n"
     played = f"reset + {len(plan.get('actions', []))} action(s) played by the oracle ({oracle})"
     line = f"probe plan: {played}" if why is None else f"probe plan re-recorded ({why}): {played}"
-    return FileChange(PROBE_PLAN, before, text, [line])
+    return FileChange(PROBE_PLAN_PATH, before, text, [line])
 
 
 def _refresh_plan(
@@ -907,7 +904,7 @@ def _refresh_plan(
     """Re-record the probe plan that ``validation.execution`` already declares when it is
     missing, breaks the plan schema, or is stale (``checker`` says why).
 
-    Only the default ``probe_path`` (:data:`PROBE_PLAN`) is re-recorded: a plan kept
+    Only the default ``probe_path`` (:data:`PROBE_PLAN_PATH`) is re-recorded: a plan kept
     elsewhere was placed by hand, and envkit does not overwrite hand-made files.
 
     Args:
@@ -925,13 +922,13 @@ def _refresh_plan(
     from envkit.probe_plan import PlanError, read_plan
 
     spec = env.spec
-    if env.manifest is None or spec.probe_path != PROBE_PLAN:
+    if env.manifest is None or spec.probe_path != PROBE_PLAN_PATH:
         return []
-    path = env.root / PROBE_PLAN
+    path = env.root / PROBE_PLAN_PATH
     before = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
     why: str | None = None
     try:
-        plan = read_plan(env.root, PROBE_PLAN)
+        plan = read_plan(env.root, PROBE_PLAN_PATH)
     except PlanError as exc:
         why = "missing" if before is None else f"invalid: {exc.message}"
     if checker is None or not spec.oracle:
@@ -941,14 +938,14 @@ def _refresh_plan(
                 if spec.oracle
                 else "declare `envkit.oracle` and run `envkit migrate` again, or write it by hand"
             )
-            notes.append(f"{PROBE_PLAN} is {why}; it was not re-recorded: {how}.")
+            notes.append(f"{PROBE_PLAN_PATH} is {why}; it was not re-recorded: {how}.")
         return []
     if why is None:
         try:
             why = checker(env.root, plan)
         except EnvkitError as exc:
             notes.append(
-                f"Could not check whether {PROBE_PLAN} still replays: {exc.message} "
+                f"Could not check whether {PROBE_PLAN_PATH} still replays: {exc.message} "
                 "It was left as it is."
             )
             return []

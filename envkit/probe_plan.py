@@ -27,7 +27,6 @@ from envkit.errors import PlanError  # also importable from here, its old home
 from envkit.findings import Location
 
 PLAN_SCHEMA_VERSION = "1"
-DEFAULT_PROBE_PATH = PROBE_PLAN_PATH
 DEFAULT_EPISODE_ID = "envkit-probe"
 MAX_PLAN_BYTES = 65_536
 MAX_PLAN_ACTIONS = 100
@@ -134,7 +133,7 @@ def check_plan(plan: Any) -> None:
         raise PlanError(f"the plan must be at most {MAX_PLAN_BYTES} bytes; it is {size}.")
 
 
-def read_plan(root: Path, probe_path: str = DEFAULT_PROBE_PATH) -> dict[str, Any]:
+def read_plan(root: Path, probe_path: str = PROBE_PLAN_PATH) -> dict[str, Any]:
     """Read and check the plan at ``root/probe_path`` as ``openenv validate`` would.
 
     Args:
@@ -308,7 +307,7 @@ def play_probe_plan(
     return plan
 
 
-def write_plan(root: Path, plan: dict[str, Any], probe_path: str = DEFAULT_PROBE_PATH) -> Path:
+def write_plan(root: Path, plan: dict[str, Any], probe_path: str = PROBE_PLAN_PATH) -> Path:
     """Write ``plan`` to ``root/probe_path`` (parents created); the path written."""
     check_plan(plan)
     path = Path(root) / probe_path

@@ -35,6 +35,7 @@ from envkit.container.dockerfile import (
     preflight,
     read_dockerfile,
 )
+from envkit.envdir import EnvDir
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.errors import (
     BuildError,
@@ -192,16 +193,6 @@ def _reference_part(text: str, fallback: str) -> str:
     return out or fallback
 
 
-def _pyproject(root: Path) -> dict[str, Any]:
-    """The ``[project]`` table, ``{}`` when pyproject.toml is missing or unreadable (the
-    default tag then falls back to the manifest name; EK202 reports the broken file)."""
-    from envkit.envdir.toml import read_pyproject
-
-    data, _error = read_pyproject(root)
-    project = (data or {}).get("project", {})
-    return project if isinstance(project, dict) else {}
-
-
 def default_tag(name: str, version: str | None) -> str:
     """``<name>:<version>`` as a valid reference: lower-case, ``_`` -> ``-``; version
     characters outside ``[\\w.-]`` become ``-``; ``latest`` when the version is unknown."""
@@ -249,7 +240,7 @@ def image_labels(
     ``envkit.env``, then ``extra`` (the caller's labels win)."""
     from envkit._version import __version__
 
-    project = _pyproject(root)
+    project = EnvDir(root).project_table
     labels = {
         "org.opencontainers.image.title": name,
         "org.opencontainers.image.created": _dt.datetime.now(_dt.UTC)
@@ -401,7 +392,7 @@ def build_image(
     emit = on_event or (lambda _e: None)
     project = EnvProject.load(path)
     root = project.root
-    meta = _pyproject(root)
+    meta = EnvDir(root).project_table
     version = meta.get("version") if isinstance(meta.get("version"), str) else None
     tag = _resolve_tag(tag, project.manifest.name, version)
     _dockerfile_path, text = read_dockerfile(root)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
-from envkit.container.build import BuildEvent, BuildResult, _pyproject, build_image, default_tag
+from envkit.container.build import BuildEvent, BuildResult, build_image, default_tag
+from envkit.envdir import EnvDir
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.errors import ContainerError, UsageError
 
@@ -269,7 +270,7 @@ def run_container(
     project = EnvProject.load(path)
     _check_request(opts)
     if tag is None:
-        version = _pyproject(project.root).get("version")
+        version = EnvDir(project.root).project_table.get("version")
         tag = default_tag(project.manifest.name, version if isinstance(version, str) else None)
     client = docker_client()
     try:

@@ -31,6 +31,31 @@ if TYPE_CHECKING:
     from envkit.project import Timeouts
 
 
+def raw_app(data: Any) -> str | None:
+    """The ``app`` key of ``data`` (the manifest's YAML, even one that fails the schema) when
+    it is a ``module:attr`` string, else ``None``."""
+    app = data.get("app") if isinstance(data, dict) else None
+    return app if isinstance(app, str) and APP_PATTERN.fullmatch(app) else None
+
+
+def declared_app(manifest: Manifest | None, data: Any) -> str:
+    """The ASGI app to serve: the validated manifest's, else :func:`raw_app`, else OpenEnv's
+    default ``server.app:app``."""
+    if manifest is not None:
+        return manifest.app
+    return raw_app(data) or DEFAULT_APP
+
+
+def declared_port(manifest: Manifest | None, data: Any) -> int:
+    """The port a manifest declares (1-65535), read like :func:`declared_app`; else 8000."""
+    if manifest is not None:
+        return manifest.port
+    raw = data.get("port") if isinstance(data, dict) else None
+    if isinstance(raw, int) and not isinstance(raw, bool) and 1 <= raw <= 65535:
+        return raw
+    return DEFAULT_PORT
+
+
 class EnvDir:
     """An environment directory, read once.
 
@@ -116,27 +141,21 @@ class EnvDir:
     def raw_app(self) -> str | None:
         """The manifest's ``app`` key when it is a ``module:attr`` string, read even from a
         manifest that fails the schema; ``None`` otherwise."""
-        data = self.manifest_doc.data if self.manifest_doc is not None else None
-        app = data.get("app") if isinstance(data, dict) else None
-        return app if isinstance(app, str) and APP_PATTERN.fullmatch(app) else None
+        return raw_app(self._manifest_data)
+
+    @property
+    def _manifest_data(self) -> Any:
+        return self.manifest_doc.data if self.manifest_doc is not None else None
 
     @property
     def app(self) -> str:
-        """The ASGI app to serve: the manifest's, else OpenEnv's default ``server.app:app``."""
-        if self.manifest is not None:
-            return self.manifest.app
-        return self.raw_app or DEFAULT_APP
+        """The ASGI app to serve (:func:`declared_app`)."""
+        return declared_app(self.manifest, self._manifest_data)
 
     @property
     def port(self) -> int:
-        """The manifest's port (1-65535), else OpenEnv's default 8000."""
-        if self.manifest is not None:
-            return self.manifest.port
-        data = self.manifest_doc.data if self.manifest_doc is not None else None
-        raw = data.get("port") if isinstance(data, dict) else None
-        if isinstance(raw, int) and not isinstance(raw, bool) and 1 <= raw <= 65535:
-            return raw
-        return DEFAULT_PORT
+        """The port to serve on (:func:`declared_port`)."""
+        return declared_port(self.manifest, self._manifest_data)
 
     def launch_candidates(self) -> list[LaunchCandidate]:
         """The ways to start the server locally, in the order they are tried

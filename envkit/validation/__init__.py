@@ -47,19 +47,11 @@ def raw_app(root: Path) -> tuple[str | None, str]:
     Returns:
         ``(app, where it came from)``; ``(None, why not)`` when there is nothing to start.
     """
-    from envkit.envdir.constants import APP_PATTERN, MANIFEST_NAME
-    from envkit.errors import SpecError
-    from envkit.manifest import load_yaml
+    from envkit.envdir import EnvDir
 
-    path = root / MANIFEST_NAME
-    if path.is_file():
-        try:
-            data = load_yaml(path).data
-        except SpecError:
-            data = None
-        app = data.get("app") if isinstance(data, dict) else None
-        if isinstance(app, str) and APP_PATTERN.fullmatch(app):
-            return app, f"`{app}` from openenv.yaml's `app` key"
+    app = EnvDir(root).raw_app
+    if app is not None:
+        return app, f"`{app}` from openenv.yaml's `app` key"
     if (root / "server" / "app.py").is_file():
         return DEFAULT_APP, f"`{DEFAULT_APP}` (the default: openenv.yaml names no usable app)"
     return None, (

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envkit.envdir.constants import DEFAULT_APP, DEFAULT_PORT, MANIFEST_NAME
+from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
 from envkit.findings import Location
 from envkit.manifest import Manifest, YamlDocument
 
@@ -50,13 +50,10 @@ class StaticContext:
 
     @property
     def port(self) -> int:
-        """The manifest port, else 8000 (openenv's default)."""
-        if self.manifest is not None:
-            return self.manifest.port
-        raw = self.manifest_data.get("port")
-        if isinstance(raw, int) and not isinstance(raw, bool) and 1 <= raw <= 65535:
-            return raw
-        return DEFAULT_PORT
+        """The manifest port, else 8000 (openenv's default): :func:`envkit.envdir.reader.declared_port`."""
+        from envkit.envdir.reader import declared_port
+
+        return declared_port(self.manifest, self.manifest_data)
 
     @property
     def app(self) -> str:
