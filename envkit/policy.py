@@ -53,6 +53,10 @@ for line in sys.stdin:
 """
 
 
+class _NoAnswer(PolicyError):
+    """The child said nothing within the time allowed (a load or a call that ran out)."""
+
+
 class PolicyProcess:
     """A ``module:callable`` policy served by a child process.
 
@@ -60,13 +64,23 @@ class PolicyProcess:
         spec: ``"server.oracle:policy"``.
         root: environment directory (put first on the child's ``sys.path``).
         python: the environment's interpreter.
-        timeout_s: seconds allowed for loading and for each call.
+        timeout_s: seconds allowed for each call (and for loading, unless ``load_timeout_s``).
+        load_timeout_s: seconds allowed to import the module and find the callable; a load
+            past it raises a :class:`PolicyError` that names the start-up timeout.
 
     Raises:
         PolicyError: the module or callable cannot be loaded (message has the cause).
     """
 
-    def __init__(self, spec: str, root: Path, python: str, *, timeout_s: float = 30.0):
+    def __init__(
+        self,
+        spec: str,
+        root: Path,
+        python: str,
+        *,
+        timeout_s: float = 30.0,
+        load_timeout_s: float | None = None,
+    ):
         from envkit.server import marked_env, new_run_id
 
         self.spec = spec
@@ -85,7 +99,7 @@ class PolicyProcess:
             text=True,
             start_new_session=True,
         )
-        first = self._read()
+        first = self._read_load(load_timeout_s)
         if "error" in first:
             self.close()
             raise PolicyError(
@@ -94,7 +108,21 @@ class PolicyProcess:
                 "callable taking the observation dict.",
             )
 
-    def _read(self) -> dict[str, Any]:
+    def _read_load(self, load_timeout_s: float | None) -> dict[str, Any]:
+        """The child's first line (loaded, or the load error) within ``load_timeout_s``."""
+        if load_timeout_s is None:
+            return self._read()
+        try:
+            return self._read(load_timeout_s)
+        except _NoAnswer:
+            raise PolicyError(
+                f"Policy `{self.spec}` did not load within {load_timeout_s:g} s "
+                "(the start-up timeout).",
+                hint="Keep the policy's module free of heavy imports (importing openenv "
+                "alone takes seconds), or raise --startup-timeout.",
+            ) from None
+
+    def _read(self, timeout_s: float | None = None) -> dict[str, Any]:
         import selectors
 
         stdout = self._proc.stdout
@@ -102,11 +130,12 @@ class PolicyProcess:
             raise InternalError(f"Policy `{self.spec}`: the child process has no stdout pipe.")
         sel = selectors.DefaultSelector()
         sel.register(stdout, selectors.EVENT_READ)
-        ready = sel.select(self.timeout_s)
+        wait_s = self.timeout_s if timeout_s is None else timeout_s
+        ready = sel.select(wait_s)
         sel.close()
         if not ready:
             self.close()
-            raise PolicyError(f"Policy `{self.spec}` did not answer within {self.timeout_s:g} s.")
+            raise _NoAnswer(f"Policy `{self.spec}` did not answer within {wait_s:g} s.")
         line = stdout.readline()
         if not line:
             self.close()

@@ -214,25 +214,15 @@ class EnvCallablePolicy:
 
     def _start(self) -> Any:
         """A loaded :class:`envkit.policy.PolicyProcess` whose calls wait ``call_timeout_s``."""
-        import time
-
-        from envkit.errors import PolicyError
         from envkit.policy import PolicyProcess
 
-        t0 = time.monotonic()
-        try:
-            proc = PolicyProcess(self.spec, self.root, self.python, timeout_s=self.load_timeout_s)
-        except PolicyError:
-            if time.monotonic() - t0 < self.load_timeout_s:
-                raise  # it failed to load, on time: the error names the cause
-            raise PolicyError(
-                f"Policy `{self.spec}` did not load within {self.load_timeout_s:g} s "
-                "(the start-up timeout).",
-                hint="Keep the policy's module free of heavy imports (importing openenv "
-                "alone takes seconds), or raise --startup-timeout.",
-            ) from None
-        proc.timeout_s = self.call_timeout_s  # PolicyProcess reads it on every call
-        return proc
+        return PolicyProcess(
+            self.spec,
+            self.root,
+            self.python,
+            timeout_s=self.call_timeout_s,
+            load_timeout_s=self.load_timeout_s,
+        )
 
     def begin(self, episode: int, seed: int) -> None:
         if not self._proc.alive():  # died with the last episode: start again
