@@ -77,16 +77,20 @@ while True:
 """
 
 
+#: Where Debian's docker.io puts its CLI: tried last, when ``docker`` is not on ``PATH``.
+FALLBACK_DOCKER_CLI = "/usr/bin/docker"
+
+
 def docker_cli() -> str:
     """The docker CLI used for ``docker exec`` (``$ENVKIT_DOCKER_CLI``, else ``docker`` on
-    ``PATH``, else ``/usr/bin/docker``).
+    ``PATH``, else :data:`FALLBACK_DOCKER_CLI`).
 
     Raises:
         ContainerError: none found.
     """
     import os
 
-    for exe in (os.environ.get("ENVKIT_DOCKER_CLI"), shutil.which("docker"), "/usr/bin/docker"):
+    for exe in (os.environ.get("ENVKIT_DOCKER_CLI"), shutil.which("docker"), FALLBACK_DOCKER_CLI):
         if exe and os.path.isfile(exe) and os.access(exe, os.X_OK):
             return exe
     raise ContainerError(

@@ -149,14 +149,14 @@ def test_docker_cli_skips_a_non_executable_override(
     assert docker_cli() == str(real)
 
 
-@pytest.mark.skipif(
-    os.path.exists("/usr/bin/docker"), reason="/usr/bin/docker is the last fallback here"
-)
 def test_no_docker_cli_is_a_container_error_naming_the_ways_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import envkit.container.relay as relay
+
     monkeypatch.delenv("ENVKIT_DOCKER_CLI", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(relay, "FALLBACK_DOCKER_CLI", str(tmp_path / "no-docker"))
     with pytest.raises(ContainerError) as info:
         docker_cli()
     assert "docker exec" in info.value.message
