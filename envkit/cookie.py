@@ -256,17 +256,34 @@ def extra_context(
     return context
 
 
+def _quiet_cookiecutter_logs() -> None:
+    """cookiecutter logs a traceback (``logger.exception``) before raising a failed clone;
+    without a handler of its own Python's last-resort handler prints it on stderr. The error
+    envkit raises says it in one line instead; an application that configures logging still
+    sees cookiecutter's records."""
+    import logging
+
+    log = logging.getLogger("cookiecutter")
+    if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
+        log.addHandler(logging.NullHandler())
+
+
 def _one_line(exc: BaseException) -> str:
-    """cookiecutter's message, flattened to one line."""
-    text = str(exc)
-    inner = getattr(exc, "error", None)  # UndefinedVariableInTemplate carries Jinja's error
-    if inner is not None and getattr(inner, "message", None):
-        text = f"{getattr(exc, 'message', text)}: {inner.message}"
+    """cookiecutter's or git's message, flattened to one line."""
     stderr = getattr(exc, "stderr", None) or getattr(exc, "output", None)
     if isinstance(stderr, bytes):
         stderr = stderr.decode("utf-8", "replace")
-    if stderr and stderr.strip():
-        text = f"{text.rstrip('.')}: {stderr.strip().splitlines()[-1]}"
+    last = stderr.strip().splitlines()[-1] if isinstance(stderr, str) and stderr.strip() else ""
+    if isinstance(exc, subprocess.CalledProcessError):
+        cmd = exc.cmd if isinstance(exc.cmd, list | tuple) else str(exc.cmd).split()
+        text = f"`{' '.join(map(str, cmd[:2]))}` exited with {exc.returncode}"
+    else:
+        text = str(exc)
+        inner = getattr(exc, "error", None)  # UndefinedVariableInTemplate: Jinja's error
+        if inner is not None and getattr(inner, "message", None):
+            text = f"{getattr(exc, 'message', text)}: {inner.message}"
+    if last:
+        text = f"{text.rstrip('.')}: {last}"
     return " ".join(text.split()).rstrip(".")
 
 
@@ -335,6 +352,7 @@ def _fetch(template: str, source: TemplateSource, work: Path) -> tuple[Path, str
     from cookiecutter.repository import determine_repo_dir
 
     location = source.url or str(Path(template).expanduser().absolute())
+    _quiet_cookiecutter_logs()
     try:
         with _git_env():
             repo_dir, _cleanup = determine_repo_dir(
@@ -377,8 +395,8 @@ def _generate(
     except FailedHookException as exc:
         raise TemplateError(
             f"Template {template}: a hook failed ({_one_line(exc)}); nothing was written.",
-            hint="Read the hook's output above; skip hooks with --no-hooks if you trust the "
-            "template without them.",
+            hint="Read the hook's output above, or skip hooks with --no-hooks (the project "
+            "may then be incomplete).",
         ) from None
     except (CookiecutterException, JinjaError, subprocess.CalledProcessError) as exc:
         raise TemplateError(

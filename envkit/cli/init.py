@@ -217,9 +217,12 @@ def _print_static_report(report) -> None:  # noqa: ANN001 - ValidationReport, la
     with its error findings (the template is not envkit's, so it may not pass)."""
     if report is None:
         return
-    from envkit.validation.report import summary_line
-
-    line = f"envkit validate --static: {summary_line(report)}"
+    s = report.summary
+    verdict = "PASSED" if report.passed else "FAILED"
+    line = (
+        f"envkit validate --static: {verdict}: {s['errors']} error(s), "
+        f"{s['warnings']} warning(s), {s['infos']} info(s)."
+    )
     if report.passed:
         _output.info(_output.esc(line))
         return
