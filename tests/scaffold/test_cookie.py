@@ -270,3 +270,22 @@ def test_library_errors(tmp_path):
 def test_example_declares_what_the_test_relies_on():
     declared = json.loads((EXAMPLE / "cookiecutter.json").read_text())
     assert {"project_name", "package_name", "space_name", "class_prefix"} <= set(declared)
+
+
+def test_force_keeps_other_files_and_executable_bits_survive(tmp_path):
+    tpl = _template(tmp_path)
+    tool = tpl / INNER / "bin" / "tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho hi\n")
+    tool.chmod(0o755)
+    fresh = init_project("fresh", template=str(tpl), output_dir=tmp_path, lock=False)
+    assert os.access(fresh.path / "bin" / "tool", os.X_OK)
+    env = tmp_path / "mine"
+    env.mkdir()
+    (env / "notes.txt").write_text("keep")
+    forced = init_project(
+        "mine", template=str(tpl), output_dir=tmp_path, lock=False, skills=False, force=True
+    )
+    assert (env / "notes.txt").read_text() == "keep"
+    assert (env / "openenv.yaml").is_file() and os.access(env / "bin" / "tool", os.X_OK)
+    assert forced.report is not None
