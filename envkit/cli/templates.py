@@ -51,7 +51,6 @@ def templates_cmd(
             [
                 {
                     "name": t.name,
-                    "origin": BUILTIN_ORIGIN,
                     "description": t.description,
                     "options": {
                         k: {"default": o.default, "help": o.help, "choices": list(o.choices)}
