@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit._version import __version__
+from envkit.cookie import BUILTIN_ORIGIN, TemplateSource, is_external
 from envkit.envdir.constants import (
     DEBRIS_DIRS,
     DEFAULT_PORT,
@@ -115,6 +116,11 @@ class InitResult:
         files: created or overwritten files, relative to ``path``, sorted.
         lock: the ``uv lock`` outcome.
         notes: things the user must do that init could not (one sentence each).
+        source: where the template came from (also recorded as ``[tool.envkit.template]``
+            in the environment's pyproject.toml).
+        report: for an external template, the ``envkit validate --static`` report of the new
+            environment (:class:`envkit.validation.ValidationReport`); ``None`` for a
+            built-in one (the template tests validate those).
     """
 
     path: Path
@@ -123,6 +129,8 @@ class InitResult:
     files: list[Path]
     lock: LockResult
     notes: list[str] = field(default_factory=list)
+    source: TemplateSource | None = None
+    report: Any = None
 
 
 def _load_template(path: Path) -> TemplateInfo:
@@ -272,7 +280,7 @@ def render_template(tpl: TemplateInfo, context: Mapping[str, Any]) -> dict[Path,
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters["toml_str"] = lambda v: '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    env.filters["toml_str"] = lambda v: _toml_str(str(v))
     out: dict[Path, bytes] = {}
     for rel, src in _template_files(tpl).items():
         try:
@@ -381,39 +389,51 @@ def init_project(
     lock: bool = True,
     options: Mapping[str, str] | None = None,
     skills: bool = True,
+    accept_hooks: bool = True,
 ) -> InitResult:
     """Create a new environment from a template.
 
     Args:
         name: environment name (``my-env`` or ``my_env``); the directory keeps it as given.
-        template: template name (``envkit templates`` lists them).
+        template: a built-in template's name (``envkit templates`` lists them), or an external
+            cookiecutter template: a directory (``./my-template``), a ``.zip``, a git URL or
+            ``gh:owner/repo`` (see :mod:`envkit.cookie`; it is code that runs here).
         output_dir: parent directory; created when missing.
         force: write into a non-empty directory (the template's files are overwritten, other
             files are kept).
         lock: run ``uv lock`` afterwards (needs PyPI; a failure is reported, not raised).
-        options: template options (``{"gym_id": "CartPole-v1"}``).
+        options: template options (``{"gym_id": "CartPole-v1"}``); for an external template,
+            cookiecutter variables its cookiecutter.json declares.
         skills: install envkit's Agent Skills into the environment (``.agents/skills`` plus
             the Claude Code, Cursor and OpenCode folders; see :mod:`envkit.skills`), so coding
             agents working in it know the envkit workflow.
+        accept_hooks: run an external template's cookiecutter hooks (arbitrary code).
 
     Returns:
         :class:`InitResult`.
 
     Raises:
         UsageError: invalid name or option.
-        TemplateError: unknown template.
+        TemplateError: unknown template; an external one that cannot be fetched or rendered,
+            or does not render an OpenEnv environment.
         DestinationError: the destination exists and is not empty (without ``force``), is a
             file, or cannot be written. Nothing is left behind on failure: a new directory is
             rendered next to its destination and renamed into place.
     """
     names = normalise_name(name)
-    tpl = get_template(template)
-    opts = resolve_options(tpl, options)
+    external = is_external(template)
+    tpl = None if external else get_template(template)
+    opts = resolve_options(tpl, options) if tpl is not None else dict(options or {})
     parent = Path(output_dir).expanduser()
     dest = (parent / names.raw).absolute()
     exists = _check_destination(dest, force)
-    rendered = render_template(tpl, render_context(names, tpl, opts))
-    notes = _add_probe_plan(rendered, tpl, opts)
+    if tpl is None:
+        rendered, executables, source, notes = _render_external(template, names, opts, accept_hooks)
+    else:
+        rendered, executables = render_template(tpl, render_context(names, tpl, opts)), set()
+        source = TemplateSource(name=tpl.name, origin=BUILTIN_ORIGIN)
+        notes = _add_probe_plan(rendered, tpl, opts)
+    _record_source(rendered, source)
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -427,15 +447,85 @@ def init_project(
             files += _install_skills(dest, force=force)
     else:
         files += _write_new(dest, rendered, skills=skills)
+    for rel in executables:
+        (dest / rel).chmod(0o755)
     lock_result = lock_environment(dest) if lock else LockResult("skipped")
     return InitResult(
         path=dest,
         names=names,
-        template=tpl.name,
+        template=source.name,
         files=sorted(files),
         lock=lock_result,
         notes=notes,
+        source=source,
+        report=_static_report(dest, notes) if external else None,
     )
+
+
+def _render_external(
+    template: str, names: EnvNames, options: Mapping[str, str], accept_hooks: bool
+) -> tuple[dict[Path, bytes], set[Path], TemplateSource, list[str]]:
+    """Render a cookiecutter template (:func:`envkit.cookie.render_external`); the files,
+    the executable ones, the source and the notes for the user."""
+    from envkit.cookie import render_external
+
+    ext = render_external(template, names, options, accept_hooks=accept_hooks)
+    notes = []
+    if Path(PROBE_PLAN_PATH) not in ext.files:
+        notes.append(
+            f"{PROBE_PLAN_PATH} (the probe plan `openenv validate --level runtime` plays) "
+            "is not in the template's output: run `envkit migrate` in the environment to "
+            "record it from its oracle."
+        )
+    return ext.files, ext.executables, ext.source, notes
+
+
+def _record_source(rendered: dict[Path, bytes], source: TemplateSource) -> None:
+    """Record where the template came from as ``[tool.envkit.template]`` in the rendered
+    pyproject.toml (envkit's own table; ``envkit templates --env DIR`` reads it). Left alone
+    when there is no readable pyproject.toml (validate reports that) or the template
+    already wrote the table."""
+    key = Path("pyproject.toml")
+    if key not in rendered:
+        return
+    text = rendered[key].decode("utf-8", "replace")
+    try:
+        data = parse_toml(text)
+    except TomlError:
+        return
+    tool = data.get("tool")
+    envkit_table = tool.get("envkit") if isinstance(tool, dict) else None
+    if isinstance(envkit_table, dict) and "template" in envkit_table:
+        return
+    lines = [
+        "",
+        "# Where `envkit init` got this environment's template (`envkit templates --env .`).",
+    ]
+    lines.append("[tool.envkit.template]")
+    lines += [f"{k} = {_toml_str(v)}" for k, v in source.table().items()]
+    added = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+    try:
+        parse_toml(added)  # a template's `tool.envkit` inline table cannot take a new table
+    except TomlError:
+        return
+    rendered[key] = added.encode("utf-8")
+
+
+def _toml_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _static_report(dest: Path, notes: list[str]) -> Any:
+    """``envkit validate --static`` on a new environment from an external template; ``None``
+    (and a note) when validation itself refuses (e.g. a bad ``[tool.envkit.validate]``)."""
+    from envkit.errors import EnvkitError
+    from envkit.validation import validate
+
+    try:
+        return validate(dest, static=True)
+    except EnvkitError as exc:
+        notes.append(f"`envkit validate --static` could not run: {exc}")
+        return None
 
 
 def _add_probe_plan(

@@ -18,7 +18,14 @@ _AGENT_DIRS = {".agents", ".claude", ".cursor", ".opencode"}
 def init_cmd(
     name: Annotated[str, typer.Argument(help="Environment name, e.g. my-env or my_env.")],
     template: Annotated[
-        str, typer.Option("--template", "-t", help="Template (see `envkit templates`).")
+        str,
+        typer.Option(
+            "--template",
+            "-t",
+            help="A built-in template (see `envkit templates`), or a cookiecutter template: "
+            "a directory (./my-template), a .zip, a git URL or gh:owner/repo. A cookiecutter "
+            "template is code that runs on this machine (its hooks and extensions).",
+        ),
     ] = "echo",
     output_dir: Annotated[
         Path, typer.Option("--output-dir", "-o", help="Parent directory of the new environment.")
@@ -36,7 +43,9 @@ def init_cmd(
     set_: Annotated[
         list[str] | None,
         typer.Option(
-            "--set", help="Template option KEY=VALUE (repeatable; see `envkit templates`)."
+            "--set",
+            help="Template option KEY=VALUE (repeatable; see `envkit templates`); for a "
+            "cookiecutter template, a variable its cookiecutter.json declares.",
         ),
     ] = None,
     gym_id: Annotated[
@@ -55,6 +64,15 @@ def init_cmd(
             ".claude/skills, ...) into the environment.",
         ),
     ] = False,
+    hooks: Annotated[
+        bool,
+        typer.Option(
+            "--hooks/--no-hooks",
+            help="Run a cookiecutter template's hooks (pre/post-generation scripts: "
+            "arbitrary code). On by default, as with the cookiecutter command: templates "
+            "rely on them to finish the project.",
+        ),
+    ] = True,
     interactive: Annotated[
         bool,
         typer.Option(
@@ -70,12 +88,20 @@ def init_cmd(
     The directory keeps NAME as given; the Python package is snake_case, the Space name
     kebab-case, classes PascalCase. Writes uv.lock with `uv lock` unless --no-lock.
 
+    --template also takes a cookiecutter template (a directory, .zip, git URL or
+    gh:owner/repo): it is rendered with cookiecutter (no prompts; the name forms fill
+    project_name, package_name, space_name ... where its cookiecutter.json declares them),
+    then gets uv.lock and the skills like a built-in one, and `envkit validate --static`
+    runs on the result. Such a template is code: its hooks run unless --no-hooks.
+
     Examples:
       envkit init my-env
       envkit init word-game --template guess --output-dir envs/
       envkit init my-env --no-lock --force --no-skills
       envkit init pole --template gymnasium --gym-id Acrobot-v1
       envkit init my-game --template guess --interactive
+      envkit init my-env --template ./my-cookiecutter-template
+      envkit init my-env --template gh:owner/repo --set description="..."
     """
     from envkit.scaffold import init_project
 
@@ -84,7 +110,9 @@ def init_cmd(
         options["gym_id"] = gym_id
     if interactive:
         options = _ask_options(template, options)
-    with _output.err.status(f"Creating {_output.esc(name)} from the {template} template…"):
+    with _output.err.status(
+        f"Creating {_output.esc(name)} from the {_output.esc(template)} template…"
+    ):
         result = init_project(
             name,
             template=template,
@@ -93,6 +121,7 @@ def init_cmd(
             lock=not no_lock,
             options=options,
             skills=not no_skills,
+            accept_hooks=hooks,
         )
     _print_result(result)
 
@@ -102,8 +131,13 @@ def _ask_options(template: str, given: dict[str, str]) -> dict[str, str]:
     stderr are terminals (never in CI or pipes: flags are the interface there)."""
     import sys
 
+    from envkit.cookie import is_external
     from envkit.scaffold import get_template
 
+    if is_external(template):
+        # cookiecutter's own prompts are off (no_input): its variables come from --set.
+        _output.warn("--interactive applies to built-in templates; pass --set KEY=VALUE.")
+        return given
     tpl = get_template(template)
     missing = [
         o for k, o in tpl.options.items() if k not in given and k.replace("_", "-") not in given
@@ -155,6 +189,7 @@ def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
         _output.warn(result.lock.message, f"Retry with: {result.lock.command}")
     for note in getattr(result, "notes", ()):
         _output.warn(note)
+    _print_static_report(getattr(result, "report", None))
     if agent_dirs:
         skills = sorted(set().union(*agent_dirs.values()))
         _output.info(
@@ -175,6 +210,26 @@ def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
         "envkit run                              # serve on http://127.0.0.1:8000",
     ):
         err.print(f"  {_output.esc(cmd)}")
+
+
+def _print_static_report(report) -> None:  # noqa: ANN001 - ValidationReport, lazily
+    """For an external template: `envkit validate --static`'s verdict on the new environment,
+    with its error findings (the template is not envkit's, so it may not pass)."""
+    if report is None:
+        return
+    s = report.summary
+    verdict = "PASSED" if report.passed else "FAILED"
+    line = (
+        f"envkit validate --static: {verdict}: {s['errors']} error(s), "
+        f"{s['warnings']} warning(s), {s['infos']} info(s)."
+    )
+    if report.passed:
+        _output.info(_output.esc(line))
+        return
+    _output.warn(line, "Fix them, then run `envkit validate` in the environment.")
+    for f in report.errors[:10]:
+        where = f" ({f.location})" if f.location else ""
+        _output.err.print(f"  {f.code}{_output.esc(where)}: {_output.esc(f.message)}")
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

@@ -237,3 +237,47 @@ def test_no_skills(cli, tmp_path):
     env = tmp_path / "my-env"
     assert not (env / ".agents").exists() and not (env / ".claude").exists()
     assert (env / "AGENTS.md").is_file()
+
+
+COOKIECUTTER_EXAMPLE = "tests/scaffold/fixtures/cookiecutter_env"
+
+
+def test_init_renders_a_cookiecutter_template_by_path(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(Path(__file__).parents[2])  # the repository: the path is relative
+    result = cli("init", "myenv", "--template", COOKIECUTTER_EXAMPLE, "-o", tmp_path, "--no-lock")
+    assert result.exit_code == 0, result.output
+    env = tmp_path / "myenv"
+    assert "class MyenvAction" in (env / "models.py").read_text()
+    assert "envkit validate --static: PASSED" in result.stderr
+    check = cli("validate", "--static", "--format", "json", env)
+    assert check.exit_code == 0, check.output
+    assert '"errors": 0' in check.stdout
+
+
+def test_templates_shows_where_templates_come_from(cli, tmp_path):
+    listing = cli("templates")
+    assert listing.exit_code == 0
+    assert "origin" in listing.stdout and "built-in" in listing.stdout
+
+    init_project("made-here", template="guess", output_dir=tmp_path, lock=False, skills=False)
+    example = Path(__file__).parents[2] / COOKIECUTTER_EXAMPLE
+    init_project("made-there", template=str(example), output_dir=tmp_path, lock=False)
+    built_in = cli("templates", "--env", tmp_path / "made-here")
+    assert built_in.exit_code == 0, built_in.output
+    assert "made from the guess template" in built_in.stdout and "built-in" in built_in.stdout
+    external = cli("templates", "--env", tmp_path / "made-there", "--json")
+    assert external.exit_code == 0, external.output
+    assert '"origin": "directory"' in external.stdout and "cookiecutter_env" in external.stdout
+
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "pyproject.toml").write_text('[project]\nname = "bare"\n')
+    missing = cli("templates", "--env", tmp_path / "bare")
+    assert missing.exit_code == 2 and "records no template" in missing.stderr
+
+
+def test_init_help_says_a_template_is_code(cli):
+    result = cli("init", "--help")
+    assert result.exit_code == 0
+    text = " ".join(result.stdout.replace("│", " ").split())  # rich's panels wrap the help
+    assert "gh:owner/repo" in text and "--no-hooks" in text
+    assert "code that runs on this machine" in text and "arbitrary code" in text
