@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "push",
     "fork",
     "eval",
+    "serve_oracle",
     "label",
     "migrate",
     "skills",

@@ -133,14 +133,24 @@ INFERENCE_SCRIPT = register(
     "inference-script-invalid",
     Severity.WARNING,
     hygiene=True,
-    summary="`inference.py` is missing or does not read API_BASE_URL, MODEL_NAME and HF_TOKEN.",
-    what="`inference.py` exists at the root and reads the `API_BASE_URL`, `MODEL_NAME` and "
-    "`HF_TOKEN` environment variables.",
+    summary="`inference.py` is missing, does not read API_BASE_URL, MODEL_NAME, HF_TOKEN and "
+    "LOCAL_IMAGE_NAME, or does not print the hackathon's [START]/[STEP]/[END] lines.",
+    what="`inference.py` exists at the root, reads the `API_BASE_URL`, `MODEL_NAME`, "
+    "`HF_TOKEN` and `LOCAL_IMAGE_NAME` environment variables, and prints one line of each "
+    "kind in the hackathon's layout: `[START] task=<task> env=<env> model=<model>`, "
+    "`[STEP] step=<n> action=<action> reward=<0.00> done=<true|false> error=<msg|null>` "
+    "(the reward with two decimals) and `[END] success=<true|false> steps=<n> "
+    "score=<0..1> rewards=<r1,r2,...>`. Checked by reading the source (the strings it "
+    "prints, with each interpolated value as one token); the script is never run.",
     why="Hackathon submissions and baseline reports run `python inference.py` with these "
-    "variables set; a script that ignores them uses the wrong model or no key.",
-    example='An `inference.py` that hard-codes `model="gpt-4o"`.',
-    fix='Add `inference.py` reading `os.environ["API_BASE_URL"]`, `MODEL_NAME` and '
-    "`HF_TOKEN` (see the one `envkit init` writes).",
+    "variables set and grade what it prints by these lines: a script that ignores the "
+    "variables uses the wrong model or no key, and one that prints another layout scores "
+    "nothing. A hygiene warning: environments outside such a submission need no script.",
+    example='An `inference.py` that hard-codes `model="gpt-4o"`, or prints '
+    '`f"episode {i}: return {total:.3f}"` instead of the `[START]`/`[STEP]`/`[END]` lines.',
+    fix="Start from the `inference.py` `envkit init` writes: it reads the four variables, "
+    "prints the three lines (`[END]` also after an error) and scores each episode in [0, 1]; "
+    "try it offline with `envkit serve-oracle` (docs/offline-openai.md).",
 )
 UV_LOCK_MISSING = register(
     "EK210",
@@ -230,7 +240,24 @@ OPENENV_BOTH = register(
 )
 
 REQUIRED_FILES = ("__init__.py", "models.py", "client.py", "server/__init__.py", "server/app.py")
-INFERENCE_VARS = ("API_BASE_URL", "MODEL_NAME", "HF_TOKEN")
+INFERENCE_VARS = ("API_BASE_URL", "MODEL_NAME", "HF_TOKEN", "LOCAL_IMAGE_NAME")
+# The hackathon's log lines (the OpenEnv hackathon's sample inference.py, copied into many
+# Spaces): tag -> (the layout as documented, a regex over one printed line as written in the
+# source, every interpolated value rendered as one `{...}` token).
+INFERENCE_LINES = {
+    "[START]": (
+        "[START] task=<task> env=<env> model=<model>",
+        re.compile(r"\[START\] task=\S+ env=\S+ model=\S+"),
+    ),
+    "[STEP]": (
+        "[STEP] step=<n> action=<action> reward=<0.00> done=<true|false> error=<msg|null>",
+        re.compile(r"\[STEP\] step=\S+ action=\S+ reward=(\S+) done=\S+ error=\S+"),
+    ),
+    "[END]": (
+        "[END] success=<true|false> steps=<n> score=<0..1> rewards=<r1,r2,...>",
+        re.compile(r"\[END\] success=\S+ steps=\S+ score=\S+ rewards=\S*"),
+    ),
+}
 _MUTATORS = frozenset(
     {
         "append",
@@ -574,8 +601,8 @@ def _inference(ctx: StaticContext) -> Iterator[Finding]:
     rel = "inference.py"
     if not ctx.exists(rel):
         yield INFERENCE_SCRIPT.finding(
-            "Expected `inference.py` (the baseline agent reading API_BASE_URL, MODEL_NAME and "
-            "HF_TOKEN); found none.",
+            "Expected `inference.py` (the baseline agent reading API_BASE_URL, MODEL_NAME, "
+            "HF_TOKEN and LOCAL_IMAGE_NAME); found none.",
             location=Location(rel),
         )
         return
@@ -595,6 +622,87 @@ def _inference(ctx: StaticContext) -> Iterator[Finding]:
             f"it never mentions {', '.join(f'`{m}`' for m in missing)}.",
             location=Location(rel, 1),
         )
+    if tree is None:
+        return  # a syntax error is EK2xx's business; the layout cannot be read reliably
+    problems, line = _log_line_problems(_printed_lines(tree))
+    if problems:
+        yield INFERENCE_SCRIPT.finding(
+            f"`inference.py` does not print the hackathon's log lines: {'; '.join(problems)}.",
+            location=Location(rel, line or 1),
+        )
+
+
+def _rendered(node: ast.AST) -> str | None:
+    """The text a string expression prints, each interpolated value as one token (``{}``,
+    or ``{:spec}`` with its format spec), or ``None`` when ``node`` is not a string."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                spec = _rendered(value.format_spec) if value.format_spec else ""
+                parts.append("{" + (f":{spec}" if spec else "") + "}")
+            else:
+                parts.append(_rendered(value) or "")
+        return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _rendered(node.left), _rendered(node.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else "{}") + (right if right is not None else "{}")
+    return None
+
+
+def _printed_lines(tree: ast.Module) -> list[tuple[str, int]]:
+    """(text, line) of every one-line string in the script that starts with a log tag: string
+    literals and f-strings, and ``print(a, b, ...)`` calls joined with spaces as print does."""
+    out = []
+    for node in ast.walk(tree):
+        text = None
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "print":
+            parts = [_rendered(a) for a in node.args if not isinstance(a, ast.Starred)]
+            text = " ".join(p if p is not None else "{}" for p in parts)
+        elif isinstance(node, ast.Constant | ast.JoinedStr | ast.BinOp):
+            text = _rendered(node)
+        if text is None:
+            continue
+        text = text.strip()
+        if "\n" not in text and text.startswith(tuple(INFERENCE_LINES)):
+            out.append((text, getattr(node, "lineno", 1)))
+    return out
+
+
+def _log_line_problems(lines: list[tuple[str, int]]) -> tuple[list[str], int | None]:
+    """What keeps ``lines`` (from :func:`_printed_lines`) from the hackathon's layout, and
+    the line of the first offending string (``None`` when no tag is printed at all)."""
+    problems: list[str] = []
+    first_bad: int | None = None
+    for tag, (layout, pattern) in INFERENCE_LINES.items():
+        mine = [(text, line) for text, line in lines if text.startswith(tag)]
+        if not mine:
+            problems.append(f"no `{tag}` line is printed (expected `{layout}`)")
+            continue
+        matched = [(m, line) for text, line in mine if (m := pattern.fullmatch(text))]
+        if not matched:
+            problems.append(f"its `{tag}` line reads `{mine[0][0]}`, expected `{layout}`")
+            first_bad = first_bad or mine[0][1]
+            continue
+        if tag == "[STEP]" and not any(_two_decimals(m.group(1)) for m, _ in matched):
+            problems.append(
+                f"its `[STEP]` reward is `{matched[0][0].group(1)}`; the contract prints it "
+                "with two decimals (`{reward:.2f}`)"
+            )
+            first_bad = first_bad or matched[0][1]
+    return problems, first_bad
+
+
+def _two_decimals(value: str) -> bool:
+    """Whether a rendered reward prints two decimals: ``{:.2f}``, ``%.2f``, a two-decimal
+    literal, or a value formatted elsewhere (a plain ``{}`` or ``%s``)."""
+    if value in ("{}", "%s", "{:.2f}", "%.2f"):
+        return True
+    return re.fullmatch(r"-?\d+\.\d\d", value) is not None
 
 
 # -- concurrency -------------------------------------------------------------------------------
