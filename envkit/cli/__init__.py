@@ -18,8 +18,11 @@ from typing import Any
 import typer
 
 from envkit._version import __version__
-from envkit.cli import _output
+from envkit.cli import _lazy_help, _output
 from envkit.errors import EnvkitError, ExitCode
+
+# typer renders help without importing rich.markdown/rich.traceback (see _lazy_help).
+_lazy_help.install()
 
 # Order is the order of `envkit --help`.
 COMMAND_MODULES = (
