@@ -32,13 +32,15 @@ def quiet_hub_client() -> None:
 PathArg = Annotated[Path, typer.Argument(help="Environment directory (holds openenv.yaml).")]
 RepoIdOpt = Annotated[
     str | None,
-    typer.Option("--repo-id", help="Space NS/NAME [default: <you>/<manifest name in kebab-case>]."),
+    typer.Option(
+        "--repo-id", help="Space NS/NAME \\[default: <you>/<manifest name in kebab-case>]."
+    ),
 ]
 PrivateOpt = Annotated[
     bool | None,
     typer.Option(
         "--private/--public",
-        help="Visibility; applied to an existing Space too [default: keep; new Spaces are public].",
+        help="Visibility; applied to an existing Space too \\[default: keep; new Spaces are public].",
         show_default=False,
     ),
 ]
@@ -63,7 +65,7 @@ CreatePrOpt = Annotated[
 ]
 MessageOpt = Annotated[
     str | None,
-    typer.Option("--message", "-m", help="Commit message [default: envkit push <version>]."),
+    typer.Option("--message", "-m", help="Commit message \\[default: envkit push <version>]."),
 ]
 DryRunOpt = Annotated[
     bool,

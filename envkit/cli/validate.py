@@ -63,7 +63,7 @@ def validate_cmd(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Environment directory (holds openenv.yaml) [default: . unless --url].",
+            help="Environment directory (holds openenv.yaml) \\[default: . unless --url].",
             show_default=False,
         ),
     ] = None,
