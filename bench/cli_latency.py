@@ -3,7 +3,7 @@
 Prints the median wall time (seconds) of
   - `envkit --help`            vs `openenv --help`
   - `envkit init x --no-lock`  vs `openenv init x`
-and the ratios (how many times faster envkit is). Targets (issue #11): --help >= 30x,
+and the ratios (how many times faster envkit is). Targets: --help >= 30x,
 init >= 15x against OpenEnv 0.10's `openenv` CLI. `openenv` 0.10 runs from its own venv (it
 and `openenv-core` install the same packages, so neither shares one): made once with uv under
 `~/.cache/envkit-bench/openenv-0.10.0` (or `--openenv PATH` to an `openenv` executable).

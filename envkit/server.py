@@ -35,7 +35,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -151,12 +151,19 @@ class LogTail:
     """Reads a child's output pipe on a thread and keeps its last ``max_bytes`` bytes.
 
     A server printing hundreds of MB costs envkit at most ``max_bytes`` of memory and no
-    disk; the thread ends at EOF (every writer gone).
+    disk; the thread ends at EOF (every writer gone). ``echo``, when given, is also called
+    with every chunk read (bytes, not split into lines), on that thread.
     """
 
-    def __init__(self, stream: object, max_bytes: int = LOG_TAIL_BYTES):
+    def __init__(
+        self,
+        stream: object,
+        max_bytes: int = LOG_TAIL_BYTES,
+        echo: Callable[[bytes], None] | None = None,
+    ):
         self._stream = stream
         self.max_bytes = max_bytes
+        self._echo = echo
         self._buf = bytearray()
         self.total_bytes = 0
         self._lock = threading.Lock()
@@ -175,6 +182,8 @@ class LogTail:
                     self._buf += chunk
                     if len(self._buf) > self.max_bytes:
                         del self._buf[: len(self._buf) - self.max_bytes]
+                if self._echo is not None:
+                    self._echo(chunk)
         except (OSError, ValueError):  # closed under us at stop
             pass
 
@@ -464,6 +473,7 @@ def start_server(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     fallbacks: bool = True,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ServerProcess:
     """Start ``uvicorn app`` for the environment at ``root``; does not wait for health.
 
@@ -486,6 +496,9 @@ def start_server(
         env: extra environment variables for the server.
         check: probe the interpreter for openenv/uvicorn first (~50 ms).
         fallbacks: try the other launch forms when this one exits before answering.
+        on_output: with ``capture_log``, also called with every chunk of the server's
+            stdout+stderr as it arrives (from a reader thread), e.g. to show the log while a
+            spinner runs on the same terminal.
 
     Raises:
         UsageError: ``port`` is already taken.
@@ -522,6 +535,7 @@ def start_server(
         "reload": reload,
         "capture_log": capture_log,
         "env": dict(env) if env else None,
+        "on_output": on_output,
     }
     server = _spawn(first, **spawn_args)  # type: ignore[arg-type]
     server.candidate, server.fallbacks, server._spawn_args = first, rest, spawn_args
@@ -537,6 +551,7 @@ def _spawn(
     reload: bool,
     capture_log: bool,
     env: Mapping[str, str] | None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> ServerProcess:
     """Start one candidate in its own process group, marked with a fresh run id."""
     if cand.app is not None:
@@ -579,7 +594,7 @@ def _spawn(
         raise ServerStartError(
             f"Cannot start {python}: {exc}.", hint="Pass a working interpreter with --python."
         ) from None
-    log = LogTail(popen.stdout) if capture_log else None
+    log = LogTail(popen.stdout, echo=on_output) if capture_log else None
     return ServerProcess(
         root=Path(cand.cwd),
         python=python,

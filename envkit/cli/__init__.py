@@ -18,8 +18,12 @@ from typing import Any
 import typer
 
 from envkit._version import __version__
-from envkit.cli import _output
+from envkit.cli import _lazy_help, _output
+from envkit.cli._group import EnvkitGroup
 from envkit.errors import EnvkitError, ExitCode
+
+# typer renders help without importing rich.markdown/rich.traceback (see _lazy_help).
+_lazy_help.install()
 
 # Order is the order of `envkit --help`.
 COMMAND_MODULES = (
@@ -41,6 +45,7 @@ COMMAND_MODULES = (
 
 app = typer.Typer(
     name="envkit",
+    cls=EnvkitGroup,
     help="Build reinforcement-learning environments for LLM agents that speak the OpenEnv "
     "contract: scaffold, validate, build, serve, deploy to Hugging Face Spaces, evaluate.",
     epilog="Quickstart: envkit init my-env && cd my-env && envkit validate && envkit run",

@@ -65,6 +65,14 @@ def is_tty() -> bool:
     return sys.stderr.isatty()
 
 
+def colour(console: Console) -> bool:
+    """Whether ``console`` should get colour and styles: a terminal that is not ``TERM=dumb``
+    (``FORCE_COLOR`` makes any stream one), and ``NO_COLOR`` unset or empty. Rich decides the
+    terminal part; ``NO_COLOR`` turns every style off here, not only colours (no-color.org:
+    any non-empty value), so the output is plain text."""
+    return console.color_system is not None and not console.no_color
+
+
 @dataclass
 class Output:
     """What a command writes, in the ``--format`` it was given: one object for all commands.

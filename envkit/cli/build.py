@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.text import Text
 
 from envkit.cli import _output
 from envkit.cli._options import EnvDirArg, FormatOpt, parse_key_values
@@ -39,7 +40,7 @@ class BuildProgress:
     def __init__(self, *, quiet: bool, live: bool) -> None:
         self.quiet = quiet
         self.live_enabled = live and not quiet
-        self.tail: deque[str] = deque(maxlen=self.TAIL)
+        self.tail: deque[Text] = deque(maxlen=self.TAIL)
         self.header = "Preparing the build…"
         self._live: Any = None
 
@@ -60,13 +61,23 @@ class BuildProgress:
 
     def _render(self) -> Any:
         from rich.console import Group
-        from rich.text import Text
 
         lines = [Text(self.header, style="bold")]
-        lines += [
-            Text("  " + ln, style="dim", overflow="ellipsis", no_wrap=True) for ln in self.tail
-        ]
+        for ln in self.tail:
+            shown = Text("  ", style="dim", overflow="ellipsis", no_wrap=True)
+            lines.append(shown.append_text(ln))
         return Group(*lines)
+
+    @staticmethod
+    def _log_line(raw: str) -> Text:
+        """One line of the build's log as the user sees it: its own colours (pip's, apt's)
+        on a colour terminal; plain text when stderr is not a terminal, under NO_COLOR or
+        TERM=dumb (:func:`envkit.cli._output.colour`), so no escape codes reach a log file."""
+        from envkit.container.build import strip_ansi
+
+        if _output.colour(_output.err):
+            return Text.from_ansi(raw)
+        return Text(strip_ansi(raw))
 
     def __call__(self, event: Any) -> None:
         if self.quiet and event.kind != "warning":
@@ -91,10 +102,11 @@ class BuildProgress:
             if self._live is None:
                 _output.err.print("  (cached)")
         elif event.kind == "output":
+            line = self._log_line(event.text)
             if self._live is None:
-                _output.err.print(f"  {_output.esc(event.text)}", overflow="ignore", crop=False)
+                _output.err.print(Text("  ").append_text(line), overflow="ignore", crop=False)
             else:
-                self.tail.append(event.text)
+                self.tail.append(line)
         if self._live is not None:
             self._live.update(self._render())
 

@@ -32,13 +32,15 @@ def quiet_hub_client() -> None:
 PathArg = Annotated[Path, typer.Argument(help="Environment directory (holds openenv.yaml).")]
 RepoIdOpt = Annotated[
     str | None,
-    typer.Option("--repo-id", help="Space NS/NAME [default: <you>/<manifest name in kebab-case>]."),
+    typer.Option(
+        "--repo-id", help="Space NS/NAME \\[default: <you>/<manifest name in kebab-case>]."
+    ),
 ]
 PrivateOpt = Annotated[
     bool | None,
     typer.Option(
         "--private/--public",
-        help="Visibility; applied to an existing Space too [default: keep; new Spaces are public].",
+        help="Visibility; applied to an existing Space too \\[default: keep; new Spaces are public].",
         show_default=False,
     ),
 ]
@@ -63,7 +65,7 @@ CreatePrOpt = Annotated[
 ]
 MessageOpt = Annotated[
     str | None,
-    typer.Option("--message", "-m", help="Commit message [default: envkit push <version>]."),
+    typer.Option("--message", "-m", help="Commit message \\[default: envkit push <version>]."),
 ]
 DryRunOpt = Annotated[
     bool,
@@ -170,19 +172,28 @@ def _render(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
     """The plan (every line of a dry run), then, after a real push, :func:`_render_outcome`."""
     out, esc = _output.out, _output.esc
     head = "Plan (dry run, nothing was sent)" if r.dry_run else "Push"
-    out.print(
-        f"[bold]{head}[/bold]: {esc(r.repo_id)} ({'new Space' if r.created else 'existing Space'})"
-    )
+    if not r.remote_known:
+        space = "Space unknown: the Hub was not reachable"
+    else:
+        space = "new Space" if r.created else "existing Space"
+    out.print(f"[bold]{head}[/bold]: {esc(r.repo_id)} ({space})")
     total = sum(f.size for f in r.files)
-    out.print(
-        f"  files      {len(r.files)} ({_size(total)}): {len(r.added)} to add, "
-        f"{len(r.updated)} to update, {len(r.deleted)} to delete; "
-        f"{_size(r.bytes_uploaded)} to upload"
-    )
-    marks = dict.fromkeys(r.added, "+") | dict.fromkeys(r.updated, "~")
+    if r.remote_known:
+        out.print(
+            f"  files      {len(r.files)} ({_size(total)}): {len(r.added)} to add, "
+            f"{len(r.updated)} to update, {len(r.deleted)} to delete; "
+            f"{_size(r.bytes_uploaded)} to upload"
+        )
+        marks = dict.fromkeys(r.added, "+") | dict.fromkeys(r.updated, "~")
+    else:
+        out.print(
+            f"  files      {len(r.files)} ({_size(total)}); what changes against the Space: unknown"
+        )
+        marks = {}
     if r.dry_run:
+        unchanged = "=" if r.remote_known else "?"
         for f in r.files:
-            out.print(f"    {marks.get(f.path, '=')} {esc(f.path)}  {_size(f.size)}")
+            out.print(f"    {marks.get(f.path, unchanged)} {esc(f.path)}  {_size(f.size)}")
         for p in r.deleted:
             out.print(f"    - {esc(p)}")
     for note in r.notes:
@@ -190,7 +201,7 @@ def _render(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
     for change in r.readme_changes:
         out.print(f"  README     {esc(change)}")
     for key, value in sorted(r.variables.items()):
-        flag = " (changed)" if key in r.variables_changed else ""
+        flag = " (changed)" if key in r.variables_changed and r.remote_known else ""
         out.print(f"  variable   {esc(key)}={esc(value)}{flag}")
     for key in r.secret_names:
         out.print(f"  secret     {esc(key)} (value hidden)")
@@ -203,6 +214,12 @@ def _render(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
         _output.warn(w)
     if r.staged_dir:
         out.print(f"  staged in  {esc(r.staged_dir)}")
+    if r.hub_unreachable:
+        _output.warn(
+            f"{r.hub_unreachable} The plan above was made offline: the namespace, whether "
+            "the Space exists, and its files, settings and variables are unknown.",
+            "Check your network connection (and HF_ENDPOINT if you set it), then re-run.",
+        )
     if r.dry_run:
         _output.info("Dry run: run again without --dry-run to push.")
         return

@@ -200,6 +200,7 @@ def _run_local(
         env_spec(manifest), timeout_s=timeout, startup_timeout_s=startup_timeout
     )
     interpreter = resolve_python(project.root, python)
+    relay = LogRelay()
     server = start_server(
         project.root,
         manifest.app,
@@ -207,8 +208,9 @@ def _run_local(
         host=host,
         port=port or manifest.port,
         reload=reload,
-        capture_log=False,
+        capture_log=True,
         env=env or None,
+        on_output=relay,
     )
     try:
         with _output.err.status(f"Starting {_output.esc(manifest.name)}…"):
@@ -238,6 +240,33 @@ def _run_local(
         raise typer.Exit(int(ExitCode.OK)) from None
     finally:
         server.stop()
+
+
+class LogRelay:
+    """Shows the server's output on stderr, a whole line at a time, through envkit's console.
+
+    The server does not share the terminal: its output comes through a pipe, so the start-up
+    spinner (a rich status on the same console) is cleared before each line is printed and
+    drawn again below it, instead of the server writing over the spinner's frame. Called
+    from the server's log reader thread with raw chunks (:func:`envkit.server.start_server`'s
+    ``on_output``).
+    """
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def __call__(self, chunk: bytes) -> None:
+        *lines, self._pending = (self._pending + chunk).split(b"\n")
+        for line in lines:
+            self._print(line)
+
+    def _print(self, raw: bytes) -> None:
+        from rich.text import Text
+
+        line = raw.decode("utf-8", "replace").rstrip("\r")
+        # Colour the server wrote (when it thinks it has a terminal) is kept as styles on a
+        # colour terminal; the console drops it elsewhere.
+        _output.err.print(Text.from_ansi(line), soft_wrap=True)
 
 
 def _stop(server: object, message: str) -> None:

@@ -63,7 +63,7 @@ def validate_cmd(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Environment directory (holds openenv.yaml) [default: . unless --url].",
+            help="Environment directory (holds openenv.yaml) \\[default: . unless --url].",
             show_default=False,
         ),
     ] = None,
@@ -223,7 +223,12 @@ def _emit(report: Any, fmt: Format, output: Path | None, *, show_all: bool) -> N
     Raises:
         UsageError: ``output`` cannot be written.
     """
-    from envkit.validation.report import render, summary_line, write_atomic
+    from envkit.validation.report import (
+        render,
+        render_text_styled,
+        summary_line,
+        write_atomic,
+    )
 
     sink = _output.Output(fmt)
     text = render(report, fmt.value, show_all=show_all)
@@ -237,6 +242,10 @@ def _emit(report: Any, fmt: Format, output: Path | None, *, show_all: bool) -> N
             ) from None
         _output.info(f"Report written to {_output.esc(output)}.")
         _output.info(_output.esc(summary_line(report)))
+    elif fmt is Format.TEXT and _output.colour(_output.out):
+        # On a terminal the same text, coloured by severity; piped, redirected, under
+        # NO_COLOR, TERM=dumb or --output: plain (the branches around this one).
+        _output.out.print(render_text_styled(report, show_all=show_all), end="", soft_wrap=True)
     else:
         sink.text(text, end="")
         if fmt is not Format.TEXT:

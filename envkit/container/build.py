@@ -639,7 +639,7 @@ class _SdkProgress:
             self.container = stripped.rsplit(" ", 1)[-1]
         if stripped.startswith(("---> ", "Removing intermediate container")) or not stripped:
             return
-        self.output.append(line.rstrip())
+        self.output.append(strip_ansi(line.rstrip()))
         self.status(line.rstrip())
 
     def status(self, text: str) -> None:
@@ -657,6 +657,20 @@ class _SdkProgress:
             image = words[1] if len(words) > 1 else None
             return _base_image_error(list(self.job.instructions), cause, image)
         return _step_error(current, self.total, cause, self.output)
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without ANSI escape sequences (colours, cursor moves, OSC links).
+
+    Build steps' own programs (pip, npm, apt) colour their output; a failure's log tail in
+    an error message is plain text. Decoded by rich's ANSI decoder (envkit's console library)
+    rather than a regex of our own: it knows the CSI, OSC and private sequences.
+    """
+    if "\x1b" not in text:
+        return text
+    from rich.text import Text
+
+    return Text.from_ansi(text).plain
 
 
 _END = object()
@@ -829,7 +843,8 @@ class _CliProgress:
         m = _BK_OUTPUT.match(line)
         if m:
             vid = int(m.group(1))
-            self.outputs.setdefault(vid, deque(maxlen=FAIL_TAIL_LINES)).append(m.group(2))
+            tail = self.outputs.setdefault(vid, deque(maxlen=FAIL_TAIL_LINES))
+            tail.append(strip_ansi(m.group(2)))
             number = self.steps[vid].number if vid in self.steps else 0
             self.job.emit(BuildEvent("output", m.group(2), number, self.total))
             return

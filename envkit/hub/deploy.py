@@ -49,7 +49,7 @@ from envkit.hub.auth import (
     space_name,
     space_urls,
 )
-from envkit.hub.errors import call_hub
+from envkit.hub.errors import HubNetworkError, call_hub, is_network_error
 from envkit.hub.staging import SecretHit, StagedFolder, scan_secrets, stage
 from envkit.manifest import Manifest
 from envkit.upload_set import UploadFile
@@ -107,6 +107,9 @@ class PushResult:
         runtime_stage: last runtime stage seen with ``wait``.
         app_check: the post-deploy check with ``wait``.
         staged_dir: where the staged folder was written (``dry_run`` with a directory).
+        hub_unreachable: why a dry run with a token made its plan without the Hub (e.g.
+            ``Cannot reach the Hugging Face Hub at URL: ConnectError``); ``None`` when it
+            reached the Hub or needed it not. See :attr:`remote_known`.
     """
 
     repo_id: str
@@ -136,6 +139,14 @@ class PushResult:
     runtime_stage: str | None = None
     app_check: AppCheck | None = None
     staged_dir: Path | None = None
+    hub_unreachable: str | None = None
+
+    @property
+    def remote_known(self) -> bool:
+        """False for a dry run that could not reach the Hub: whether the Space exists, its
+        files, settings and variables (so ``created``, ``updated``, ``deleted``,
+        ``settings_changed``, ``variables_changed``) are unknown."""
+        return self.hub_unreachable is None
 
     @property
     def ok(self) -> bool:
@@ -151,7 +162,8 @@ class PushResult:
             "space_url": self.space_url,
             "app_url": self.app_url,
             "dry_run": self.dry_run,
-            "created": self.created,
+            "created": self.created if self.remote_known else None,
+            "hub_unreachable": self.hub_unreachable,
             "committed": self.committed,
             "commit_oid": self.commit_oid,
             "commit_url": self.commit_url,
@@ -378,12 +390,14 @@ class PushPlan:
         secret_values: ``KEY -> VALUE`` to set; never in ``repr`` nor in the result.
         preflight: ``validate`` or ``validate (EK6 only)``.
         warnings: non-blocking preflight findings, ``CODE location: message`` lines.
-        remote: the Space before the push, ``None`` when it does not exist (or no token).
+        remote: the Space before the push, ``None`` when it does not exist (or no token, or
+            a dry run that could not reach the Hub).
         local_oids: ``{path: git blob oid}`` of the staged files.
         added, updated, deleted: paths the commit adds, changes, deletes.
         bytes_uploaded: bytes of ``added`` + ``updated``.
         settings_changed: lines such as ``visibility: public -> private``.
         variables_changed: variable keys whose value differs from the Space's.
+        hub_unreachable: a dry run's reason for planning without the Hub, else ``None``.
     """
 
     root: Path
@@ -405,6 +419,7 @@ class PushPlan:
     bytes_uploaded: int
     settings_changed: tuple[str, ...]
     variables_changed: tuple[str, ...]
+    hub_unreachable: str | None = None
 
     def to_result(self) -> PushResult:
         """The plan as a (not yet applied) :class:`PushResult`; no request is made."""
@@ -430,6 +445,7 @@ class PushPlan:
             settings_changed=list(self.settings_changed),
             warnings=list(self.warnings),
             preflight=self.preflight,
+            hub_unreachable=self.hub_unreachable,
         )
 
 
@@ -658,28 +674,27 @@ def _plan_remote(
     """Who and where (repo id, app URL), then the diff of the staged files, the settings and
     the variables against the Space; read-only requests, none without a token."""
     endpoint, creds, inputs, staged = local.endpoint, local.creds, local.inputs, local.staged
-    api = _api(endpoint, creds)
-    repo_id = _resolve_repo_id(api, creds, inputs.repo_id, manifest_name, endpoint, say)
-    remote = None
-    if creds is not None:
-        say(f"Reading {repo_id}…")
-        remote = _remote_state(api, repo_id, endpoint)
+    unreachable = None
+    if creds is not None and options.dry_run:
+        say("Checking that the Hub answers…")
+        unreachable = hub_unreachable(endpoint)
+    try:
+        if unreachable is not None:
+            raise HubNetworkError(unreachable)
+        repo_id, remote, current_vars = _read_remote(local, manifest_name, say)
+    except HubNetworkError as exc:
+        if not options.dry_run:
+            raise
+        # A dry run plans offline: what needs the Hub (the namespace, whether the Space
+        # exists, its files and settings) is unknown, the rest is the same plan.
+        unreachable = exc.message
+        repo_id = inputs.repo_id or f"<your-namespace>/{space_name(manifest_name)}"
+        remote, current_vars = None, {}
     remote_files = remote.files if remote else {}
     oids = _git_oids(staged.path, staged.files)
     added = sorted(p for p in oids if p not in remote_files)
     updated = sorted(p for p in oids if p in remote_files and remote_files[p] != oids[p])
     sizes = {f.path: f.size for f in staged.files}
-    current_vars: dict[str, str] = {}
-    if remote is not None and inputs.variables:
-        current_vars = {
-            k: v.value
-            for k, v in call_hub(
-                lambda: api.get_space_variables(repo_id),
-                action="read variables",
-                repo_id=repo_id,
-                endpoint=endpoint,
-            ).items()
-        }
     host = getattr(remote.info, "host", None) if remote is not None else None
     return PushPlan(
         root=local.root,
@@ -703,7 +718,71 @@ def _plan_remote(
         variables_changed=tuple(
             sorted(k for k, v in inputs.variables.items() if current_vars.get(k) != v)
         ),
+        hub_unreachable=unreachable,
     )
+
+
+def _read_remote(
+    local: _LocalPlan, manifest_name: str, say: Progress
+) -> tuple[str, RemoteSpace | None, dict[str, str]]:
+    """The repo id, the Space (``None``: none, or no token) and its current variables
+    (only when the plan sets some); read-only requests, none without a token.
+
+    Raises:
+        HubNetworkError: the Hub cannot be reached. HubError, HubAuthError: as :func:`push`.
+    """
+    endpoint, creds, inputs = local.endpoint, local.creds, local.inputs
+    api = _api(endpoint, creds)
+    repo_id = _resolve_repo_id(api, creds, inputs.repo_id, manifest_name, endpoint, say)
+    remote = None
+    if creds is not None:
+        say(f"Reading {repo_id}…")
+        remote = _remote_state(api, repo_id, endpoint)
+    current_vars: dict[str, str] = {}
+    if remote is not None and inputs.variables:
+        current_vars = {
+            k: v.value
+            for k, v in call_hub(
+                lambda: api.get_space_variables(repo_id),
+                action="read variables",
+                repo_id=repo_id,
+                endpoint=endpoint,
+            ).items()
+        }
+    return repo_id, remote, current_vars
+
+
+# A dry run with a token first checks that the Hub answers at all, within this many seconds:
+# the Hub client itself has no timeout (huggingface_hub's default client: timeout=None).
+HUB_PROBE_TIMEOUT_S = 3.0
+
+
+def hub_unreachable(endpoint: str, timeout_s: float = HUB_PROBE_TIMEOUT_S) -> str | None:
+    """Whether the Hub at ``endpoint`` answers one HTTP request within ``timeout_s``.
+
+    One ``HEAD {endpoint}/api/whoami-v2`` through huggingface_hub's own HTTP session (its
+    proxy and certificate settings); any HTTP status counts as an answer.
+
+    Args:
+        endpoint: the Hub URL, e.g. ``https://huggingface.co``.
+        timeout_s: seconds for the connection and for the answer.
+
+    Returns:
+        ``None`` when it answered, else one line saying why not (the client's error type).
+    """
+    from huggingface_hub.utils import get_session
+
+    try:
+        get_session().head(
+            endpoint.rstrip("/") + "/api/whoami-v2", timeout=timeout_s, follow_redirects=False
+        )
+    except Exception as exc:  # noqa: BLE001 - only network errors count; others: reachable
+        if is_network_error(exc):
+            return (
+                f"Cannot reach the Hugging Face Hub at {endpoint} within {timeout_s:g} s: "
+                f"{type(exc).__name__}."
+            )
+    return None
 
 
 def _resolve_repo_id(

@@ -343,21 +343,37 @@ def folded(report: ValidationReport, show_all: bool = False) -> list[Finding]:
     return [f for f in report.findings if f.hygiene and f.severity is not Severity.ERROR]
 
 
-def _finding_lines(f: Finding) -> list[str]:
+# Styles of the text report on a terminal (rich style names). Plain text carries the same
+# words: colour only repeats what the severity column already says.
+SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
+_SUMMARY_STYLE = {True: "bold green", False: "bold red"}
+
+# One line of the text report: (text, rich style or "") segments.
+_Line = list[tuple[str, str]]
+
+
+def _finding_lines(f: Finding) -> list[_Line]:
     pos = ""
     if f.location and f.location.line is not None:
         pos = f"{f.location.line}:{f.location.column or 1}"
-    out = [f"  {pos:>7}  {f.severity.value:<7}  {f.code} {f.name}", f"           {f.message}"]
+    style = SEVERITY_STYLE[f.severity]
+    quiet = "dim" if f.severity is Severity.INFO else ""
+    out: list[_Line] = [
+        [
+            (f"  {pos:>7}  ", "dim"),
+            (f"{f.severity.value:<7}", style),
+            ("  ", ""),
+            (f"{f.code} {f.name}", quiet or "bold"),
+        ],
+        [(f"           {f.message}", quiet)],
+    ]
     if f.fix:
-        out.append(f"           fix: {f.fix}")
+        out.append([(f"           fix: {f.fix}", quiet or "cyan")])
     return out
 
 
-def render_text(report: ValidationReport, show_all: bool = False) -> str:
-    """Behaviour findings (EK4xx/EK5xx) first, then the others grouped by file; generic
-     hygiene warnings folded into one line per family with a count unless ``show_all``
-    ; checks skipped because the environment lives in a repository; one
-     summary line."""
+def _text_lines(report: ValidationReport, show_all: bool) -> list[_Line]:
+    """The text report as styled lines (see :func:`render_text`)."""
     hidden = folded(report, show_all)
     hidden_ids = {id(f) for f in hidden}
     shown = [f for f in report.findings if id(f) not in hidden_ids]
@@ -365,17 +381,22 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
     for f in shown:
         where = _display_file(report, f.location.file) if f.location else f"({f.stage})"
         groups.setdefault((not _is_behaviour(f), where), []).append(f)
-    lines = [f"envkit validate {report.target}", f"lane: {report.lane}", ""]
+    lines: list[_Line] = [
+        [(f"envkit validate {report.target}", "bold")],
+        [(f"lane: {report.lane}", "dim")],
+        [],
+    ]
     for key in sorted(groups, key=lambda k: (k[0], k[1].startswith("("), k[1])):
-        lines.append(key[1])
+        lines.append([(key[1], "bold underline")])
         for f in sorted(
             groups[key],
             key=lambda f: ((f.location.line or 0) if f.location else 0, f.severity.rank, f.code),
         ):
             lines += _finding_lines(f)
-        lines.append("")
+        lines.append([])
+    plain: list[str] = []
     if hidden:
-        lines.append(
+        plain.append(
             f"{_plural(len(hidden), 'hygiene finding')} folded (generic layout "
             "warnings, not defects; `--show-all` lists them):"
         )
@@ -389,8 +410,18 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
         for name, counts in by_family.items():
             total = sum(counts.values())
             parts = ", ".join(label + (f" x{n}" if n > 1 else "") for label, n in counts.items())
-            lines.append(f"  {name:<{width}}  {total}: {parts}")
-        lines.append("")
+            plain.append(f"  {name:<{width}}  {total}: {parts}")
+        plain.append("")
+    plain += _trailer(report)
+    lines += [[(text, "")] if text else [] for text in plain]
+    lines.append([(summary_line(report), _SUMMARY_STYLE[report.passed])])
+    return lines
+
+
+def _trailer(report: ValidationReport) -> list[str]:
+    """The plain lines between the findings and the summary: checks not run here, the
+    launch notes, the runtime stage's assumptions."""
+    lines: list[str] = []
     in_repo = [c for c in report.checks if c.status == "skipped" and c.reason.startswith("in-repo")]
     if in_repo:
         lines.append("Not checked here:")
@@ -411,8 +442,31 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
         lines.append("The runtime stage ran without a readable manifest and assumed:")
         lines += [f"  - {a}" for a in report.runtime.assumptions]
         lines.append("")
-    lines.append(summary_line(report))
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def render_text(report: ValidationReport, show_all: bool = False) -> str:
+    """Behaviour findings (EK4xx/EK5xx) first, then the others grouped by file; generic
+    hygiene warnings folded into one line per family with a count unless ``show_all``;
+    checks skipped because the environment lives in a repository; one summary line.
+    Plain text: what ``--output`` writes and a pipe receives."""
+    lines = _text_lines(report, show_all)
+    return "\n".join("".join(text for text, _ in line) for line in lines) + "\n"
+
+
+def render_text_styled(report: ValidationReport, show_all: bool = False) -> Any:
+    """The text report as a ``rich.text.Text`` with the same characters as
+    :func:`render_text`, styled by severity (:data:`SEVERITY_STYLE`): errors red, warnings
+    yellow, infos dim, the summary green or red. A rich console drops the styles itself
+    where colour does not belong (not a terminal, ``TERM=dumb``)."""
+    from rich.text import Text
+
+    out = Text(end="")
+    for line in _text_lines(report, show_all):
+        for text, style in line:
+            out.append(text, style=style or None)
+        out.append("\n")
+    return out
 
 
 def _gh_data(s: str) -> str:

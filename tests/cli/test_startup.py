@@ -1,0 +1,82 @@
+"""Start-up: envkit's help renders without importing rich.markdown or rich.traceback (their
+imports are deferred, envkit.cli._lazy_help), and the deferred names still work."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("rich.markdown", "markdown_it", "rich.traceback", "rich.syntax")
+
+PROBE = """
+import json, sys
+import envkit.cli
+from envkit.cli import app
+for args in ({args}):
+    try:
+        app(list(args), prog_name="envkit")
+    except SystemExit:
+        pass
+print(json.dumps({{m: m in sys.modules for m in {heavy!r} + ("typer.rich_utils",)}}),
+      file=sys.stderr)
+"""
+
+
+def _probe(*argvs: tuple[str, ...]) -> dict[str, bool]:
+    code = PROBE.format(args=", ".join(repr(a) for a in argvs) + ",", heavy=HEAVY)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "Usage" in proc.stdout + proc.stderr
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_help_does_not_import_markdown_or_tracebacks():
+    loaded = _probe(("--help",), ("validate", "--help"), ("run", "--help"))
+    assert loaded.pop("typer.rich_utils") is True  # the rich help was rendered
+    assert loaded == dict.fromkeys(HEAVY, False)
+
+
+def test_usage_error_does_not_import_them_either():
+    loaded = _probe(
+        ("validate", "--no-such-option"),
+    )
+    assert loaded.pop("typer.rich_utils") is True
+    assert loaded == dict.fromkeys(HEAVY, False)
+
+
+DEFERRED_STILL_WORK = """
+import sys
+import envkit.cli
+import typer
+from typer import rich_utils
+from typer.testing import CliRunner
+import rich.markdown, rich.traceback
+# the stand-ins left sys.modules: the real modules are imported by name
+assert type(sys.modules["rich.markdown"]).__name__ == "module"
+assert isinstance(rich_utils.Markdown("**x**"), rich.markdown.Markdown)
+assert isinstance(rich.markdown.Markdown("x"), rich_utils.Markdown)
+try:
+    raise ValueError("boom")
+except ValueError as exc:
+    tb = rich_utils.Traceback.from_exception(type(exc), exc, exc.__traceback__)
+assert isinstance(tb, rich.traceback.Traceback)
+md = typer.Typer(rich_markup_mode="markdown")
+@md.command()
+def hello() -> None:
+    '''Say **hello** in `markdown`.'''
+out = CliRunner().invoke(md, ["--help"]).output
+assert "hello" in out and "**" not in out, out
+print("ok")
+"""
+
+
+def test_deferred_names_are_the_real_classes():
+    # A program that imports envkit.cli and then uses typer's markdown mode and pretty
+    # tracebacks gets the real rich classes.
+    proc = subprocess.run(
+        [sys.executable, "-c", DEFERRED_STILL_WORK], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
