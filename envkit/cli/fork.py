@@ -15,13 +15,13 @@ def fork_cmd(
     source: Annotated[str, typer.Argument(help="Space to copy, NS/NAME.")],
     destination: Annotated[
         str | None,
-        typer.Argument(help="New Space, NS/NAME or NAME [default: <you>/<source name>]."),
+        typer.Argument(help="New Space, NS/NAME or NAME \\[default: <you>/<source name>]."),
     ] = None,
     private: Annotated[
         bool | None,
         typer.Option(
             "--private/--public",
-            help="Visibility of the copy [default: the Hub's].",
+            help="Visibility of the copy \\[default: the Hub's].",
             show_default=False,
         ),
     ] = None,
