@@ -53,6 +53,7 @@ def test_changed_models_with_the_template_readme_give_one_finding_at_its_line(
     assert finding.location.file == "README.md"
     assert finding.severity.value == "warning" and finding.hygiene
     assert "`models.py` changed" in finding.message
+    assert finding.data["template"] == "guess" and finding.data["changed"] == ["models.py"]
     assert "guesses a hidden number between 1 and 100" in finding.message  # wrapped in README
 
 

@@ -86,7 +86,14 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
         f"`README.md` should describe this environment; it still says '{phrase}', the "
         f"{record.template} template's own text{more}, while "
         + " and ".join(f"`{rel}`" for rel in changed)
-        + f" changed since `envkit init` wrote {'it' if len(changed) == 1 else 'them'} "
-        f"(their fingerprints are in the `envkit:template` comment on line {record.line}).",
+        + (
+            " changed since `envkit init` wrote it (its fingerprint"
+            if len(changed) == 1
+            else " changed since `envkit init` wrote them (their fingerprints"
+        )
+        + f" are in the `envkit:template` comment on line {record.line}).",
         location=Location(README, line),
+        template=record.template,
+        changed=changed,
+        phrases=[{"line": n, "phrase": p} for n, p in hits],
     )
