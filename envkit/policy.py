@@ -115,11 +115,13 @@ class PolicyProcess:
         try:
             return self._read(load_timeout_s)
         except _NoAnswer:
+            module = self.spec.partition(":")[0]
             raise PolicyError(
                 f"Policy `{self.spec}` did not load within {load_timeout_s:g} s "
-                "(the start-up timeout).",
-                hint="Keep the policy's module free of heavy imports (importing openenv "
-                "alone takes seconds), or raise --startup-timeout.",
+                f"(the start-up timeout): importing `{module}` took longer than that.",
+                hint=f"Keep `{module.replace('.', '/')}.py` free of heavy imports (importing "
+                "openenv alone takes seconds on a busy machine), or raise --startup-timeout "
+                "(or `envkit.startup_timeout_s` in the manifest).",
             ) from None
 
     def _read(self, timeout_s: float | None = None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -433,6 +434,7 @@ def init_project(
         rendered, executables = render_template(tpl, render_context(names, tpl, opts)), set()
         source = TemplateSource(name=tpl.name, origin=BUILTIN_ORIGIN)
         notes = _add_probe_plan(rendered, tpl, opts)
+        _add_template_record(rendered, tpl.name, names.package)
     _record_source(rendered, source)
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -549,6 +551,127 @@ def _add_probe_plan(
 
     rendered[Path(PROBE_PLAN_PATH)] = dumps(plan).encode("utf-8")
     return []
+
+
+# -- the template record: what envkit validate (EK224) compares ---------------------------------
+TEMPLATE_RECORD_TAG = "envkit:template"
+"""Opens the HTML comment ``envkit init`` puts after the README's front matter."""
+
+_RECORD = re.compile(
+    r"<!--\s*"
+    + re.escape(TEMPLATE_RECORD_TAG)
+    + r"\s+([A-Za-z0-9_-]+)((?:\s+[\w./-]+=[0-9a-f]{12})+)"
+)
+
+
+@dataclass(frozen=True)
+class TemplateRecord:
+    """What ``envkit init`` recorded in the README about the template it rendered.
+
+    Attributes:
+        template: the template's name (``guess``).
+        fingerprints: file relative to the environment -> :func:`source_fingerprint` of the
+            text ``envkit init`` wrote (``models.py`` and the environment module).
+        line: 1-based line of the record in README.md.
+    """
+
+    template: str
+    fingerprints: dict[str, str]
+    line: int
+
+
+def source_fingerprint(text: str) -> str:
+    """12 hex digits of SHA-256 over the syntax tree of Python source ``text``.
+
+    The tree has no comments, layout, parentheses or trailing commas, so reformatting
+    (``ruff format``) and editing comments keep the fingerprint while any change to the code
+    changes it. It is written out field by field, leaving out empty and ``None`` fields and
+    expression contexts, so the fields newer Pythons add with empty defaults
+    (``type_params`` in 3.12) do not change it either. Text that does not parse is hashed as
+    it is.
+    """
+    import ast
+    import hashlib
+
+    try:
+        canonical = _tree_text(ast.parse(text))
+    except (SyntaxError, ValueError):
+        canonical = text
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+
+
+def _tree_text(node: Any) -> str:
+    """A syntax tree as text: node names and their non-empty fields (see
+    :func:`source_fingerprint`)."""
+    import ast
+
+    if isinstance(node, list):
+        return "[" + ",".join(_tree_text(v) for v in node) + "]"
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    fields = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if name in ("ctx", "kind", "type_comment") or value is None or value == []:
+            continue
+        fields.append(f"{name}={_tree_text(value)}")
+    return f"{type(node).__name__}({','.join(fields)})"
+
+
+def read_template_record(readme: str) -> TemplateRecord | None:
+    """The :class:`TemplateRecord` in README text, ``None`` when it has none (the author
+    removed it, or envkit did not write the README)."""
+    found = _RECORD.search(readme)
+    if found is None:
+        return None
+    fingerprints: dict[str, str] = {}
+    for item in found.group(2).split():
+        rel, _, digest = item.partition("=")
+        fingerprints[rel] = digest
+    return TemplateRecord(
+        template=found.group(1),
+        fingerprints=fingerprints,
+        line=readme.count("\n", 0, found.start()) + 1,
+    )
+
+
+def template_phrases(template: str) -> tuple[str, ...]:
+    """The sentences of a bundled template's README that describe its own task
+    (template.toml ``readme_phrases``); ``()`` for a template envkit does not ship."""
+    try:
+        tpl = get_template(template)
+    except TemplateError:
+        return ()
+    return tuple(str(p) for p in tpl.vars.get("readme_phrases") or ())
+
+
+def _add_template_record(rendered: dict[Path, bytes], template: str, package: str) -> None:
+    """Put a :class:`TemplateRecord` comment after the README's front matter: the template
+    and the fingerprints of the action/observation models and the environment module it
+    rendered. ``envkit validate`` (EK224) warns when these files changed while the README
+    still carries the template's own text."""
+    readme = Path("README.md")
+    sources = (Path("models.py"), Path("server") / f"{package}_environment.py")
+    if readme not in rendered:
+        return
+    pairs = [
+        f"{rel.as_posix()}={source_fingerprint(rendered[rel].decode('utf-8'))}"
+        for rel in sources
+        if rel in rendered
+    ]
+    text = rendered[readme].decode("utf-8")
+    end = text.find("\n---\n", 3) if text.startswith("---\n") else -1
+    if not pairs or end < 0:
+        return
+    end += len("\n---\n")
+    comment = (
+        f"<!-- {TEMPLATE_RECORD_TAG} {template} {' '.join(pairs)}\n"
+        "     `envkit validate` (EK224) warns when these files change while this README still\n"
+        f"     describes the {template} template's task. Delete this comment once it describes\n"
+        "     your environment. -->\n"
+    )
+    body = text[end:].lstrip("\n")
+    rendered[readme] = (text[:end] + "\n" + comment + "\n" + body).encode("utf-8")
 
 
 def _write_new(dest: Path, rendered: Mapping[Path, bytes], *, skills: bool) -> list[Path]:

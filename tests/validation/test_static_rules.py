@@ -196,6 +196,16 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
         ),
         ("pyproject.toml", 13),
     ),
+    # the README keeps the echo template's text while `models.py` no longer has the
+    # fingerprint `envkit init` recorded for it
+    "EK224": (
+        edit(
+            "README.md",
+            "---\n\n# ",
+            "---\n\n<!-- envkit:template echo models.py=000000000000 -->\n\n# ",
+        ),
+        ("README.md", 9),
+    ),
     "EK301": (delete("Dockerfile"), ("Dockerfile", None)),
     "EK302": (move("Dockerfile", "server/Dockerfile"), ("server/Dockerfile", None)),
     "EK303": (append("Dockerfile", "FORM python:3.11-slim\n"), ("Dockerfile", 40)),

@@ -18,6 +18,7 @@ from types import ModuleType
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.findings import FAMILIES, Stage
 from envkit.validation.rules import (
+    card_text,
     container,
     deploy,
     determinism,
@@ -67,6 +68,7 @@ MODULES: tuple[RuleModule, ...] = (
     ),
     RuleModule(dockerfile, "3", "the Dockerfile Spaces build"),
     RuleModule(deploy, "6", "secrets, large files and ignore files before a push"),
+    RuleModule(card_text, "2", "a README that still describes the template's task"),
     # files last among the static modules: it reports on the reads the others made
     RuleModule(
         files, "2", "files the static checks must read but will not (too large, not regular)"

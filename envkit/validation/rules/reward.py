@@ -250,14 +250,19 @@ def oracle(engine: ServerPlayer, root: Path | None, python: str | None) -> float
     engine.progress(f"oracle `{spec}`")
     bests: list[tuple[int | None, float | None]] = []
     try:
-        with PolicyProcess(spec, root, python, timeout_s=max(settings.reply_s, 10.0)) as policy:
+        # Importing the oracle's module is start-up (openenv alone takes seconds to import on
+        # a busy machine), each action is one answer: the same limits as the server's.
+        with PolicyProcess(
+            spec, root, python, timeout_s=settings.reply_s, load_timeout_s=settings.startup_s
+        ) as policy:
             for seed in settings.seeds:
                 ep = engine.play_alone(seed, lambda obs, _i: policy(obs), name="oracle")
                 bests.append((seed, ep.best()))
     except PolicyError as exc:
         engine.add(
             ORACLE_BELOW_MAX,
-            f"The oracle `{spec}` must play every seed; it failed: {exc.message}",
+            f"The oracle `{spec}` must play every seed; it failed: {exc.message}"
+            + (f" {exc.hint}" if exc.hint else ""),
             error=exc.message,
         )
         return None
