@@ -15,16 +15,12 @@ import pytest
 
 KNOBS = Path(__file__).parent / "envs" / "knobs"
 
-# envkit's own check is existence only (EK210); a real `uv lock` needs PyPI and ~5 s, so the
-# clean fixture carries a minimal lock file instead.
-PLACEHOLDER_LOCK = 'version = 1\nrequires-python = ">=3.10"\n'
-
 
 @pytest.fixture
-def clean_env(echo_env: Path, copy_env) -> Path:
+def clean_env(echo_env: Path, copy_env, echo_lock: str) -> Path:
     """A private copy of the generated echo environment plus a uv.lock: zero static findings."""
     root = copy_env(echo_env)
-    (root / "uv.lock").write_text(PLACEHOLDER_LOCK)
+    (root / "uv.lock").write_text(echo_lock)  # a real lock: EK210 and EK222 pass
     return root
 
 
