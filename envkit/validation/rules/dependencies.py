@@ -68,16 +68,19 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     if error is not None or not isinstance(project, dict):
         ctx.skip(_CODES, "no readable `[project]` table in pyproject.toml (EK201/EK202)")
         return
+    from envkit.project import resolve_python
+
+    python = resolve_python(ctx.root)
     with ThreadPoolExecutor(max_workers=1) as pool:
         # uv and deptry are separate processes: the lock check runs while deptry scans
-        lock = _start_lock_check(ctx, project, pool)
-        yield from _imports(ctx, project)
+        lock = _start_lock_check(ctx, project, python, pool)
+        yield from _imports(ctx, project, python)
         if lock is not None:
             yield from _lock_findings(ctx, lock.result())
 
 
 def _start_lock_check(
-    ctx: StaticContext, project: dict[str, Any], pool: ThreadPoolExecutor
+    ctx: StaticContext, project: dict[str, Any], python: str, pool: ThreadPoolExecutor
 ) -> Future[Any] | None:
     from envkit.deps import LOCK_NAME, check_lock
     from envkit.fsutil import is_regular_inside
@@ -88,7 +91,7 @@ def _start_lock_check(
     if not is_regular_inside(ctx.root / LOCK_NAME, ctx.root):
         ctx.skip((LOCK_STALE.code,), "uv.lock is not a regular file inside the environment")
         return None
-    return pool.submit(check_lock, ctx.root, project)
+    return pool.submit(check_lock, ctx.root, project, python)
 
 
 def _lock_findings(ctx: StaticContext, lock: Any) -> Iterator[Finding]:
@@ -110,13 +113,11 @@ def _lock_findings(ctx: StaticContext, lock: Any) -> Iterator[Finding]:
     )
 
 
-def _imports(ctx: StaticContext, project: dict[str, Any]) -> Iterator[Finding]:
+def _imports(ctx: StaticContext, project: dict[str, Any], python: str) -> Iterator[Finding]:
     from envkit.deps import find_undeclared
-    from envkit.project import resolve_python
 
     deps = project.get("dependencies") or []
     requires = [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
-    python = resolve_python(ctx.root)
     scan = find_undeclared(
         ctx.root,
         python,
