@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import PurePosixPath
 from typing import Any
 
+from envkit.envdir.constants import OPENENV_REQUIREMENT
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
 
@@ -52,7 +53,7 @@ IMPORT_UNDECLARED = register(
     "image installs only the declared dependencies (`uv sync --frozen --no-dev`), so the "
     "Space exits with `ModuleNotFoundError` at start-up.",
     example="`import requests_cache` in `server/env.py` after `uv pip install "
-    "requests-cache`, with `dependencies = ['openenv>=0.10,<0.11']`.",
+    f"requests-cache`, with `dependencies = ['{OPENENV_REQUIREMENT}']`.",
     fix="Add the distribution to `[project] dependencies` in `pyproject.toml`, run `uv lock`, "
     "and rebuild the image.",
 )
@@ -116,6 +117,10 @@ def _lock_findings(ctx: StaticContext, lock: Any) -> Iterator[Finding]:
 def _imports(ctx: StaticContext, project: dict[str, Any], python: str) -> Iterator[Finding]:
     from envkit.deps import find_undeclared
 
+    if "dependencies" in (project.get("dynamic") or []):
+        # read from requirements files by the build backend: what the image gets is not here
+        ctx.skip((IMPORT_UNDECLARED.code,), "`[project] dependencies` is dynamic")
+        return
     deps = project.get("dependencies") or []
     requires = [d for d in deps if isinstance(d, str)] if isinstance(deps, list) else []
     scan = find_undeclared(
