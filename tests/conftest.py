@@ -180,6 +180,20 @@ def echo_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return init_project("echo-env", output_dir=parent, lock=False).path
 
 
+@pytest.fixture(scope="session")
+def echo_lock(echo_env: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The text of a real `uv lock` of the echo environment, made once per session on a copy
+    (needs PyPI, ~2-5 s): EK222 checks that a lock still matches pyproject.toml, so a clean
+    environment needs a true one, not a placeholder."""
+    from envkit.scaffold import lock_environment
+
+    dst = tmp_path_factory.mktemp("echo-lock") / echo_env.name
+    shutil.copytree(echo_env, dst, ignore=shutil.ignore_patterns("__pycache__", ".venv"))
+    result = lock_environment(dst)
+    assert result.status == "written", result.message
+    return (dst / "uv.lock").read_text()
+
+
 @pytest.fixture
 def copy_env(tmp_path: Path):
     """Copy a generated environment to a private temp dir: `copy_env(echo_env)`."""

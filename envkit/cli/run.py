@@ -392,10 +392,12 @@ def _stream_until_stopped(running: RunningContainer) -> None:
         running.stop()
         _output.info(f"Stopped and removed {_output.esc(running.name)}.")
         raise typer.Exit(int(ExitCode.OK)) from None
+    from envkit.container.run import missing_module_hint
+
     raise ContainerError(
         f"The container {running.name} exited with code {code}.",
         details=tail or None,
-        hint="See its log above.",
+        hint=missing_module_hint(tail) or "See its log above.",
     )
 
 

@@ -477,6 +477,51 @@ def _refuse_taken_name(client: Any, name: str) -> None:
     )
 
 
+#: Modules of the OpenEnv layout itself: missing in the image means a layout or copy problem,
+#: not an undeclared dependency.
+_LAYOUT_MODULES = frozenset({"server", "models", "client"})
+_NO_MODULE = re.compile(r"No module named '(?P<name>[^'.]+)")
+
+
+def missing_module_hint(log: str) -> str | None:
+    """The next step when a container exited on ``ModuleNotFoundError``, from its log tail.
+
+    A ``ModuleNotFoundError`` for a third-party module means the image lacks a dependency
+    the local venv has (installed by hand, or added to ``pyproject.toml`` without
+    ``uv lock``: the image installs the lock). Running without ``--docker`` would then use
+    that venv and hide the error, so the hint names the fix instead.
+
+    Args:
+        log: the container's last lines (stdout and stderr).
+
+    Returns:
+        One line for :attr:`envkit.errors.EnvkitError.hint`, or ``None`` when the log's root
+        cause (:func:`envkit.launch.root_cause`) is not a missing module.
+    """
+    from envkit.launch import root_cause
+
+    cause = root_cause(log)
+    if cause is None or cause.exc_type not in ("ModuleNotFoundError", "ImportError"):
+        return None
+    m = _NO_MODULE.search(cause.line)
+    if m is None:
+        return None
+    name = m.group("name")
+    if name in _LAYOUT_MODULES:
+        return (
+            f"`{name}` is the environment's own module: check that the Dockerfile copies it "
+            "and that the CMD runs from the folder holding it (`envkit validate` checks "
+            "the Dockerfile), then run again with --build."
+        )
+    return (
+        f"The image lacks `{name}`: declare its distribution in pyproject.toml "
+        "`[project] dependencies`, run `uv lock`, then run again with --build. "
+        "`envkit run` without --docker uses your local venv, where it may be installed by hand, "
+        "so it would not show the error; `envkit validate --static` lists such imports (EK223) "
+        "and a stale uv.lock (EK222)."
+    )
+
+
 def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> float:
     """Seconds until healthy; raises ContainerError (after which the caller removes it)."""
     import httpx
@@ -499,11 +544,13 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
             state = c.attrs.get("State", {})
             if state.get("Status") in ("exited", "dead"):
                 code = state.get("ExitCode")
+                tail = _log_tail(client, running.id, 30)
                 raise ContainerError(
                     f"The container {running.name} exited with code {code} before it was healthy.",
-                    details=_log_tail(client, running.id, 30) or None,
-                    hint="Fix the error in its log above (`envkit run` without --docker "
-                    "shows it faster), then run again with --build.",
+                    details=tail or None,
+                    hint=missing_module_hint(tail)
+                    or "Fix the error in its log above (`envkit run` without --docker shows "
+                    "it faster), then run again with --build.",
                 )
             health = (state.get("Health") or {}).get("Status")
             if health == "healthy":

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
-PLACEHOLDER_LOCK = 'version = 1\nrequires-python = ">=3.11"\n'
-
 
 @pytest.fixture
-def clean_env(echo_env: Path, copy_env) -> Path:
+def clean_env(echo_env: Path, copy_env, echo_lock: str) -> Path:
     """A private copy of the generated echo environment plus a uv.lock: zero static findings."""
     root = copy_env(echo_env)
-    (root / "uv.lock").write_text(PLACEHOLDER_LOCK)
+    (root / "uv.lock").write_text(echo_lock)  # a real lock: EK210 and EK222 pass
     return root

@@ -16,22 +16,20 @@ import pytest
 
 KNOBS = Path(__file__).parent / "envs" / "knobs"
 
-# envkit's own check is existence only (EK210); a real `uv lock` needs PyPI and ~5 s, so the
-# clean fixture carries a minimal lock file instead.
-PLACEHOLDER_LOCK = 'version = 1\nrequires-python = ">=3.10"\n'
 # The record `envkit init` writes after the README's front matter (envkit.scaffold, EK224).
 RECORD = re.compile(r"<!-- envkit:template .*?-->\n\n", re.DOTALL)
 
 
 @pytest.fixture
-def clean_env(echo_env: Path, copy_env) -> Path:
+def clean_env(echo_env: Path, copy_env, echo_lock: str) -> Path:
     """A private copy of the generated echo environment plus a uv.lock: zero static findings.
 
-    Its README has no `envkit:template` record (as if it had been rewritten for the
-    environment), so a fixture that changes `models.py` or the environment module shows its
-    own rule alone, not EK224 as well (EK224 has a fixture of its own)."""
+    The lock is real, so EK210 and EK222 pass. The README has no `envkit:template` record
+    (as if it had been rewritten for the environment), so a fixture that changes `models.py`
+    or the environment module shows its own rule alone, not EK224 as well (EK224 has a
+    fixture of its own)."""
     root = copy_env(echo_env)
-    (root / "uv.lock").write_text(PLACEHOLDER_LOCK)
+    (root / "uv.lock").write_text(echo_lock)
     readme = root / "README.md"
     readme.write_text(RECORD.sub("", readme.read_text(), count=1))
     return root

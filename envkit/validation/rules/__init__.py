@@ -20,6 +20,7 @@ from envkit.findings import FAMILIES, Stage
 from envkit.validation.rules import (
     card_text,
     container,
+    dependencies,
     deploy,
     determinism,
     dockerfile,
@@ -65,6 +66,11 @@ MODULES: tuple[RuleModule, ...] = (
         project,
         "2",
         "pyproject.toml, README card, server entry point, models, inference script, concurrency",
+    ),
+    RuleModule(
+        dependencies,
+        "2",
+        "dependency drift: `uv.lock` against pyproject.toml, imports pyproject.toml lacks",
     ),
     RuleModule(dockerfile, "3", "the Dockerfile Spaces build"),
     RuleModule(deploy, "6", "secrets, large files and ignore files before a push"),

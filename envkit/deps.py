@@ -1,0 +1,378 @@
+"""Dependency drift: is ``uv.lock`` in step with ``pyproject.toml``, and does
+``pyproject.toml`` declare what the server imports?
+
+Both questions decide whether a Space starts: its Dockerfile installs the lock
+(``uv sync --frozen``), so a dependency added to ``pyproject.toml`` without ``uv lock`` is
+not installed, and a module that is only in the local venv is not either. Both end in
+``ModuleNotFoundError`` at start-up, after a build that succeeded.
+
+* :func:`check_lock` asks uv itself (``uv lock --check --offline``, bounded in time) and,
+  when uv cannot answer offline, compares the requirement names of ``pyproject.toml`` with
+  the ones recorded in the lock.
+* :func:`find_undeclared` runs deptry (a maintained checker that maps imports to
+  distributions through installed metadata, e.g. ``yaml`` -> ``PyYAML``) under the
+  environment's own interpreter, so the mapping is that of the venv the server runs in.
+
+Both only read files and run subprocesses with timeouts; neither imports the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LOCK_NAME = "uv.lock"
+#: uv's words for a lock that no longer satisfies pyproject.toml (uv 0.5-0.9).
+_STALE_MARK = "needs to be updated"
+#: uv.lock files of real projects pass 1 MiB (a generated environment's is ~0.8 MiB).
+_LOCK_LIMIT = 32 * 1024 * 1024
+_NAME_RE = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+
+
+def canonical(name: str) -> str:
+    """PEP 503 normalised distribution name (``PyYAML`` -> ``pyyaml``, ``a_b.c`` -> ``a-b-c``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(req: str) -> str | None:
+    """The canonical name of a PEP 508 requirement string, ``None`` when it has none."""
+    m = _NAME_RE.match(req) if isinstance(req, str) else None
+    return canonical(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class LockCheck:
+    """What :func:`check_lock` found.
+
+    Attributes:
+        state: ``"fresh"``, ``"stale"`` or ``"unknown"`` (neither way could tell).
+        method: ``"uv"`` (``uv lock --check --offline`` answered) or ``"names"`` (the
+            requirement names were compared because uv could not answer).
+        detail: why uv could not answer (``method == "names"``), else ``""``.
+        added: canonical names in ``pyproject.toml`` but not in the lock (``names`` only).
+        removed: canonical names in the lock but no longer in ``pyproject.toml``.
+    """
+
+    state: str
+    method: str
+    detail: str = ""
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+
+
+def check_lock(
+    root: Path, project: Mapping[str, Any], python: str | None = None, timeout_s: float = 20.0
+) -> LockCheck:
+    """Whether ``root/uv.lock`` still satisfies ``root/pyproject.toml``.
+
+    Runs ``uv lock --check --offline`` (the binary the ``uv`` package ships, see
+    :func:`envkit.scaffold.uv_binary`) with a ``timeout_s`` seconds bound; ``--offline`` keeps
+    it from reaching an index: uv answers from the lock and its cache. When uv is missing,
+    times out, or needs the network to decide (a new requirement not in its cache), the
+    names of ``[project] dependencies`` and ``optional-dependencies`` are compared with the
+    root package's ``requires-dist`` in the lock instead.
+
+    Args:
+        root: environment directory holding ``pyproject.toml`` and ``uv.lock``.
+        project: the parsed ``[project]`` table.
+        python: the environment's interpreter, handed to uv so it skips its own search (which
+            dominates its run time behind slow shims such as pyenv's: ~0.3 s against ~0.05 s).
+        timeout_s: bound on uv's run, in seconds.
+
+    Returns:
+        A :class:`LockCheck`; never raises.
+    """
+    from envkit.scaffold import uv_binary
+
+    uv = uv_binary()
+    if uv is None:
+        return _compare_names(root, project, "uv is not installed")
+    env = {**os.environ, "UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1"}
+    argv = [uv, "lock", "--check", "--offline", "--directory", str(root)]
+    try:
+        proc = subprocess.run(
+            argv + (["--python", python] if python else []),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        return _compare_names(root, project, f"`uv lock --check` took over {timeout_s:g} s")
+    except OSError as exc:
+        return _compare_names(root, project, f"`uv lock --check` could not run: {exc}")
+    out = f"{proc.stderr}\n{proc.stdout}"
+    if proc.returncode == 0:
+        return LockCheck("fresh", "uv")
+    if _STALE_MARK in out:
+        return LockCheck("stale", "uv")
+    errors = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("error:")]
+    cause = errors[0] if errors else f"exit code {proc.returncode}"
+    return _compare_names(root, project, f"`uv lock --check --offline` could not decide ({cause})")
+
+
+def _declared_names(project: Mapping[str, Any]) -> set[str]:
+    reqs: list[Any] = list(project.get("dependencies") or [])
+    optional = project.get("optional-dependencies") or {}
+    if isinstance(optional, dict):
+        for group in optional.values():
+            reqs += group if isinstance(group, list) else []
+    return {n for n in map(requirement_name, reqs) if n}
+
+
+def _compare_names(root: Path, project: Mapping[str, Any], why: str) -> LockCheck:
+    """The fallback: requirement names of ``[project]`` against the lock's root package."""
+    from envkit.envdir.toml import TomlError, parse_toml
+    from envkit.fsutil import read_text_bounded
+
+    try:
+        lock = parse_toml(read_text_bounded(root / LOCK_NAME, root=root, limit=_LOCK_LIMIT))
+    except (OSError, UnicodeDecodeError, TomlError) as exc:
+        return LockCheck("unknown", "names", f"{why}; uv.lock unreadable: {exc}")
+    name = requirement_name(str(project.get("name", "")))
+    packages = [p for p in lock.get("package") or [] if isinstance(p, dict)]
+    mine = [p for p in packages if _is_root_package(p, name)]
+    if not mine:
+        return LockCheck("unknown", "names", f"{why}; uv.lock has no package `{name}`")
+    recorded = (mine[0].get("metadata") or {}).get("requires-dist") or []
+    locked = {requirement_name(str(r.get("name", ""))) for r in recorded if isinstance(r, dict)}
+    declared = _declared_names(project)
+    added, removed = sorted(declared - locked), sorted(n for n in locked - declared if n)
+    state = "stale" if added or removed else "fresh"
+    return LockCheck(state, "names", why, tuple(added), tuple(removed))
+
+
+def _is_root_package(pkg: Mapping[str, Any], name: str | None) -> bool:
+    source = pkg.get("source") or {}
+    at_root = isinstance(source, dict) and "." in (source.get("editable"), source.get("virtual"))
+    return at_root or (name is not None and requirement_name(str(pkg.get("name", ""))) == name)
+
+
+# -- undeclared imports (deptry) -------------------------------------------------------------
+
+#: deptry's rules kept: DEP001 (imported, not installed, not declared), DEP003 (installed only
+#: as someone else's dependency or by hand), DEP004 (declared only for development).
+_KEPT = ("DEP001", "DEP003", "DEP004")
+#: Run by the environment's interpreter; envkit's copy of deptry comes first on sys.path
+#: through a folder of links, which has no ``*.dist-info``: the metadata deptry and the
+#: closure read are the environment's own.
+_DRIVER = r"""
+import json, re, sys
+shim, out, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+sys.path.insert(0, shim)
+from importlib import metadata
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from deptry.cli import cli
+try:
+    cli.main(args=args["deptry"], prog_name="deptry")
+except SystemExit:
+    pass
+flagged = {v["module"].split(".")[0] for v in json.load(open(out))
+           if v["location"]["file"].replace("\\", "/").removeprefix("./") in args["scope"]}
+top = [Requirement(r) for r in args["requires"]]
+absent = []
+for req in top:
+    try:
+        metadata.distribution(req.name)
+    except metadata.PackageNotFoundError:
+        absent.append(canonicalize_name(req.name))
+seen, dists, todo = set(), {}, [] if absent else top
+while todo and not all(dists.get(canonicalize_name(m)) for m in flagged):
+    req = todo.pop(0)
+    key = (canonicalize_name(req.name), frozenset(req.extras))
+    if key in seen:
+        continue
+    seen.add(key)
+    try:
+        dist = dists[key[0]] = dists.get(key[0]) or metadata.distribution(req.name)
+    except metadata.PackageNotFoundError:
+        dists[key[0]] = None
+        continue
+    for text in dist.requires or []:
+        sub = Requirement(text)
+        envs = [{"extra": e} for e in req.extras] or [{"extra": ""}]
+        if sub.marker is None or any(sub.marker.evaluate(e) for e in envs):
+            todo.append(sub)
+def top_levels(dist):
+    text = dist.read_text("top_level.txt")
+    if text is None:
+        text = "\n".join(re.findall(r"^([A-Za-z0-9_]+)(?:/|\.py,)", dist.read_text("RECORD") or "", re.M))
+    return set(text.split())
+provided = {}
+for m in flagged:
+    named = canonicalize_name(m)
+    if dists.get(named) is not None:
+        provided[m] = [named]
+    else:
+        provided[m] = [n for n, d in dists.items() if d is not None and m in top_levels(d)]
+json.dump({"absent": absent, "provided": provided},
+          open(out + ".env.json", "w"))
+"""
+#: Top-level modules deptry needs besides itself (its declared requirements, 0.25).
+_DEPTRY_MODULES = ("deptry", "click", "packaging", "requirements", "tomli")
+
+
+@dataclass(frozen=True)
+class UndeclaredImport:
+    """One import the container will not be able to satisfy.
+
+    Attributes:
+        module: the top-level module imported, e.g. ``"yaml"``.
+        file: path relative to the environment root (``/``-separated).
+        line, column: 1-based position of the import statement.
+        dev_only: declared, but only as a development dependency or optional extra.
+    """
+
+    module: str
+    file: str
+    line: int
+    column: int
+    dev_only: bool = False
+
+
+@dataclass
+class ImportScan:
+    """What :func:`find_undeclared` found, or why it could not look.
+
+    Attributes:
+        undeclared: imports the declared dependencies do not provide, in file order.
+        skipped: why the scan could not run (``""`` when it ran).
+        absent: declared requirements not installed in the interpreter (their modules are
+            unknown, so imports they would provide are not reported).
+    """
+
+    undeclared: list[UndeclaredImport] = field(default_factory=list)
+    skipped: str = ""
+    absent: tuple[str, ...] = ()
+
+
+def find_undeclared(
+    root: Path,
+    python: str,
+    files: Iterable[str],
+    *,
+    requires: Iterable[str],
+    first_party: Iterable[str],
+    timeout_s: float = 30.0,
+) -> ImportScan:
+    """Imports in ``files`` that the requirements ``requires`` do not provide.
+
+    deptry (its ``DEP001``/``DEP003``/``DEP004`` violations) lists third-party imports not
+    declared as main dependencies; an import is then kept only when no distribution in the
+    installed closure of ``requires`` provides it: a module that comes with a declared
+    dependency (``pydantic`` with ``openenv``) is installed in the container too.
+
+    Args:
+        root: environment directory (its ``pyproject.toml`` is deptry's config).
+        python: the environment's interpreter (:meth:`envkit.envdir.EnvDir.python`).
+        files: paths relative to ``root`` whose imports count.
+        requires: the ``[project] dependencies`` strings (PEP 508).
+        first_party: top-level names of the environment's own package(s).
+        timeout_s: bound on the subprocess, in seconds.
+
+    Returns:
+        An :class:`ImportScan`; never raises (``skipped`` says why it could not run).
+    """
+    scope = {f.replace(os.sep, "/") for f in files}
+    with tempfile.TemporaryDirectory(prefix="envkit-deptry-") as tmp:
+        missing = _link_deptry(Path(tmp, "shim"))
+        if missing:
+            return ImportScan(skipped=f"deptry is not installed ({missing} not importable)")
+        out = str(Path(tmp, "deptry.json"))
+        args = {
+            "deptry": _deptry_args(out, first_party),
+            "requires": list(requires),
+            "scope": sorted(scope),
+        }
+        try:
+            proc = subprocess.run(
+                [python, "-I", "-c", _DRIVER, str(Path(tmp, "shim")), out, json.dumps(args)],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            return ImportScan(skipped=f"deptry did not finish within {timeout_s:g} s")
+        except OSError as exc:
+            return ImportScan(skipped=f"{python} could not run deptry: {exc}")
+        try:
+            violations = json.loads(Path(out).read_text())
+            env = json.loads(Path(out + ".env.json").read_text())
+        except (OSError, ValueError):
+            last = (proc.stderr or proc.stdout).strip().splitlines()
+            cause = last[-1] if last else f"exit code {proc.returncode}"
+            return ImportScan(skipped=f"deptry failed under {python}: {cause}")
+    if env.get("absent"):
+        names = ", ".join(f"`{n}`" for n in env["absent"])
+        return ImportScan(
+            skipped=f"declared dependencies ({names}) are not installed for {python}, so "
+            "imports cannot be mapped to distributions; create the environment's venv "
+            "(`uv sync`) and validate again",
+            absent=tuple(env["absent"]),
+        )
+    return _keep(violations, env, scope, set(first_party))
+
+
+def _deptry_args(out: str, first_party: Iterable[str]) -> list[str]:
+    args = [".", "--json-output", out, "--no-ansi", "--ignore", "DEP002,DEP005"]
+    for name in first_party:
+        args += ["--known-first-party", name]
+    return args
+
+
+def _keep(
+    violations: list[dict[str, Any]], env: dict[str, Any], scope: set[str], first_party: set[str]
+) -> ImportScan:
+    provided: dict[str, list[str]] = env.get("provided") or {}
+    found: list[UndeclaredImport] = []
+    for v in violations:
+        code = (v.get("error") or {}).get("code")
+        module = str(v.get("module") or "").split(".")[0]
+        loc = v.get("location") or {}
+        rel = str(loc.get("file", "")).replace(os.sep, "/").removeprefix("./")
+        if code not in _KEPT or rel not in scope or module in first_party:
+            continue
+        if module in ("openenv", "openenv_core"):  # EK203/EK214 speak for the runtime
+            continue
+        if provided.get(module):
+            continue  # comes with a declared dependency: installed in the container too
+        found.append(
+            UndeclaredImport(
+                module,
+                rel,
+                int(loc.get("line") or 1),
+                int(loc.get("column") or 1),
+                dev_only=code == "DEP004",
+            )
+        )
+    found.sort(key=lambda u: (u.file, u.line, u.column))
+    return ImportScan(found)
+
+
+def _link_deptry(shim: Path) -> str | None:
+    """Fill ``shim`` with links to deptry's and its requirements' top-level packages as
+    installed for envkit; the name of one that is not importable, else ``None``."""
+    import importlib.util
+
+    shim.mkdir()
+    for name in _DEPTRY_MODULES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            if name in ("deptry", "click", "packaging", "requirements"):
+                return name
+            continue  # tomli: only Python < 3.11 needs it
+        origin = Path(spec.origin)
+        target = origin.parent if origin.name == "__init__.py" else origin
+        os.symlink(target, shim / target.name)
+    return None
