@@ -256,6 +256,10 @@ def play(env, cls, tools, rec):
         emit(event="note", text="no oracle is declared (`envkit.oracle`): the tools were not "
              "played")
         return
+    if rec.client() is None:  # without it a candidate call cannot be tried safely
+        emit(event="note", text="the adapter holds no session client (an attribute with "
+             "`reset` and `step`): the oracle's episode was not played through the adapter")
+        return
     steps = 0
     for _ in range(max_steps):
         if rec.result is None or getattr(rec.result, "done", False):
@@ -653,6 +657,7 @@ def _location(target: TrainPathTarget, file: str | None, line: int | None) -> Lo
 
 
 def _rule(code: str) -> Any:
+    import envkit.validation.rules  # noqa: F401 - registers the EK7xx rules
     from envkit.findings import RULES
 
     return RULES[code]

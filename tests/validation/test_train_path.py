@@ -19,7 +19,8 @@ from envkit.validation import validate
 from tests.helpers import descendants
 from tests.templates.conftest import BuiltEnv, _uv, build_env
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = pytest.mark.timeout(900)
+slow = pytest.mark.slow  # builds a venv and starts servers
 
 # The runtime stage (EK4xx, EK5xx) is left out: these tests are about the training path, and
 # the lane starts its own server either way.
@@ -75,6 +76,7 @@ def _train_findings(root: Path) -> tuple[object, dict[str, object]]:
     return report, checks
 
 
+@slow
 def test_clean_guess_environment_passes_every_training_check(env: Path) -> None:
     before = descendants(os.getpid())
     report, checks = _train_findings(env)
@@ -87,6 +89,7 @@ def test_clean_guess_environment_passes_every_training_check(env: Path) -> None:
     assert descendants(os.getpid()) <= before  # the server and the child are gone
 
 
+@slow
 def test_adapter_importing_a_name_models_lack_fails_in_trl_env(env: Path, cli) -> None:
     line = _edit(
         env / "trl_env.py",
@@ -105,6 +108,7 @@ def test_adapter_importing_a_name_models_lack_fails_in_trl_env(env: Path, cli) -
     assert cli("validate", env, "--ignore", "EK4,EK5").exit_code == 0
 
 
+@slow
 def test_tool_building_an_action_with_an_unknown_field_fails_in_trl_env(env: Path) -> None:
     line = _edit(env / "trl_env.py", r"\(guess=number\)", "(guess=number, hint=True)")
     report, checks = _train_findings(env)
@@ -119,6 +123,7 @@ def test_tool_building_an_action_with_an_unknown_field_fails_in_trl_env(env: Pat
     assert _train_findings(env)[0].passed
 
 
+@slow
 def test_reward_other_than_the_wire_is_reported_at_get_reward(env: Path) -> None:
     _edit(env / "trl_env.py", r"return self\._reward$", "return self._reward + 0.5")
     report, _ = _train_findings(env)
@@ -129,6 +134,7 @@ def test_reward_other_than_the_wire_is_reported_at_get_reward(env: Path) -> None
     assert "1.5" in finding.message and "1.0" in finding.message
 
 
+@slow
 def test_tool_without_args_docstring_has_no_schema(env: Path) -> None:
     _edit(env / "trl_env.py", r"\n        Args:\n            number: [^\n]*\n", "\n")
     report, _ = _train_findings(env)
@@ -136,6 +142,7 @@ def test_tool_without_args_docstring_has_no_schema(env: Path) -> None:
     assert str(finding.location).startswith("trl_env.py:") and "tool `guess`" in finding.message
 
 
+@slow
 def test_reset_text_glued_to_the_prompt_is_a_warning(env: Path) -> None:
     _edit(env / "trl_env.py", r'return "\\n\\n" \+ self\._prompt', "return self._prompt")
     report, _ = _train_findings(env)
@@ -145,6 +152,7 @@ def test_reset_text_glued_to_the_prompt_is_a_warning(env: Path) -> None:
     assert "'Play.Guess the number" in finding.message
 
 
+@slow
 def test_broken_inference_script_fails_in_inference(env: Path) -> None:
     line = _edit(env / "inference.py", r"^import os$", "import os\nfrom models import NoSuchModel")
     report, _ = _train_findings(env)
@@ -156,6 +164,7 @@ def test_broken_inference_script_fails_in_inference(env: Path) -> None:
     assert _train_findings(env)[0].passed
 
 
+@slow
 def test_tests_that_do_not_collect_fail_in_the_test_module(env: Path) -> None:
     test_file = env / "tests" / "test_environment.py"
     line = _edit(test_file, r"^from models import ", "from models import NO_SUCH_NAME, ")
@@ -168,8 +177,29 @@ def test_tests_that_do_not_collect_fail_in_the_test_module(env: Path) -> None:
     assert _train_findings(env)[0].passed
 
 
+@slow
 def test_no_train_path_skips_the_lane(env: Path, cli) -> None:
     _edit(env / "inference.py", r"^import os$", "import os\nfrom models import NoSuchModel")
     result = cli("validate", env, "--ignore", "EK4,EK5", "--no-train-path", "--format", "json")
     assert result.exit_code == 0, result.output
     assert '"reason": "--no-train-path was given"' in result.output
+
+
+def test_a_hung_step_is_a_finding_on_that_step(tmp_path: Path) -> None:
+    """The driver's lines up to a hang in `inference.py`'s import (killed at the lane's time
+    limit): the finding names that step and file; the steps after it say they were not
+    reached."""
+    from envkit.validation.train_path import TrainPathOutcome, TrainPathTarget, _read_driver
+
+    (tmp_path / "trl_env.py").write_text("")
+    target = TrainPathTarget(tmp_path, "python3", None, "server.app:app", None)
+    lines = (
+        '{"at": "package"}\n{"at": "client"}\nnoise the environment printed\n{"at": "inference"}\n'
+    )
+    outcome = TrainPathOutcome()
+    _read_driver(target, lines, True, outcome)
+    [finding] = outcome.findings
+    assert finding.code == "EK705" and str(finding.location) == "inference.py"
+    assert "time limit" in finding.message
+    assert outcome.ran == {"EK705"}
+    assert outcome.skipped["EK701"].startswith("not reached")
