@@ -483,18 +483,21 @@ def run_train_path(
     if progress:
         progress("training path: the adapter, client, inference script and tests")
     server, url, note = _start_server(target)
-    driver = _Child.start(_driver_command(target), target, url, deadline, stdin=True)
+    driver: _Child | None = None
     try:
+        driver = _Child.start(_driver_command(target), target, url, deadline)
         healthy, why = _wait_healthy(server, deadline)
         note = note or why
-        driver_out = driver.finish("go\n" if url and healthy else "nohealth\n") if driver else ""
+        driver_out = driver.finish("go\n" if url and healthy else "nohealth\n")
     finally:
         if server is not None:
             server.stop()
+        if driver is not None:
+            driver.stop()
     outcome = TrainPathOutcome()
     if note:
         outcome.notes.append(note)
-    _read_driver(target, driver_out, driver.timed_out if driver else False, outcome)
+    _read_driver(target, driver_out, driver.timed_out, outcome)
     if not (target.root / _TESTS).is_dir():
         outcome.skipped["EK706"] = f"the environment has no {_TESTS}/ folder"
     outcome.seconds = time.perf_counter() - t0
@@ -510,55 +513,52 @@ class _Child:
 
     @classmethod
     def start(
-        cls,
-        argv: list[str] | None,
-        target: TrainPathTarget,
-        url: str | None,
-        deadline: float,
-        stdin: bool = False,
-    ) -> _Child | None:
+        cls, argv: list[str], target: TrainPathTarget, url: str | None, deadline: float
+    ) -> _Child:
+        """Start ``argv`` in the environment directory; ``ENV_URL`` is ``url`` (the adapter
+        reads it at import) and ``API_BASE_URL`` a closed port."""
         from envkit.server import marked_env, new_run_id
 
-        if argv is None:
-            return None
         run_id = new_run_id()
-        env = marked_env(
-            run_id,
-            {
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTHONUNBUFFERED": "1",
-                "API_BASE_URL": _CLOSED_PORT_URL,
-                "ENV_URL": url or "",
-            },
-        )
+        extra = {
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+            "API_BASE_URL": _CLOSED_PORT_URL,
+            "ENV_URL": url or "",
+        }
         proc = subprocess.Popen(
             argv,
             cwd=target.root,
-            env=env,
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            env=marked_env(run_id, extra),
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if not stdin else subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             text=True,
             start_new_session=True,
         )
         return cls(proc, run_id, deadline)
 
-    def finish(self, line: str | None) -> str:
-        """Send ``line`` (if any), wait for the exit until the deadline; all output."""
-        from envkit.server import kill_marked
-
+    def finish(self, line: str) -> str:
+        """Send ``line``, wait for the exit until the deadline (then kill it); all its
+        output."""
         try:
             out, _ = self.proc.communicate(line, timeout=max(0.1, self.deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.timed_out = True
+            self.stop()
+            out, _ = self.proc.communicate()
+        return out or ""
+
+    def stop(self) -> None:
+        """Kill the child's process group and whatever it started, however detached."""
+        from envkit.server import kill_marked
+
+        if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            out, _ = self.proc.communicate()
-        finally:
-            kill_marked(self.run_id)
-        return out or ""
+        kill_marked(self.run_id)
 
 
 def _driver_command(target: TrainPathTarget) -> list[str]:
