@@ -203,3 +203,30 @@ def test_a_hung_step_is_a_finding_on_that_step(tmp_path: Path) -> None:
     assert "time limit" in finding.message
     assert outcome.ran == {"EK705"}
     assert outcome.skipped["EK701"].startswith("not reached")
+
+
+def test_environment_without_adapter_skips_the_lane_and_says_why(clean_env: Path) -> None:
+    from envkit.validation.report import NO_TRL_ADAPTER
+
+    report = validate(clean_env, ignore=NO_RUNTIME)
+    training = [c for c in report.checks if c.stage == "training"]
+    assert len(training) == 7
+    assert {(c.status, c.reason) for c in training} == {("skipped", NO_TRL_ADAPTER)}
+    assert "train_path" not in report.timings
+
+
+@slow
+def test_url_lane_plays_the_adapter_against_that_server(env: Path, guess_env: BuiltEnv) -> None:
+    from envkit.manifest import read_manifest
+    from envkit.server import start_server
+
+    server = start_server(env, read_manifest(env).app, python=guess_env.python)
+    try:
+        server.wait_healthy(timeout_s=120)
+        _edit(env / "trl_env.py", r"return self\._reward$", "return -self._reward")
+        report = validate(env, url=server.url, ignore=NO_RUNTIME)
+    finally:
+        server.stop()
+    [finding] = [f for f in report.errors if f.code == "EK704"]
+    assert "-1.0" in finding.message
+    assert report.lane == "url"
