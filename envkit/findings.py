@@ -19,16 +19,20 @@ from typing import Any
 DOCS_URL = "https://github.com/envkit/envkit/blob/main/docs/rules.md"
 
 
-_CODE = re.compile(r"EK[1-6]\d\d")
+_CODE = re.compile(r"EK[1-7]\d\d")
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
 class Stage(str, Enum):
     """When a rule is checked: ``static`` reads files only; ``runtime`` starts or contacts
-    the environment's server (``envkit validate --static`` skips it)."""
+    the environment's server (``envkit validate --static`` skips it); ``training`` imports the
+    environment's training-side code (TRL adapter, client, inference script, tests) in its own
+    interpreter and plays the adapter against a live server (skipped by ``--static`` and
+    ``--no-train-path``)."""
 
     STATIC = "static"
     RUNTIME = "runtime"
+    TRAINING = "training"
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ FAMILIES: dict[str, Family] = {
     "4": Family("runtime", Stage.RUNTIME),
     "5": Family("reward", Stage.RUNTIME),
     "6": Family("deployment", Stage.STATIC),
+    "7": Family("training", Stage.TRAINING),
 }
 
 
@@ -169,7 +174,7 @@ class Rule:
 
     @property
     def stage(self) -> str:
-        """``"static"`` or ``"runtime"``, from the family table."""
+        """``"static"``, ``"runtime"`` or ``"training"``, from the family table."""
         return FAMILIES[self.code[2]].stage.value
 
     @property
@@ -332,7 +337,7 @@ def register(
             registered twice (codes are never reused), or an unknown RFC 008 check id.
     """
     if not _CODE.fullmatch(code):
-        raise ValueError(f"rule code {code!r} must be EK followed by 3 digits, family 1-6")
+        raise ValueError(f"rule code {code!r} must be EK followed by 3 digits, family 1-7")
     if not _NAME.fullmatch(name):
         raise ValueError(f"rule name {name!r} must be kebab-case")
     for label, text in (

@@ -138,6 +138,15 @@ def validate_cmd(
             "BuildKit syntax, ...) one by one instead of one line per family.",
         ),
     ] = False,
+    no_train_path: Annotated[
+        bool,
+        typer.Option(
+            "--no-train-path",
+            help="Skip the training-path lane (EK7xx): importing the TRL adapter (trl_env.py), "
+            "client, inference script and tests in the environment's interpreter, and playing "
+            "the oracle through the adapter.",
+        ),
+    ] = False,
 ) -> None:
     """Check an environment: manifest, packaging, Dockerfile, secrets, live protocol, rewards.
 
@@ -186,6 +195,7 @@ def validate_cmd(
         startup_timeout_s=startup_timeout,
         reply_timeout_s=reply_timeout,
         progress=progress,
+        train_path=not no_train_path,
     )
     with status if status is not None else contextlib.nullcontext():
         if docker or image is not None:
@@ -214,6 +224,7 @@ def _validate_source(path: Path | None, *, url: str | None, static: bool, opts: 
         startup_timeout_s=opts.startup_timeout_s,
         reply_timeout_s=opts.reply_timeout_s,
         progress=opts.progress,
+        train_path=opts.train_path,
     )
 
 
@@ -287,6 +298,7 @@ def _validate_docker(
         on_event=on_event,
         progress=progress,
         python=opts.python,
+        train_path=opts.train_path,
     )
 
 

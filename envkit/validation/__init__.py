@@ -93,6 +93,8 @@ class RunOptions:
         startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
         reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
         progress: called with short progress lines.
+        train_path: play the training-path lane (EK7xx) when the environment has a TRL
+            adapter (``--no-train-path``: False).
     """
 
     python: str | None = None
@@ -104,6 +106,7 @@ class RunOptions:
     startup_timeout_s: float | None = None
     reply_timeout_s: float | None = None
     progress: Callable[[str], None] | None = None
+    train_path: bool = True
 
 
 @dataclass
@@ -132,6 +135,7 @@ def validate(
     reply_timeout_s: float | None = None,
     progress: Callable[[str], None] | None = None,
     oracle_with_url: bool = False,
+    train_path: bool = True,
 ) -> ValidationReport:
     """Validate an environment directory, a running server, or both.
 
@@ -157,6 +161,8 @@ def validate(
         progress: called with short progress lines (the CLI prints them on stderr).
         oracle_with_url: with ``url`` and ``path``, also play ``path``'s oracle (in
             ``python``) against the URL.
+        train_path: play the training-path lane (EK7xx, :mod:`envkit.validation.train_path`)
+            when the environment has a TRL adapter; ``False`` skips it (``--no-train-path``).
 
     Returns:
         The :class:`ValidationReport`; ``report.passed`` is False when an error finding
@@ -180,6 +186,7 @@ def validate(
         startup_timeout_s=startup_timeout_s,
         reply_timeout_s=reply_timeout_s,
         progress=progress,
+        train_path=train_path,
     )
     t0 = time.perf_counter()
     budget = Budget.start(timeout_s)
@@ -318,8 +325,39 @@ def _run(
         note.launch, note.notes = _runtime_stage(target, opts, budget, ev, lane=_lane(url))
         if manifest is None and root is None:
             plan.assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
+    skip = _train_path_skip(opts, selection, plan, static=static)
+    note.notes += _train_path(root, url, manifest, plan, opts, budget, ev, skip)
     ev.timings["total"] = time.perf_counter() - t0
     return R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
+
+
+def _train_path(
+    root: Path | None,
+    url: str | None,
+    manifest: Any,
+    plan: _RuntimePlan,
+    opts: RunOptions,
+    budget: Any,
+    ev: Evaluated,
+    skip: str,
+) -> list[str]:
+    """The training-path lane (:func:`envkit.validation.train_path.play_lane`); its notes.
+    ``skip``: why it does not run (``""``: it runs)."""
+    from envkit.validation.train_path import LanePlan, play_lane
+
+    return play_lane(LanePlan(root, url, manifest, plan.app, skip), opts, budget, ev)
+
+
+def _train_path_skip(opts: RunOptions, selection: Any, plan: _RuntimePlan, *, static: bool) -> str:
+    """Why the training-path lane does not run (``""``: it runs)."""
+    if not opts.train_path:
+        return R.NO_TRAIN_PATH
+    if static:
+        return R.STATIC_GIVEN
+    if not selection.wants_stage(family_digits(Stage.TRAINING)):
+        return R.DESELECTED
+    # a runtime stage left out by --select EK7 still leaves this lane to play
+    return "" if plan.not_run == R.NO_RUNTIME_SELECTED else plan.not_run
 
 
 def _lane(url: str | None) -> str:
@@ -483,6 +521,7 @@ def validate_docker(
     on_event: Callable[[Any], None] | None = None,
     progress: Callable[[str], None] | None = None,
     python: str | None = None,
+    train_path: bool = True,
 ) -> ValidationReport:
     """``envkit validate --docker``: static checks, then the runtime stage played against the
     environment's image run hardened (:func:`envkit.container.lane.run_lane`).
@@ -504,6 +543,7 @@ def validate_docker(
         progress: short progress lines.
         python: interpreter that runs the oracle (the agent side, on the host) against the
             container (default as :func:`envkit.project.resolve_python`).
+        train_path: play the training-path lane against the container (as :func:`validate`).
 
     Returns:
         A :class:`ValidationReport` with ``lane == "docker"``.
@@ -525,6 +565,7 @@ def validate_docker(
         startup_timeout_s=startup_timeout_s,
         reply_timeout_s=reply_timeout_s,
         progress=progress,
+        train_path=train_path,
     )
     docker = DockerOptions(
         image=image, labels=labels, build_options=build_options, on_event=on_event
@@ -565,13 +606,18 @@ def _docker_lane(
         else:
             target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
             _runtime_stage(target, opts, budget, ev, lane="docker")
+        skip = _train_path_skip(opts, selection, plan, static=False)
+        _train_path(root, url, manifest, plan, opts, budget, ev, skip)
         played.append(True)
 
     startup = opts.startup_timeout_s
     startup = startup if startup is not None else facts.startup_timeout_s
     lane = _container_stage(root, image, budget.cap(startup), opts.progress, docker, play)
     if not played:
-        ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), R.CONTAINER_NO_HEALTH))
+        no_health = dict.fromkeys(
+            codes_of(Stage.RUNTIME) + codes_of(Stage.TRAINING), R.CONTAINER_NO_HEALTH
+        )
+        ev.skipped.update(no_health)
     ev.findings += lane.findings
     ev.ran.update(lane.ran)
     for code in codes_of(Stage.RUNTIME):

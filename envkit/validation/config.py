@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from envkit.errors import SpecError, UsageError
-from envkit.findings import RULES, Severity
+from envkit.findings import FAMILIES, RULES, Severity
 
-_PREFIX = re.compile(r"EK(?:[1-6]\d{0,2})?")
+# The family digits come from the one family table, so a new family is selectable at once.
+_PREFIX = re.compile(rf"EK(?:[{''.join(sorted(FAMILIES))}]\d{{0,2}})?")
 KNOWN_KEYS = ("select", "ignore", "severity")
 
 
@@ -78,7 +79,7 @@ def check_code(value: str, source: str) -> str:
     """Normalise and check one code or prefix.
 
     Raises:
-        SpecError / UsageError: not ``ALL``/``EK`` + up to 3 digits (family 1-6), or a full
+        SpecError / UsageError: not ``ALL``/``EK`` + up to 3 digits (a family of :data:`envkit.findings.FAMILIES`), or a full
             code that is not registered. ``source`` names where it came from.
     """
     code = str(value).strip().upper()

@@ -37,6 +37,15 @@ ORACLE_UNKNOWN = "openenv.yaml is invalid: the oracle is unknown"
 CONTAINER_NO_HEALTH = "the container did not answer GET /health (see EK44x)"
 #: Docker lane: EK445 applies only to ``network.mode: no-network``.
 NETWORK_NOT_ISOLATED = "declared network is not `no-network`"
+#: ``--no-train-path``: the training-path lane (EK7xx) was not played.
+NO_TRAIN_PATH = "--no-train-path was given"
+#: The environment has no TRL adapter, so the adapter's checks have nothing to play.
+NO_TRL_ADAPTER = "the environment has no TRL adapter (trl_env.py)"
+#: ``--url`` without a directory: there is no training-side code to import.
+TRAIN_PATH_NO_ROOT = "no environment directory (--url only): no training-side code to import"
+#: A training-path check an earlier step's failure (or a server that never answered) kept
+#: from being played.
+TRAIN_PATH_NOT_REACHED = "not reached by the training path (an earlier step failed)"
 
 
 def only_in_lanes(lanes: tuple[str, ...] | list[str]) -> str:

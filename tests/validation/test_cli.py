@@ -188,3 +188,11 @@ def test_path_and_url_run_both_stages(clean_env: Path, echo_server) -> None:
     assert [f.code for f in report.findings] == ["EK209"]
     stages = {c.stage for c in report.checks if c.status != "skipped"}
     assert stages == {"static", "runtime"}
+
+
+@pytest.mark.parametrize("code", ["EK7", "EK707"])
+def test_training_path_codes_can_be_selected_and_ignored(cli, clean_env: Path, code: str) -> None:
+    """Every family of the rule table is selectable, the training path's (EK7xx) included."""
+    for option in ("--select", "--ignore"):
+        result = cli("validate", clean_env, "--static", option, code)
+        assert result.exit_code == 0, result.output

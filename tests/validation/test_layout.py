@@ -15,7 +15,7 @@ PKG = Path(envkit.__file__).parent / "validation"
 # the rule modules (one layer) may import each other, without a cycle.
 LAYERS: list[set[str]] = [
     {"envkit.validation"},
-    {"envkit.validation.config", "envkit.validation.report"},
+    {"envkit.validation.config", "envkit.validation.report", "envkit.validation.train_path"},
     {"envkit.validation.static", "envkit.validation.runtime"},
     {"envkit.validation.rules"},
     {"envkit.validation.rules.*"},

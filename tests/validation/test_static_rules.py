@@ -242,6 +242,10 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
         edit("Dockerfile", "COPY pyproject.toml uv.lock* ./", "COPY . ./"),
         ("Dockerfile", 25),
     ),
+    "EK311": (
+        edit("Dockerfile", '"--host", "0.0.0.0"', '"--host", "127.0.0.1"'),
+        ("Dockerfile", 39),
+    ),
     "EK601": (write("prod.env", "HF_TOKEN=redacted\n"), ("prod.env", None)),
     "EK602": (write("settings.py", f'TOKEN = "{FAKE_HF_TOKEN}"\n'), ("settings.py", 1)),
     "EK603": (big_file, ("episodes.bin", None)),
@@ -465,6 +469,54 @@ def test_port_missing_from_all_expose_lines_is_one_finding(clean_env: Path) -> N
     report = validate(clean_env, static=True)
     assert [(f.code, f.location.line) for f in report.findings] == [("EK307", 33)]
     assert "got 7860, 2000" in report.findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("command", "bound"),
+    [
+        ('CMD ["uvicorn", "server.app:app", "--host", "localhost", "--port", "8000"]', "localhost"),
+        ("CMD uvicorn server.app:app --host=127.0.0.1 --port 8000", "127.0.0.1"),
+        ('ENTRYPOINT ["gunicorn", "-b", "[::1]:8000", "server.app:app"]', "[::1]"),
+        ('CMD ["python", "-m", "server.app", "--bind", "127.0.1.1:8000"]', "127.0.1.1"),
+    ],
+)
+def test_server_bound_to_loopback_in_the_image(clean_env: Path, command: str, bound: str) -> None:
+    edit(
+        "Dockerfile",
+        'CMD ["uvicorn", "server.app:app", "--host", "0.0.0.0", "--port", "8000"]',
+        command,
+    )(clean_env)
+    report = validate(clean_env, static=True)
+    assert [(f.code, f.location.line) for f in report.findings] == [("EK311", 39)]
+    assert f"binds `{bound}`" in report.findings[0].message
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'CMD ["uvicorn", "server.app:app", "--host", "0.0.0.0", "--port", "8000"]',
+        'CMD ["uvicorn", "server.app:app", "--host", "::", "--port", "8000"]',
+        'CMD ["uvicorn", "server.app:app", "--host", "localhost.example.org", "--port", "8000"]',
+    ],
+)
+def test_server_on_every_interface_is_not_loopback(clean_env: Path, command: str) -> None:
+    # the HEALTHCHECK's http://127.0.0.1:8000 (line 37) is the container calling itself: fine
+    edit(
+        "Dockerfile",
+        'CMD ["uvicorn", "server.app:app", "--host", "0.0.0.0", "--port", "8000"]',
+        command,
+    )(clean_env)
+    assert [f.code for f in validate(clean_env, static=True).findings] == []
+
+
+def test_loopback_in_an_earlier_stage_does_not_count(clean_env: Path) -> None:
+    edit(
+        "Dockerfile",
+        "FROM python:3.11-slim",
+        'FROM python:3.11-slim AS probe\nCMD ["uvicorn", "a:app", "--host", "127.0.0.1"]\n'
+        "FROM python:3.11-slim",
+    )(clean_env)
+    assert "EK311" not in {f.code for f in validate(clean_env, static=True).findings}
 
 
 def test_mcp_environment_needs_no_models_py(clean_env: Path) -> None:

@@ -36,6 +36,7 @@ from envkit.validation.rules import (
     reward,
     routes,
     sessions,
+    training,
 )
 
 ALL_LANES = ("source", "docker", "url")
@@ -107,6 +108,12 @@ MODULES: tuple[RuleModule, ...] = (
         "the image run hardened: reachable, non-root, read-only, "
         "memory, start-up time, network (`validate --docker`)",
         lanes=("docker",),
+    ),
+    RuleModule(
+        training,
+        "7",
+        "the training path: the TRL adapter built and played as TRL does, client, "
+        "inference script and tests import (`--no-train-path` skips it)",
     ),
 )
 

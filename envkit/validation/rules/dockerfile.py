@@ -168,7 +168,30 @@ _INSTALL = re.compile(
     r"\bnpm (ci|install)\b"
 )
 _PORT_ARG = re.compile(r"--port(?:=|\s+)[\"']?(\d+)")
-_ALL = ("EK303", "EK304", "EK305", "EK306", "EK307", "EK308", "EK309", "EK310")
+# `--host 127.0.0.1` (uvicorn, the templates' `server.app` main), `--bind localhost:8000` /
+# `-b [::1]:8000` (gunicorn, hypercorn): an address only the container itself can reach.
+_LOOPBACK_ARG = re.compile(
+    r"(?:--host|--bind|-b)(?:=|\s+)[\"']?(127(?:\.\d{1,3}){3}|localhost|\[?::1\]?)(?![\w.-])",
+    re.IGNORECASE,
+)
+_ALL = ("EK303", "EK304", "EK305", "EK306", "EK307", "EK308", "EK309", "EK310", "EK311")
+
+
+LOOPBACK_BIND = register(
+    "EK311",
+    "dockerfile-server-on-loopback",
+    Severity.ERROR,
+    rfc008="runtime.startup",
+    summary="The image's server command binds a loopback address (`--host 127.0.0.1`).",
+    what="The final stage's `CMD`/`ENTRYPOINT` does not bind the server to a loopback address "
+    "(`127.0.0.1`, `localhost`, `::1`) with `--host`, `--bind` or `-b`.",
+    why="Inside a container, loopback is the container's own: Docker's port mapping and the "
+    "Space's router reach the container through its network interface, so a server on "
+    "127.0.0.1 never answers and the Space shows 'starting' until it times out. It works "
+    "under `envkit run`, which is why it ships.",
+    example='`CMD ["uvicorn", "server.app:app", "--host", "127.0.0.1", "--port", "8000"]`.',
+    fix="Bind every interface in the image: `--host 0.0.0.0` (or `--bind 0.0.0.0:8000`).",
+)
 
 
 def _loc(rel: str, ins: Instruction) -> Location:
@@ -203,6 +226,7 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
         yield from _user(rel, parsed)
     yield from _flags(rel, parsed)
     yield from _ports(ctx, rel, parsed)
+    yield from _loopback(rel, parsed)
     yield from _secrets(rel, parsed)
     yield from _copy_order(rel, parsed)
 
@@ -389,6 +413,24 @@ def _ports(ctx: StaticContext, rel: str, parsed: ParsedDockerfile) -> Iterator[F
                         location=_loc(rel, ins),
                     )
                     break
+
+
+def _loopback(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
+    """EK311: a ``CMD``/``ENTRYPOINT`` of the final stage (the one the container runs) that
+    binds the server to loopback; one finding per instruction."""
+    if not parsed.stages:
+        return
+    for ins in parsed.stages[-1].instructions:
+        if ins.name not in ("CMD", "ENTRYPOINT"):
+            continue
+        m = _LOOPBACK_ARG.search(_command_words(ins.value))
+        if m is not None:
+            yield LOOPBACK_BIND.finding(
+                f"`{ins.name}` should bind the server to every interface (`0.0.0.0`); it "
+                f"binds `{shown(m.group(1))}`, which only the container itself can reach, so "
+                "the Space's router and `docker run -p` never get an answer.",
+                location=_loc(rel, ins),
+            )
 
 
 def _pairs(ins: str, value: str) -> list[tuple[str, str | None]]:

@@ -1,0 +1,931 @@
+"""The training-path lane of ``envkit validate`` (EK7xx): the environment's training-side code
+works in its own interpreter, the way a trainer uses it.
+
+What it plays, in one child process of the environment's interpreter (``EnvDir.python()``;
+envkit never imports environment code into its own process, as :mod:`envkit.policy`):
+
+1. the environment's package with ``client.py``, and ``inference.py``, imported (import only:
+   ``__name__`` is not ``"__main__"``, and ``API_BASE_URL`` points at a closed port so a
+   script that calls a model at import time fails at once instead of waiting);
+2. the TRL adapter (``trl_env.py``) imported and built as TRL 1.16's
+   ``GRPOTrainer(environment_factory=...)`` does (``trl/trainer/grpo_trainer.py`` of the
+   1.16.0 wheel, about l.680-700): the class called with no arguments, its tools listed with
+   ``inspect.getmembers(type(instance), inspect.isfunction)`` minus ``reset``,
+   ``get_reward`` and names starting with ``_``, each tool's JSON schema made by
+   ``transformers.utils.get_json_schema`` when transformers is installed there;
+3. ``reset(prompt=..., seed=...)`` (TRL calls ``reset(**row)`` with the dataset row) against
+   a live server, the oracle's episode played through the tools (a tool's arguments are the
+   action's fields; each candidate call is first tried with the client's ``step`` intercepted,
+   so only a call that builds exactly the oracle's action reaches the server), and
+   ``get_reward()`` compared with the last reward the server sent on the wire.
+
+Meanwhile a second child runs ``pytest --collect-only tests`` when pytest is installed there.
+The server is the environment's own, started here on a free loopback port (or the ``--url``
+server, or the docker lane's container). A failure is a finding located at the last
+traceback frame inside the environment directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envkit.findings import Finding, Location
+
+ADAPTER_NAME = "trl_env.py"
+"""The TRL adapter of an environment: ``trl_env.py`` at its root (what the multi-turn
+templates generate; the manifest names no other)."""
+
+TIMEOUT_S = 120.0
+"""Seconds the lane may take at most (capped by what is left of the run's budget): imports,
+building the adapter, one oracle episode, and the tests' collection."""
+
+_TESTS = "tests"
+"""The environment's test folder, collected with ``pytest --collect-only``."""
+
+_CLOSED_PORT_URL = "http://127.0.0.1:9"
+"""Where ``API_BASE_URL`` points while ``inference.py`` is imported: the discard port, closed
+on loopback, so an import-time model call is refused at once."""
+
+_DRIVER = r'''
+import asyncio, importlib, importlib.machinery, importlib.util, inspect, json, math, os, sys
+import traceback
+root, package, adapter, oracle_spec, seed, max_steps, tests = sys.argv[1:8]
+seed, max_steps = int(seed), int(max_steps)
+sys.path.insert(0, root)
+out = sys.stdout
+sys.stdout = sys.stderr  # the environment's prints must not corrupt the protocol
+VENDOR = (os.sep + "site-packages" + os.sep, os.sep + ".venv" + os.sep)
+
+
+def emit(**item):
+    out.write(json.dumps(item, default=repr) + "\n")
+    out.flush()
+
+
+def inside(path):
+    path = os.path.abspath(path or "")
+    rest = path[len(root):]
+    return path.startswith(root + os.sep) and not any(v in rest for v in VENDOR)
+
+
+def where(exc, default=None):
+    """(file, line, text) of the last traceback frame inside the environment."""
+    if isinstance(exc, SyntaxError) and inside(exc.filename):
+        return exc.filename, exc.lineno, (exc.text or "").strip()
+    found = (default, None, "")
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if inside(frame.filename):
+            found = (frame.filename, frame.lineno, (frame.line or "").strip())
+    return found
+
+
+def defined(func):
+    """(file, line, text) of a function's `def`."""
+    try:
+        lines, start = inspect.getsourcelines(func)
+        return inspect.getsourcefile(func), start, lines[0].strip()
+    except (OSError, TypeError):
+        return None, None, ""
+
+
+def fail(phase, exc, default=None, at=None, **extra):
+    file, line, text = at or where(exc, default)
+    missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    emit(event="fail", phase=phase, error=f"{type(exc).__name__}: {exc}".strip(), file=file,
+         line=line, text=text, missing=missing, **extra)
+
+
+def load_package():
+    """The environment directory as the package `package`, whether installed or not."""
+    init = os.path.join(root, "__init__.py")
+    if os.path.isfile(init):
+        spec = importlib.util.spec_from_file_location(package, init,
+                                                      submodule_search_locations=[root])
+    else:
+        spec = importlib.machinery.ModuleSpec(package, None, is_package=True)
+        spec.submodule_search_locations = [root]
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[package] = module
+    try:
+        if spec.loader is not None:
+            spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[package]
+        raise
+
+
+def adapter_class(module):
+    classes = [c for c in vars(module).values() if inspect.isclass(c)
+               and c.__module__ == module.__name__ and callable(getattr(c, "reset", None))]
+    if not classes:
+        raise LookupError(f"{adapter}.py defines no class with a `reset` method (TRL's "
+                          "environment_factory needs one)")
+    named = [c for c in classes if c.__name__.endswith("TRLEnv")]
+    return (named or classes)[0]
+
+
+class Captured(BaseException):  # not an Exception: a tool's `except Exception` lets it through
+    def __init__(self, action):
+        self.action = action
+
+
+class Recorder:
+    """Wraps the adapter's session client: records observations and the wire's rewards, and
+    intercepts `step` while a candidate tool call is tried."""
+
+    def __init__(self, env):
+        self.env, self.capture, self.wire, self.result = env, False, [], None
+
+    def client(self):
+        for value in list(vars(self.env).values()):
+            if value is not self.env and callable(getattr(value, "step", None)) \
+                    and callable(getattr(value, "reset", None)):
+                if not getattr(value, "_envkit_recorded", False):
+                    self.wrap(value)
+                return value
+        return None
+
+    def wrap(self, client):
+        reset, step, recorder = client.reset, client.step, self
+
+        def recorded_reset(*args, **kwargs):
+            recorder.result = reset(*args, **kwargs)
+            return recorder.result
+
+        def recorded_step(action, *args, **kwargs):
+            if recorder.capture:
+                raise Captured(action)
+            recorder.result = step(action, *args, **kwargs)
+            return recorder.result
+
+        client.reset, client.step, client._envkit_recorded = recorded_reset, recorded_step, True
+        inner = getattr(client, "_async", client)
+        send = getattr(inner, "_send_and_receive", None)
+        if inspect.iscoroutinefunction(send):
+            async def recorded_send(message, *args, **kwargs):
+                response = await send(message, *args, **kwargs)
+                if isinstance(message, dict) and message.get("type") == "step":
+                    recorder.wire.append((response.get("data") or {}).get("reward"))
+                return response
+            inner._send_and_receive = recorded_send
+
+    def observation(self):
+        obs = getattr(self.result, "observation", None)
+        if hasattr(obs, "model_dump"):
+            return obs.model_dump(exclude={"reward", "done", "metadata"})
+        return dict(obs or {})
+
+
+def dump(action):
+    if hasattr(action, "model_dump"):
+        return action.model_dump(exclude={"metadata"})
+    return dict(action)
+
+
+def same(captured, fields):
+    try:
+        wanted = type(captured).model_validate(fields) if hasattr(captured, "model_dump") \
+            else fields
+        return dump(captured) == dump(wanted)
+    except Exception:
+        return False
+
+
+def invoke(tool, kwargs):
+    result = tool(**kwargs)
+    return asyncio.run(result) if inspect.isawaitable(result) else result
+
+
+def candidates(env, tools, fields):
+    """(tool name, kwargs) calls that may build the action `fields`."""
+    name, args = fields.get("tool_name"), fields.get("arguments")
+    if name in tools and isinstance(args, dict):
+        yield name, args
+    for name in tools:
+        params = [p for p in inspect.signature(getattr(env, name)).parameters.values()
+                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        names = [p.name for p in params]
+        if names and set(names) <= set(fields):
+            yield name, {n: fields[n] for n in names}
+        required = [p.name for p in params if p.default is p.empty]
+        if len(required) == len(fields) and set(required) != set(fields):
+            yield name, dict(zip(required, fields.values()))
+
+
+def match(env, tools, rec, fields):
+    """The tool call that builds exactly `fields` (tried with `step` intercepted), or the
+    error the first candidate raised, or (None, None)."""
+    first_error = None
+    for name, kwargs in candidates(env, tools, fields):
+        rec.client()
+        rec.capture = True
+        try:
+            invoke(getattr(env, name), kwargs)
+        except Captured as got:
+            if same(got.action, fields):
+                return (name, kwargs), None
+        except BaseException as exc:
+            first_error = first_error or (name, exc)
+        finally:
+            rec.capture = False
+    return None, first_error
+
+
+def play(env, cls, tools, rec):
+    policy = None
+    if oracle_spec:
+        try:
+            module, _, attr = oracle_spec.partition(":")
+            policy = importlib.import_module(module)
+            for part in attr.split("."):
+                policy = getattr(policy, part)
+        except BaseException as exc:
+            emit(event="note", text=f"the oracle `{oracle_spec}` did not load ({exc}); the "
+                 "tools were not played")
+            return
+    else:
+        emit(event="note", text="no oracle is declared (`envkit.oracle`): the tools were not "
+             "played")
+        return
+    if rec.client() is None:  # without it a candidate call cannot be tried safely
+        emit(event="note", text="the adapter holds no session client (an attribute with "
+             "`reset` and `step`): the oracle's episode was not played through the adapter")
+        return
+    steps = 0
+    for _ in range(max_steps):
+        if rec.result is None or getattr(rec.result, "done", False):
+            break
+        fields = {k: v for k, v in dump(policy(rec.observation())).items() if k != "metadata"}
+        call, error = match(env, tools, rec, fields)
+        if call is None:
+            if error is not None:
+                fail("play", error[1], default=adapter_file, tool=error[0], action=fields)
+            else:
+                emit(event="note", text=f"no tool call of the adapter builds the oracle's "
+                     f"action {json.dumps(fields, default=repr)[:200]}: the oracle's episode "
+                     "was not played through the adapter")
+            return
+        emit(at="play", tool=call[0], step=steps)
+        try:
+            invoke(getattr(env, call[0]), call[1])
+        except BaseException as exc:
+            fail("play", exc, default=adapter_file, tool=call[0], action=fields)
+            return
+        steps += 1
+    emit(event="played", steps=steps)
+    if steps and callable(getattr(env, "get_reward", None)):
+        emit(at="reward")
+        got = env.get_reward()
+        wire = rec.wire[-1] if rec.wire else getattr(rec.result, "reward", None)
+        wire = 0.0 if wire is None else wire
+        file, line, text = defined(cls.get_reward)
+        ok = isinstance(got, (int, float)) and math.isclose(got, wire, abs_tol=1e-9)
+        emit(event="reward", ok=ok, adapter=got, wire=wire, file=file, line=line, text=text)
+
+
+def live(cls):
+    emit(at="build")
+    try:
+        env = cls()  # TRL: factory() with no arguments
+    except BaseException as exc:
+        fail("build", exc, default=adapter_file)
+        return
+    tools = [n for n, _ in inspect.getmembers(type(env), predicate=inspect.isfunction)
+             if n not in ("reset", "get_reward") and not n.startswith("_")]
+    emit(event="tools", tools=tools, get_reward=callable(getattr(env, "get_reward", None)))
+    try:
+        from transformers.utils import get_json_schema
+    except BaseException as exc:
+        emit(event="schemas", checked=False, why=f"{type(exc).__name__}: {exc}")
+    else:
+        emit(event="schemas", checked=True)
+        for name in tools:
+            try:
+                get_json_schema(getattr(env, name))
+            except BaseException as exc:
+                fail("schema", exc, tool=name, at=defined(getattr(type(env), name)))
+    rec = Recorder(env)
+    rec.client()
+    emit(at="reset")
+    try:
+        text = env.reset(prompt=[{"role": "user", "content": "Play."}], seed=seed)
+    except BaseException as exc:
+        fail("reset", exc, default=adapter_file)
+        return
+    file, line, code = defined(type(env).reset)
+    emit(event="reset", text=text if isinstance(text, str) else None, file=file, line=line,
+         code=code)
+    rec.client()  # reset may have opened a new session
+    play(env, type(env), tools, rec)
+    if hasattr(env, "__exit__"):
+        env.__exit__(None, None, None)
+
+
+def collect():
+    """`pytest --collect-only` of `tests/` in this process: the environment's modules (and
+    openenv, seconds to import) are loaded once for the adapter and the tests."""
+    emit(at="collect")
+    try:
+        import pytest
+    except BaseException as exc:
+        emit(event="collect", installed=False, why=f"{type(exc).__name__}: {exc}")
+        return
+    failed = []
+
+    class Reports:
+        def pytest_collectreport(self, report):
+            if report.failed:
+                failed.append({"nodeid": report.nodeid, "text": report.longreprtext})
+
+    args = ["--collect-only", "-q", "--tb=short", "--capture=no", "-p", "no:cacheprovider",
+            os.path.join(root, tests)]
+    code = pytest.main(args, plugins=[Reports()])
+    emit(event="collect", installed=True, code=int(code), failed=failed)
+
+
+adapter_file = os.path.join(root, adapter + ".py") if adapter else None
+emit(at="package")
+try:
+    load_package()
+    if os.path.isfile(os.path.join(root, "client.py")):
+        emit(at="client")
+        importlib.import_module(f"{package}.client")
+    package_ok = True
+except BaseException as exc:
+    fail("client", exc, default=os.path.join(root, "__init__.py"))
+    package_ok = False
+if os.path.isfile(os.path.join(root, "inference.py")):
+    emit(at="inference")
+    try:
+        importlib.import_module("inference")
+    except BaseException as exc:
+        fail("inference", exc, default=os.path.join(root, "inference.py"))
+cls = None
+if adapter and package_ok:
+    emit(at="adapter")
+    try:
+        cls = adapter_class(importlib.import_module(f"{package}.{adapter}"))
+    except BaseException as exc:
+        fail("adapter", exc, default=adapter_file)
+if tests:
+    collect()  # while the server starts
+go = sys.stdin.readline().strip()
+if cls is not None and go == "go":
+    live(cls)
+elif cls is not None:
+    emit(event="note", text="the server did not answer: the adapter was not built or played")
+emit(event="done")
+out.flush()
+os._exit(0)  # sessions' event-loop threads must not hold the exit
+'''
+
+
+@dataclass
+class TrainPathOutcome:
+    """What the training-path lane found.
+
+    Attributes:
+        findings: EK7xx findings (the rules' default severities).
+        ran: codes of the EK7xx rules evaluated (passed or failed).
+        skipped: code -> why it was not evaluated.
+        notes: lines for the report (tool schemas not checked and why, no oracle, ...).
+        seconds: wall time of the lane.
+    """
+
+    findings: list[Finding] = field(default_factory=list)
+    ran: set[str] = field(default_factory=set)
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrainPathTarget:
+    """What the lane plays.
+
+    Attributes:
+        root: the environment directory (absolute).
+        python: the environment's interpreter.
+        url: a running server to play against (``--url``, the docker lane's container);
+            ``None``: start the environment's own server here.
+        app: the ASGI app to start when ``url`` is ``None`` (``module:attr``).
+        oracle: the manifest's oracle (``module:callable``), ``None`` when none is declared.
+        seed: the seed of the episode played (the manifest's first seed).
+        max_steps: steps after which the oracle's episode is cut.
+    """
+
+    root: Path
+    python: str
+    url: str | None
+    app: str
+    oracle: str | None
+    seed: int = 0
+    max_steps: int = 50
+
+
+def has_adapter(root: Path) -> bool:
+    """Whether the environment at ``root`` has a TRL adapter (``trl_env.py``)."""
+    return (root / ADAPTER_NAME).is_file()
+
+
+def package_name(root: Path) -> str:
+    """The import name of the environment's package: the ``[tool.setuptools] package-dir``
+    key mapped to ``"."`` (what the templates write), else the normalised ``[project] name``,
+    else the normalised directory name."""
+    from envkit.envdir import EnvDir
+    from envkit.names import normalise_name
+
+    data = EnvDir(root).pyproject or {}
+    setuptools = data.get("tool", {}).get("setuptools", {}) if isinstance(data, dict) else {}
+    package_dir = setuptools.get("package-dir") if isinstance(setuptools, dict) else None
+    if isinstance(package_dir, dict):
+        for key, value in package_dir.items():
+            if value in (".", "./", "") and isinstance(key, str) and key.isidentifier():
+                return key
+    name = EnvDir(root).project_table.get("name")
+    try:
+        return normalise_name(name if isinstance(name, str) and name else root.name).package
+    except Exception:  # a name envkit cannot normalise: fall back to the folder's
+        return normalise_name(root.name).package
+
+
+def run_train_path(
+    target: TrainPathTarget,
+    *,
+    timeout_s: float = TIMEOUT_S,
+    progress: Callable[[str], None] | None = None,
+) -> TrainPathOutcome:
+    """Play the training path of ``target`` (see the module docstring).
+
+    Never raises for a misbehaving environment: an import error, a hang (past ``timeout_s``)
+    or a crash of the child becomes a finding. Every process started here (the server, the
+    children and whatever they started) is stopped before returning.
+
+    Args:
+        target: what to play.
+        timeout_s: seconds the lane may take at most.
+        progress: called with short progress lines.
+
+    Returns:
+        The :class:`TrainPathOutcome`.
+    """
+    t0 = time.perf_counter()
+    deadline = time.monotonic() + timeout_s
+    if progress:
+        progress("training path: the adapter, client, inference script and tests")
+    server, url, note = _start_server(target)
+    driver: _Child | None = None
+    try:
+        driver = _Child.start(_driver_command(target), target, url, deadline)
+        healthy, why = _wait_healthy(server, deadline)
+        note = note or why
+        driver_out = driver.finish("go\n" if url and healthy else "nohealth\n")
+    finally:
+        if server is not None:
+            server.stop()
+        if driver is not None:
+            driver.stop()
+    outcome = TrainPathOutcome()
+    if note:
+        outcome.notes.append(note)
+    _read_driver(target, driver_out, driver.timed_out, outcome)
+    if not (target.root / _TESTS).is_dir():
+        outcome.skipped["EK706"] = f"the environment has no {_TESTS}/ folder"
+    outcome.seconds = time.perf_counter() - t0
+    return outcome
+
+
+class _Child:
+    """One child process of the environment's interpreter, marked like a server so that
+    whatever it starts is stopped with it (:func:`envkit.server.kill_marked`)."""
+
+    def __init__(self, proc: subprocess.Popen[str], run_id: str, deadline: float) -> None:
+        self.proc, self.run_id, self.deadline, self.timed_out = proc, run_id, deadline, False
+
+    @classmethod
+    def start(
+        cls, argv: list[str], target: TrainPathTarget, url: str | None, deadline: float
+    ) -> _Child:
+        """Start ``argv`` in the environment directory; ``ENV_URL`` is ``url`` (the adapter
+        reads it at import) and ``API_BASE_URL`` a closed port."""
+        from envkit.server import marked_env, new_run_id
+
+        run_id = new_run_id()
+        extra = {
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+            "API_BASE_URL": _CLOSED_PORT_URL,
+            "ENV_URL": url or "",
+        }
+        proc = subprocess.Popen(
+            argv,
+            cwd=target.root,
+            env=marked_env(run_id, extra),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        return cls(proc, run_id, deadline)
+
+    def finish(self, line: str) -> str:
+        """Send ``line``, wait for the exit until the deadline (then kill it); all its
+        output."""
+        try:
+            out, _ = self.proc.communicate(line, timeout=max(0.1, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.timed_out = True
+            self.stop()
+            out, _ = self.proc.communicate()
+        return out or ""
+
+    def stop(self) -> None:
+        """Kill the child's process group and whatever it started, however detached."""
+        from envkit.server import kill_marked
+
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        kill_marked(self.run_id)
+
+
+def _driver_command(target: TrainPathTarget) -> list[str]:
+    adapter = Path(ADAPTER_NAME).stem if has_adapter(target.root) else ""
+    return [
+        target.python,
+        "-c",
+        _DRIVER,
+        str(target.root),
+        package_name(target.root),
+        adapter,
+        target.oracle or "",
+        str(target.seed),
+        str(target.max_steps),
+        _TESTS if (target.root / _TESTS).is_dir() else "",
+    ]
+
+
+def _start_server(target: TrainPathTarget) -> tuple[Any, str | None, str]:
+    """Start the environment's server without waiting for it (``(server, url, note)``);
+    ``target.url`` when given. A server that cannot start is a note: the runtime stage
+    reports it (EK401)."""
+    from envkit.errors import EnvkitError
+
+    if target.url:
+        return None, target.url, ""
+    from envkit.server import start_server
+
+    try:
+        server = start_server(target.root, target.app, python=target.python)
+    except EnvkitError as exc:
+        note = f"training path: the server did not start ({exc}); the adapter was not built"
+        return None, None, note
+    return server, server.url, ""
+
+
+def _wait_healthy(server: Any, deadline: float) -> tuple[bool, str]:
+    """Wait for ``GET /health`` until ``deadline`` (``time.monotonic()``); ``(ok, note)``."""
+    from envkit.errors import EnvkitError
+
+    if server is None:
+        return True, ""
+    try:
+        server.wait_healthy(timeout_s=max(0.1, deadline - time.monotonic()))
+    except EnvkitError as exc:
+        return False, (
+            f"training path: the server did not answer GET /health ({exc.message}); the "
+            "adapter was not built or played"
+        )
+    return True, ""
+
+
+#: The rule of each step of the driver (``at`` lines, ``fail`` events).
+_PHASE_CODE = {
+    "package": "EK705",
+    "client": "EK705",
+    "inference": "EK705",
+    "adapter": "EK701",
+    "build": "EK701",
+    "schema": "EK702",
+    "reset": "EK703",
+    "play": "EK703",
+    "reward": "EK704",
+    "collect": "EK706",
+}
+
+#: What each step must do, the start of its finding's message.
+_PHASE_WANT = {
+    "package": "The environment's package must import in its interpreter",
+    "client": "The environment's package and `client.py` must import in its interpreter",
+    "inference": "`inference.py` must import in the environment's interpreter (import only; "
+    "no model is called)",
+    "adapter": f"The TRL adapter `{ADAPTER_NAME}` must import and define a class with `reset`",
+    "build": "TRL builds the adapter with no arguments (`environment_factory()`) against a "
+    "live server",
+    "schema": "TRL renders each tool's JSON schema with `transformers.utils.get_json_schema`",
+    "reset": "`reset(prompt=..., seed=...)` must start an episode (TRL calls it with the "
+    "dataset row)",
+    "play": "The adapter's tools must play the oracle's episode",
+    "reward": "`get_reward()` must return the episode's reward",
+    "collect": f"`pytest --collect-only {_TESTS}` must collect the environment's tests",
+}
+
+
+def _location(target: TrainPathTarget, file: str | None, line: int | None) -> Location | None:
+    """``file`` relative to the environment (``None`` when it is outside)."""
+    if not file:
+        return None
+    path = Path(file)
+    path = path if path.is_absolute() else target.root / path
+    try:
+        rel = path.resolve().relative_to(target.root.resolve())
+    except (ValueError, OSError):
+        return None
+    return Location(rel.as_posix(), line if isinstance(line, int) and line > 0 else None)
+
+
+def _rule(code: str) -> Any:
+    import envkit.validation.rules  # noqa: F401 - registers the EK7xx rules
+    from envkit.findings import RULES
+
+    return RULES[code]
+
+
+def _parse_lines(text: str) -> list[dict[str, Any]]:
+    """The driver's JSON lines (anything else the environment wrote to the real stdout is
+    dropped)."""
+    items = []
+    for line in text.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            items.append(item)
+    return items
+
+
+def _read_driver(
+    target: TrainPathTarget, text: str, timed_out: bool, outcome: TrainPathOutcome
+) -> None:
+    """Turn the driver's lines into findings, evaluated codes and notes."""
+    items = _parse_lines(text)
+    for item in items:
+        at = item.get("at")
+        if isinstance(at, str) and at in _PHASE_CODE:
+            outcome.ran.add(_PHASE_CODE[at])
+        event = item.get("event")
+        if event == "fail":
+            outcome.findings.append(_failure(target, item))
+        elif event == "note":
+            outcome.notes.append(f"training path: {item.get('text')}")
+        elif event == "schemas":
+            _schemas(target, item, outcome)
+        elif event == "reset":
+            _separator(target, item, outcome)
+        elif event == "reward":
+            _reward(target, item, outcome)
+        elif event == "collect":
+            _collection(target, item, outcome)
+    if not any(i.get("event") == "done" for i in items):
+        outcome.findings.append(_unfinished(target, items, timed_out))
+    _skip_rest(target, outcome)
+
+
+def _failure(target: TrainPathTarget, item: dict[str, Any]) -> Finding:
+    phase = str(item.get("phase"))
+    code = _PHASE_CODE.get(phase, "EK701")
+    where = f" at `{item['text']}`" if item.get("text") else ""
+    subject = f" (tool `{item['tool']}`)" if item.get("tool") else ""
+    action = f" for the oracle's action {json.dumps(item['action'])}" if item.get("action") else ""
+    message = (
+        f"{_PHASE_WANT.get(phase, 'The training path must run')}{subject}; it raised "
+        f"{item.get('error')}{where}{action}."
+    )
+    severity = None
+    missing = item.get("missing")
+    if code == "EK705" and isinstance(missing, str) and not _is_local(target, missing):
+        from envkit.findings import Severity
+
+        severity = Severity.WARNING
+        message += f" `{missing}` is not installed in {target.python}."
+    return _rule(code).finding(
+        message,
+        location=_location(target, item.get("file"), item.get("line")),
+        severity=severity,
+        phase=phase,
+        error=item.get("error"),
+    )
+
+
+def _is_local(target: TrainPathTarget, module: str) -> bool:
+    """Whether ``module`` is the environment's own (its package, or a file or folder at its
+    root): a missing one is a defect, a missing third-party one a missing install."""
+    top = module.split(".")[0]
+    root = target.root
+    return top == package_name(root) or (root / f"{top}.py").is_file() or (root / top).is_dir()
+
+
+def _schemas(target: TrainPathTarget, item: dict[str, Any], outcome: TrainPathOutcome) -> None:
+    if item.get("checked"):
+        outcome.ran.add("EK702")
+        return
+    why = f"transformers is not importable in {target.python} ({item.get('why')})"
+    outcome.skipped["EK702"] = why
+    outcome.notes.append(f"training path: the tools' JSON schemas were not checked: {why}")
+
+
+def _separator(target: TrainPathTarget, item: dict[str, Any], outcome: TrainPathOutcome) -> None:
+    outcome.ran.add("EK707")
+    text = item.get("text")
+    if not isinstance(text, str) or text.startswith("\n"):
+        return
+    glued = "Play." + text[:40].replace("\n", " ")
+    outcome.findings.append(
+        _rule("EK707").finding(
+            f"TRL appends `reset()`'s text to the prompt with no separator; it starts with "
+            f"{text[:40]!r}, so the model reads {glued!r}.",
+            location=_location(target, item.get("file"), item.get("line")),
+        )
+    )
+
+
+def _reward(target: TrainPathTarget, item: dict[str, Any], outcome: TrainPathOutcome) -> None:
+    outcome.ran.add("EK704")
+    if item.get("ok"):
+        return
+    outcome.findings.append(
+        _rule("EK704").finding(
+            f"`get_reward()` must equal the reward of the episode's last step as the server "
+            f"sent it ({item.get('wire')!r}); it returned {item.get('adapter')!r}.",
+            location=_location(target, item.get("file"), item.get("line")),
+            adapter=item.get("adapter"),
+            wire=item.get("wire"),
+        )
+    )
+
+
+def _unfinished(target: TrainPathTarget, items: list[dict[str, Any]], timed_out: bool) -> Finding:
+    """The finding of a driver that hung (past the lane's timeout) or exited early: on the
+    step it had started."""
+    steps = [str(i["at"]) for i in items if isinstance(i.get("at"), str)]
+    phase = steps[-1] if steps else "package"
+    why = "did not finish within the training path's time limit" if timed_out else "exited early"
+    file = {"inference": "inference.py", "client": "client.py", "collect": _TESTS}.get(
+        phase, ADAPTER_NAME
+    )
+    if phase == "package":
+        file = "__init__.py"
+    return _rule(_PHASE_CODE.get(phase, "EK701")).finding(
+        f"{_PHASE_WANT.get(phase, 'The training path must run')}; the step {why} (an "
+        "endless loop, a call without a timeout, or `os._exit` at import).",
+        location=_location(target, str(target.root / file), None),
+        phase=phase,
+    )
+
+
+def _skip_rest(target: TrainPathTarget, outcome: TrainPathOutcome) -> None:
+    from envkit.validation import report as R
+
+    adapter_codes = ("EK701", "EK702", "EK703", "EK704", "EK707")
+    for code in ("EK701", "EK702", "EK703", "EK704", "EK705", "EK707"):
+        if code in outcome.ran or code in outcome.skipped:
+            continue
+        if code in adapter_codes and not has_adapter(target.root):
+            outcome.skipped[code] = R.NO_TRL_ADAPTER
+        else:
+            outcome.skipped[code] = R.TRAIN_PATH_NOT_REACHED
+
+
+_FRAME = re.compile(r"^(\S+?\.py):(\d+): in ", re.MULTILINE)
+
+
+def _collection(target: TrainPathTarget, item: dict[str, Any], outcome: TrainPathOutcome) -> None:
+    """Turn the driver's ``pytest --collect-only`` result into EK706 findings (one per
+    module that does not collect)."""
+    if not item.get("installed"):
+        why = f"pytest is not importable in {target.python} ({item.get('why')})"
+        outcome.skipped["EK706"] = why
+        outcome.notes.append(f"training path: {_TESTS}/ was not collected: {why}")
+        return
+    outcome.ran.add("EK706")
+    failed = item.get("failed") or []
+    for report in failed:
+        module = str(report.get("nodeid") or _TESTS)
+        outcome.findings.append(_collect_finding(target, module, str(report.get("text") or "")))
+    if not failed and item.get("code") not in (0, 5):  # 5: no tests collected
+        outcome.findings.append(
+            _rule("EK706").finding(
+                f"{_PHASE_WANT['collect']}; pytest exited with code {item.get('code')}.",
+                location=Location(_TESTS),
+            )
+        )
+
+
+def _collect_finding(target: TrainPathTarget, module: str, section: str) -> Finding:
+    """One module's collection error: located at its last frame inside the environment."""
+    file, line, code = module, None, ""
+    for frame in _FRAME.finditer(section):
+        loc = _location(target, frame.group(1), int(frame.group(2)))
+        if loc is not None and ".venv/" not in loc.file and "site-packages" not in loc.file:
+            file, line = frame.group(1), int(frame.group(2))
+            rest = section[frame.end() :].splitlines()
+            code = rest[1].strip() if len(rest) > 1 else ""
+    errors = [ln[1:].strip() for ln in section.splitlines() if ln.startswith("E ")]
+    error = errors[-1] if errors else "a collection error"
+    where = f" at `{code}`" if code else ""
+    return _rule("EK706").finding(
+        f"`pytest --collect-only tests` must collect `{module}`; it raised {error}{where}.",
+        location=_location(target, file, line) or Location(module),
+        error=error,
+    )
+
+
+@dataclass(frozen=True)
+class LanePlan:
+    """How validate's orchestration asks for the lane.
+
+    Attributes:
+        root: the environment directory, ``None`` for ``--url`` only.
+        url: the server to play against (``--url``, the docker lane's container); ``None``:
+            start the environment's own server.
+        manifest: the parsed manifest, ``None`` when it could not be read.
+        app: the app to start without a readable manifest (``None``: the manifest's).
+        skip: why the lane does not run (``""``: it runs).
+    """
+
+    root: Path | None
+    url: str | None
+    manifest: Any
+    app: str | None = None
+    skip: str = ""
+
+
+def play_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> list[str]:
+    """Run the lane for ``envkit validate`` into ``ev`` (an
+    :class:`~envkit.validation.report.Evaluated`); the notes for the report.
+
+    Every EK7xx code ends up evaluated or skipped with a reason: ``plan.skip``, no
+    adapter, no time left, or a step the lane did not reach.
+
+    Args:
+        plan: what to play, or why not. opts: the run's
+            :class:`~envkit.validation.RunOptions` (``python``, ``progress``).
+        budget: the run's :class:`~envkit.validation.engine.Budget`.
+        ev: where findings, evaluated codes, skip reasons and the lane's timing go.
+
+    Raises:
+        UsageError: ``opts.python`` is not an executable.
+    """
+    from envkit.envdir.constants import DEFAULT_APP, VALIDATE_MAX_STEPS
+    from envkit.findings import Stage, codes_of
+    from envkit.validation import report as R
+
+    codes = codes_of(Stage.TRAINING)
+    root = plan.root
+    skip = plan.skip
+    if not skip and root is None:
+        skip = R.TRAIN_PATH_NO_ROOT
+    if not skip and root is not None and not has_adapter(root):
+        skip = R.NO_TRL_ADAPTER
+    if not skip and budget.remaining_s() < 1.0:
+        skip = "the run's --timeout was spent before the training path"
+    if skip or root is None:
+        ev.skipped.update(dict.fromkeys(codes, skip))
+        return []
+    spec = plan.manifest.spec if plan.manifest is not None else None
+    target = TrainPathTarget(
+        root=root,
+        python=_python(root, opts.python),
+        url=plan.url,
+        app=plan.app or (plan.manifest.app if plan.manifest is not None else DEFAULT_APP),
+        oracle=spec.oracle if spec is not None else None,
+        seed=int(spec.seeds[0]) if spec is not None and spec.seeds else 0,
+        max_steps=(spec.max_steps if spec is not None else None) or VALIDATE_MAX_STEPS,
+    )
+    outcome = run_train_path(target, timeout_s=budget.cap(TIMEOUT_S), progress=opts.progress)
+    ev.findings += outcome.findings
+    ev.ran.update(outcome.ran)
+    for code in codes:
+        if code not in outcome.ran:
+            ev.skipped[code] = outcome.skipped.get(code, R.TRAIN_PATH_NOT_REACHED)
+    ev.timings["train_path"] = round(outcome.seconds, 3)
+    return outcome.notes
+
+
+def _python(root: Path, python: str | None) -> str:
+    from envkit.envdir import EnvDir
+
+    return EnvDir(root).python(python)
