@@ -409,13 +409,14 @@ def variations(text: str) -> list[tuple[str, str]]:
             other = number.rstrip("0").rstrip(".") if number.endswith("0") else number + "0"
         else:
             other = number + ".0"
-        out.append((f"`{number}` written `{other}`", text[: m.start()] + other + text[m.end() :]))
+        out.append(("an equivalent number form", text[: m.start()] + other + text[m.end() :]))
     return out
 
 
 def brittle_verifier(probes: Probes) -> None:
     """EK516: in single-step answer tasks, the oracle's answer varied harmlessly must not
-    score the low end (fresh episode of the same seed for each variation)."""
+    score the low end when it ends the episode (fresh episode of the same seed for each
+    variation)."""
     engine, settings = probes.engine, probes.engine.settings
     found: list[dict[str, Any]] = []
     tried = 0
@@ -437,7 +438,9 @@ def brittle_verifier(probes: Probes) -> None:
                 continue
             ep = probes.play(seed, [{**final, name: varied}], "probe:harmless-variation")
             tried += 1
-            paid = ep.rewards[0] if ep.steps else None
+            # judged when the answer ended the episode: a task that lets the agent try again
+            # has not rejected it yet
+            paid = ep.rewards[0] if ep.steps and ep.steps[0].done else None
             if is_number(paid) and paid <= settings.lo + EPS:
                 found.append({"seed": seed, "what": what, "sent": varied, "reward": paid})
     if not tried:
@@ -644,19 +647,27 @@ def oversized_action(probes: Probes) -> None:
     name, big = found
     seed = engine.settings.seeds[0]
     other_action = engine.episodes[0].actions[0] if engine.episodes[0].actions else None
-    other, sender = engine.open(), engine.open()
-    outcome: dict[str, Any] = {}
+    sender = engine.open()
     try:
-        engine.reset(other, seed)
+        other: EnvSession | None = engine.open(retry_s=0.2)
+    except EnvErrorFrame:  # a server of one session: the big action alone is probed
+        other = None
+    outcome: dict[str, Any] = {}
+    side = "not sent"
+    try:
         engine.reset(sender, seed)
+        if other is not None:
+            engine.reset(other, seed)
         thread = threading.Thread(target=_send, args=(sender, big, outcome), daemon=True)
         thread.start()
         time.sleep(0.05)  # let the big frame reach the server first
-        side = _timed_step(other, other_action) if other_action is not None else "not sent"
+        if other is not None and other_action is not None:
+            side = _timed_step(other, other_action)
         thread.join(engine.settings.reply_s + 1.0)
     finally:
-        other.close()
-        sender.close()
+        for s in (other, sender):
+            if s is not None:
+                s.close()
     engine.ran(R.OVERSIZED_ACTION)
     alive = engine.server is None or engine.server.alive()
     answer = outcome.get("answer", "no answer")

@@ -202,7 +202,8 @@ BRITTLE_VERIFIER = register(
     "text field that is not code), envkit sends the oracle's answer again in fresh "
     "episodes of the same seed, varied: surrounded by whitespace, in upper or lower "
     "case, after `The answer is `, and with equivalent number forms (`42` as `42.0`, "
-    "`4.50` as `4.5`). None may score the low end of `validation.reward.range`. "
+    "`4.50` as `4.5`). None that ends the episode may score the low end of "
+    "`validation.reward.range`. "
     "Heuristic: a task that asks for an exact form (case-sensitive codes, an exact "
     "string) is right to refuse them.",
     why="A verifier that only accepts the exact string punishes right answers: the policy "
