@@ -345,7 +345,6 @@ class ServerPlayer:
         self.notes: list[str] = []
         self.episodes: list[Episode] = []
         self.on_episode_end: EpisodeEnd | None = None
-        self.stopped = False  # a Stop passed through guard: the server is not to be played
         self._watch: Callable[[Any, str], None] | None = None
         self._http: Any = None
         self._post_http: Any = None
@@ -412,22 +411,13 @@ class ServerPlayer:
                 )
 
     def close(self) -> None:
-        """Play the reward-design probes (:func:`envkit.validation.probes.run`) when the
-        order of play reached the server's episodes without a stop, then close the HTTP
-        clients and stop the server envkit started (its process group)."""
-        try:
-            if self.url and self.episodes and not self.stopped:
-                from envkit.validation import probes
-
-                self.stopped = True  # once
-                probes.run(self)
-        finally:
-            for client in (self._http, self._post_http):
-                if client is not None:
-                    client.close()
-            self._http = self._post_http = None
-            if self.server is not None:
-                self.server.stop(grace_s=STOP_GRACE_S)
+        """Close the HTTP client and stop the server envkit started (its process group)."""
+        for client in (self._http, self._post_http):
+            if client is not None:
+                client.close()
+        self._http = self._post_http = None
+        if self.server is not None:
+            self.server.stop(grace_s=STOP_GRACE_S)
 
     # -- stops ------------------------------------------------------------------------------
     def remaining_s(self) -> float:
@@ -676,7 +666,6 @@ class ServerPlayer:
         try:
             return check(*args)
         except Stop:
-            self.stopped = True
             raise
         except EnvErrorFrame as exc:
             if exc.code == "CAPACITY_REACHED":

@@ -1,9 +1,8 @@
 """The reward-design probes of the runtime stage (EK513-EK519): what a trainer would learn
 from the reward besides the task.
 
-They run once the order of play (:mod:`envkit.validation.runtime`) has finished, on the
-server still running (:meth:`envkit.validation.engine.ServerPlayer.close` calls
-:func:`run`), and read what the earlier checks recorded (:attr:`ServerPlayer.episodes`:
+They run last in the order of play (:mod:`envkit.validation.runtime`), after the verdicts,
+on the server still running, and read what the earlier checks recorded (:attr:`ServerPlayer.episodes`:
 the oracle's, fuzzed, degenerate and exploring episodes) instead of asking the author for a
 plan. The oracle's actions are the reference: its winning action is varied (near misses,
 wrong values in the same form, harmless rewrites) and replayed in fresh episodes of the same
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.validation import fuzz
-from envkit.validation.engine import EPS, Episode, ServerPlayer, Stop, is_number
+from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.rules import reward as R
 from envkit.wire import EnvErrorFrame, EnvSession, WireError, WireTimeout
 
@@ -66,6 +65,7 @@ class Probes:
         schema: the action JSON Schema (``/schema``), ``{}`` when unavailable.
         wins: seed -> the oracle's episode, cut after its first step at the top of the range.
         deadline: ``time.monotonic()`` after which no probe starts a new episode.
+        skipped: what the deadline left unplayed (for the report's notes).
     """
 
     engine: ServerPlayer
@@ -76,6 +76,9 @@ class Probes:
 
     @classmethod
     def read(cls, engine: ServerPlayer) -> Probes:
+        """What the probes need from the earlier checks: ``/schema`` again (one GET) and the
+        oracle's winning episodes from :attr:`ServerPlayer.episodes`; the deadline is
+        :data:`PROBES_BUDGET_S` or a third of the stage's remaining budget."""
         _status, body, _text = engine.get("/schema")
         action = body.get("action") if isinstance(body, dict) else None
         schema = fuzz.action_schema(action) if isinstance(action, dict) else {}
@@ -122,14 +125,17 @@ class Probes:
 
 
 def run(engine: ServerPlayer) -> None:
-    """Play every probe on the server the engine plays, guarded one by one; never raises
-    for a misbehaving environment (a stop becomes its liveness finding). Records the
-    seconds spent in ``engine.timings["probes"]``."""
-    from envkit.validation.rules import liveness
+    """Play every probe on the server the engine plays, guarded one by one (a probe that
+    fails is recorded like any check's); records the seconds spent in
+    ``engine.timings["probes"]``.
 
+    Raises:
+        Stop: the server hung, died or the stage's budget ran out during a probe (the
+            oversized-action probe reports its own hang instead).
+    """
     t = time.perf_counter()
     try:
-        probes = engine.guard("reward probes", Probes.read, engine, quiet=True)
+        probes = engine.guard("probe inputs", Probes.read, engine, quiet=True)
         if probes is None:
             return
         engine.progress("reward-design probes")
@@ -148,8 +154,6 @@ def run(engine: ServerPlayer) -> None:
                 f"probes: the {PROBES_BUDGET_S:g} s for the reward-design probes ran out; "
                 f"not played: {', '.join(probes.skipped)}."
             )
-    except Stop as stop:
-        liveness.stopped(engine, stop)
     finally:
         engine.timings["probes"] = round(time.perf_counter() - t, 3)
 
@@ -337,7 +341,9 @@ def _report_stalling(probes: Probes, found: list[dict[str, Any]]) -> None:
         f"{e['return']:g} in {e['steps']} step(s) (rewards {rewards}; actions "
         f"{_fmt(e['actions'], 160)}). A trainer maximising the return learns to stall "
         "(near misses until the last step, or losing on purpose) instead of solving the task. "
-        "Most likely every step pays partial credit; pay it only on the episode's last step.",
+        "Most likely every step pays partial credit; pay it only on the episode's last step. "
+        "(A trainer that scores an episode by its last reward only, like envkit's TRL "
+        "adapter, is not misled; `envkit eval` and trainers that add step rewards are.)",
         episodes=found,
     )
 
