@@ -21,6 +21,13 @@ Measured in the same run, on a freshly generated echo environment:
    Run only this part (EXPORT: the exported `envs/` folder, VENV: its venv):
      .venv/bin/python bench/validate.py --only-real
          --real-env EXPORT/echo_env --real-python VENV/bin/python
+7. every built-in template, generated and validated with the defaults (`validate(PATH)`:
+   static and runtime stages): wall seconds of each, and the seconds of it spent in the
+   reward-design probes (`timings["probes"]`, envkit.validation.probes)   target: the probes
+   keep a template's validate <= 1.5x its time without them. A template whose dependencies
+   the bench's interpreter lacks (gymnasium) needs `--template-python gymnasium=PY` (a venv
+   with openenv 0.10 and them), else it is skipped. Run only this part:
+     .venv/bin/python bench/validate.py --only-templates [--template-python gymnasium=PY]
 """
 
 from __future__ import annotations
@@ -295,6 +302,42 @@ def real_env_section(args: argparse.Namespace) -> None:
     real_env(Path(args.real_env).resolve(), args.real_python, args.episodes, args.repeat)
 
 
+TEMPLATES = ("echo", "guess", "rlvr", "tools", "gymnasium", "code")
+#: modules a template's server imports beyond openenv (its template.toml `dependencies`)
+TEMPLATE_IMPORTS = {"gymnasium": "gymnasium"}
+
+
+def template_costs(pythons: dict[str, str]) -> None:
+    """Section 7: generate each template and validate it with the defaults; prints the wall
+    seconds of each run and the seconds of it the reward-design probes took.
+
+    Args:
+        pythons: template -> interpreter to serve it with (default: this one).
+    """
+    import importlib.util
+
+    from envkit.scaffold import init_project
+    from envkit.validation import validate
+
+    print(f"{'template':<12}{'validate s':>11}{'probes s':>10}{'share':>8}  findings")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in TEMPLATES:
+            python = pythons.get(name, sys.executable)
+            needs = TEMPLATE_IMPORTS.get(name)
+            if name not in pythons and needs and importlib.util.find_spec(needs) is None:
+                print(f"{name:<12}    skipped (needs {needs}: --template-python {name}=PY)")
+                continue
+            root = init_project(f"bench-{name}", template=name, output_dir=Path(tmp), lock=False)
+            # `uv lock` needs PyPI and seconds; envkit's check is existence only (EK210)
+            (root.path / "uv.lock").write_text('version = 1\nrequires-python = ">=3.10"\n')
+            t = time.perf_counter()
+            report = validate(root.path, python=python)
+            wall = time.perf_counter() - t
+            probes = report.timings.get("probes", 0.0)
+            codes = ",".join(sorted({f.code for f in report.findings})) or "-"
+            print(f"{name:<12}{wall:11.2f}{probes:10.2f}{probes / wall:8.0%}  {codes}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--episodes", type=int, default=5)
@@ -323,9 +366,21 @@ def main() -> None:
         help="timed runs of each validator in section 6 (best kept)",
     )
     ap.add_argument("--only-real", action="store_true", help="run only section 6")
+    ap.add_argument("--only-templates", action="store_true", help="run only section 7")
+    ap.add_argument(
+        "--template-python",
+        action="append",
+        default=[],
+        metavar="TEMPLATE=PY",
+        help="interpreter serving one template in section 7 (repeatable)",
+    )
     args = ap.parse_args()
+    pythons = dict(item.split("=", 1) for item in args.template_python)
     if args.only_real:
         real_env_section(args)
+        return
+    if args.only_templates:
+        template_costs(pythons)
         return
 
     from envkit.scaffold import init_project
@@ -364,6 +419,7 @@ def main() -> None:
         "(target >= 0.8x)"
     )
     real_env_section(args)
+    template_costs(pythons)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 from envkit.envdir.constants import DEFAULT_APP
 from envkit.findings import Finding
 from envkit.manifest import Manifest
-from envkit.validation import explore, fuzz
+from envkit.validation import explore, fuzz, probes
 from envkit.validation.engine import ActionPool, Budget, ServerPlayer, Settings, Stop
 from envkit.validation.rules import (
     determinism,
@@ -222,4 +222,6 @@ def _play(engine: ServerPlayer, root: Path | None, python: str | None) -> int | 
     engine.guard("action verdict", integrity.ignores_action, engine, quiet=True)
     engine.guard("observation verdict", protocol.observations, engine, watch, quiet=True)
     engine.guard("latency verdict", liveness.latency, engine, quiet=True)
+    if engine.episodes:  # last: the reward-design probes read every episode played
+        engine.guard("reward probes", probes.run, engine, quiet=True)
     return capacity

@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"envkit.validation"},
     {"envkit.validation.config", "envkit.validation.report", "envkit.validation.train_path"},
     {"envkit.validation.static", "envkit.validation.runtime"},
-    {"envkit.validation.rules"},
+    {"envkit.validation.rules", "envkit.validation.probes"},
     {"envkit.validation.rules.*"},
     {"envkit.validation.engine", "envkit.validation.context", "envkit.validation.explore"},
     {"envkit.validation.fuzz"},

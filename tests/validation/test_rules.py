@@ -163,6 +163,11 @@ def _jsonrpc_both(_out: RuntimeOutcome, f: Finding) -> None:
 
 
 # rule code -> the case that must produce exactly that rule's finding
+# knobs and v010 pay partial credit (the answer's length) on every step: with their oracle
+# declared (envkit starts them from their manifest), near misses before the win return more
+# than the win (EK513, stalling pays)
+STALLS = frozenset({"EK513"})
+
 CASES: dict[str, Case] = {
     "EK401": Case(root=True, start="import_error", episodes=2, extra=_start_failed),
     "EK402": Case("bad_health"),
@@ -193,14 +198,24 @@ CASES: dict[str, Case] = {
     # 2 x step_timeout_s (1.0), at least 2 s
     "EK422": Case("hang", root=True, episodes=2, extra=_says("within 2 s")),
     "EK423": Case("crash", root=True, episodes=2, extra=_says("exited with code 3")),
-    "EK424": Case(fixture="v010", env=(("V010_MODE", "bad_mcp"),), extra=_jsonrpc_both),
-    "EK425": Case(fixture="v010", env=(("V010_MODE", "no_mcp"),)),
-    "EK426": Case(fixture="v010", env=(("OPENENV_MODE", "production"),), extra=_production),
+    "EK424": Case(
+        fixture="v010", env=(("V010_MODE", "bad_mcp"),), extra=_jsonrpc_both, also=STALLS
+    ),
+    "EK425": Case(fixture="v010", env=(("V010_MODE", "no_mcp"),), also=STALLS),
+    "EK426": Case(
+        fixture="v010", env=(("OPENENV_MODE", "production"),), extra=_production, also=STALLS
+    ),
     "EK427": Case(
-        fixture="v010", env=(("V010_MODE", "half_routes"),), extra=_says("/state missing")
+        fixture="v010",
+        env=(("V010_MODE", "half_routes"),),
+        extra=_says("/state missing"),
+        also=STALLS,
     ),
     "EK428": Case(
-        fixture="v010", env=(("V010_MODE", "task_500"),), extra=_says("`GET /v010/splits`", "500")
+        fixture="v010",
+        env=(("V010_MODE", "task_500"),),
+        extra=_says("`GET /v010/splits`", "500"),
+        also=STALLS,
     ),
     "EK430": Case(crash="determinism.check", extra=_crash_reported),
     "EK501": Case("nan_reward"),
@@ -222,6 +237,7 @@ CASES: dict[str, Case] = {
     "EK431": Case(
         root=True,
         episodes=1,
+        also=STALLS,
         yaml_edit=(
             "  types:\n    tags: [knobs]\n",
             (
@@ -236,6 +252,28 @@ CASES: dict[str, Case] = {
         fixture="realworld_state_leak",
         env=(("STATE_LEAK_MODE", "format"),),
         extra=_says("`state.expected_answer` (after `reset`, seed 0)"),
+    ),
+    # the reward-design probes: envs/probe_quiz with one defect per PROBE_MODE
+    "EK513": Case(
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "stall"),),
+        extra=_says("return of 1", "returned 1.8", "stall:near-misses"),
+    ),
+    "EK514": Case(fixture="probe_quiz", env=(("PROBE_MODE", "format"),), extra=_says("earned 0.5")),
+    "EK515": Case(
+        fixture="probe_quiz", env=(("PROBE_MODE", "errors"),), extra=_says("error: not a number")
+    ),
+    "EK516": Case(
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "brittle"),),
+        extra=_says("a lead-in", "surrounding whitespace", "an equivalent number form"),
+    ),
+    "EK517": Case(
+        fixture="probe_quiz", env=(("PROBE_MODE", "hang"),), extra=_says("no answer within 2 s")
+    ),
+    "EK518": Case(fixture="probe_quiz", env=(("PROBE_MODE", "grow"),), extra=_says("bytes a step")),
+    "EK519": Case(
+        fixture="probe_quiz", env=(("PROBE_MODE", "leak"),), extra=_says("64 KiB a reset")
     ),
 }
 

@@ -130,6 +130,145 @@ NO_ORACLE = register(
     "`envkit.oracle: server.oracle:policy`.",
 )
 
+# -- reward-design probes (envkit.validation.probes plays them) -------------------------------
+STALLING_PAYS = register(
+    "EK513",
+    "stalling-pays",
+    Severity.ERROR,
+    summary="Repeating one action, taking longer, or losing returns more than the oracle's "
+    "shortest win.",
+    what="For every seed the declared oracle wins, envkit compares the oracle's return (the "
+    "sum of its step rewards, what `envkit eval` reports) with the return of every other "
+    "episode it played on that seed: fuzzed, degenerate (one action repeated) and "
+    "exploring episodes, plus two it plays for this check: the oracle's actions with "
+    "near misses of its winning action (numbers off by one, a letter changed) sent "
+    "before the win, and the oracle's first action repeated. An episode that is longer "
+    "than the oracle's, does not win, or repeats one action must not return more.",
+    why="A trainer maximises the return. When partial rewards add up over the steps, the "
+    "policy learns to stall: to send near misses until the episode's last step, or to "
+    "lose on purpose, instead of solving the task at once.",
+    example="A guessing game paying 0.5 x closeness on every guess and 1.0 for a hit: "
+    "seven near misses and a hit return 4.4, the oracle's quick win 2.8.",
+    fix="Pay partial credit only on the episode's last step (a win pays the maximum), or "
+    "make the reward of a step the improvement over the best so far; then no episode "
+    "returns more than the quickest win.",
+)
+
+FORMAT_OVER_CORRECTNESS = register(
+    "EK514",
+    "format-over-correctness",
+    Severity.WARNING,
+    summary="An answer in the oracle's format but with a wrong value earns at least half "
+    "of the reward range.",
+    what="envkit takes the oracle's winning action on each seed, changes the value of its "
+    "text fields while keeping their form (digits and letters replaced, tags such as "
+    "`<answer>`, punctuation and spacing kept), and sends it at the same point of a "
+    "fresh episode of the same seed. It must earn less than the middle of "
+    "`validation.reward.range`. Heuristic: a changed value that is still a right answer "
+    "(a task with many right answers) is reported too.",
+    why="When the format pays most of the reward, the policy learns the format and stops "
+    "there: the reward curve rises while accuracy does not.",
+    example="A rubric giving 0.5 for `<answer>...</answer>` tags and 0.5 for the right "
+    "value: `<answer>97</answer>` earns 0.5 when the answer is 42.",
+    fix="Make correctness dominate: a small weight for the format, or gate the format "
+    "reward on a correct value.",
+)
+
+ERRORS_PAY = register(
+    "EK515",
+    "errors-pay",
+    Severity.WARNING,
+    summary="A step whose observation reports an error earns more than the low end of the range.",
+    what="In every episode envkit played, a step whose observation (or its `metadata`) "
+    "carries a non-empty error field (`error`, `last_action_error`, `errors`, "
+    "`invalid_action`, ...) must earn the low end of `validation.reward.range`. "
+    "Heuristic: a field named error that reports something else than the action "
+    "failing (a stale message kept from an earlier step) is reported too.",
+    why="A policy that is paid for invalid actions learns to send them: they are cheap, "
+    "never lose, and crowd out real attempts.",
+    example="A tool environment returning `reward=0.1` with `error='unknown tool'` as a "
+    "participation reward.",
+    fix="Answer a rejected or failing action with the low end of the range (or refuse it "
+    "before `step`: an invalid action is a VALIDATION_ERROR).",
+)
+
+BRITTLE_VERIFIER = register(
+    "EK516",
+    "brittle-verifier",
+    Severity.WARNING,
+    summary="The oracle's answer with a harmless variation (spacing, case, a lead-in, an "
+    "equivalent number form) scores the low end.",
+    what="In single-step answer environments (the oracle wins in one step with a one-line "
+    "text field that is not code), envkit sends the oracle's answer again in fresh "
+    "episodes of the same seed, varied: surrounded by whitespace, in upper or lower "
+    "case, after `The answer is `, and with equivalent number forms (`42` as `42.0`, "
+    "`4.50` as `4.5`). None that ends the episode may score the low end of "
+    "`validation.reward.range`. "
+    "Heuristic: a task that asks for an exact form (case-sensitive codes, an exact "
+    "string) is right to refuse them.",
+    why="A verifier that only accepts the exact string punishes right answers: the policy "
+    "is trained away from correct reasoning by formatting noise, and the reward "
+    "under-reports its accuracy.",
+    example="`reward = 1.0 if action.answer == str(target) else 0.0`: `' 42'` and "
+    "`'The answer is 42'` score 0.",
+    fix="Normalise before comparing: strip, case-fold, extract the answer (a tag or the "
+    "last number), compare numbers as numbers.",
+)
+
+OVERSIZED_ACTION = register(
+    "EK517",
+    "oversized-action-hangs",
+    Severity.ERROR,
+    summary="A 200 KB action is not answered or refused within the reply timeout, hangs "
+    "another session, or kills the server.",
+    what="envkit sends one action whose first free text field holds 200 KB while another "
+    "session steps. Both must be answered (an observation or an error frame; a closed "
+    "connection counts as a refusal) within the reply timeout, and the server must "
+    "stay up.",
+    why="A policy emits long completions sooner or later (repetition loops up to "
+    "`max_completion_length`); a step that takes minutes or crashes on one of them "
+    "stalls every rollout of the batch that shares the server.",
+    example="An edit-distance reward over the whole answer (quadratic time), a regex with "
+    "catastrophic backtracking, `step` running the answer synchronously.",
+    fix="Bound the field (`max_length=` on the action model: the server refuses longer "
+    "ones with a validation error) or cut the text before scoring it.",
+)
+
+OBSERVATION_GROWS = register(
+    "EK518",
+    "observation-grows",
+    Severity.WARNING,
+    summary="An observation's serialized size grows on every step of an episode.",
+    what="envkit measures the JSON size of every observation of the episodes it played; "
+    "an episode of at least 10 steps whose observation grows on every step (at least "
+    "doubling and by at least 1 KB) is reported with the bytes per step and the size "
+    "it reaches at `envkit.max_steps`. Heuristic: an observation that shows the whole "
+    "history on purpose is fine while episodes stay short.",
+    why="The observation is appended to the prompt on every step: a growing one fills the "
+    "context, and tool results past `max_completion_length` are dropped by TRL after "
+    "the environment saw the action.",
+    example="`observation.history` holding every earlier step with its full output.",
+    fix="Show the last few steps, or a summary, instead of the whole history.",
+)
+
+MEMORY_GROWS = register(
+    "EK519",
+    "memory-grows-per-reset",
+    Severity.WARNING,
+    summary="The server's memory grows with every `reset`.",
+    what="When envkit started the server, it measures the resident memory of the server's "
+    "processes (Linux `/proc`) before and after two bursts of `reset` calls on one "
+    "session; memory growing in both bursts by at least 8 KiB a reset is reported "
+    "with the growth per reset. Heuristic: caches that fill once (a dataset loaded "
+    "lazily, the allocator's pools) grow too, but stop growing.",
+    why="A training run resets millions of times: a leak of a few KB per reset ends with "
+    "the Space killed for memory hours into the run.",
+    example="`reset` appending the episode to a module-level list, or opening a file or "
+    "subprocess it never closes.",
+    fix="Keep per-episode data on the instance and replace it on `reset`; close what "
+    "`reset` opens.",
+)
+
 
 def _fmt(value: Any) -> str:
     return fuzz.short_json(value, 80)
