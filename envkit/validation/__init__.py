@@ -318,15 +318,27 @@ def _run(
     plan = _runtime_plan(root, url, manifest, static=static, wanted=_wants_runtime(selection))
     note = RuntimeNote(ran=not plan.not_run, reason=plan.not_run or None)
     note.assumptions = plan.assumptions
+    skip = _train_path_skip(opts, selection, plan, static=static)
+    lane_notes: list[str] | None = None  # None: the lane has not played yet
+
+    def while_up(live_url: str) -> None:
+        # the lane plays the server the runtime stage started, instead of starting another
+        nonlocal lane_notes
+        lane_notes = _train_path(root, live_url, manifest, plan, opts, budget, ev, "")
+
     if plan.not_run:
         ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
     else:
         target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url)
+        if url is None and not skip:  # it runs: while the server is up, or not at all
+            target.while_up = while_up
+            skip = R.TRAIN_PATH_NO_SERVER  # unless while_up runs
         note.launch, note.notes = _runtime_stage(target, opts, budget, ev, lane=_lane(url))
         if manifest is None and root is None:
             plan.assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
-    skip = _train_path_skip(opts, selection, plan, static=static)
-    note.notes += _train_path(root, url, manifest, plan, opts, budget, ev, skip)
+    if lane_notes is None:
+        lane_notes = _train_path(root, url, manifest, plan, opts, budget, ev, skip)
+    note.notes += lane_notes
     ev.timings["total"] = time.perf_counter() - t0
     return R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
 

@@ -45,6 +45,7 @@ NO_TRL_ADAPTER = "the environment has no TRL adapter (trl_env.py)"
 TRAIN_PATH_NO_ROOT = "no environment directory (--url only): no training-side code to import"
 #: A training-path check an earlier step's failure (or a server that never answered) kept
 #: from being played.
+TRAIN_PATH_NO_SERVER = "the environment's server did not start (see the runtime findings)"
 TRAIN_PATH_NOT_REACHED = "not reached by the training path (an earlier step failed)"
 
 

@@ -49,6 +49,10 @@ class RuntimeTarget:
         app: the ASGI app to start (``module:attr``) when ``manifest`` could not be read
             (openenv.yaml's raw ``app`` key); ``None``: the manifest's,
             else ``server.app:app``.
+        while_up: called with the server's base URL after the runtime checks, while the
+            server envkit started is still up (the training-path lane plays it instead of
+            starting a second one); its time is not counted in ``timings["runtime"]``.
+            Not called for ``url`` or when the server did not start.
     """
 
     url: str | None
@@ -56,6 +60,7 @@ class RuntimeTarget:
     manifest: Manifest | None
     python: str | None
     app: str | None = None
+    while_up: Callable[[str], object] | None = None
 
 
 @dataclass
@@ -142,6 +147,7 @@ def run_runtime(
     t0 = time.perf_counter()
     capacity = None
     root = target.root
+    lane_s = 0.0
     try:
         if target.url:
             engine.url = normalise_url(target.url)
@@ -150,13 +156,17 @@ def run_runtime(
             app = target.app or (target.manifest.app if target.manifest else DEFAULT_APP)
             if liveness.start(engine, root, app, python):
                 capacity = _play(engine, root, python)
+                if target.while_up is not None and engine.url:
+                    t_lane = time.perf_counter()
+                    target.while_up(engine.url)
+                    lane_s = time.perf_counter() - t_lane
     except Stop as stop:
         liveness.stopped(engine, stop)
     finally:
         engine.close()
         protocol.lost_sessions(engine)
         liveness.crashes(engine)
-        engine.timings["runtime"] = round(time.perf_counter() - t0, 3)
+        engine.timings["runtime"] = round(time.perf_counter() - t0 - lane_s, 3)
     return RuntimeOutcome(
         engine.findings,
         engine.checks_run,

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,6 +88,46 @@ def test_clean_guess_environment_passes_every_training_check(env: Path) -> None:
     )
     assert report.timings["train_path"] > 0
     assert descendants(os.getpid()) <= before  # the server and the child are gone
+
+
+def _servers_started_during(run) -> tuple[object, set[int]]:
+    """Call ``run()``; its result and the PIDs of every uvicorn server among this process's
+    descendants while it ran (sampled every 50 ms: each server lives for seconds)."""
+    seen: set[int] = set()
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            for pid in descendants(os.getpid()):
+                try:
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"uvicorn" in cmdline:
+                    seen.add(pid)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        result = run()
+    finally:
+        done.set()
+        sampler.join()
+    return result, seen
+
+
+@slow
+def test_full_validate_plays_the_lane_on_the_runtime_stages_server(env: Path) -> None:
+    """With the runtime stage, the lane plays the server that stage started: one server
+    start per validate, not two."""
+    report, servers = _servers_started_during(lambda: validate(env))
+    assert report.passed, [(f.code, f.message) for f in report.findings]
+    statuses = {c.code: c.status for c in report.checks if c.code.startswith("EK7")}
+    assert set(statuses.values()) == {"passed"}, statuses
+    assert len(servers) == 1, servers
+    # without the runtime stage the lane starts (and stops) a server of its own
+    _, own = _servers_started_during(lambda: validate(env, ignore=NO_RUNTIME))
+    assert len(own) == 1 and own.isdisjoint(servers)
 
 
 @slow
