@@ -47,6 +47,54 @@ def requirement_name(req: str) -> str | None:
     return canonical(m.group(1)) if m else None
 
 
+_ABSENT_DRIVER = """
+import json, sys
+from importlib import metadata
+absent = []
+for name in json.loads(sys.argv[1]):
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        absent.append(name)
+print(json.dumps(absent))
+"""
+
+
+def absent_requirements(
+    python: str, requires: Iterable[str], *, timeout_s: float = 15.0
+) -> list[str]:
+    """The declared requirements that are not installed for ``python``.
+
+    Only the distribution's presence is checked, not its version; a requirement with an
+    environment marker (``; python_version < "3.12"``) is left out, since whether it applies
+    is the interpreter's business.
+
+    Args:
+        python: interpreter to ask (an environment's venv, :meth:`envkit.envdir.EnvDir.python`).
+        requires: PEP 508 requirement strings (``[project] dependencies``).
+        timeout_s: bound on the subprocess, in seconds.
+
+    Returns:
+        Canonical names of the absent distributions, in the order given; ``[]`` also when the
+        interpreter could not answer (nothing is known to be absent).
+    """
+    names = [n for r in requires if ";" not in str(r) and (n := requirement_name(r))]
+    if not names:
+        return []
+    try:
+        proc = subprocess.run(
+            [python, "-I", "-c", _ABSENT_DRIVER, json.dumps(names)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
+        absent = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return []
+    return [str(n) for n in absent] if isinstance(absent, list) else []
+
+
 @dataclass(frozen=True)
 class LockCheck:
     """What :func:`check_lock` found.

@@ -905,10 +905,15 @@ def play_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> list[str]:
     if skip or root is None:
         ev.skipped.update(dict.fromkeys(codes, skip))
         return []
+    python = _python(root, opts.python)
+    absent = _absent_dependencies(root, python)
+    if absent:
+        ev.skipped.update(dict.fromkeys(codes, absent))
+        return [f"training path: not played: {absent}"]
     spec = plan.manifest.spec if plan.manifest is not None else None
     target = TrainPathTarget(
         root=root,
-        python=_python(root, opts.python),
+        python=python,
         url=plan.url,
         app=plan.app or (plan.manifest.app if plan.manifest is not None else DEFAULT_APP),
         oracle=spec.oracle if spec is not None else None,
@@ -923,6 +928,28 @@ def play_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> list[str]:
             ev.skipped[code] = outcome.skipped.get(code, R.TRAIN_PATH_NOT_REACHED)
     ev.timings["train_path"] = round(outcome.seconds, 3)
     return outcome.notes
+
+
+def _absent_dependencies(root: Path, python: str) -> str:
+    """Why the lane cannot judge the environment's code with ``python`` (``""``: it can).
+
+    The lane imports the environment's modules in that interpreter: when a declared
+    dependency is not installed there (no venv yet, or envkit's own interpreter), every
+    import error would be the machine's, not the environment's (EK223 skips alike)."""
+    from envkit.deps import absent_requirements
+    from envkit.envdir import EnvDir
+
+    requires = EnvDir(root).project_table.get("dependencies")
+    if not isinstance(requires, list):
+        return ""
+    absent = absent_requirements(python, [str(r) for r in requires])
+    if not absent:
+        return ""
+    names = ", ".join(f"`{n}`" for n in absent)
+    return (
+        f"declared dependencies ({names}) are not installed for {python}: create the "
+        "environment's venv (`uv sync`) or pass --python"
+    )
 
 
 def _python(root: Path, python: str | None) -> str:

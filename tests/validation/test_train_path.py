@@ -219,6 +219,34 @@ def test_tests_that_do_not_collect_fail_in_the_test_module(env: Path) -> None:
 
 
 @slow
+def test_a_declared_dependency_missing_from_the_interpreter_skips_the_lane(env: Path) -> None:
+    """Without the environment's own dependencies in the interpreter (no venv yet, or
+    envkit's own), import errors would be the machine's: the lane says so and reports no
+    EK7xx finding."""
+    pyproject = env / "pyproject.toml"
+    saved = pyproject.read_text()
+    try:
+        _edit(pyproject, r'"openenv>=', '"envkit-surely-absent-dist>=1",\n    "openenv>=')
+        report, checks = _train_findings(env)
+    finally:
+        pyproject.write_text(saved)
+    assert [f for f in report.findings if f.code.startswith("EK7")] == []
+    reasons = {c.reason for c in checks.values()}
+    assert len(reasons) == 1 and "`envkit-surely-absent-dist`" in reasons.pop()
+    assert {c.status for c in checks.values()} == {"skipped"}
+
+
+def test_absent_requirements_names_only_what_is_not_installed() -> None:
+    import sys
+
+    from envkit.deps import absent_requirements
+
+    requires = ["pytest>=8", "envkit-surely-absent-dist", 'other-absent; python_version < "3"']
+    assert absent_requirements(sys.executable, requires) == ["envkit-surely-absent-dist"]
+    assert absent_requirements("/nonexistent/python", requires) == []
+
+
+@slow
 def test_no_train_path_skips_the_lane(env: Path, cli) -> None:
     _edit(env / "inference.py", r"^import os$", "import os\nfrom models import NoSuchModel")
     result = cli("validate", env, "--ignore", "EK4,EK5", "--no-train-path", "--format", "json")
