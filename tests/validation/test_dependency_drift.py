@@ -62,6 +62,13 @@ def _declare(root: Path, requirement: str) -> None:
     )
 
 
+def _import_after_random(root: Path, statement: str) -> int:
+    """Add ``statement`` after the environment module's ``import random``; its 1-based line."""
+    text = (root / ENV_MODULE).read_text()
+    _edit(root / ENV_MODULE, "import random\n", f"import random\n{statement}\n")
+    return text[: text.index("import random\n")].count("\n") + 2
+
+
 def _relock(root: Path) -> None:
     from envkit.scaffold import lock_environment
 
@@ -79,10 +86,10 @@ def test_generated_template_is_clean_and_both_rules_ran(guess: Path) -> None:
 
 
 def test_module_installed_only_locally_is_located(guess: Path) -> None:
-    _edit(guess / ENV_MODULE, "import random\n", "import random\nimport junit_xml\n")
+    line = _import_after_random(guess, "import junit_xml")
     report = validate(guess, static=True)
     found = [f for f in report.findings if f.code == "EK223"]
-    assert [(f.location.file, f.location.line) for f in found] == [(ENV_MODULE, 10)]
+    assert [(f.location.file, f.location.line) for f in found] == [(ENV_MODULE, line)]
     assert "`junit_xml`" in found[0].message and "ModuleNotFoundError" in found[0].message
     assert not report.passed
 
@@ -109,10 +116,10 @@ def test_module_brought_by_a_declared_dependency_is_no_finding(guess: Path) -> N
 
 def test_development_only_dependency_is_reported(guess: Path) -> None:
     # pytest is in the template's `dev` group, which `uv sync --no-dev` leaves out of the image
-    _edit(guess / ENV_MODULE, "import random\n", "import random\nimport pytest\n")
+    line = _import_after_random(guess, "import pytest")
     report = validate(guess, static=True)
     found = [f for f in report.findings if f.code == "EK223"]
-    assert [(f.location.file, f.location.line) for f in found] == [(ENV_MODULE, 10)]
+    assert [(f.location.file, f.location.line) for f in found] == [(ENV_MODULE, line)]
     assert "only for development" in found[0].message
 
 
