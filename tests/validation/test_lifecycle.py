@@ -36,7 +36,9 @@ def _root_run(monkeypatch, mode="", start="", **kw):
 
 def test_clean_with_oracle(monkeypatch):
     out, _ = _root_run(monkeypatch)
-    assert out.findings == []
+    # the knobs fixture pays partial credit on every step, so stalling pays: EK513 is its one
+    # finding (a reward-design defect; tests/validation/test_rules.py pins it)
+    assert [f.code for f in out.findings] == ["EK513"]
     assert {"EK506", "EK505", "EK401"} <= set(out.checks_run)
     assert out.timings["startup"] > 0 and out.timings["runtime"] >= out.timings["startup"]
 

@@ -38,7 +38,9 @@ def test_distinct_reset_observation_and_metadata_give_no_finding(monkeypatch):
         RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010), python=sys.executable),
         episodes=2,
     )
-    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    # the fixture pays partial credit on every step, so stalling pays: EK513 is its one
+    # finding (a reward-design defect; tests/validation/test_rules.py pins it)
+    assert [f.code for f in out.findings] == ["EK513"], [(f.code, f.message) for f in out.findings]
     assert {"EK406", "EK415", "EK416", "EK424", "EK425", "EK426", "EK427", "EK428"} <= set(
         out.checks_run
     )
