@@ -77,8 +77,11 @@ SEED_IGNORED = register(
     "session plays four whole episodes with the same actions (the first seed twice, the "
     "second seed, then `reset()` without a seed) and compares them step by step with the "
     "first: if any differs, the environment draws something the seed does not control "
-    "(an opponent's move in `step` as well as the task in `reset`). Identical everywhere "
-    "means no randomness at all, which is no defect.",
+    "(an opponent's move in `step` as well as the task in `reset`). When those agree too "
+    "and envkit started the server, a second server process of the same launch form "
+    "replays the first seed's episode once: a difference there is randomness drawn once "
+    "per process (a module-global list shuffled at import). Identical everywhere means no "
+    "randomness at all, which is no defect.",
     why="OpenEnv silently drops `reset` arguments the method does not declare "
     "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever. In "
     "GRPO every generation of a group must face the same episode; when the seed does not "
