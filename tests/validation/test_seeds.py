@@ -67,8 +67,9 @@ def _check(duel: tuple[ServerPlayer, Path], mode: str) -> list[Finding]:
 @pytest.mark.parametrize(
     ("mode", "code", "where"),
     [
-        # an opponent's move drawn from the module `random`: two plays of a seed differ
-        ("global_step", "EK411", "step 1"),
+        # an opponent's move drawn from the module `random`: two plays of a seed differ at
+        # a step (which one is chance: a die)
+        ("global_step", "EK411", "step"),
         # a reset-time generator not seeded from the reset seed
         ("instance_fresh", "EK411", "reset"),
         # a module-global list shuffled at every reset
@@ -79,12 +80,13 @@ def _check(duel: tuple[ServerPlayer, Path], mode: str) -> list[Finding]:
         # episode, so only the same seed replayed on one session shows it, at a step (the
         # reset is the same)
         ("instance_fixed", "EK413", "step 1"),
+        # (the reset modes draw a seat in a million with the target: they differ at reset)
     ],
 )
 def test_a_seed_that_does_not_fix_the_episode_is_reported(duel, mode, code, where) -> None:
     (f,) = _check(duel, mode)
     assert f.code == code, f.message
-    assert f.data["where"] == where, f.data
+    assert f.data["where"].startswith(where), f.data
     assert f.data["first"] != f.data["second"]
 
 

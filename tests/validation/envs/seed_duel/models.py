@@ -16,4 +16,5 @@ class DuelObservation(Observation):
 
     prompt: str = Field(default="", description="The task.")
     target: int = Field(default=0, description="The number to reach.")
+    seat: int = Field(default=0, description="The table's seat number, drawn with the target.")
     opponent: int = Field(default=0, description="The opponent's last roll (0 before a step).")

@@ -53,6 +53,7 @@ class DuelEnvironment(Environment):
         self._done = False
         self._rng = random.Random(1234)  # reseeded in `reset` except in instance_fixed
         self._mode = ""
+        self._seat = 0
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
               **kwargs: Any) -> DuelObservation:
@@ -63,22 +64,26 @@ class DuelEnvironment(Environment):
             self._rng = random.Random()  # DEFECT: not from the seed
         else:
             self._rng = random.Random(seed)
+        self._seat = 0  # drawn with the target (one chance in a million to repeat)
         if m == "shuffle_reset":
             random.shuffle(ORDER)  # DEFECT: the module generator, unseeded
             self._target = ORDER[(seed or 0) % 6]
+            self._seat = int("".join(map(str, ORDER)))
         elif m == "shuffle_import":
             self._target = IMPORT_ORDER[0]
         elif m == "numpy_task":
             import numpy
 
-            self._target = int(numpy.random.RandomState().randint(1, 7))  # DEFECT
+            rs = numpy.random.RandomState()  # DEFECT: not from the seed
+            self._target, self._seat = int(rs.randint(1, 7)), int(rs.randint(1, 10**6))
         elif m in ("none", "instance_fixed"):
             self._target = 3
         else:
-            self._target = self._rng.randint(1, 6)
+            self._target, self._seat = self._rng.randint(1, 6), self._rng.randint(1, 10**6)
         self._done = False
         self._state = State(episode_id=episode_id or str(uuid4()), step_count=0)
-        return DuelObservation(prompt=PROMPT, target=self._target, done=False, reward=0.0)
+        return DuelObservation(prompt=PROMPT, target=self._target, seat=self._seat, done=False,
+                               reward=0.0)
 
     def step(self, action: DuelAction, timeout_s: Optional[float] = None,
              **kwargs: Any) -> DuelObservation:
