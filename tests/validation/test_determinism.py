@@ -40,3 +40,12 @@ def test_other_names_and_integer_timings_stay_reported() -> None:
     a = _episode(0.0, 0.1, field="elapsed")
     b = _episode(0.0, "late", field="elapsed")
     assert "obs:metadata.elapsed" not in volatile_paths(a, b)
+
+
+def test_done_at_a_step_is_compared() -> None:
+    # same observations and rewards, but the first play ended at step 1 and the second not
+    a = _episode(0.0, 0.0, field="score")
+    b = _episode(0.0, 0.0, field="score")
+    a.steps[0] = StepResult(a.steps[0].observation, 0.0, True)
+    (d,) = compare(a, b)
+    assert (d.where, d.path, d.first, d.second) == ("step 1", "done", True, False)

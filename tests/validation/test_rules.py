@@ -218,6 +218,12 @@ CASES: dict[str, Case] = {
         also=STALLS,
     ),
     "EK430": Case(crash="determinism.check", extra=_crash_reported),
+    # relative imports: the manifest's `uvicorn server.app:app` exits, the package form serves
+    "EK447": Case(
+        fixture="declared_relative",
+        episodes=1,
+        extra=_says("`uvicorn server.app:app in", "attempted relative import", "package form"),
+    ),
     "EK501": Case("nan_reward"),
     "EK502": Case("bool_reward"),
     "EK503": Case("out_of_range", extra=_says("`validation.reward.range` [0, 1]")),

@@ -20,7 +20,8 @@ from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import ActionPool, Episode, ServerPlayer
+from envkit.validation.engine import ActionPool, Episode, Policy, ServerPlayer
+from envkit.validation.rules.episodes import visible_json
 from envkit.wire import EnvErrorFrame
 
 #: State fields that are not the episode's content (EK415/EK416 check them).
@@ -72,12 +73,19 @@ SEED_IGNORED = register(
     rfc008="runtime.seed_control",
     summary="The environment has randomness, but the seed does not select the episode.",
     what="envkit resets with every seed in `envkit.seeds` and plays the same actions. When "
-    "every observation, reward and `state` is identical across the seeds, it resets "
-    "one session four times (two seeds, then twice without a seed): if those differ, "
-    "the environment draws something the seed does not control. Identical everywhere "
-    "means no randomness at all, which is no defect.",
+    "every observation, reward, `done` and `state` is identical across the seeds, one "
+    "session plays four whole episodes with the same actions (the first seed twice, the "
+    "second seed, then `reset()` without a seed) and compares them step by step with the "
+    "first: if any differs, the environment draws something the seed does not control "
+    "(an opponent's move in `step` as well as the task in `reset`). When those agree too "
+    "and envkit started the server, a second server process of the same launch form "
+    "replays the first seed's episode once: a difference there is randomness drawn once "
+    "per process (a module-global list shuffled at import). Identical everywhere means no "
+    "randomness at all, which is no defect.",
     why="OpenEnv silently drops `reset` arguments the method does not declare "
-    "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever.",
+    "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever. In "
+    "GRPO every generation of a group must face the same episode; when the seed does not "
+    "fix it, the group's advantages compare different episodes and are noise.",
     example="`def reset(self):` with `self._rng = random.Random(1234)` created in "
     "`__init__`: every new session starts with the same task, whatever the seed.",
     fix="Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw the episode "
@@ -110,7 +118,7 @@ PLAN_REPLAY = register(
 
 
 def _fmt(value: Any) -> str:
-    return fuzz.short_json(value, 80)
+    return visible_json(value, 80)
 
 
 _MISSING = "<missing>"
@@ -251,6 +259,10 @@ def compare(
         if fuzz.first_difference(x, y) is not None:
             out.append(Difference(f"reward {i + 1}", f"rewards[{i}]", x, y))
             break
+    for i, (x, y) in enumerate(zip(a.steps, b.steps)):
+        if bool(x.done) != bool(y.done) and not out:
+            out.append(Difference(f"step {i + 1}", "done", bool(x.done), bool(y.done)))
+            break
     if len(a.steps) != len(b.steps) and not out:
         out.append(Difference("length", "steps (length)", len(a.steps), len(b.steps)))
     if state:
@@ -361,8 +373,9 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
     if len(runs) >= 2:
         engine.ran(SEED_IGNORED)
         first, *others = reference.episodes.values()
-        if all(not compare(first, e, volatile) for e in others):
-            _seed_control(engine, list(runs), volatile)
+        same = all(not compare(first, e, volatile) for e in others)
+        if same and not _seed_control(engine, list(runs), volatile, replay):
+            _process_control(engine, list(runs), first, volatile)
     return reference
 
 
@@ -405,43 +418,136 @@ def _reset_difference(
     return None
 
 
-def _seed_control(engine: ServerPlayer, seeds: list[int], volatile: set[str]) -> None:
-    """EK413: every seed gave the same episode. Randomness the seed does not control shows
-    as different resets on one session; none means no randomness (no finding)."""
+def _seed_control(
+    engine: ServerPlayer, seeds: list[int], volatile: set[str], replay: Policy
+) -> bool:
+    """EK413: every seed gave the same episode on a fresh session. Randomness the seed does
+    not control shows on one session that plays whole episodes with the same actions
+    (:data:`CONTROL_PLAN`): the first seed twice (an opponent drawing from a generator
+    created once per instance moves differently in the second, though the reset looks the
+    same), the second seed, then ``reset()`` without a seed. None differing means no
+    randomness (no finding).
+
+    Returns:
+        Whether EK413 was reported.
+    """
     engine.ran(SEED_IGNORED)
+    plan = [seeds[CONTROL_PLAN[0]], seeds[CONTROL_PLAN[1]], seeds[CONTROL_PLAN[2]], None]
     s = engine.open()
     try:
-        plan = [seeds[0], seeds[1], None, None]
-        got: list[tuple[int | None, dict[str, Any], dict[str, Any]]] = []
-        for seed in plan:
-            obs = engine.reset(s, seed).observation
-            got.append((seed, obs, engine.call("`state`", s.state)))
+        played = [
+            engine.play_episode(s, seed, replay, name="seed control", with_state=True)
+            for seed in plan
+        ]
     finally:
         s.close()
-    base_seed, base_obs, base_state = got[0]
-    for seed, obs, state in got[1:]:
-        d = _reset_difference(base_obs, base_state or {}, obs, state, volatile)
-        if d is None:
+    base = played[0]
+    for n, (seed, ep) in enumerate(zip(plan[1:], played[1:]), 2):
+        diffs = compare(base, ep, volatile)
+        if not diffs:
             continue
-        path, va, vb = d.path, d.first, d.second
+        d = diffs[0]
         shown = ", ".join("`reset()`" if x is None else f"`reset(seed={x})`" for x in plan)
+        other = "`reset()`" if seed is None else f"`reset(seed={seed})`"
+        where = "after `reset`" if d.where in ("reset", "state after reset") else f"at {d.where}"
+        same = seed == plan[0]
         engine.add(
             SEED_IGNORED,
-            f"The seed must select the episode; seeds {', '.join(map(str, seeds))} "
-            f"each gave the same episode on a fresh session, yet one session reset "
-            f"four times ({shown}) got `{path}` = {_fmt(va)} after "
-            f"`reset(seed={base_seed})` and {_fmt(vb)} after "
-            f"{'`reset()`' if seed is None else f'`reset(seed={seed})`'}. The "
-            "environment draws at random, but not from the seed. Most likely "
+            f"The seed must select the episode; seeds {', '.join(map(str, seeds))} each gave "
+            f"the same episode on a fresh session, yet one session reset {len(plan)} times "
+            f"and played the same actions after each ({shown}) got `{d.path}` = {_fmt(d.first)} "
+            f"{where} in episode 1 and {_fmt(d.second)} in episode {n} ({other}). "
+            + (
+                "The same seed gave two different episodes: in GRPO the generations of "
+                "one group would face different episodes and their advantages compare "
+                "nothing. "
+                if same
+                else ""
+            )
+            + "The environment draws at random, but not from the seed. Most likely "
             "`reset()` ignores `seed` (openenv-core silently drops arguments `reset` "
             "does not declare) and draws from a generator created once per instance.",
             seeds=seeds,
             resets=list(plan),
-            field=path,
-            first=va,
-            second=vb,
+            episode=n,
+            where=d.where,
+            field=d.path,
+            first=d.first,
+            second=d.second,
+            actions=base.actions,
         )
+        return True
+    return False
+
+
+def _process_control(
+    engine: ServerPlayer, seeds: list[int], first: Episode, volatile: set[str]
+) -> None:
+    """EK413 for randomness drawn once per server process (a module-global list shuffled at
+    import): nothing in one process shows it. When envkit started the server and every seed
+    played the same episode with no randomness on one session, a second process of the same
+    launch form replays the first seed's recorded episode (its actions, in order) once and
+    compares it with the first process's. It costs one server start, paid only by an
+    environment that looks free of randomness; a second process that does not start or
+    answer is skipped (the first one was checked by the other rules)."""
+    from envkit.errors import ServerStartError
+    from envkit.server import _spawn, free_port, url_host
+    from envkit.wire import EnvSession, WireError
+
+    server = engine.server
+    cand = getattr(server, "candidate", None)
+    if server is None or cand is None or engine.remaining_s() < 5:
         return
+    engine.progress("replaying one episode on a second server process")
+    twin = None
+    try:
+        twin = _spawn(cand, **{**server._spawn_args, "port": free_port(url_host(server.host))})
+        twin.wait_healthy(timeout_s=max(0.1, min(engine.settings.startup_s, engine.remaining_s())))
+        s = EnvSession(twin.url, timeout_s=engine.settings.reply_s)
+        try:
+            ep = Episode(first.seed, s.reset(seed=first.seed).observation, policy="replay")
+            ep.states["reset"] = s.state()
+            for action in first.actions:
+                if ep.record(s.step(action), action):
+                    break
+            ep.states["end"] = s.state()
+        finally:
+            s.close()
+    except (ServerStartError, WireError, EnvErrorFrame) as exc:
+        engine.progress(f"second server process: skipped ({exc})")
+        return
+    finally:
+        if twin is not None:
+            twin.stop(grace_s=1.0)
+    diffs = compare(first, ep, volatile)
+    if not diffs:
+        return
+    d = diffs[0]
+    where = "after `reset`" if d.where in ("reset", "state after reset") else f"at {d.where}"
+    engine.add(
+        SEED_IGNORED,
+        f"The seed must select the episode; seeds {', '.join(map(str, seeds))} each gave "
+        f"the same episode and one server process showed no randomness, yet a second "
+        f"process of the same server, replaying `reset(seed={first.seed})` and the same "
+        f"actions, got `{d.path}` = {_fmt(d.second)} {where} where the first got "
+        f"{_fmt(d.first)}. The environment draws once per process (at import, e.g. a "
+        "module-global list shuffled with the unseeded `random` module), not from the "
+        "seed: every restart of a Space and every server replica of a trainer plays "
+        "another episode for the same seed.",
+        seeds=seeds,
+        where=d.where,
+        field=d.path,
+        first=d.first,
+        second=d.second,
+        actions=first.actions,
+        process=2,
+    )
+
+
+#: The seeds (indexes into ``envkit.seeds``) the seed-control session plays, then one
+#: ``reset()`` without a seed: the first seed twice, so a generator the seed does not reset
+#: shows in the episode's steps as well as in its reset.
+CONTROL_PLAN = (0, 0, 1)
 
 
 def replay_plan(engine: ServerPlayer, root: Path | None) -> None:

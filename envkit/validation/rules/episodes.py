@@ -7,6 +7,7 @@ reported.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from typing import Any
@@ -218,11 +219,43 @@ def _report_raise(
         s.close()
     engine.add(
         ACTION_RAISES,
-        f"Every action the schema allows must give an observation; "
-        f"`step({fuzz.short_json(minimal)})` after `reset(seed={seed})` raised "
-        f"{message[:200]!r} ({len(raised)} fuzzed step(s) raised).",
+        raises_message(minimal, seed, message, len(raised)),
         action=minimal,
         original_action=action,
         error=message,
         seed=seed,
+    )
+
+
+def visible_json(value: Any, limit: int = 160) -> str:
+    """``value`` as compact JSON in which every character a terminal would not show is
+    escaped: JSON escapes only C0 controls, so ``\\x7f``, C1 controls (``\\x84``), format
+    characters (zero-width space) and line separators stay raw and vanish from the printed
+    message, which then names another action than the one sent. Escaped the JSON way
+    (``\\u0084``; surrogate pairs above U+FFFF), so the text still parses back to the
+    action. Cut at ``limit`` characters (``…``), never inside an escape."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)[:limit]
+    out: list[str] = []
+    size = 0
+    for ch in text:
+        piece = ch if ch.isprintable() else json.dumps(ch)[1:-1]
+        if size + len(piece) > limit - 1:
+            out.append("…")
+            break
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)
+
+
+def raises_message(action: dict[str, Any], seed: int | None, error: str, count: int) -> str:
+    """EK410's message: the minimal ``action`` that raised after ``reset(seed=seed)``
+    (:func:`visible_json`: every control character shown escaped), the ``error`` (its first
+    200 characters) and how many fuzzed steps raised (``count``)."""
+    return (
+        f"Every action the schema allows must give an observation; "
+        f"`step({visible_json(action)})` after `reset(seed={seed})` raised "
+        f"{error[:200]!r} ({count} fuzzed step(s) raised)."
     )

@@ -175,6 +175,8 @@ class AfterDone:
         self.probed = 0
         self.paid: list[dict[str, Any]] = []  # EK508 evidence
         self.reopened: list[dict[str, Any]] = []  # EK417 evidence
+        # (action, reward) of every step answered with done=true after done
+        self.after_rewards: list[tuple[dict[str, Any], Any]] = []
 
     def __call__(self, s: EnvSession, ep: Episode) -> None:
         if not ep.actions:
@@ -230,6 +232,7 @@ class AfterDone:
             if not res.done:
                 self.reopened.append(evidence)
                 return  # the episode goes on: stepping it further proves nothing more
+            self.after_rewards.append((action, res.reward))
             if is_number(res.reward) and float(res.reward) > self.engine.settings.lo + EPS:
                 self.paid.append(evidence)
 
@@ -254,19 +257,71 @@ class AfterDone:
             )
         if self.paid:
             e = self.paid[0]
-            lo = engine.settings.lo
             engine.add(
                 REWARD_AFTER_DONE,
-                f"A finished episode must not pay again: after the "
-                f"{e['policy'] or 'played'} episode of seed {e['seed']} ended "
-                f"(`reset(seed={e['seed']})`, actions {_fmt(e['episode_actions'])}, "
-                f"`done=true`), `step({_fmt(e['sent'])})` ({e['what']}) got reward "
-                f"{e['reward']!r} > {lo:g} with `done=true` "
-                f"({len({p['episode'] for p in self.paid})} of {self.probed} finished "
-                "episodes paid again). Most likely `step` computes the reward before "
-                "checking whether the episode is over.",
+                after_done_message(
+                    e,
+                    engine.settings.lo,
+                    paid=len({p["episode"] for p in self.paid}),
+                    probed=self.probed,
+                    after_rewards=self.after_rewards,
+                ),
                 **e,
             )
+
+
+def after_done_message(
+    e: dict[str, Any],
+    lo: float,
+    *,
+    paid: int,
+    probed: int,
+    after_rewards: list[tuple[dict[str, Any], Any]],
+) -> str:
+    """EK508's message from the first paying step after ``done`` (``e``: the
+    :class:`AfterDone` evidence: ``policy``, ``seed``, ``episode_actions``, ``sent``,
+    ``what``, ``reward``).
+
+    Says what the reward after ``done`` must be: the low end ``lo`` of
+    ``validation.reward.range`` (under a negative range a "neutral" 0 is above it), or a
+    refusal. The guess that ``step`` computes the reward before checking ``done`` is left
+    out when every step after ``done`` got the same reward whatever the action
+    (``after_rewards``, at least two different actions): that is a constant, not the task's
+    reward.
+
+    Args:
+        lo: the low end of the declared range.
+        paid: finished episodes that paid again; ``probed``: finished episodes stepped.
+        after_rewards: ``(action, reward)`` of every step answered with ``done=true`` after
+            ``done``.
+    """
+    constant = (
+        len({fuzz.json_key(a) for a, _ in after_rewards}) >= 2
+        and len({fuzz.json_key(r) for _, r in after_rewards}) == 1
+    )
+    head = (
+        f"A finished episode must not pay again: after the {e['policy'] or 'played'} "
+        f"episode of seed {e['seed']} ended (`reset(seed={e['seed']})`, actions "
+        f"{_fmt(e['episode_actions'])}, `done=true`), `step({_fmt(e['sent'])})` "
+        f"({e['what']}) got reward {e['reward']!r} > {lo:g} with `done=true` ({paid} of "
+        f"{probed} finished episodes paid again)."
+    )
+    must = (
+        f" After `done` the reward must be the low end of `validation.reward.range` "
+        f"({lo:g}), or `step` must refuse (answer an error) until `reset`"
+    )
+    if lo < 0:
+        must += f"; under a negative range 0 is not neutral, it pays {-lo:g} above the floor"
+    if constant:
+        return (
+            f"{head} Every step after `done` got the same reward whatever the action "
+            f"({len(after_rewards)} steps, {e['reward']!r}): a fixed reward after the "
+            f"episode.{must}."
+        )
+    return (
+        f"{head}{must}. Most likely `step` computes the reward before checking whether "
+        "the episode is over."
+    )
 
 
 # -- EK509: solution leakage ----------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 from envkit.errors import ServerStartError
 from envkit.findings import Severity, register
@@ -33,6 +34,29 @@ SERVER_START_FAILED = register(
     "download at import time that takes longer than the timeout.",
     fix="Read the log tail in the message, fix the import or start-up error, or raise "
     "`envkit.startup_timeout_s`.",
+)
+
+DECLARED_START_FAILS = register(
+    "EK447",
+    "declared-start-fails",
+    Severity.WARNING,
+    rfc008="runtime.startup",
+    summary="The server starts only another way than the manifest declares; as declared it exits.",
+    what="envkit starts the manifest's `app` (`uvicorn <app>` from the environment folder) "
+    "first. When that exits and another way the environment's files describe serves "
+    "(EK401 lists them: the package form from the parent folder, `[project.scripts] "
+    "server`, the Dockerfile's `CMD`), envkit validates the environment started that way "
+    "and reports here the declared command, the last line of the error it gave, and the "
+    "way envkit started it instead.",
+    why="A Hugging Face Space and `openenv` start the environment as declared, not as envkit "
+    "worked around it: the environment validates, yet the Space stays in RUNTIME_ERROR "
+    "and `openenv validate` cannot reach it.",
+    example="`server/app.py` imports `from ..models import Action` (an in-repo environment of "
+    "huggingface/OpenEnv `envs/`): `uvicorn server.app:app` from the environment folder "
+    "exits with `ImportError: attempted relative import beyond top-level package`.",
+    fix="Make the declared command work from the environment folder (absolute imports with "
+    "the folder on `sys.path`, as `openenv init` writes them), or declare the command that "
+    "works (`app` in openenv.yaml, the Dockerfile's `CMD`).",
 )
 
 STEP_LATENCY = register(
@@ -124,9 +148,37 @@ def start(engine: ServerPlayer, root: Path, app: str, python: str) -> bool:
             tried=[a.command for a in attempts],
         )
         return False
+    engine.ran(DECLARED_START_FAILS)
     if engine.server is not None and engine.server.attempts:
         engine.progress(f"started with the {engine.launch}")
+        declared_start(engine, engine.server.attempts[0])
     return True
+
+
+def declared_start(engine: ServerPlayer, declared: Any) -> None:
+    """EK447: the declared way (``declared``, the first :class:`envkit.server.Attempt`, the
+    manifest form) exited, and envkit serves the environment another way
+    (:attr:`ServerPlayer.launch`). The error shown is the root-cause line of its output
+    (:func:`envkit.launch.root_cause`), else its last line."""
+    if declared.candidate.kind != "manifest":
+        return
+    lines = [ln.strip() for ln in (declared.log_tail or "").splitlines() if ln.strip()]
+    error = (
+        declared.cause.line
+        if declared.cause is not None
+        else (lines[-1] if lines else f"exit code {declared.exit_code}")
+    )
+    engine.add(
+        DECLARED_START_FAILS,
+        f"The server must start as declared: Spaces and `openenv` run it that way; "
+        f"`{declared.command}` ({declared.candidate.source or 'the manifest'}) exited "
+        f"with code {declared.exit_code}: `{error}`. envkit validated it started with the "
+        f"{engine.launch} instead.",
+        declared=declared.command,
+        error=error,
+        exit_code=declared.exit_code,
+        launch=engine.launch,
+    )
 
 
 def stopped(engine: ServerPlayer, stop: Stop) -> None:
