@@ -38,6 +38,7 @@ from typing import Any
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.rules import reward as R
+from envkit.validation.rules.integrity import SOLUTION_LEAK
 from envkit.wire import EnvErrorFrame, EnvSession, WireError, WireTimeout
 
 PROBES_BUDGET_S = 30.0  # all probes together at most (and a third of what is left)
@@ -797,7 +798,9 @@ def reset_options(source: str) -> dict[str, list[Any]]:
             if isinstance(default, ast.Constant) and default.value is not None:
                 values.append(default.value)
             kept = out.setdefault(arg.arg, [])
-            kept += [v for v in values if v not in kept]
+            for v in values:
+                if v not in kept:
+                    kept.append(v)
     return out
 
 
@@ -1106,6 +1109,7 @@ def feedback_leaks(probes: Probes) -> None:
     answers), must not earn the maximum."""
     engine, settings = probes.engine, probes.engine.settings
     tries: list[tuple[int | None, str, str]] = []  # (seed, field, candidate)
+    terminal_judged = engine.has(SOLUTION_LEAK)
     for ep in list(engine.episodes):
         win = probes.wins.get(ep.seed)
         if win is None or ep.policy == "oracle" or ep.policy.startswith("probe:leak"):
@@ -1117,6 +1121,8 @@ def feedback_leaks(probes: Probes) -> None:
         for i, res in enumerate(ep.steps):
             if is_number(res.reward) and res.reward >= settings.hi - EPS:
                 break  # a won step reveals nothing that was hidden
+            if res.done and terminal_judged:
+                continue  # EK509 already reported what a terminal observation gives away
             sent = [v for a in ep.actions[: i + 1] for v in _strings(a)]
             for cand in revealed(obs[: i + 1], res.observation, sent):
                 if _fits(_field_schema(probes, fields[0]), cand):

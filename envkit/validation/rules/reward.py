@@ -331,8 +331,9 @@ FEEDBACK_LEAKS = register(
     "string fields, the text after `expected`/`the answer was`/`should be`, quoted "
     "parts, numbers), leaving out what earlier observations showed and what the agent "
     "sent. Each, sent as the oracle's one text answer at the same point of a fresh "
-    "episode of the same seed, must not earn `hi` of `validation.reward.range`. "
-    "Heuristic: feedback meant to teach (a tutoring task whose reward discounts later "
+    "episode of the same seed, must not earn `hi` of `validation.reward.range` (at most "
+    "12 texts, shortest first; terminal observations are left out when EK509 already "
+    "reported a leak). Heuristic: feedback meant to teach (a tutoring task whose reward discounts later "
     "attempts) is reported too.",
     why="A policy that can read the answer after failing once learns to fail on purpose "
     "and copy it (within the episode when attempts remain, or across episodes of the "
