@@ -874,6 +874,8 @@ def reset_options_ignored(probes: Probes) -> None:
     the first step's answer for at least one seed (same seed, same action, each declared
     value)."""
     engine = probes.engine
+    if getattr(engine.server, "root", None) is None:
+        return  # a server envkit did not start: its sources are not known
     options = declared_options(probes)
     ignored: list[dict[str, Any]] = []
     judged = 0
@@ -897,9 +899,9 @@ def reset_options_ignored(probes: Probes) -> None:
         judged += 1
         if not differs:
             ignored.append({"option": name, "values": values})
-    if not judged:
-        return
-    engine.ran(R.RESET_OPTIONS_IGNORED)
+    if options and not judged:
+        return  # declared, but the server refused every value: nothing compared
+    engine.ran(R.RESET_OPTIONS_IGNORED)  # no option declared: none is ignored
     if ignored:
         e = ignored[0]
         listed = ", ".join(f"`{e['option']}={_fmt(v, 30)}`" for v in e["values"])
@@ -1012,7 +1014,10 @@ def code_hacks(probes: Probes) -> None:
     program (a function returning ``None``) or the low end, whichever is higher."""
     engine, settings = probes.engine, probes.engine.settings
     name = source_field(probes)
-    if name is None or not probes.wins:
+    if name is None:
+        engine.ran(R.CODE_GRADER_HACKS)  # no action carries code: no grader runs it
+        return
+    if not probes.wins:
         return
     seed, win = next(iter(probes.wins.items()))
     final = win.actions[-1]
@@ -1134,7 +1139,7 @@ def feedback_leaks(probes: Probes) -> None:
         if (seed, cand) in seen or tried >= MAX_LEAK_TRIES:
             continue
         if not probes.time_left("feedback leak probe"):
-            break
+            return  # judged only when every text was replayed
         seen.add((seed, cand))
         win = probes.wins[seed]
         ep = probes.play(seed, win.actions[:-1] + [{**win.actions[-1], name: cand}], "probe:leak")
@@ -1142,9 +1147,9 @@ def feedback_leaks(probes: Probes) -> None:
         paid = ep.rewards[-1] if len(ep.steps) == len(win.steps) else None
         if is_number(paid) and paid >= settings.hi - EPS:
             found.append({"seed": seed, "field": name, "sent": cand, "reward": paid})
-    if not tried:
-        return
-    engine.ran(R.FEEDBACK_LEAKS)
+    if not probes.wins:
+        return  # no oracle win to replay a text against
+    engine.ran(R.FEEDBACK_LEAKS)  # nothing revealed after a wrong answer: nothing leaks
     if found:
         e = found[0]
         engine.add(
