@@ -141,7 +141,7 @@ def test_source_field_and_hacks() -> None:
 
 
 # -- the probe_quiz environment ----------------------------------------------------------------
-# Each defect mode gives exactly its finding: the EK513-EK519 rows of test_rules.CASES.
+# Each defect mode gives exactly its finding: the EK513-EK522 rows of test_rules.CASES.
 
 
 @pytest.mark.slow
