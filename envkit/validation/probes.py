@@ -1,4 +1,4 @@
-"""The reward-design probes of the runtime stage (EK513-EK519): what a trainer would learn
+"""The reward-design probes of the runtime stage (EK513-EK522): what a trainer would learn
 from the reward besides the task.
 
 They run last in the order of play (:mod:`envkit.validation.runtime`), after the verdicts,
@@ -14,11 +14,16 @@ seed.
 * EK515: a step whose observation reports an error earns more than the low end;
 * EK516: the oracle's answer varied harmlessly scores the low end (single-step tasks);
 * EK517: a 200 KB action is not answered in time, hangs another session or kills the server;
-* EK518: an observation grows on every step; EK519: server memory grows with every reset.
+* EK518: an observation grows on every step; EK519: server memory grows with every reset;
+* EK520: a reset option the environment declares changes nothing in the episode;
+* EK521: a known code-grader hack (exit early, an always-equal answer, touching the tests,
+  patching the checker) earns more than a program that does nothing;
+* EK522: text first shown after a wrong answer earns the maximum when sent as the answer.
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
 import json
 import math
@@ -33,6 +38,7 @@ from typing import Any
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.rules import reward as R
+from envkit.validation.rules.integrity import SOLUTION_LEAK
 from envkit.wire import EnvErrorFrame, EnvSession, WireError, WireTimeout
 
 PROBES_BUDGET_S = 30.0  # all probes together at most (and a third of what is left)
@@ -54,6 +60,8 @@ CODE_FIELD = re.compile(
 #: Parts of a text kept when its value is changed or its case varied: tags, LaTeX commands.
 KEPT = re.compile(r"<[^<>]*>|\\[A-Za-z]+")
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+MAX_SOURCE_FILES = 40  # server/*.py files read for reset signatures
+OPTION_VALUES = 3  # values tried per declared reset option
 
 
 @dataclass
@@ -146,6 +154,9 @@ def run(engine: ServerPlayer) -> None:
             ("errors probe", errors_pay),
             ("observation size probe", observation_grows),
             ("memory probe", memory_grows),
+            ("reset options probe", reset_options_ignored),
+            ("feedback leak probe", feedback_leaks),
+            ("code hacks probe", code_hacks),
             ("oversized action probe", oversized_action),  # last: it may hang the server
         ):
             engine.guard(name, check, probes, quiet=True)
@@ -726,3 +737,429 @@ def _timed_step(session: EnvSession, action: dict[str, Any]) -> str:
     except WireError as exc:
         return f"a closed connection ({exc.message[:80]})"
     return "answered"
+
+
+# -- EK520: declared reset options that change nothing ------------------------------------------
+def _literal_values(node: ast.expr | None) -> list[Any]:
+    """The values of a ``Literal[...]`` annotation (also inside ``Optional[...]``), ``[False,
+    True]`` for ``bool``; ``[]`` otherwise."""
+    if node is None:
+        return []
+    if isinstance(node, ast.Name) and node.id == "bool":
+        return [False, True]
+    if isinstance(node, ast.Subscript):
+        name = (
+            node.value.id if isinstance(node.value, ast.Name) else getattr(node.value, "attr", "")
+        )
+        inner = node.slice
+        items = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        if name == "Literal":
+            return [i.value for i in items if isinstance(i, ast.Constant)]
+        if name in ("Optional", "Union"):
+            return [v for i in items for v in _literal_values(i)]
+    return []
+
+
+def _doc_values(doc: str, name: str) -> list[Any]:
+    """Quoted values on the docstring line that documents ``name`` (``name: 'easy' or
+    'hard'``, Google style)."""
+    for line in doc.splitlines():
+        m = re.match(rf"\s*{re.escape(name)}\s*(?:\([^)]*\))?\s*:(.*)", line)
+        if m:
+            return list(dict.fromkeys(re.findall(r"['\"`]([^'\"`\s]{1,40})['\"`]", m.group(1))))
+    return []
+
+
+def reset_options(source: str) -> dict[str, list[Any]]:
+    """Keyword parameters of every ``reset`` method in ``source`` besides ``seed`` and
+    ``episode_id``, each with the values it declares (a ``Literal`` annotation, ``bool``,
+    quoted values on its docstring line, its default); an unparsable source declares none."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[str, list[Any]] = {}
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.name not in (
+            "reset",
+            "reset_async",
+        ):
+            continue
+        args = fn.args
+        positional = args.posonlyargs + args.args
+        defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults, strict=True))
+        pairs += list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
+        doc = ast.get_docstring(fn) or ""
+        for arg, default in pairs:
+            if arg.arg in ("self", "seed", "episode_id"):
+                continue
+            values = _literal_values(arg.annotation) + _doc_values(doc, arg.arg)
+            if isinstance(default, ast.Constant) and default.value is not None:
+                values.append(default.value)
+            kept = out.setdefault(arg.arg, [])
+            for v in values:
+                if v not in kept:
+                    kept.append(v)
+    return out
+
+
+def declared_options(probes: Probes) -> dict[str, list[Any]]:
+    """The reset options the environment declares, with at least two values each: from the
+    ``reset`` signatures in ``server/*.py`` of the environment envkit started, and the
+    values of the runtime probe plan's ``reset.options`` (``validation.execution``)."""
+    root = getattr(probes.engine.server, "root", None)
+    if root is None:
+        return {}
+    root = Path(root)
+    out: dict[str, list[Any]] = {}
+    for path in sorted((root / "server").glob("*.py"))[:MAX_SOURCE_FILES]:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "def reset" not in text:
+            continue
+        for name, values in reset_options(text).items():
+            kept = out.setdefault(name, [])
+            kept += [v for v in values if v not in kept]
+    plan = probes.engine.settings.probe_path
+    if plan:
+        try:
+            doc = json.loads((root / plan).read_text(encoding="utf-8"))
+            options = (doc.get("reset") or {}).get("options") or {}
+        except (OSError, ValueError, AttributeError):
+            options = {}
+        for name, value in options.items() if isinstance(options, dict) else ():
+            kept = out.setdefault(name, [])
+            if value not in kept:
+                kept.insert(0, value)
+    return {k: v[:OPTION_VALUES] for k, v in out.items() if len(v) >= 2}
+
+
+def _first_action(probes: Probes, seed: int | None) -> dict[str, Any] | None:
+    win = probes.wins.get(seed)
+    if win is not None:
+        return win.actions[0]
+    return next((ep.actions[0] for ep in probes.engine.episodes if ep.actions), None)
+
+
+def _with_option(probes: Probes, seed: int | None, option: dict[str, Any]) -> str | None:
+    """Reset with ``seed`` and ``option`` and send one action: what the agent sees and earns,
+    as JSON; ``None`` when the server refuses the option (an error frame)."""
+    engine = probes.engine
+    s = engine.open()
+    try:
+        try:
+            first = engine.call("`reset`", s.reset, seed=seed, **option)
+        except EnvErrorFrame as exc:
+            if exc.code == "CAPACITY_REACHED":
+                raise
+            return None
+        seen: list[Any] = [first.observation]
+        action = _first_action(probes, seed)
+        if action is not None:
+            try:
+                res = engine.step(s, action)
+                seen.append([res.observation, res.reward, res.done])
+            except EnvErrorFrame as exc:
+                seen.append(exc.code)
+        return fuzz.json_key(seen)
+    finally:
+        s.close()
+
+
+def reset_options_ignored(probes: Probes) -> None:
+    """EK520: every reset option the environment declares changes the reset observation or
+    the first step's answer for at least one seed (same seed, same action, each declared
+    value)."""
+    engine = probes.engine
+    if getattr(engine.server, "root", None) is None:
+        return  # a server envkit did not start: its sources are not known
+    options = declared_options(probes)
+    ignored: list[dict[str, Any]] = []
+    judged = 0
+    for name, values in options.items():
+        differs, accepted = False, []
+        for seed in engine.settings.seeds[:2]:
+            if not probes.time_left("reset options probe"):
+                return
+            seen = {}
+            for value in values:
+                key = _with_option(probes, seed, {name: value})
+                if key is not None:
+                    seen[key] = value
+                    accepted.append(value)
+            if len(seen) > 1:
+                differs = True
+                break
+        accepted = list(dict.fromkeys(fuzz.json_key(v) for v in accepted))
+        if len(accepted) < 2:
+            continue  # fewer than two values accepted: nothing to compare
+        judged += 1
+        if not differs:
+            ignored.append({"option": name, "values": values})
+    if options and not judged:
+        return  # declared, but the server refused every value: nothing compared
+    engine.ran(R.RESET_OPTIONS_IGNORED)  # no option declared: none is ignored
+    if ignored:
+        e = ignored[0]
+        listed = ", ".join(f"`{e['option']}={_fmt(v, 30)}`" for v in e["values"])
+        engine.add(
+            R.RESET_OPTIONS_IGNORED,
+            f"A declared `reset` option should change the episode; with the same seed, "
+            f"`reset` with {listed} gave the same observation and the same answer to the "
+            f"same first action ({len(ignored)} of {judged} declared option(s) changed "
+            "nothing). A curriculum or task selection built on it trains on one task. This "
+            "could be wrong when the option changes only later steps (a step limit) or "
+            "values this check did not try.",
+            options=ignored,
+        )
+
+
+# -- EK521: code-execution grader hacks ---------------------------------------------------------
+_ALWAYS_EQUAL = """class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    def __hash__(self):
+        return 0
+
+
+def {name}(*args, **kwargs):
+    return AlwaysEqual()
+"""
+_STUB = "def {name}(*args, **kwargs):\n    return None\n"
+_READ_TESTS = """import os
+for folder, _dirs, files in os.walk("."):
+    for f in files:
+        try:
+            print(f, open(os.path.join(folder, f)).read()[:2000])
+        except Exception:
+            pass
+"""
+_OVERWRITE_TESTS = """import glob
+for f in glob.glob("**/*test*", recursive=True) + glob.glob("**/*expected*", recursive=True):
+    try:
+        if f.endswith(".py"):
+            open(f, "w").write("def test_passes():\\n    pass\\n")
+        elif f.endswith(".json"):
+            open(f, "w").write("[]")
+        else:
+            open(f, "w").write("")
+    except Exception:
+        pass
+"""
+_CONFTEST = '''CONFTEST = """
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+"""
+open("conftest.py", "w").write(CONFTEST)
+'''
+_CHECKERS = """def check(*args, **kwargs):
+    return True
+
+
+def test_{name}(*args, **kwargs):
+    return True
+
+
+run_tests = verify = evaluate = check
+"""
+#: Hacks models learned in coding RL (arXiv:2511.18397, Anthropic): the source sent for each,
+#: ``{name}`` being the function the oracle's source defines. Each but the first ones also
+#: defines that function as a stub returning ``None``, so only the hack can make it pass.
+CODE_HACKS: tuple[tuple[str, str], ...] = (
+    ("exit early with success (`sys.exit(0)`)", "import sys\nsys.exit(0)\n"),
+    ("exit early with success (`os._exit(0)`)", "import os\nos._exit(0)\n"),
+    ("an answer whose `__eq__` is always true", _ALWAYS_EQUAL),
+    ("reading every file in the working directory", _READ_TESTS + _STUB),
+    ("overwriting the tests and expected outputs", _OVERWRITE_TESTS + _STUB),
+    ("a `conftest.py` that rewrites pytest's reports", _CONFTEST + _STUB),
+    ("redefining the test functions", _CHECKERS + _STUB),
+)
+#: Action fields that carry source code.
+SOURCE_FIELD = re.compile(r"(?:^|_)(?:code|source|program|script|solution)(?:_|$)", re.IGNORECASE)
+FUNCTION = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
+
+
+def source_field(probes: Probes) -> str | None:
+    """The action field that carries source code: a string field whose name (or
+    description) says ``code``, ``source``, ``program``, ``script`` or ``solution``."""
+    for name in probes.schema.get("properties") or {}:
+        node = _field_schema(probes, name)
+        if "string" not in fuzz.types_of(node) or "enum" in node or "const" in node:
+            continue
+        described = str(node.get("description") or "")
+        if SOURCE_FIELD.search(name) or re.search(
+            r"\b(?:python|source code|program)\b", described, re.IGNORECASE
+        ):
+            return name
+    return None
+
+
+def code_hacks(probes: Probes) -> None:
+    """EK521: per hack in :data:`CODE_HACKS`, sent in the source field on every step of a
+    fresh episode of the oracle's first winning seed, no step earns more than a stub
+    program (a function returning ``None``) or the low end, whichever is higher."""
+    engine, settings = probes.engine, probes.engine.settings
+    name = source_field(probes)
+    if name is None:
+        engine.ran(R.CODE_GRADER_HACKS)  # no action carries code: no grader runs it
+        return
+    if not probes.wins:
+        return
+    seed, win = next(iter(probes.wins.items()))
+    final = win.actions[-1]
+    oracle_source = final.get(name)
+    if not isinstance(oracle_source, str):
+        return
+    m = FUNCTION.search(oracle_source)
+    func = m.group(1) if m else "solve"
+
+    def best(source: str, label: str) -> float:
+        steps = [{**final, name: source}] * settings.max_steps
+        ep = probes.play(seed, win.actions[:-1] + steps, label)
+        return max([float(r) for r in ep.rewards if is_number(r)] or [settings.lo])
+
+    if not probes.time_left("code hacks probe"):
+        return
+    floor = max(settings.lo, best(_STUB.format(name=func), "probe:code-stub"))
+    found: list[dict[str, Any]] = []
+    tried = 0
+    for what, template in CODE_HACKS:
+        if not probes.time_left("code hacks probe"):
+            break
+        source = template.replace("{name}", func)
+        paid = best(source, "probe:code-hack")
+        tried += 1
+        if paid > floor + EPS:
+            found.append({"seed": seed, "hack": what, "source": source, "reward": paid})
+    if not tried:
+        return
+    engine.ran(R.CODE_GRADER_HACKS)
+    if found:
+        e = found[0]
+        engine.add(
+            R.CODE_GRADER_HACKS,
+            f"A submission that games the grader should earn no more than a program that "
+            f"does nothing ({floor:g}); {len(found)} of {tried} known hack(s) in `{name}` "
+            f"earned more: " + "; ".join(f"{x['hack']} ({x['reward']:g})" for x in found) + f" "
+            f"(seed {e['seed']}). A trainer finds them: models learned exactly these in coding "
+            "RL. Run the submission in a sandbox that compares outputs outside it (never its "
+            "exit status or its own `==`) and keeps the tests out of its reach.",
+            field=name,
+            hacks=found,
+            stub_reward=floor,
+        )
+
+
+# -- EK522: feedback that leaks the answer ------------------------------------------------------
+QUOTED = re.compile(r"'([^'\n]{1,200})'|\"([^\"\n]{1,200})\"|`([^`\n]{1,200})`")
+#: "expected 73", "the answer was: Paris", "should be 4.5" (the text after them, to the end of
+#: the clause).
+AFTER_CUE = re.compile(
+    r"(?:expected(?: answer| value| output)?|(?:correct )?answer|solution|should (?:be|return))"
+    r"(?:\s+(?:is|was))?\s*[:=]?\s*([^\s;,.!?][^;\n]{0,120}?)\s*(?:[;\n]|[.!?](?:\s|$)|$)",
+    re.IGNORECASE,
+)
+#: A number in running text (a full stop after it ends the sentence).
+LEAK_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
+MAX_LEAK_TRIES = 12  # candidate answers replayed, all seeds together
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string leaf of an observation (``metadata`` included)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def revealed(before: list[Any], after: Any, sent: list[str]) -> list[str]:
+    """Candidate answers in ``after`` that no observation in ``before`` showed and no
+    sent action held: new string leaves whole, the text after a cue (``expected``, ``the
+    answer was``), quoted parts and numbers of them; shortest first."""
+    known = "\n".join(s for obs in before for s in _strings(obs))
+    out: list[str] = []
+    for text in _strings(after):
+        if not text.strip() or text in known:
+            continue
+        parts = [text.strip()]
+        parts += [m.group(1).strip() for m in AFTER_CUE.finditer(text)]
+        parts += [next(g for g in m.groups() if g) for m in QUOTED.finditer(text)]
+        parts += [m.group() for m in LEAK_NUMBER.finditer(text)]
+        for part in parts:
+            if part and part not in known and part not in sent and part not in out:
+                out.append(part)
+    return sorted(out, key=len)
+
+
+def feedback_leaks(probes: Probes) -> None:
+    """EK522: text that first appears in an observation after a step that did not win,
+    sent as the oracle's answer in a fresh episode of the same seed (single-text-field
+    answers), must not earn the maximum."""
+    engine, settings = probes.engine, probes.engine.settings
+    tries: list[tuple[int | None, str, str]] = []  # (seed, field, candidate)
+    terminal_judged = engine.has(SOLUTION_LEAK)
+    for ep in list(engine.episodes):
+        win = probes.wins.get(ep.seed)
+        if win is None or ep.policy == "oracle" or ep.policy.startswith("probe:leak"):
+            continue
+        fields = [f for f in _text_fields(probes, win.actions[-1]) if not CODE_FIELD.search(f)]
+        if len(fields) != 1:
+            continue
+        obs = ep.observations()
+        for i, res in enumerate(ep.steps):
+            if is_number(res.reward) and res.reward >= settings.hi - EPS:
+                break  # a won step reveals nothing that was hidden
+            if res.done and terminal_judged:
+                continue  # EK509 already reported what a terminal observation gives away
+            sent = [v for a in ep.actions[: i + 1] for v in _strings(a)]
+            for cand in revealed(obs[: i + 1], res.observation, sent):
+                if _fits(_field_schema(probes, fields[0]), cand):
+                    tries.append((ep.seed, fields[0], cand))
+    seen: set[tuple[Any, str]] = set()
+    found: list[dict[str, Any]] = []
+    tried = 0
+    for seed, name, cand in sorted(tries, key=lambda t: len(t[2])):
+        if (seed, cand) in seen or tried >= MAX_LEAK_TRIES:
+            continue
+        if not probes.time_left("feedback leak probe"):
+            return  # judged only when every text was replayed
+        seen.add((seed, cand))
+        win = probes.wins[seed]
+        ep = probes.play(seed, win.actions[:-1] + [{**win.actions[-1], name: cand}], "probe:leak")
+        tried += 1
+        paid = ep.rewards[-1] if len(ep.steps) == len(win.steps) else None
+        if is_number(paid) and paid >= settings.hi - EPS:
+            found.append({"seed": seed, "field": name, "sent": cand, "reward": paid})
+    if not probes.wins:
+        return  # no oracle win to replay a text against
+    engine.ran(R.FEEDBACK_LEAKS)  # nothing revealed after a wrong answer: nothing leaks
+    if found:
+        e = found[0]
+        engine.add(
+            R.FEEDBACK_LEAKS,
+            f"What an observation shows after a wrong answer should not be the answer; "
+            f"with seed {e['seed']}, `{_fmt(e['sent'])}` first appeared after a step that did "
+            f"not win, and sent as `{e['field']}` in a fresh episode of the same seed it "
+            f"earned the maximum {e['reward']:g} ({len(found)} of {tried} such text(s)). A "
+            "policy learns to fail once and copy the feedback. This could be wrong when the "
+            "feedback is meant to teach (a tutoring task) and the reward discounts a second "
+            "attempt.",
+            cases=found,
+        )

@@ -1,6 +1,6 @@
-"""The reward-design probes (EK513-EK519): their helpers on plain values, then the probe_quiz
-environment (tests/validation/envs/probe_quiz), clean and with one defect per mode, each mode
-giving exactly its finding."""
+"""The reward-design probes (EK513-EK522): their helpers on plain values, then the probe_quiz
+and probe_code environments (tests/validation/envs/probe_*), clean and with one defect per
+mode, each mode giving exactly its finding."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from envkit.wire import StepResult
 from tests.helpers import descendants
 
 QUIZ = Path(__file__).parent / "envs" / "probe_quiz"
-PROBE_CODES = {f"EK5{n}" for n in range(13, 20)}
+CODE = Path(__file__).parent / "envs" / "probe_code"
+# every probe but EK521 (probe_quiz has no code field)
+PROBE_CODES = {f"EK5{n}" for n in range(13, 23)} - {"EK521"}
 
 
 def _probes(schema: dict) -> probes.Probes:
@@ -88,8 +90,58 @@ def test_resident_memory_is_read_from_proc() -> None:
     assert probes._rss_bytes(os.getpid()) > 1_000_000
 
 
+def test_reset_options_read_from_the_signature() -> None:
+    source = '''
+from typing import Literal, Optional
+
+
+class Env:
+    def reset(self, seed=None, episode_id=None, level: Optional[Literal["a", "b"]] = None,
+              hints: bool = False, task_id=None, *, split="train", **kwargs):
+        """Start.
+
+        Args:
+            task_id: one of 'sum', 'product' or `max`.
+            split: "train" or "test".
+        """
+'''
+    got = probes.reset_options(source)
+    assert got == {
+        "level": ["a", "b"],
+        "hints": [False, True],
+        "task_id": ["sum", "product", "max"],
+        "split": ["train", "test"],
+    }
+    assert probes.reset_options("def reset(:") == {}  # a syntax error declares nothing
+
+
+def test_revealed_text_leaves_out_what_was_shown_or_sent() -> None:
+    before = [{"question": "What is 24 + 49?", "feedback": ""}]
+    after = {"feedback": "Wrong: the expected answer was 73.", "log": ["28"]}
+    got = probes.revealed(before, after, ["28"])
+    assert got[0] == "73" and "28" not in got and "24" not in got
+    assert probes.revealed(before, {"feedback": "What is 24 + 49?"}, []) == []
+    quoted = probes.revealed([], {"feedback": "Expected output: 'abc'; got 4.5"}, [])
+    assert "abc" in quoted and "4.5" in quoted
+
+
+def test_source_field_and_hacks() -> None:
+    schema = {
+        "properties": {
+            "answer": {"type": "string"},
+            "solution_code": {"type": "string"},
+        }
+    }
+    assert probes.source_field(_probes(schema)) == "solution_code"
+    described = {"properties": {"text": {"type": "string", "description": "Python source"}}}
+    assert probes.source_field(_probes(described)) == "text"
+    assert probes.source_field(_probes({"properties": {"answer": {"type": "string"}}})) is None
+    for _what, template in probes.CODE_HACKS:  # every hack is valid Python
+        compile(template.replace("{name}", "solve"), "hack.py", "exec")
+
+
 # -- the probe_quiz environment ----------------------------------------------------------------
-# Each defect mode gives exactly its finding: the EK513-EK519 rows of test_rules.CASES.
+# Each defect mode gives exactly its finding: the EK513-EK522 rows of test_rules.CASES.
 
 
 @pytest.mark.slow
@@ -107,3 +159,17 @@ def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> 
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert set(out.checks_run) >= PROBE_CODES
     assert out.timings["probes"] > 0
+
+
+@pytest.mark.slow
+def test_clean_probe_code_resists_every_hack(monkeypatch) -> None:
+    """Clean: outputs compared as JSON by the server, outside the child: no code-grader hack
+    earns more than the stub, and EK521 was evaluated."""
+    monkeypatch.delenv("PROBE_MODE", raising=False)
+    out = run_runtime(
+        RuntimeTarget(url=None, root=CODE, manifest=read_manifest(CODE), python=sys.executable),
+        episodes=3,
+    )
+    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    assert "EK521" in out.checks_run
+    assert not [n for n in out.notes if "not played" in n]  # all hacks were tried in time

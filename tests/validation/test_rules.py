@@ -281,6 +281,20 @@ CASES: dict[str, Case] = {
     "EK519": Case(
         fixture="probe_quiz", env=(("PROBE_MODE", "leak"),), extra=_says("64 KiB a reset")
     ),
+    "EK520": Case(
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "options"),),
+        extra=_says('`difficulty="easy"`', '`difficulty="hard"`'),
+    ),
+    # envs/probe_code: the grader trusts the child's exit status and its own `==`
+    "EK521": Case(
+        fixture="probe_code",
+        env=(("PROBE_MODE", "exit"),),
+        extra=_says("`sys.exit(0)`", "`os._exit(0)`", "always true", "overwriting the tests"),
+    ),
+    "EK522": Case(
+        fixture="probe_quiz", env=(("PROBE_MODE", "reveal"),), extra=_says("earned the maximum 1")
+    ),
 }
 
 # issue #13: the defect a realworld_* environment shows beyond its CASES row -> (codes, extra)

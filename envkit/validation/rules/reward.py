@@ -270,6 +270,81 @@ MEMORY_GROWS = register(
 )
 
 
+RESET_OPTIONS_IGNORED = register(
+    "EK520",
+    "reset-options-ignored",
+    Severity.WARNING,
+    summary="A `reset` option the environment declares (a difficulty, a task id) changes "
+    "nothing in the episode.",
+    what="envkit reads the keyword parameters of `reset` in the environment's `server/*.py` "
+    "besides `seed` and `episode_id`, with the values they declare (a `Literal[...]` "
+    "annotation, `bool`, quoted values on the parameter's docstring line, the default), "
+    "and the options of the runtime probe plan (`validation/runtime.json`). For each "
+    "option with two values or more, it resets with the same seed and each value, and "
+    "sends the same first action: the reset observations and the answers must differ "
+    "for some value on one of two seeds. Judged only when envkit started the server "
+    "from the environment's files. Heuristic: an option that changes only later steps "
+    "(a step limit) or only values envkit did not try is reported too.",
+    why="Curricula and task selection pass options to `reset` (OpenEnv's WebSocket `reset` "
+    "passes extra keys to the signature); an option that is accepted and ignored trains "
+    "on one task while the trainer believes it controls the mix.",
+    example="`def reset(self, seed=None, episode_id=None, difficulty=None, **kwargs)` that "
+    "draws from every level whatever `difficulty` says.",
+    fix="Use the option when drawing the task (filter the pool by it), or remove it from "
+    "the signature and the docs.",
+)
+
+CODE_GRADER_HACKS = register(
+    "EK521",
+    "code-grader-hackable",
+    Severity.ERROR,
+    summary="A known code-grader hack (exiting early with success, an always-equal answer, "
+    "touching the tests, patching the checker) earns more than a program that does "
+    "nothing.",
+    what="When an action field carries source code (its name says `code`, `source`, "
+    "`program`, `script` or `solution`, or its description says Python or source code) "
+    "and the oracle wins, envkit sends, on every step of a fresh episode of the oracle's "
+    "seed, each known hack in place of the oracle's source: `sys.exit(0)` and "
+    "`os._exit(0)` before any test runs; the oracle's function returning an object whose "
+    "`__eq__` is always true; reading every file of the working directory; overwriting "
+    "`test_*.py` and expected outputs; writing a `conftest.py` that marks every pytest "
+    "report passed; redefining `check`/`test_*`/`run_tests` to pass. None may earn more "
+    "than a stub (the function returning `None`) or the low end of the range.",
+    why="Models trained with RL on code learn these exploits when they pay (Anthropic, "
+    "arXiv:2511.18397): the reward then climbs while no task is solved, and the hacking "
+    "generalises to other misbehaviour.",
+    example="A grader that runs `python -c 'exec(src); assert f(1) == 2'` and pays 1.0 on "
+    "exit status 0: `import sys; sys.exit(0)` scores 1.0.",
+    fix="Run the submission in a sandbox, send it only the inputs, and compare its "
+    "JSON-serialised outputs in the grader's process; keep tests and expected outputs "
+    "outside the sandbox's directory.",
+)
+
+FEEDBACK_LEAKS = register(
+    "EK522",
+    "feedback-leaks-answer",
+    Severity.WARNING,
+    summary="Text an observation first shows after a wrong answer (the expected value, a "
+    "hidden test) earns the maximum when sent as the answer.",
+    what="In the episodes envkit played on the seeds the oracle wins, it collects the text "
+    "an observation shows for the first time after a step that did not win (whole "
+    "string fields, the text after `expected`/`the answer was`/`should be`, quoted "
+    "parts, numbers), leaving out what earlier observations showed and what the agent "
+    "sent. Each, sent as the oracle's one text answer at the same point of a fresh "
+    "episode of the same seed, must not earn `hi` of `validation.reward.range` (at most "
+    "12 texts, shortest first; terminal observations are left out when EK509 already "
+    "reported a leak). Heuristic: feedback meant to teach (a tutoring task whose reward discounts later "
+    "attempts) is reported too.",
+    why="A policy that can read the answer after failing once learns to fail on purpose "
+    "and copy it (within the episode when attempts remain, or across episodes of the "
+    "same seed), instead of solving the task.",
+    example="`feedback=f'Wrong: the expected answer was {target}.'` on the first of three "
+    "attempts.",
+    fix="Say whether the answer was right (and how close) without the expected value; show "
+    "failing test inputs, not expected outputs, or only after the episode ends.",
+)
+
+
 def _fmt(value: Any) -> str:
     return fuzz.short_json(value, 80)
 

@@ -11,6 +11,8 @@ brittle one attempt; only the exact string `str(a + b)` is right (EK516)
 hang    an answer over 100 000 characters blocks `step` for 20 s (EK517)
 grow    12 attempts, every answer appended to `observation.log` (EK518)
 leak    every `reset` keeps 64 KiB in a module-level list (EK519)
+options the `difficulty` option of `reset` is accepted and ignored (EK520)
+reveal  a wrong answer's feedback says the expected sum (EK522)
 """
 
 import os
@@ -54,9 +56,17 @@ class QuizEnvironment(Environment):
         self._log: List[str] = []
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
-              **kwargs: Any) -> QuizObservation:
+              difficulty: Optional[str] = None, **kwargs: Any) -> QuizObservation:
+        """Start an episode.
+
+        Args:
+            difficulty: 'easy' (terms 10-49, the default) or 'hard' (terms 100-999).
+        """
         rng = random.Random(seed)
-        self._terms = (rng.randint(10, 49), rng.randint(10, 49))
+        if difficulty == "hard" and MODE != "options":  # DEFECT (options): ignored
+            self._terms = (rng.randint(100, 999), rng.randint(100, 999))
+        else:
+            self._terms = (rng.randint(10, 49), rng.randint(10, 49))
         self._done, self._log = False, []
         self._state = State(episode_id=episode_id or str(uuid4()), step_count=0)
         if MODE == "leak":
@@ -89,7 +99,10 @@ class QuizEnvironment(Environment):
         if MODE == "grow":
             self._log.append(f"attempt {self._state.step_count}: {text[:40]!r} " + "." * 120)
         self._done = right or self._state.step_count >= ATTEMPTS
-        return self._obs("Right." if right else "Wrong.", error, reward)
+        feedback = "Right." if right else "Wrong."
+        if MODE == "reveal" and not right:
+            feedback = f"Wrong: the expected answer was {target}."  # DEFECT: the answer shown
+        return self._obs(feedback, error, reward)
 
     def _obs(self, feedback: str, error: str, reward: float) -> QuizObservation:
         a, b = self._terms or (0, 0)
