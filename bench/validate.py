@@ -327,9 +327,8 @@ def template_costs(pythons: dict[str, str]) -> None:
             if name not in pythons and needs and importlib.util.find_spec(needs) is None:
                 print(f"{name:<12}    skipped (needs {needs}: --template-python {name}=PY)")
                 continue
-            root = init_project(f"bench-{name}", template=name, output_dir=Path(tmp), lock=False)
-            # `uv lock` needs PyPI and seconds; envkit's check is existence only (EK210)
-            (root.path / "uv.lock").write_text('version = 1\nrequires-python = ">=3.10"\n')
+            # a real lock (uv's cache, or PyPI once): EK222 compares it with pyproject.toml
+            root = init_project(f"bench-{name}", template=name, output_dir=Path(tmp))
             t = time.perf_counter()
             report = validate(root.path, python=python)
             wall = time.perf_counter() - t
