@@ -151,22 +151,31 @@ def build_tokenizer(texts: list[str]) -> Any:
     return tok
 
 
-def warm_start(model: Any, tok: Any, texts: list[str], max_steps: int, max_s: float) -> dict:
-    """Next-token training on the rendered transcripts (AdamW, batch 4) until `max_steps` or
-    `max_s` seconds. Returns steps, seconds and the last loss."""
+def warm_start(
+    model: Any, tok: Any, texts: list[tuple[str, str]], max_steps: int, max_s: float
+) -> dict:
+    """Next-token training on the rendered transcripts, `(prompt, whole)` pairs, with the loss
+    on what follows the prompt only (AdamW, batch 4), until `max_steps` or `max_s` seconds.
+    Returns steps, seconds and the last loss."""
     import torch
 
-    enc = [tok(t, return_tensors="pt").input_ids[0] for t in texts]
+    enc = []
+    for prompt, whole in texts:
+        ids = tok(whole, return_tensors="pt").input_ids[0]
+        labels = ids.clone()
+        labels[: len(tok(prompt).input_ids)] = -100  # the prompt is given, not generated
+        enc.append((ids, labels))
     opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     start, step, loss = time.monotonic(), 0, float("nan")
     rng = random.Random(0)
+    pad = torch.nn.utils.rnn.pad_sequence
     while step < max_steps and time.monotonic() - start < max_s:
         batch = rng.sample(enc, 4)
-        ids = torch.nn.utils.rnn.pad_sequence(batch, batch_first=True, padding_value=-100)
-        labels = ids.clone()
-        ids[ids == -100] = tok.pad_token_id
-        out = model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels)
+        ids = pad([i for i, _ in batch], batch_first=True, padding_value=tok.pad_token_id)
+        labels = pad([lab for _, lab in batch], batch_first=True, padding_value=-100)
+        mask = pad([torch.ones_like(i) for i, _ in batch], batch_first=True, padding_value=0)
+        out = model(input_ids=ids, attention_mask=mask, labels=labels)
         out.loss.backward()
         opt.step()
         opt.zero_grad()
@@ -261,7 +270,15 @@ def main() -> None:
     tok = build_tokenizer(bootstrap + [json.dumps(m) for m in train])
     rendered = [tok.apply_chat_template(m, tools=[tool_schema], tokenize=False) for m in train]
     tok = build_tokenizer(rendered)
-    rendered = [tok.apply_chat_template(m, tools=[tool_schema], tokenize=False) for m in train]
+    rendered = [
+        (
+            tok.apply_chat_template(
+                m[:1], tools=[tool_schema], tokenize=False, add_generation_prompt=True
+            ),
+            tok.apply_chat_template(m, tools=[tool_schema], tokenize=False),
+        )
+        for m in train
+    ]
 
     model = tiny_model(tok)
     warm = warm_start(model, tok, rendered, args.warm_steps, args.warm_max_s)
@@ -279,6 +296,9 @@ def main() -> None:
         gradient_checkpointing=False,
         max_steps=2,
         learning_rate=1e-3,
+        # Below 1 the warm start's most likely move (another guess while guesses are left)
+        # dominates, so more rollouts reach the episode's last, paid, guess.
+        temperature=0.7,
         logging_steps=1,
         save_strategy="no",
         report_to=[],
