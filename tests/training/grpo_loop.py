@@ -247,7 +247,7 @@ def main() -> None:
     ap.add_argument("--output-dir", required=True)
     ap.add_argument("--transcripts", type=int, default=120)
     ap.add_argument("--warm-steps", type=int, default=250)
-    ap.add_argument("--warm-max-s", type=float, default=300.0)
+    ap.add_argument("--warm-max-s", type=float, default=420.0)
     args = ap.parse_args()
 
     relay = Relay(args.server)
