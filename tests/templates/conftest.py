@@ -35,11 +35,16 @@ def _uv() -> str:
     return uv
 
 
-def build_env(parent: Path, template: str, **options: str) -> BuiltEnv:
+def build_env(
+    parent: Path, template: str, *, extra_requirements: str = "", **options: str
+) -> BuiltEnv:
     """`envkit init` (with `uv lock`), then the environment's venv: the locked dependencies
     and pytest come from a venv cached across runs by the hash of that dependency set
     (`tests.helpers.cached_venv`); the environment itself is installed editable, `--no-deps`,
-    into a fresh venv layered on top (`env/.venv`, private to this session)."""
+    into a fresh venv layered on top (`env/.venv`, private to this session).
+
+    `extra_requirements` (requirements.txt text, e.g. a trainer's torch and TRL) is installed
+    into the cached venv together with the locked set, so it is part of the cache key."""
     from envkit.scaffold import init_project
 
     result = init_project(
@@ -66,7 +71,7 @@ def build_env(parent: Path, template: str, **options: str) -> BuiltEnv:
         text=True,
         timeout=120,
     ).stdout
-    base = cached_venv(deps + "pytest\n")
+    base = cached_venv(deps + "pytest\n" + extra_requirements)
     python = layered_venv(result.path / ".venv", base)
     subprocess.run(
         [uv, "pip", "install", "-q", "--no-deps", "--python", python, "-e", str(result.path)],

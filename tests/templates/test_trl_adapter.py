@@ -19,7 +19,7 @@ from tests.templates.conftest import BuiltEnv
 pytestmark = pytest.mark.timeout(900)
 
 MULTI_TURN = ("guess", "tools", "gymnasium", "code")
-TRANSFORMERS_SPEC = "transformers>=5.2"  # TRL 1.16 requires >= 5.2 for environment_factory
+TRANSFORMERS_SPEC = "transformers>=5.13"  # TRL 1.16: >= 5.2, and below 5.13 also jmespath
 
 # The tools each adapter must expose to TRL, with the JSON Schema types of their arguments.
 EXPECTED_TOOLS = {
