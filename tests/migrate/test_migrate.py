@@ -214,4 +214,5 @@ def test_probe_plan_from_the_oracle_then_both_validators(legacy_copy, openenv010
     env_report = validate(root, python=python, episodes=2, ignore=["EK513"])
     errors = [(f.code, f.message) for f in env_report.findings if f.severity.value == "error"]
     assert errors == [] and env_report.passed
-    assert {f.code for f in env_report.findings} <= {"EK210"}  # fixture rendered --no-lock
+    # rendered --no-lock (EK210); its inference.py predates the [START]/[STEP]/[END] format (EK209)
+    assert {f.code for f in env_report.findings} <= {"EK209", "EK210"}
