@@ -8,6 +8,11 @@ init >= 15x against OpenEnv 0.10's `openenv` CLI. `openenv` 0.10 runs from its o
 and `openenv-core` install the same packages, so neither shares one): made once with uv under
 `~/.cache/envkit-bench/openenv-0.10.0` (or `--openenv PATH` to an `openenv` executable).
 
+Both CLIs run as an installed package runs: with Python's bytecode cache. The dropped first
+run of each command writes it (`PYTHONDONTWRITEBYTECODE` is removed from the commands'
+environment): with it set, every run compiles every module of an editable install from source,
+which measures the compiler, not the CLI (`pip install` compiles a wheel's modules at install).
+
 Usage:
     python bench/cli_latency.py [--runs 7] [--openenv PATH]
 """
@@ -15,6 +20,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -54,14 +60,23 @@ def _openenv_cli() -> str:
     return str(exe)
 
 
+# the commands' environment: bytecode caching on, as for an installed package
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _time(cmd: list[str], cwd: Path, runs: int, setup=None) -> float:
     samples = []
-    for i in range(runs + 1):  # first run warms the OS page cache and is dropped
+    for i in range(runs + 1):  # first run warms the page and bytecode caches and is dropped
         if setup:
             setup(i)
         t0 = time.perf_counter()
         proc = subprocess.run(
-            cmd + ([f"x{i}"] if setup else []), cwd=cwd, check=False, capture_output=True, text=True
+            cmd + ([f"x{i}"] if setup else []),
+            cwd=cwd,
+            check=False,
+            capture_output=True,
+            text=True,
+            env=ENV,
         )
         elapsed = time.perf_counter() - t0
         if proc.returncode != 0:

@@ -11,7 +11,6 @@ import functools
 import importlib
 import signal
 import sys
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -57,6 +56,14 @@ app = typer.Typer(
 )
 
 
+def _print_traceback() -> None:
+    """The current exception's traceback on stderr (``ENVKIT_DEBUG=1``); ``traceback`` is
+    imported here because every start of the CLI pays for a module-level import."""
+    import traceback
+
+    traceback.print_exc()
+
+
 def handled(func: Callable[..., Any]) -> Callable[..., Any]:
     """The one error handler: every command runs inside it.
 
@@ -73,7 +80,7 @@ def handled(func: Callable[..., Any]) -> Callable[..., Any]:
             raise
         except EnvkitError as exc:
             if _output.debug_enabled():
-                traceback.print_exc()
+                _print_traceback()
             _output.error(exc.message, exc.hint, exc.details)
             raise typer.Exit(int(exc.exit_code)) from None
         except KeyboardInterrupt:
@@ -81,7 +88,7 @@ def handled(func: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.Exit(130) from None
         except Exception as exc:  # noqa: BLE001 - the last line of defence
             if _output.debug_enabled():
-                traceback.print_exc()
+                _print_traceback()
             _output.error(
                 f"Internal error: {type(exc).__name__}: {exc}",
                 "This is a bug in envkit. Re-run with ENVKIT_DEBUG=1 for the "
@@ -120,7 +127,7 @@ def _register_all() -> None:
             module = importlib.import_module(f"envkit.cli.{name}")
         except Exception as exc:  # noqa: BLE001 - reported, then exit 2
             if _output.debug_enabled():
-                traceback.print_exc()
+                _print_traceback()
             _output.error(
                 f"Internal error: the `envkit {name}` command cannot be loaded "
                 f"({type(exc).__name__}: {exc}).",
