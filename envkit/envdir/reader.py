@@ -25,6 +25,7 @@ from envkit.envdir.constants import (
 )
 
 if TYPE_CHECKING:
+    from envkit.envdir.app_source import AppCapacity
     from envkit.envdir.dockerfile import ParsedDockerfile
     from envkit.launch import LaunchCandidate
     from envkit.manifest import EnvSpec, Manifest, YamlDocument
@@ -186,6 +187,14 @@ class EnvDir:
         """pyproject's ``[project]`` table, ``{}`` when there is none."""
         table = (self.pyproject or {}).get("project", {})
         return table if isinstance(table, dict) else {}
+
+    @cached_property
+    def capacity(self) -> AppCapacity:
+        """The sessions one server process accepts by default, read from the app module
+        (:func:`envkit.envdir.app_source.read_capacity`)."""
+        from envkit.envdir.app_source import read_capacity
+
+        return read_capacity(self.root, self.app)
 
     @property
     def dockerfile_path(self) -> Path:

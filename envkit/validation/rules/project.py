@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from envkit.envdir.app_source import create_app_call, module_assigns, resolve_int
 from envkit.envdir.constants import OPENENV_REQUIREMENT
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
@@ -706,65 +707,6 @@ def _two_decimals(value: str) -> bool:
 
 
 # -- concurrency -------------------------------------------------------------------------------
-def _module_assigns(tree: ast.Module) -> dict[str, ast.expr]:
-    out: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and node.value is not None:
-            for t in node.targets:
-                if isinstance(t, ast.Name):
-                    out[t.id] = node.value
-        elif (
-            isinstance(node, ast.AnnAssign)
-            and node.value is not None
-            and isinstance(node.target, ast.Name)
-        ):
-            out[node.target.id] = node.value
-    return out
-
-
-def _resolve_int(node: ast.expr | None, assigns: dict[str, ast.expr], depth: int = 0) -> int | None:
-    """Best-effort constant folding: literals, names, `int(...)`, `os.environ.get(k, d)`,
-    `os.getenv(k, d)`. ``None`` when unknown."""
-    if node is None or depth > 5:
-        return None
-    if isinstance(node, ast.Constant):
-        if isinstance(node.value, bool):
-            return None
-        if isinstance(node.value, int):
-            return node.value
-        if isinstance(node.value, str) and node.value.strip().lstrip("-").isdigit():
-            return int(node.value)
-        return None
-    if isinstance(node, ast.Name):
-        return _resolve_int(assigns.get(node.id), assigns, depth + 1)
-    if isinstance(node, ast.Call):
-        func = node.func
-        fname = (
-            func.id
-            if isinstance(func, ast.Name)
-            else func.attr
-            if isinstance(func, ast.Attribute)
-            else ""
-        )
-        if fname == "int" and node.args:
-            return _resolve_int(node.args[0], assigns, depth + 1)
-        if fname in ("get", "getenv") and len(node.args) >= 2:
-            return _resolve_int(node.args[1], assigns, depth + 1)
-    return None
-
-
-def _create_app_call(tree: ast.Module) -> ast.Call | None:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            name = (
-                f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-            )
-            if name == "create_app":
-                return node
-    return None
-
-
 def _concurrent_flag(cls: ast.ClassDef) -> tuple[bool | None, int]:
     """(value of SUPPORTS_CONCURRENT_SESSIONS if set in the body, its line)."""
     for node in cls.body:
@@ -788,7 +730,7 @@ def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
         "server/app.py" if ctx.exists("server/app.py") else None
     )
     tree = ctx.python(app_rel) if app_rel else None
-    call = _create_app_call(tree) if tree is not None else None
+    call = create_app_call(tree) if tree is not None else None
     files = ctx.python_files()
     classes: dict[str, tuple[str, ast.ClassDef]] = {}
     for rel in files:
@@ -801,7 +743,7 @@ def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
         ctx.skip(("EK211", "EK213"), "no `create_app(...)` call found")
     else:
         kw = next((k for k in call.keywords if k.arg == "max_concurrent_envs"), None)
-        capacity = 1 if kw is None else _resolve_int(kw.value, _module_assigns(tree))
+        capacity = 1 if kw is None else resolve_int(kw.value, module_assigns(tree))
         node = kw.value if kw is not None else call
         where = Location(app_rel, node.lineno, node.col_offset + 1)
         if capacity == 1:
@@ -956,10 +898,10 @@ def _flag_tested(test: ast.expr) -> str | None:
 
 
 def _shared_state(rel: str, tree: ast.Module, cls: ast.ClassDef) -> Iterator[Finding]:
-    module_mutable = {name for name, v in _module_assigns(tree).items() if _is_mutable(v)}
+    module_mutable = {name for name, v in module_assigns(tree).items() if _is_mutable(v)}
     class_mutable = {
         name
-        for name, v in _module_assigns(ast.Module(body=cls.body, type_ignores=[])).items()
+        for name, v in module_assigns(ast.Module(body=cls.body, type_ignores=[])).items()
         if _is_mutable(v)
     }
     instance_assigned = {
