@@ -42,9 +42,18 @@ COMMAND_MODULES = (
     "skills",
 )
 
+#: Where every command module registers its commands; the root group builds one from it
+#: when it is looked up (:class:`envkit.cli._group.EnvkitGroup`).
+commands = typer.Typer(pretty_exceptions_show_locals=False, rich_markup_mode="rich")
+
+
+class _Root(EnvkitGroup):
+    registry = commands
+
+
 app = typer.Typer(
     name="envkit",
-    cls=EnvkitGroup,
+    cls=_Root,
     help="Build reinforcement-learning environments for LLM agents that speak the OpenEnv "
     "contract: scaffold, validate, build, serve, deploy to Hugging Face Spaces, evaluate.",
     epilog="Quickstart: envkit init my-env && cd my-env && envkit validate && envkit run",
@@ -135,7 +144,7 @@ def _register_all() -> None:
                 "--reinstall rl-envkit`); re-run with ENVKIT_DEBUG=1 for the traceback.",
             )
             raise SystemExit(int(ExitCode.ERROR)) from None
-        module.register(app, handled)
+        module.register(commands, handled)
 
 
 _register_all()

@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Iterator, MutableMapping
 from typing import Any
 
-from typer.core import TyperArgument, TyperGroup, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+from typer.main import get_command_from_info, get_command_name, get_group_from_info
+from typer.models import CommandInfo, DefaultPlaceholder
 
 
 class _Option(TyperOption):
@@ -102,9 +105,123 @@ def value_names(command: Any, ctx: Any) -> None:
         value_names(sub, ctx)
 
 
+class _Commands(MutableMapping):
+    """A group's commands by name, each built from its typer registration on first access.
+
+    Typer builds every command of a tree when it builds the root group, reading each
+    callback's signature and annotations (``typer.utils.get_params_from_function``, about
+    a sixth of ``envkit --help``'s run time), though one run uses one command. Here the
+    names are known at once and a command is built when it is looked up.
+    """
+
+    def __init__(self, registry: Any, settings: dict[str, Any]) -> None:
+        self._infos: dict[str, Any] = {}
+        for info in registry.registered_commands:
+            self._infos[info.name or get_command_name(info.callback.__name__)] = info
+        for info in registry.registered_groups:
+            self._infos[_group_name(info)] = info
+        self._built: dict[str, Any] = {}
+        self._settings = settings
+
+    def built(self, name: str) -> Any | None:
+        """The command if it has been built, else ``None``."""
+        return self._built.get(name)
+
+    def info(self, name: str) -> Any | None:
+        """Typer's registration of ``name`` (``CommandInfo`` or ``TyperInfo``)."""
+        return self._infos.get(name)
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            info = self._infos[name]
+            if isinstance(info, CommandInfo):
+                self._built[name] = get_command_from_info(
+                    info,
+                    pretty_exceptions_short=self._settings["pretty_exceptions_short"],
+                    rich_markup_mode=self._settings["rich_markup_mode"],
+                )
+            else:
+                self._built[name] = get_group_from_info(info, **self._settings)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._infos.setdefault(name, None)
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._infos[name]
+        self._built.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+
+def _group_name(info: Any) -> str:
+    """The name a sub-typer is added under (``add_typer(name=...)`` or its own ``name``)."""
+    for name in (info.name, info.typer_instance.info.name):
+        if isinstance(name, str):
+            return name
+    raise TypeError("every envkit sub-command group is added with a name")
+
+
+def _first_set(*values: Any) -> Any:
+    return next(
+        (v for v in values if v is not None and not isinstance(v, DefaultPlaceholder)), None
+    )
+
+
+def _summary(name: str, info: Any, markup: Any) -> Any:
+    """A parameterless stand-in carrying what a group's help lists of ``name``: its help,
+    short help, panel and flags (``typer.rich_utils``'s commands panel reads only these)."""
+    if isinstance(info, CommandInfo):
+        help_text = info.help if info.help is not None else inspect.getdoc(info.callback)
+        extra = {"short_help": info.short_help, "hidden": info.hidden}
+        extra.update(deprecated=info.deprecated, rich_help_panel=info.rich_help_panel)
+    else:
+        own = info.typer_instance.info
+        callback = _first_set(info.callback, own.callback)
+        help_text = _first_set(info.help, own.help) or (
+            inspect.getdoc(callback) if callback else None
+        )
+        extra = {"short_help": _first_set(info.short_help, own.short_help)}
+        extra["hidden"] = bool(_first_set(info.hidden, own.hidden))
+        extra["deprecated"] = bool(_first_set(info.deprecated, own.deprecated))
+        extra["rich_help_panel"] = _first_set(info.rich_help_panel, own.rich_help_panel)
+    return TyperCommand(name=name, help=help_text, rich_markup_mode=markup, **extra)
+
+
 class EnvkitGroup(TyperGroup):
-    """The ``envkit`` group: typer's group whose commands, as it hands them out, get
-    :func:`value_names`."""
+    """The ``envkit`` group: typer's group whose commands are built when looked up (from
+    :attr:`registry`, see :class:`_Commands`) and, as it hands them out, get
+    :func:`value_names`. Its own help lists stand-ins (:func:`_summary`), so ``envkit
+    --help`` builds no command.
+
+    Attributes:
+        registry: the ``typer.Typer`` every command module registers its commands on; set by
+            a subclass (``envkit.cli``). ``None``: typer's eager behaviour.
+    """
+
+    registry: Any = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._listing = False
+        if self.registry is not None:
+            settings = {
+                "pretty_exceptions_short": self.registry.pretty_exceptions_short,
+                "rich_markup_mode": self.rich_markup_mode,
+                "suggest_commands": self.registry.suggest_commands,
+            }
+            lazy = _Commands(self.registry, settings)
+            for name, command in self.commands.items():
+                lazy[name] = command
+            self.commands = lazy
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)
 
     def get_params(self, ctx: Any) -> list[Any]:
         params = super().get_params(ctx)  # its own, --help and the completion options
@@ -112,7 +229,19 @@ class EnvkitGroup(TyperGroup):
             _quiet(param)
         return params
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        commands = self.commands
+        if self._listing and isinstance(commands, _Commands) and commands.built(cmd_name) is None:
+            info = commands.info(cmd_name)
+            if info is not None:
+                return _summary(cmd_name, info, self.rich_markup_mode)
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             value_names(command, ctx)

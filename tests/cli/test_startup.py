@@ -80,3 +80,43 @@ def test_deferred_names_are_the_real_classes():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+BUILT = """
+import sys
+import typer.main
+from envkit.cli import app
+built = []
+real = typer.main.get_command_from_info
+def counting(info, **kw):
+    built.append(info.name)
+    return real(info, **kw)
+typer.main.get_command_from_info = counting
+import envkit.cli._group as group
+group.get_command_from_info = counting
+try:
+    app({args!r}, prog_name="envkit")
+except SystemExit:
+    pass
+print(",".join(built), file=sys.stderr)
+"""
+
+
+def _built(args: list[str]) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", BUILT.format(args=args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "Usage" in proc.stdout
+    last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
+    return [name for name in last.split(",") if name]
+
+
+def test_root_help_builds_no_command_and_a_command_builds_only_itself():
+    """Typer reads every command's signature when it builds the root group; envkit's root
+    builds a command when it is looked up, and its help lists stand-ins."""
+    assert _built(["--help"]) == []
+    assert _built(["init", "--help"]) == ["init"]
