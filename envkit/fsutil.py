@@ -206,3 +206,16 @@ def probe(
     if st.st_size > limit:
         return FileTooLargeError(shown, st.st_size, limit)
     return None
+
+
+def cache_dir(name: str) -> Path | None:
+    """envkit's writable cache directory ``name``: ``$XDG_CACHE_HOME/envkit/NAME`` (default
+    ``~/.cache/envkit/NAME``), created when missing; ``None`` when it cannot be created or
+    written (a read-only home), so callers run without the cache."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    path = base / "envkit" / name
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK | os.X_OK) else None

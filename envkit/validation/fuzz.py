@@ -22,12 +22,12 @@ import contextlib
 import copy
 import json
 import math
-import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
+
+from envkit.fsutil import cache_dir
 
 STRIPPED_FIELDS = ("metadata",)
 _SANDBOX_LOCK = threading.Lock()
@@ -125,14 +125,8 @@ def warm_up() -> threading.Thread:
 def _cache_home() -> Iterator[str]:
     """hypothesis' home: ``$XDG_CACHE_HOME/envkit/hypothesis`` (unicode tables only, reused
     across runs), else a temporary directory removed afterwards."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    home = base / "envkit" / "hypothesis"
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-        usable = os.access(home, os.W_OK)
-    except OSError:
-        usable = False
-    if usable:
+    home = cache_dir("hypothesis")
+    if home is not None:
         yield str(home)
         return
     with tempfile.TemporaryDirectory(prefix="envkit-hypothesis-") as tmp:
