@@ -307,21 +307,32 @@ TEMPLATES = ("echo", "guess", "rlvr", "tools", "gymnasium", "code")
 TEMPLATE_IMPORTS = {"gymnasium": "gymnasium"}
 
 
-def template_costs(pythons: dict[str, str]) -> None:
+#: what the training-path work added to a default validate: the reward-design probes (the
+#: lane is switched off with ``train_path=False``)
+NEW_PROBES = tuple(f"EK{n}" for n in range(513, 523))
+
+
+def template_costs(pythons: dict[str, str], only: list[str] | None = None) -> None:
     """Section 7: generate each template and validate it with the defaults; prints the wall
-    seconds of each run and the seconds of it the reward-design probes took.
+    seconds of each run, the seconds of it the reward-design probes and the training-path
+    lane took, and the same validate without them (``train_path=False``, the probes
+    ignored) as the baseline measured in this run, with the ratio (target <= 1.5x).
 
     Args:
         pythons: template -> interpreter to serve it with (default: this one).
+        only: the templates to run (default: all).
     """
     import importlib.util
 
     from envkit.scaffold import init_project
     from envkit.validation import validate
 
-    print(f"{'template':<12}{'validate s':>11}{'probes s':>10}{'share':>8}  findings")
+    print(
+        f"{'template':<12}{'baseline s':>11}{'validate s':>11}{'ratio':>7}"
+        f"{'probes s':>10}{'lane s':>8}  findings"
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        for name in TEMPLATES:
+        for name in only or TEMPLATES:
             python = pythons.get(name, sys.executable)
             needs = TEMPLATE_IMPORTS.get(name)
             if name not in pythons and needs and importlib.util.find_spec(needs) is None:
@@ -330,11 +341,18 @@ def template_costs(pythons: dict[str, str]) -> None:
             # a real lock (uv's cache, or PyPI once): EK222 compares it with pyproject.toml
             root = init_project(f"bench-{name}", template=name, output_dir=Path(tmp))
             t = time.perf_counter()
+            validate(root.path, python=python, train_path=False, ignore=list(NEW_PROBES))
+            base = time.perf_counter() - t
+            t = time.perf_counter()
             report = validate(root.path, python=python)
             wall = time.perf_counter() - t
             probes = report.timings.get("probes", 0.0)
+            lane = report.timings.get("train_path", 0.0)
             codes = ",".join(sorted({f.code for f in report.findings})) or "-"
-            print(f"{name:<12}{wall:11.2f}{probes:10.2f}{probes / wall:8.0%}  {codes}")
+            print(
+                f"{name:<12}{base:11.2f}{wall:11.2f}{wall / base:6.2f}x"
+                f"{probes:10.2f}{lane:8.2f}  {codes}"
+            )
 
 
 def main() -> None:
@@ -367,6 +385,9 @@ def main() -> None:
     ap.add_argument("--only-real", action="store_true", help="run only section 6")
     ap.add_argument("--only-templates", action="store_true", help="run only section 7")
     ap.add_argument(
+        "--templates", default="", help="comma-separated templates for section 7 (default: all)"
+    )
+    ap.add_argument(
         "--template-python",
         action="append",
         default=[],
@@ -379,7 +400,7 @@ def main() -> None:
         real_env_section(args)
         return
     if args.only_templates:
-        template_costs(pythons)
+        template_costs(pythons, [t for t in args.templates.split(",") if t])
         return
 
     from envkit.scaffold import init_project

@@ -320,20 +320,31 @@ def _run(
     note.assumptions = plan.assumptions
     skip = _train_path_skip(opts, selection, plan, static=static)
     lane_notes: list[str] | None = None  # None: the lane has not played yet
-
-    def while_up(live_url: str) -> None:
-        # the lane plays the server the runtime stage started, instead of starting another
-        nonlocal lane_notes
-        lane_notes = _train_path(root, live_url, manifest, plan, opts, budget, ev, "")
-
     if plan.not_run:
         ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
     else:
         target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url)
+        lane = None
         if url is None and not skip:  # it runs: while the server is up, or not at all
-            target.while_up = while_up
-            skip = R.TRAIN_PATH_NO_SERVER  # unless while_up runs
-        note.launch, note.notes = _runtime_stage(target, opts, budget, ev, lane=_lane(url))
+            # started now, its imports overlap the runtime stage; it plays the server that
+            # stage started, instead of starting another
+            lane = _start_train_path(root, manifest, plan, opts, budget, ev)
+            if isinstance(lane, list):
+                lane_notes, lane = lane, None
+            else:
+                started = lane
+
+                def while_up(live_url: str) -> None:
+                    nonlocal lane_notes
+                    lane_notes = started.play(live_url)
+
+                target.while_up = while_up
+                skip = R.TRAIN_PATH_NO_SERVER  # unless while_up runs
+        try:
+            note.launch, note.notes = _runtime_stage(target, opts, budget, ev, lane=_lane(url))
+        finally:
+            if lane is not None:
+                lane.stop()
         if manifest is None and root is None:
             plan.assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
     if lane_notes is None:
@@ -341,6 +352,17 @@ def _run(
     note.notes += lane_notes
     ev.timings["total"] = time.perf_counter() - t0
     return R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
+
+
+def _start_train_path(
+    root: Path | None, manifest: Any, plan: _RuntimePlan, opts: RunOptions, budget: Any, ev: Any
+) -> Any:
+    """The training-path lane, started before its server
+    (:func:`envkit.validation.train_path.start_lane`): a ``StartedLane``, or the notes for
+    the report when it does not run."""
+    from envkit.validation.train_path import LanePlan, start_lane
+
+    return start_lane(LanePlan(root, None, manifest, plan.app, ""), opts, budget, ev)
 
 
 def _train_path(

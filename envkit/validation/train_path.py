@@ -19,10 +19,13 @@ envkit never imports environment code into its own process, as :mod:`envkit.poli
    so only a call that builds exactly the oracle's action reaches the server), and
    ``get_reward()`` compared with the last reward the server sent on the wire.
 
-Meanwhile a second child runs ``pytest --collect-only tests`` when pytest is installed there.
-The server is the environment's own, started here on a free loopback port (or the ``--url``
-server, or the docker lane's container). A failure is a finding located at the last
-traceback frame inside the environment directory.
+Before step 2, the same child runs ``pytest --collect-only tests`` when pytest is installed
+there. Steps 1 and the collection need no server, so ``envkit validate`` starts the child
+with the runtime stage (:class:`TrainPathRun`): its seconds of imports overlap that stage, and
+it is handed the URL of the server that stage started (``ENV_URL``, set before the adapter is
+imported) once the stage has played it. Otherwise the server is the ``--url`` server, the
+docker lane's container, or the environment's own started here on a free loopback port. A
+failure is a finding located at the last traceback frame inside the environment directory.
 """
 
 from __future__ import annotations
@@ -369,6 +372,12 @@ if os.path.isfile(os.path.join(root, "inference.py")):
         importlib.import_module("inference")
     except BaseException as exc:
         fail("inference", exc, default=os.path.join(root, "inference.py"))
+if tests:
+    collect()  # while the runtime stage plays the server
+go = sys.stdin.readline().split()
+if len(go) == 2 and go[0] == "go":
+    os.environ["ENV_URL"] = go[1]  # the adapter reads it at import or when built
+os.environ.pop("ENV_URLS", None)  # the lane plays one server, not the user's list
 cls = None
 if adapter and package_ok:
     emit(at="adapter")
@@ -376,10 +385,7 @@ if adapter and package_ok:
         cls = adapter_class(importlib.import_module(f"{package}.{adapter}"))
     except BaseException as exc:
         fail("adapter", exc, default=adapter_file)
-if tests:
-    collect()  # while the server starts
-go = sys.stdin.readline().strip()
-if cls is not None and go == "go":
+if cls is not None and go[:1] == ["go"]:
     live(cls)
 elif cls is not None:
     emit(event="note", text="the server did not answer: the adapter was not built or played")
@@ -458,13 +464,81 @@ def package_name(root: Path) -> str:
         return normalise_name(root.name).package
 
 
+class TrainPathRun:
+    """The lane's driver, started before there is a server to play.
+
+    The driver spends most of its time importing (openenv and what it pulls in take seconds)
+    and collecting the tests, none of which needs the server; started first, that work
+    overlaps the runtime stage. :meth:`play` then gives it the server's URL (the adapter is
+    imported only then: it reads ``ENV_URL``) and reads its findings. Call :meth:`stop` in
+    every case (it is idempotent).
+
+    Args:
+        target: what to play; its ``url`` is not used here (see :meth:`play`).
+    """
+
+    def __init__(self, target: TrainPathTarget) -> None:
+        self.target = target
+        self.driver = _Child.start(_driver_command(target), target)
+
+    def play(
+        self, url: str | None, *, timeout_s: float = TIMEOUT_S, note: str = ""
+    ) -> TrainPathOutcome:
+        """Play the adapter against ``url`` (``None``: no server answered, so the adapter
+        is imported but not built) and turn the driver's lines into an outcome.
+
+        Args:
+            url: the server's base URL, or ``None``.
+            timeout_s: seconds the driver may still take, from now.
+            note: a line for the report (why there is no server).
+
+        Returns:
+            The :class:`TrainPathOutcome`; ``seconds`` is the time spent here, after the
+            overlapped imports.
+        """
+        t0 = time.perf_counter()
+        try:
+            out = self.driver.finish(
+                f"go {url}\n" if url else "nohealth\n", time.monotonic() + timeout_s
+            )
+        finally:
+            self.stop()
+        outcome = TrainPathOutcome()
+        if note:
+            outcome.notes.append(note)
+        _read_driver(self.target, out, self.driver.timed_out, outcome)
+        if not (self.target.root / _TESTS).is_dir():
+            outcome.skipped["EK706"] = f"the environment has no {_TESTS}/ folder"
+        outcome.seconds = time.perf_counter() - t0
+        return outcome
+
+    def play_own_server(self, *, timeout_s: float = TIMEOUT_S) -> TrainPathOutcome:
+        """:meth:`play` against ``target.url``, or else a server of the environment started
+        here for it (and stopped before returning; one that does not start or answer is a
+        note, the runtime stage reports it as EK401)."""
+        deadline = time.monotonic() + timeout_s
+        server, url, note = _start_server(self.target)
+        try:
+            healthy, why = _wait_healthy(server, deadline)
+            left = max(0.1, deadline - time.monotonic())
+            return self.play(url if healthy else None, timeout_s=left, note=note or why)
+        finally:
+            if server is not None:
+                server.stop()
+
+    def stop(self) -> None:
+        """Stop the driver and whatever it started."""
+        self.driver.stop()
+
+
 def run_train_path(
     target: TrainPathTarget,
     *,
     timeout_s: float = TIMEOUT_S,
     progress: Callable[[str], None] | None = None,
 ) -> TrainPathOutcome:
-    """Play the training path of ``target`` (see the module docstring).
+    """Play the training path of ``target`` (see the module docstring), against
+    ``target.url`` or a server of the environment started here.
 
     Never raises for a misbehaving environment: an import error, a hang (past ``timeout_s``)
     or a crash of the child becomes a finding. Every process started here (the server, the
@@ -479,27 +553,13 @@ def run_train_path(
         The :class:`TrainPathOutcome`.
     """
     t0 = time.perf_counter()
-    deadline = time.monotonic() + timeout_s
     if progress:
         progress("training path: the adapter, client, inference script and tests")
-    server, url, note = _start_server(target)
-    driver: _Child | None = None
+    run = TrainPathRun(target)
     try:
-        driver = _Child.start(_driver_command(target), target, url, deadline)
-        healthy, why = _wait_healthy(server, deadline)
-        note = note or why
-        driver_out = driver.finish("go\n" if url and healthy else "nohealth\n")
+        outcome = run.play_own_server(timeout_s=timeout_s)
     finally:
-        if server is not None:
-            server.stop()
-        if driver is not None:
-            driver.stop()
-    outcome = TrainPathOutcome()
-    if note:
-        outcome.notes.append(note)
-    _read_driver(target, driver_out, driver.timed_out, outcome)
-    if not (target.root / _TESTS).is_dir():
-        outcome.skipped["EK706"] = f"the environment has no {_TESTS}/ folder"
+        run.stop()
     outcome.seconds = time.perf_counter() - t0
     return outcome
 
@@ -508,15 +568,13 @@ class _Child:
     """One child process of the environment's interpreter, marked like a server so that
     whatever it starts is stopped with it (:func:`envkit.server.kill_marked`)."""
 
-    def __init__(self, proc: subprocess.Popen[str], run_id: str, deadline: float) -> None:
-        self.proc, self.run_id, self.deadline, self.timed_out = proc, run_id, deadline, False
+    def __init__(self, proc: subprocess.Popen[str], run_id: str) -> None:
+        self.proc, self.run_id, self.timed_out = proc, run_id, False
 
     @classmethod
-    def start(
-        cls, argv: list[str], target: TrainPathTarget, url: str | None, deadline: float
-    ) -> _Child:
-        """Start ``argv`` in the environment directory; ``ENV_URL`` is ``url`` (the adapter
-        reads it at import) and ``API_BASE_URL`` a closed port."""
+    def start(cls, argv: list[str], target: TrainPathTarget) -> _Child:
+        """Start ``argv`` in the environment directory, with ``API_BASE_URL`` a closed port
+        (``ENV_URL`` comes later, on its stdin)."""
         from envkit.server import marked_env, new_run_id
 
         run_id = new_run_id()
@@ -524,7 +582,6 @@ class _Child:
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
             "API_BASE_URL": _CLOSED_PORT_URL,
-            "ENV_URL": url or "",
         }
         proc = subprocess.Popen(
             argv,
@@ -536,29 +593,39 @@ class _Child:
             text=True,
             start_new_session=True,
         )
-        return cls(proc, run_id, deadline)
+        return cls(proc, run_id)
 
-    def finish(self, line: str) -> str:
-        """Send ``line``, wait for the exit until the deadline (then kill it); all its
-        output."""
+    def finish(self, line: str, deadline: float) -> str:
+        """Send ``line``, wait for the exit until ``deadline`` (``time.monotonic()``; then
+        kill it); all its output."""
         try:
-            out, _ = self.proc.communicate(line, timeout=max(0.1, self.deadline - time.monotonic()))
+            out, _ = self.proc.communicate(line, timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.timed_out = True
-            self.stop()
+            self._kill()
             out, _ = self.proc.communicate()
         return out or ""
 
-    def stop(self) -> None:
-        """Kill the child's process group and whatever it started, however detached."""
-        from envkit.server import kill_marked
-
+    def _kill(self) -> None:
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+    def stop(self) -> None:
+        """Kill the child's process group and whatever it started, however detached."""
+        from envkit.server import kill_marked
+
+        self._kill()
         kill_marked(self.run_id)
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
+            pass
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
 
 
 def _driver_command(target: TrainPathTarget) -> list[str]:
@@ -873,18 +940,65 @@ class LanePlan:
     skip: str = ""
 
 
-def play_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> list[str]:
-    """Run the lane for ``envkit validate`` into ``ev`` (an
-    :class:`~envkit.validation.report.Evaluated`); the notes for the report.
+class StartedLane:
+    """The lane of one ``envkit validate`` run, its driver already started
+    (:func:`start_lane`); :meth:`play` or :meth:`stop` ends it.
+
+    Args:
+        run: the started driver. budget: the run's
+            :class:`~envkit.validation.engine.Budget`. ev: where the outcome goes.
+    """
+
+    def __init__(self, run: TrainPathRun, budget: Any, ev: Any) -> None:
+        self.run, self.budget, self.ev = run, budget, ev
+
+    def play(self, url: str | None) -> list[str]:
+        """Play the server at ``url`` (``None``: one started for the lane) into the run's
+        results; the notes for the report."""
+        from envkit.findings import Stage, codes_of
+        from envkit.validation import report as R
+
+        if self.budget.remaining_s() < 1.0:
+            self.stop()
+            reason = "the run's --timeout was spent before the training path"
+            self.ev.skipped.update(dict.fromkeys(codes_of(Stage.TRAINING), reason))
+            return []
+        timeout_s = self.budget.cap(TIMEOUT_S)
+        if url:
+            outcome = self.run.play(url, timeout_s=timeout_s)
+        else:
+            outcome = self.run.play_own_server(timeout_s=timeout_s)
+        ev = self.ev
+        ev.findings += outcome.findings
+        ev.ran.update(outcome.ran)
+        for code in codes_of(Stage.TRAINING):
+            if code not in outcome.ran:
+                ev.skipped[code] = outcome.skipped.get(code, R.TRAIN_PATH_NOT_REACHED)
+        ev.timings["train_path"] = round(outcome.seconds, 3)
+        return outcome.notes
+
+    def stop(self) -> None:
+        """Stop the driver (it did not play, or has played)."""
+        self.run.stop()
+
+
+def start_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> StartedLane | list[str]:
+    """Start the lane of ``envkit validate``, or say why it does not run.
 
     Every EK7xx code ends up evaluated or skipped with a reason: ``plan.skip``, no
-    adapter, no time left, or a step the lane did not reach.
+    adapter, no time left, declared dependencies not installed, or (after :meth:`play
+    <StartedLane.play>`) a step the lane did not reach.
 
     Args:
         plan: what to play, or why not. opts: the run's
             :class:`~envkit.validation.RunOptions` (``python``, ``progress``).
         budget: the run's :class:`~envkit.validation.engine.Budget`.
-        ev: where findings, evaluated codes, skip reasons and the lane's timing go.
+        ev: an :class:`~envkit.validation.report.Evaluated` for findings, evaluated
+            codes, skip reasons and the lane's timing.
+
+    Returns:
+        The :class:`StartedLane` (its driver importing), or the notes for the report when
+        the lane does not run (its codes are then skipped in ``ev``).
 
     Raises:
         UsageError: ``opts.python`` is not an executable.
@@ -920,14 +1034,26 @@ def play_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> list[str]:
         seed=int(spec.seeds[0]) if spec is not None and spec.seeds else 0,
         max_steps=(spec.max_steps if spec is not None else None) or VALIDATE_MAX_STEPS,
     )
-    outcome = run_train_path(target, timeout_s=budget.cap(TIMEOUT_S), progress=opts.progress)
-    ev.findings += outcome.findings
-    ev.ran.update(outcome.ran)
-    for code in codes:
-        if code not in outcome.ran:
-            ev.skipped[code] = outcome.skipped.get(code, R.TRAIN_PATH_NOT_REACHED)
-    ev.timings["train_path"] = round(outcome.seconds, 3)
-    return outcome.notes
+    if opts.progress:
+        opts.progress("training path: the adapter, client, inference script and tests")
+    return StartedLane(TrainPathRun(target), budget, ev)
+
+
+def play_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> list[str]:
+    """Start the lane and play it at once against ``plan.url`` (the ``--url`` server or the
+    docker lane's container), or a server started for it (see :func:`start_lane`); the
+    notes for the report.
+
+    Raises:
+        UsageError: ``opts.python`` is not an executable.
+    """
+    lane = start_lane(plan, opts, budget, ev)
+    if isinstance(lane, list):
+        return lane
+    try:
+        return lane.play(plan.url)
+    finally:
+        lane.stop()
 
 
 def _absent_dependencies(root: Path, python: str) -> str:

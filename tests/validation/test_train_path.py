@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,14 +90,12 @@ def test_clean_guess_environment_passes_every_training_check(env: Path) -> None:
     assert descendants(os.getpid()) <= before  # the server and the child are gone
 
 
-def _servers_started_by_the_lane(**options) -> tuple[object, set[int]]:
-    """``validate(**options)``; its report and the PIDs of the uvicorn servers among this
-    process's descendants that first appeared after the lane began (its progress line).
-
-    Sampled every 50 ms (a server lives for seconds). Servers started before the lane (the
-    runtime stage's, a probe's, another fixture's) do not count."""
-    first_seen: dict[int, float] = {}
-    lane_began: list[float] = []
+def _servers_seen(**options) -> tuple[object, set[int], list[str]]:
+    """``validate(**options)``; its report, the PIDs of the uvicorn servers among this
+    process's descendants during the run (sampled every 50 ms: a server lives for seconds),
+    and its progress lines."""
+    seen: set[int] = set()
+    lines: list[str] = []
     done = threading.Event()
 
     def sample() -> None:
@@ -109,34 +106,32 @@ def _servers_started_by_the_lane(**options) -> tuple[object, set[int]]:
                 except OSError:
                     continue
                 if b"\x00-m\x00uvicorn\x00" in cmdline:  # `python -m uvicorn APP ...`
-                    first_seen.setdefault(pid, time.monotonic())
-
-    def progress(line: str) -> None:
-        if line.startswith("training path") and not lane_began:
-            lane_began.append(time.monotonic())
+                    seen.add(pid)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        report = validate(options.pop("root"), progress=progress, **options)
+        report = validate(options.pop("root"), progress=lines.append, **options)
     finally:
         done.set()
         sampler.join()
-    assert lane_began, "the lane never began"
-    return report, {pid for pid, t in first_seen.items() if t >= lane_began[0]}
+    return report, seen, lines
 
 
 @slow
 def test_full_validate_plays_the_lane_on_the_runtime_stages_server(env: Path) -> None:
     """With the runtime stage, the lane plays the server that stage started instead of
-    starting one of its own."""
-    report, servers = _servers_started_by_the_lane(root=env)
+    starting one of its own, and it starts before that stage plays (its imports overlap)."""
+    report, servers, lines = _servers_seen(root=env)
     assert report.passed, [(f.code, f.message) for f in report.findings]
     statuses = {c.code: c.status for c in report.checks if c.code.startswith("EK7")}
     assert set(statuses.values()) == {"passed"}, statuses
-    assert servers == set()
+    _, without_lane, _ = _servers_seen(root=env, train_path=False)
+    assert len(servers) == len(without_lane), (servers, without_lane)
+    lane = next(i for i, line in enumerate(lines) if line.startswith("training path"))
+    assert lane < len(lines) - 1 and not lines[lane + 1].startswith("training path"), lines
     # without the runtime stage the lane starts (and stops) a server of its own
-    _, own = _servers_started_by_the_lane(root=env, ignore=NO_RUNTIME)
+    _, own, _ = _servers_seen(root=env, ignore=NO_RUNTIME)
     assert len(own) == 1, own
 
 
