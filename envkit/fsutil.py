@@ -130,7 +130,17 @@ def read_bounded(
         | getattr(os, "O_NOCTTY", 0)
         | getattr(os, "O_BINARY", 0)
     )
-    fd = os.open(path, flags)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        # a Unix socket cannot be opened (ENXIO): say what it is, as probe() does
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            raise exc from None
+        if stat.S_ISSOCK(mode):
+            raise UnsafeFileError(shown, _kind(mode)) from None
+        raise
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

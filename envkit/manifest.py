@@ -757,7 +757,7 @@ def read_manifest(root: Path) -> Manifest:
             ``envkit validate``.
     """
     path = root / MANIFEST_NAME
-    if not path.is_file():
+    if not path.is_file() and not path.exists():  # another kind of file: load_yaml names it
         raise SpecError(
             f"No {MANIFEST_NAME} in {root}: this is not an OpenEnv environment directory.",
             hint="Run the command inside an environment (or pass its path), or create one with "

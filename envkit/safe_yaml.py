@@ -13,6 +13,8 @@ Every failure is a :class:`YamlLimitError` with a 1-based line when known, never
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 MAX_NODES = 20_000  # scalars + collections after alias expansion; a manifest has < 100
@@ -73,12 +75,12 @@ def check_tree(data: Any, text: str = "") -> None:
                     "Unicode text and cannot be printed",
                     at,
                 )
-        elif isinstance(node, dict):
+        elif isinstance(node, Mapping):  # a dict, and ruamel's CommentedKeyMap (complex keys)
             here = _line_of(node) or line
             for key, value in node.items():
                 stack.append((key, depth + 1, here))
                 stack.append((value, depth + 1, here))
-        elif isinstance(node, (list, tuple, set)):
+        elif isinstance(node, (list, tuple, AbstractSet)):  # ruamel's !!set is no `set`
             here = _line_of(node) or line
             stack.extend((item, depth + 1, here) for item in node)
 

@@ -148,11 +148,6 @@ def test_read_bounded_refuses_a_directory(tmp_path: Path) -> None:
     assert info.value.reason == "a directory"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="read_bounded documents UnsafeFileError('a socket') for a socket, as probe() "
-    "returns, but os.open on a Unix socket fails first with a plain OSError (ENXIO)",
-)
 def test_read_bounded_refuses_a_unix_socket_like_probe_does(tmp_path: Path) -> None:
     path = tmp_path / "s.sock"
     with socket.socket(socket.AF_UNIX) as sock:

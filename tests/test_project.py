@@ -123,12 +123,6 @@ def test_load_a_fifo_manifest_is_refused_without_blocking(tmp_path: Path) -> Non
 
 
 @pytest.mark.timeout(10)
-@pytest.mark.xfail(
-    strict=True,
-    reason="read_manifest checks Path.is_file() first, so a FIFO (or a link to /dev/zero) named "
-    "openenv.yaml is reported as 'No openenv.yaml in ...' with the hint to run `envkit init`, "
-    "not as the unreadable file it is (load_yaml's message would say 'a FIFO')",
-)
 def test_load_a_fifo_manifest_says_what_is_wrong(tmp_path: Path) -> None:
     env = tmp_path / "env"
     env.mkdir()

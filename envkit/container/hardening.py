@@ -9,6 +9,7 @@ environment variables); see docs/rules.md, EK440-EK446.
 
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,10 +53,15 @@ class ContainerFacts:
     declared: frozenset[str] = frozenset()
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Any, *, whole: bool = False) -> float | None:
+    """``value`` as a finite positive number, else ``None`` (the caller's default). With
+    ``whole``, a count of MiB: below 1 it is ``None`` too, since ``int()`` would make it 0,
+    which Docker (``--memory 0``) and a tmpfs (``size=0``) read as "no limit"."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if value > 0 else None
+    if not math.isfinite(value) or value <= 0 or (whole and value < 1):
+        return None
+    return float(value)
 
 
 def container_facts(root: Path) -> ContainerFacts:
@@ -83,7 +89,7 @@ def container_facts(root: Path) -> ContainerFacts:
     if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536:
         kw["port"] = port
     for key, cast in (("memory_mb", int), ("cpu", float), ("disk_mb", int)):
-        value = _number(resources.get(key))
+        value = _number(resources.get(key), whole=cast is int)
         if value is not None:
             kw[key] = cast(value)
             declared.add(key)

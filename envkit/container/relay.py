@@ -243,19 +243,16 @@ class ExecRelay:
                     conn.shutdown(socket.SHUT_RDWR)
                 conn.close()
         for conn in list(self._conns.values()):  # the exec ended: drop every connection
-            with contextlib.suppress(OSError):
-                conn.close()
+            _drop(conn)
         self._conns.clear()
 
     def close(self) -> None:
         """Stop listening, drop connections, end the ``docker exec`` process. Idempotent."""
         self._closed = True
         if self._listener is not None:
-            with contextlib.suppress(OSError):
-                self._listener.close()
+            _drop(self._listener)
         for conn in list(self._conns.values()):
-            with contextlib.suppress(OSError):
-                conn.close()
+            _drop(conn)
         if self._proc is not None and self._proc.poll() is None:
             with contextlib.suppress(OSError, ValueError):
                 if self._proc.stdin is not None:
@@ -265,6 +262,16 @@ class ExecRelay:
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()
+
+
+def _drop(sock: socket.socket) -> None:
+    """Shut ``sock`` down, then close it. ``close()`` alone leaves the kernel's socket open
+    while another thread is blocked in ``recv()`` or ``accept()`` on it: a client would wait
+    for a reply that never comes, a listener would accept one more connection."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        sock.close()
 
 
 def _read_exact(stream: IO[bytes], n: int) -> bytes | None:

@@ -174,12 +174,6 @@ def test_a_fifo_manifest_is_a_spec_error_without_blocking(tmp_path: Path) -> Non
         container_facts(tmp_path)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_number accepts any positive float and int() truncates it: memory_mb/disk_mb 0.5 "
-    "become 0, i.e. `--memory 0m` and a tmpfs of size=0, which Docker and Linux read as "
-    "'no limit'; the docstring says values of the wrong type fall back to the defaults",
-)
 def test_a_fractional_megabyte_count_falls_back_instead_of_lifting_the_limit(
     tmp_path: Path,
 ) -> None:
@@ -188,22 +182,11 @@ def test_a_fractional_megabyte_count_falls_back_instead_of_lifting_the_limit(
     assert facts.memory_mb > 0 and facts.disk_mb > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory_mb: .inf passes _number (inf > 0) and int(inf) raises OverflowError: a "
-    "traceback instead of the default",
-)
 def test_an_infinite_memory_count_falls_back(tmp_path: Path) -> None:
     text = "name: a\nvalidation:\n  resources: {memory_mb: .inf}\n"
     assert container_facts(_root(tmp_path, text)).memory_mb == DEFAULT_MEMORY_MB
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cpu: .inf passes _number (the schema refuses it, but container_facts reads the raw "
-    "mapping and promises defaults), then create_kwargs computes int(inf * 1e9) and raises "
-    "OverflowError",
-)
 def test_an_infinite_cpu_count_does_not_crash_the_options(tmp_path: Path) -> None:
     text = "name: a\nvalidation:\n  resources: {cpu: .inf}\n"
     kwargs = HardenedOptions(container_facts(_root(tmp_path, text))).create_kwargs(None)

@@ -298,12 +298,6 @@ def test_alive_is_false_once_the_exec_ends(relay: ExecRelay) -> None:
     relay.close()  # still fine after the exec is gone
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="when the exec ends, _demux only calls close() on each host connection while its "
-    "_upstream thread is blocked in recv() on it; without shutdown() the kernel keeps the "
-    "connection open, so a client waiting for a reply hangs until its own timeout",
-)
 def test_when_the_exec_ends_a_waiting_client_sees_the_end(relay: ExecRelay) -> None:
     conn = _connect(relay)
     try:
@@ -335,12 +329,6 @@ def test_close_ends_the_exec_and_is_idempotent(relay: ExecRelay) -> None:
     assert not relay.alive()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="close() calls close() on the listener while the accept thread is blocked in "
-    "accept(); without shutdown() the socket keeps listening, accepts one more connection "
-    "and leaves it open and unserved",
-)
 def test_after_close_the_port_refuses_connections(relay: ExecRelay) -> None:
     port = int(relay.url.rsplit(":", 1)[1])
     relay.close()
