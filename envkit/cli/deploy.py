@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES: tuple[tuple[str, str], ...] = ()
 
 deploy_app = typer.Typer(
     name="deploy",
+    short_help="Serve a pool of environment replicas on a cluster (Kubernetes: k8s).",
     help="Serve a pool of environment replicas behind one URL: `envkit deploy k8s` writes "
     "Kubernetes manifests (and applies them with --apply). Size the pool with `envkit "
     "capacity`; see docs/scale.md for which target to use.",
@@ -131,7 +132,7 @@ def k8s_cmd(
     Examples:
       envkit deploy k8s --image ghcr.io/me/my-env:0.1.0 --replicas 3
       envkit deploy k8s envs/my-env -i REF --sessions 64 --hpa 4:12 --out deploy/
-      envkit deploy k8s -i REF --replicas 2 --ingress env.example.com --namespace rl --apply
+      envkit deploy k8s -i REF --replicas 2 --ingress env.example.com --apply
     """
     from envkit.envdir import EnvDir
     from envkit.errors import UsageError
