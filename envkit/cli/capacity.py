@@ -138,17 +138,16 @@ def _text(
         f"per replica  {plan.per_replica} sessions ({capacity_source(envdir, variables)})",
         f"replicas     {plan.summary()}",
     ]
-    node = f"{plan.node_cpu:g} cores, {plan.node_memory_mb} MiB"
+    node = f"{plan.node_cpu:g} CPUs and {plan.node_memory_mb} MiB"
     if plan.per_node is None:
         lines.append(
             f"per node     unknown: openenv.yaml declares no validation.resources (node: {node})"
         )
     else:
         cores = f"{spec.cpu:g}" if spec.cpu else "-"
-        each = f"{cores} cores, {spec.memory_mb or '-'} MiB each"
         lines.append(
-            f"per node     {plan.per_node} replicas on a node of {node} ({each}): "
-            f"{plan.nodes} node(s)"
+            f"per node     {plan.per_node} replicas fit a node of {node} (each: {cores} CPU, "
+            f"{spec.memory_mb or '-'} MiB): {plan.nodes} node(s)"
         )
     lines += [
         "commands",
