@@ -35,7 +35,7 @@ HeadroomOpt = Annotated[
         min=0.0,
         metavar="H",
         help="Spare fraction of slots: 0.1 behind a least-connections balancer (the Docker "
-        "pool); 0.25 behind a random one (kube-proxy, Ray Serve).",
+        "pool) or Ray Serve; 0.25 behind a random one (kube-proxy).",
     ),
 ]
 
@@ -148,6 +148,11 @@ def _text(
         lines.append(
             f"per node     {plan.per_node} replicas fit a node of {node} (each: {cores} CPU, "
             f"{spec.memory_mb or '-'} MiB): {plan.nodes} node(s)"
+        )
+    if plan.headroom < 0.25:
+        lines.append(
+            "note         kube-proxy places sessions at random: size a Kubernetes pool with "
+            "--headroom 0.25"
         )
     lines += [
         "commands",

@@ -35,6 +35,7 @@ def test_text_names_n_c_the_source_and_the_commands(cli, guess: Path) -> None:
     assert f"envkit run --docker --replicas 5 {guess}" in out
     assert f"envkit deploy k8s --image REF --replicas 5 {guess}" in out
     assert f"envkit deploy ray --replicas 5 {guess}" in out
+    assert "size a Kubernetes pool with --headroom 0.25" in out
 
 
 def test_json_with_an_override_headroom_and_node(cli, guess: Path) -> None:

@@ -150,6 +150,8 @@ def test_sessions_and_an_override_size_the_pool(cli, rendered: dict[str, Path]) 
     assert result.exit_code == 0, result.output
     # ceil(64 x 1.1 / 8) = 9, printed as `envkit capacity` prints it
     assert "9 replicas x 8 sessions (MAX_CONCURRENT_ENVS) = 72 concurrent sessions" in result.stderr
+    assert "--headroom 0.25" in result.stderr  # kube-proxy is not least-connections
+    assert "ENV_URL=http://guess-env.NAMESPACE.svc" in result.stderr
     deployment = _by_kind(list(yaml.safe_load_all(result.stdout)))["Deployment"]
     assert deployment["spec"]["replicas"] == 9
     env = deployment["spec"]["template"]["spec"]["containers"][0]["env"]
