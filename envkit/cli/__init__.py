@@ -33,6 +33,8 @@ COMMAND_MODULES = (
     "run",
     "build",
     "stop",
+    "capacity",
+    "deploy",
     "push",
     "fork",
     "eval",
