@@ -78,6 +78,35 @@ def create_app_call(tree: ast.Module) -> ast.Call | None:
     return None
 
 
+def call_capacity(call: ast.Call, tree: ast.Module) -> tuple[int | None, ast.AST, bool]:
+    """``max_concurrent_envs`` of a ``create_app(...)`` call in ``tree``.
+
+    Read from the ``max_concurrent_envs=`` keyword, or from ``concurrency_config=
+    ConcurrencyConfig(max_concurrent_envs=..., session_timeout=...)`` (inline or bound to a
+    module-level name), OpenEnv 0.10's two ways (``openenv.core.env_server.http_server``).
+
+    Returns:
+        ``(value, node, given)``: the value (OpenEnv's default 1 when neither is given;
+        ``None`` when it cannot be folded), the node to locate it by, and whether it was
+        given at all.
+    """
+    assigns = module_assigns(tree)
+    for kw in call.keywords:
+        if kw.arg == "max_concurrent_envs":
+            return resolve_int(kw.value, assigns), kw.value, True
+        if kw.arg == "concurrency_config":
+            config = kw.value
+            if isinstance(config, ast.Name):
+                config = assigns.get(config.id, config)
+            if not isinstance(config, ast.Call):
+                return None, kw.value, True
+            inner = next((k for k in config.keywords if k.arg == "max_concurrent_envs"), None)
+            if inner is None:  # ConcurrencyConfig's own default
+                return OPENENV_DEFAULT_CAPACITY, config, True
+            return resolve_int(inner.value, assigns), inner.value, True
+    return OPENENV_DEFAULT_CAPACITY, call, False
+
+
 @dataclass(frozen=True)
 class AppCapacity:
     """How many WebSocket sessions one server process accepts.
@@ -128,7 +157,5 @@ def read_capacity(root: Path, app: str) -> AppCapacity:
     call = create_app_call(tree)
     if call is None:
         return AppCapacity(None, rel, None)
-    kw = next((k for k in call.keywords if k.arg == "max_concurrent_envs"), None)
-    if kw is None:
-        return AppCapacity(OPENENV_DEFAULT_CAPACITY, rel, call.lineno)
-    return AppCapacity(resolve_int(kw.value, module_assigns(tree)), rel, kw.value.lineno)
+    value, node, _given = call_capacity(call, tree)
+    return AppCapacity(value, rel, getattr(node, "lineno", call.lineno))

@@ -1,4 +1,5 @@
 """Serving one environment from several replicas behind one URL.
 
 - :mod:`envkit.scale.capacity`: how many replicas a number of concurrent sessions needs.
+- :mod:`envkit.scale.k8s`: Kubernetes manifests for a pool (``envkit deploy k8s``).
 """

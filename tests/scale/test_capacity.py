@@ -78,3 +78,22 @@ def test_exactly_one_of_sessions_and_replicas(tmp_path: Path) -> None:
         plan_capacity(_env(tmp_path), sessions=4, replicas=2)
     with pytest.raises(UsageError, match="not an integer"):
         plan_capacity(_env(tmp_path), replicas=2, env_vars={"MAX_CONCURRENT_ENVS": "x"})
+
+
+@pytest.mark.parametrize(
+    ("kw", "expected"),
+    [
+        (", concurrency_config=ConcurrencyConfig(max_concurrent_envs=CAP, session_timeout=60)", 8),
+        (", concurrency_config=CONFIG", 8),
+        (", concurrency_config=ConcurrencyConfig(session_timeout=60)", 1),
+    ],
+)
+def test_capacity_is_read_from_a_concurrency_config_too(
+    tmp_path: Path, kw: str, expected: int
+) -> None:
+    """OpenEnv 0.10's second way, the one that also sets an idle-session timeout."""
+    env = _env(tmp_path, kw)
+    app = env.root / "server" / "app.py"
+    config = "CONFIG = ConcurrencyConfig(max_concurrent_envs=CAP, session_timeout=60)\n"
+    app.write_text(app.read_text().replace("app = ", config + "app = "))
+    assert EnvDir(env.root).capacity.sessions == expected

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from envkit.envdir.app_source import create_app_call, module_assigns, resolve_int
+from envkit.envdir.app_source import call_capacity, create_app_call, module_assigns
 from envkit.envdir.constants import OPENENV_REQUIREMENT
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
@@ -742,12 +742,10 @@ def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
     if call is None:
         ctx.skip(("EK211", "EK213"), "no `create_app(...)` call found")
     else:
-        kw = next((k for k in call.keywords if k.arg == "max_concurrent_envs"), None)
-        capacity = 1 if kw is None else resolve_int(kw.value, module_assigns(tree))
-        node = kw.value if kw is not None else call
+        capacity, node, given = call_capacity(call, tree)
         where = Location(app_rel, node.lineno, node.col_offset + 1)
         if capacity == 1:
-            how = "is 1" if kw is not None else "is not set (OpenEnv's default is 1)"
+            how = "is 1" if given else "is not set (OpenEnv's default is 1)"
             yield CAPACITY_ONE.finding(
                 f"`create_app(max_concurrent_envs=...)` should be at least the trainer's "
                 f"generation batch size; it {how}. A second concurrent session gets "
