@@ -251,7 +251,7 @@ def eval_cmd(
 
 
 # eval_cmd's parameters that --resume accepts: how fast and where the run goes on, never
-# what it plays (envkit.evaluation.resume.RESUME_MAY_CHANGE).
+# what it plays (envkit.evaluation.rundir.RESUME_MAY_CHANGE).
 _RESUME_MAY_CHANGE = frozenset(
     {
         "resume",
@@ -268,12 +268,10 @@ _RESUME_MAY_CHANGE = frozenset(
 
 def _given(ctx: typer.Context, name: str) -> bool:
     """Whether the parameter ``name`` was given (command line or environment variable)."""
-    from click.core import ParameterSource
-
-    return ctx.get_parameter_source(name) in (
-        ParameterSource.COMMANDLINE,
-        ParameterSource.ENVIRONMENT,
-    )
+    # By name: typer's context may come from its own copy of click, whose enum is not
+    # click's.
+    source = ctx.get_parameter_source(name)
+    return getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")
 
 
 def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
@@ -286,7 +284,7 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
     """
     from envkit.errors import UsageError
     from envkit.evaluation import resume
-    from envkit.evaluation.resume import read_run
+    from envkit.evaluation.rundir import read_run
 
     given = [
         max(param.opts, key=len)

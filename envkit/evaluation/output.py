@@ -49,7 +49,7 @@ def run_metadata(
 
     Args:
         options: the resolved settings that decide the episodes (policy, model, seeds, ...:
-            :func:`envkit.evaluation.resume.stored_options`).
+            :func:`envkit.evaluation.rundir.stored_options`).
         environment: ``{"path": str | None, "urls": [str]}`` (``urls`` empty when envkit
             started the server from ``path``).
         started_at: ISO 8601 UTC time the run started.

@@ -140,7 +140,7 @@ def replay(
         ServerStartError: the environment server did not start.
         WireError: the server cannot be reached, or the session was lost twice in a row.
     """
-    from envkit.evaluation.resume import kept_episodes
+    from envkit.evaluation.rundir import kept_episodes
     from envkit.project import EnvProject, env_spec, resolve_python, resolve_timeouts
     from envkit.wire import normalise_url
 

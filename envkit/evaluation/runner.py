@@ -245,7 +245,7 @@ def resume(
         UsageError: ``run_dir`` holds no ``run.json`` of an eval run.
         The rest: as :func:`evaluate`.
     """
-    from envkit.evaluation.resume import resume_options
+    from envkit.evaluation.rundir import resume_options
 
     options, kept, dropped = resume_options(
         Path(run_dir),
@@ -459,7 +459,7 @@ def _start_run_dir(job: _Job, options: EvalOptions, urls: list[str]) -> None:
         DestinationError: the directory cannot be created or written.
     """
     from envkit.evaluation.output import run_metadata, write_run_start
-    from envkit.evaluation.resume import stored_options
+    from envkit.evaluation.rundir import stored_options
 
     out_dir = job.settings.out_dir
     if out_dir is None:

@@ -1,4 +1,5 @@
-"""``envkit eval --resume DIR``: continue a run an earlier process did not finish.
+"""The run directory of ``envkit eval``, and ``envkit eval --resume DIR``: continue a run an
+earlier process did not finish.
 
 The run directory's ``run.json`` (:func:`envkit.evaluation.output.run_metadata`) holds the
 settings that decide the episodes (policy, model, seeds, counts, step cap, environment path
