@@ -48,6 +48,7 @@ class PoolOutcome:
             :class:`envkit.errors.ModelEndpointError`, a worker's unexpected exception), or
             ``None``.
         interrupted: Ctrl-C (KeyboardInterrupt) stopped the run.
+        kept: how many of ``episodes`` an earlier process of the run played (``--resume``).
     """
 
     episodes: list[EpisodeRecord]
@@ -55,6 +56,7 @@ class PoolOutcome:
     capacity: int | None
     fatal: BaseException | None
     interrupted: bool
+    kept: int = 0
 
 
 class _Stopped(Exception):
@@ -136,6 +138,7 @@ class WorkerPool:
             reply_s=settings.timeouts.reply_s,
         )
         self._finished: list[EpisodeRecord] = list(prior or ())
+        self._kept = len(self._finished)
         done = {e.episode for e in self._finished}
         self._todo = [t for t in settings.tasks() if t[0] not in done]
         for task in self._todo:
@@ -249,6 +252,7 @@ class WorkerPool:
             capacity=self._capacity,
             fatal=self._fatal,
             interrupted=self._interrupted,
+            kept=self._kept,
         )
 
 

@@ -159,7 +159,8 @@ class EvalSummary:
             "mean_episode_s": (sum(e.duration_s for e in finished) / len(finished))
             if finished
             else None,
-            "episodes_per_s": len(finished) / wall if wall > 0 else None,
+            # This process's episodes only: a resumed run's kept ones took no time here.
+            "episodes_per_s": (len(finished) - self.outcome.kept) / wall if wall > 0 else None,
         }
 
 
