@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from envkit.cli import _output
 from envkit.cli._options import (
@@ -22,8 +23,19 @@ from envkit.cli._options import (
 
 _BAR = "█"
 
+UrlsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--url",
+        help="A running server, e.g. http://127.0.0.1:8000 or a Space app URL. Repeat it to "
+        "spread sessions over several servers (replicas, Spaces) round-robin.",
+        show_default=False,
+    ),
+]
+
 
 def eval_cmd(
+    ctx: typer.Context,
     path: Annotated[
         Path | None,
         typer.Argument(
@@ -32,7 +44,7 @@ def eval_cmd(
             show_default=False,
         ),
     ] = None,
-    url: UrlOpt = None,
+    url: UrlsOpt = None,
     policy: Annotated[
         str,
         typer.Option(
@@ -161,6 +173,17 @@ def eval_cmd(
     timeout: TimeoutOpt = None,
     startup_timeout: StartupTimeoutOpt = None,
     reply_timeout: ReplyTimeoutOpt = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            metavar="DIR",
+            help="Continue the run in DIR (its run.json settings): keep its finished "
+            "episodes, play only the missing ones. Only -c, --python, --format and the "
+            "timeouts may be given with it.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Play episodes with a model and report rewards, success rate and pass@k.
 
@@ -172,7 +195,10 @@ def eval_cmd(
     (reward 0), never crashes. Ctrl-C writes the episodes finished so far. Exit 1 when an
     episode ended with an environment error. The run stops (exit 2, finished episodes
     written) when --timeout runs out, when 3 sessions in a row get no answer within
-    --reply-timeout, or when the server exits.
+    --reply-timeout, or when the server exits. OUT/run.json keeps the run's settings and
+    each episode is appended to trajectories.jsonl as it finishes: `--resume OUT` continues
+    an interrupted run. `envkit eval replay OUT [PATH | --url URL]` replays the saved
+    episodes against another version and names those whose rewards changed.
 
     Examples:
       envkit eval --model Qwen/Qwen3-4B-Instruct-2507 --episodes 20
@@ -180,40 +206,129 @@ def eval_cmd(
       envkit eval --policy oracle --format json | jq .success_rate
       envkit eval --url https://me-my-env.hf.space --base-url http://127.0.0.1:8080/v1 -m local -g 4
       envkit eval --policy random --timeout 300 --reply-timeout 10
+      envkit eval --url https://me-env-1.hf.space --url https://me-env-2.hf.space -c 16
+      envkit eval --resume evals/my-env-20260101-120000
+      envkit eval replay evals/my-env-20260101-120000 ../my-env-v2
     """
     output = _output.Output(format_)
-    from envkit.evaluation import EvalInterrupted, evaluate
+    if resume is not None:
+        _resume(ctx, resume, output)
+        return
+    from envkit.evaluation import evaluate
 
     prompt = _read_system_prompt(system_prompt)
     if out is None:
-        out = _default_out_dir(path, url)
+        out = _default_out_dir(path, url[0] if url else None)
     progress = _Progress(episodes * group_size)
+    _finish(
+        output,
+        progress,
+        lambda: evaluate(
+            path,
+            url=url or None,
+            policy=policy,
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            episodes=episodes,
+            group_size=group_size,
+            concurrency=concurrency,
+            max_steps=max_steps,
+            temperature=temperature,
+            seed=seed,
+            out_dir=out,
+            system_prompt=prompt,
+            max_tokens=max_tokens,
+            max_retries=max_retries,
+            python=python,
+            timeout_s=timeout,
+            startup_timeout_s=startup_timeout,
+            reply_timeout_s=reply_timeout,
+            on_episode=progress.episode,
+            on_note=progress.note,
+        ),
+    )
+
+
+# eval_cmd's parameters that --resume accepts: how fast and where the run goes on, never
+# what it plays (envkit.evaluation.rundir.RESUME_MAY_CHANGE).
+_RESUME_MAY_CHANGE = frozenset(
+    {
+        "resume",
+        "concurrency",
+        "python",
+        "format_",
+        "timeout",
+        "startup_timeout",
+        "reply_timeout",
+        "max_retries",
+    }
+)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the parameter ``name`` was given (command line or environment variable)."""
+    # By name: typer's context may come from its own copy of click, whose enum is not
+    # click's.
+    source = ctx.get_parameter_source(name)
+    return getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")
+
+
+def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
+    """``--resume DIR``: continue the run with its stored settings, then report over all
+    its episodes.
+
+    Raises:
+        UsageError: an option that would change what the run plays was given, or DIR is not
+            a run directory.
+    """
+    from envkit.errors import UsageError
+    from envkit.evaluation import resume
+    from envkit.evaluation.rundir import read_run
+
+    given = [
+        max(param.opts, key=len)
+        for param in ctx.command.params
+        if param.name and param.name not in _RESUME_MAY_CHANGE and _given(ctx, param.name)
+    ]
+    if given:
+        raise UsageError(
+            f"--resume continues a run with its own settings: {', '.join(given)} cannot be "
+            "given with it.",
+            hint="Drop them (only -c, --python, --format, --max-retries and the timeouts may "
+            "change), or start a new run without --resume.",
+        )
+    planned = read_run(run_dir)["options"]
+    progress = _Progress(int(planned.get("episodes", 1)) * int(planned.get("group_size", 1)))
+    p = ctx.params
+    _finish(
+        output,
+        progress,
+        lambda: resume(
+            run_dir,
+            **{
+                k: p[name]
+                for k, name in (("concurrency", "concurrency"), ("max_retries", "max_retries"))
+                if _given(ctx, name)
+            },
+            python=p["python"],
+            timeout_s=p["timeout"],
+            startup_timeout_s=p["startup_timeout"],
+            reply_timeout_s=p["reply_timeout"],
+            on_episode=progress.episode,
+            on_note=progress.note,
+        ),
+    )
+
+
+def _finish(output: _output.Output, progress: _Progress, run: Callable[[], Any]) -> None:
+    """Run the evaluation under the progress display, render it and exit with its code
+    (130 after Ctrl-C, with the partial summary)."""
+    from envkit.evaluation import EvalInterrupted
+
     try:
         with progress:
-            result = evaluate(
-                path,
-                url=url,
-                policy=policy,
-                model=model,
-                base_url=base_url,
-                api_key_env=api_key_env,
-                episodes=episodes,
-                group_size=group_size,
-                concurrency=concurrency,
-                max_steps=max_steps,
-                temperature=temperature,
-                seed=seed,
-                out_dir=out,
-                system_prompt=prompt,
-                max_tokens=max_tokens,
-                max_retries=max_retries,
-                python=python,
-                timeout_s=timeout,
-                startup_timeout_s=startup_timeout,
-                reply_timeout_s=reply_timeout,
-                on_episode=progress.episode,
-                on_note=progress.note,
-            )
+            result = run()
     except EvalInterrupted as exc:
         _render(exc.result, output)
         _output.warn(
@@ -413,5 +528,155 @@ def _render_histogram(bins: list[tuple[float, float, int]], n: int) -> None:
         err.print(f"  {left:8.3f} – {right:<8.3f} │{bar} {count}", markup=False)
 
 
+def replay_cmd(
+    run_dir: Annotated[
+        Path,
+        typer.Argument(help="An `envkit eval` run directory (its --out).", show_default=False),
+    ],
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The environment version to check; its server is started on a free "
+            "127.0.0.1 port and stopped afterwards \\[default: . unless --url].",
+            show_default=False,
+        ),
+    ] = None,
+    url: UrlOpt = None,
+    format_: FormatOpt = Format.TEXT,
+    python: PythonOpt = None,
+    startup_timeout: StartupTimeoutOpt = None,
+    reply_timeout: ReplyTimeoutOpt = None,
+) -> None:
+    """Replay a run's saved episodes against another version of the environment; name the
+    episodes whose rewards changed.
+
+    Each saved episode is reset with its seed and sent the actions it sent, in order; the
+    rewards (and done) of every step are compared with the saved ones. Each episode is
+    replayed twice first: when the two replays differ, the environment is not deterministic
+    for that episode and it is reported as such, not as changed. Exit 1 when an episode
+    changed, 0 when none did: a regression check before a push.
+
+    Examples:
+      envkit eval replay evals/my-env-20260101-120000 .
+      envkit eval replay evals/run1 --url http://127.0.0.1:8000 --format json
+    """
+    from envkit.evaluation.replay import replay
+
+    output = _output.Output(format_)
+    progress = _ReplayProgress()
+    report = replay(
+        run_dir,
+        path,
+        url=url,
+        python=python,
+        startup_timeout_s=startup_timeout,
+        reply_timeout_s=reply_timeout,
+        on_episode=progress.episode,
+    )
+    _render_replay(report, output)
+    raise typer.Exit(int(report.exit_code))
+
+
+class _ReplayProgress:
+    """One line per replayed episode on stderr."""
+
+    def episode(self, result: Any, done: int, total: int) -> None:
+        _output.err.print(
+            f"replayed {done}/{total}  episode {result.episode}  seed {result.seed}  "
+            f"{result.status}",
+            markup=False,
+        )
+
+
+def _render_replay(report: Any, output: _output.Output) -> None:
+    """The replay report: JSON with ``--format json``, else one line per episode that
+    changed or is not deterministic, then the counts."""
+    from envkit.evaluation.replay import (
+        CHANGED,
+        MAX_CHANGES_SHOWN,
+        NONDETERMINISTIC,
+        SAME,
+        SKIPPED,
+    )
+
+    if output.is_json:
+        output.data(report.to_json())
+        return
+    o = _output.out
+    o.print(
+        f"envkit eval replay: {len(report.episodes)} episodes of {report.run_dir} against "
+        f"{report.target}",
+        markup=False,
+    )
+    for e in report.episodes:
+        if e.status not in (CHANGED, NONDETERMINISTIC):
+            continue
+        o.print(
+            f"{e.status:<18} episode {e.episode} (seed {e.seed}): return "
+            f"{e.saved_return:.4g} -> {_fmt(e.new_return, '.4g')}",
+            markup=False,
+        )
+        first, second = ("saved", "new") if e.status == CHANGED else ("replay 1", "replay 2")
+        for c in e.changes[:MAX_CHANGES_SHOWN]:
+            o.print(
+                f"    step {c['step']}: {first} {_entry(c['saved'])}, {second} {_entry(c['new'])}",
+                markup=False,
+            )
+        if len(e.changes) > MAX_CHANGES_SHOWN:
+            o.print(f"    ... {len(e.changes) - MAX_CHANGES_SHOWN} more step(s)", markup=False)
+    counts = {s: len(report.with_status(s)) for s in (SAME, CHANGED, NONDETERMINISTIC, SKIPPED)}
+    o.print(
+        f"changed {counts[CHANGED]}, not deterministic {counts[NONDETERMINISTIC]}, "
+        f"unchanged {counts[SAME]}, skipped {counts[SKIPPED]}",
+        markup=False,
+    )
+
+
+def _entry(entry: dict[str, Any] | None) -> str:
+    """One trace entry as text: ``reward 0.5`` (``, done``), ``error CODE`` or ``(none)``."""
+    if entry is None:
+        return "(no step)"
+    if "error" in entry:
+        return f"error {entry['error']}"
+    reward = entry.get("reward")
+    text = f"reward {reward:.6g}" if isinstance(reward, (int, float)) else f"reward {reward}"
+    return text + (", done" if entry.get("done") else "")
+
+
+class _EvalCommand(TyperCommand):
+    """``envkit eval``: a command (so ``envkit eval PATH`` and ``envkit eval --help`` stay as
+    they were) whose first argument ``replay`` hands the rest to ``envkit eval replay``. A
+    group would take PATH for a subcommand name; to evaluate a directory named ``replay``,
+    write ``./replay``."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
+    ) -> Any:
+        if args and args[0] == "replay":
+            from envkit.cli._group import value_names
+
+            command = _replay_command()
+            if parent is not None:
+                value_names(command, parent)
+            return command.make_context(
+                f"{info_name or 'eval'} replay", args[1:], parent=parent, **extra
+            )
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+
+_HANDLED: list[Callable] = []  # the CLI's error handler, kept by register()
+
+
+def _replay_command() -> Any:
+    """``replay_cmd`` as a click command, wrapped in the CLI's error handler."""
+    sub = typer.Typer(rich_markup_mode="rich")
+    wrap = _HANDLED[0] if _HANDLED else (lambda f: f)
+    sub.command("replay", context_settings={"help_option_names": ["-h", "--help"]})(
+        wrap(replay_cmd)
+    )
+    return typer.main.get_command(sub)
+
+
 def register(app: typer.Typer, handled: Callable) -> None:
-    app.command("eval")(handled(eval_cmd))
+    _HANDLED[:] = [handled]
+    app.command("eval", cls=_EvalCommand)(handled(eval_cmd))

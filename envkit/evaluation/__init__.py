@@ -16,6 +16,7 @@ from envkit.evaluation.runner import (
     EvalInterrupted,
     EvalResult,
     evaluate,
+    resume,
 )
 from envkit.evaluation.stats import histogram, pass_at_k
 
@@ -36,4 +37,5 @@ __all__ = [
     "evaluate",
     "histogram",
     "pass_at_k",
+    "resume",
 ]

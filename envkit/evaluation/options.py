@@ -9,7 +9,7 @@ and the process environment (model, interpreter, timeouts) is
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from envkit.envdir.constants import EVAL_MAX_STEPS
@@ -26,10 +26,11 @@ DEFAULT_MAX_RETRIES = 4
 @dataclass(frozen=True)
 class EvalOptions:
     """The arguments of :func:`envkit.evaluation.evaluate`, unresolved (its docstring says
-    what each means); ``path`` is the environment directory and ``out_dir`` the output one."""
+    what each means); ``path`` is the environment directory and ``out_dir`` the output one.
+    ``url`` is one base URL or several (replicas: sessions are spread over them)."""
 
     path: str | os.PathLike[str] | None = None
-    url: str | None = None
+    url: str | Sequence[str] | None = None
     policy: str = "openai"
     model: str | None = None
     base_url: str | None = None
@@ -50,6 +51,13 @@ class EvalOptions:
     reply_timeout_s: float | None = None
     on_episode: Callable[[EpisodeRecord, int, int], None] | None = None
     on_note: Callable[[str], None] | None = None
+
+    @property
+    def urls(self) -> list[str]:
+        """``url`` as a list: empty when no URL was given (envkit starts the server)."""
+        if self.url is None:
+            return []
+        return [self.url] if isinstance(self.url, str) else [u for u in self.url if u]
 
     def check_counts(self) -> None:
         """Check the counts before anything is loaded or started.

@@ -2,10 +2,13 @@
 the shared stop conditions, and the episodes they play.
 
 Sessions go over the WebSocket (:class:`envkit.wire.EnvSession`), one per worker thread; up to
-``concurrency`` workers run in parallel, capped by the server's capacity (a session refused
-with CAPACITY_REACHED is closed and the run goes on with fewer; :func:`envkit.wire.open_sessions`,
-docs/protocol.md). Every answer of the server is awaited at most ``reply_timeout_s``; three
-lost sessions in a row, a server that exits, or the ``timeout_s`` budget stop the run.
+``concurrency`` workers run in parallel. With several URLs (replicas, several Spaces) session
+``i`` goes to URL ``i mod n`` (round-robin). A session refused with CAPACITY_REACHED is tried
+on the other URLs, then again after a short backoff (:data:`CAPACITY_RETRIES` rounds: behind
+a balancer a new connection may land on another replica); only then does the server's
+capacity cap the concurrency and the run goes on with fewer (docs/protocol.md). Every answer
+of the server is awaited at most ``reply_timeout_s``; three lost sessions in a row, a server
+that exits, or the ``timeout_s`` budget stop the run.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from envkit.wire import EnvSession, Refusal
 MAX_SESSION_LOSSES = 3  # lost sessions in a row (over all workers) that stop the run
 RESULT_POLL_S = 0.2  # how often the main thread checks the budget and the server, seconds
 _SUCCESS_EPS = 1e-9
+CAPACITY_RETRIES = 3  # more rounds over the URLs after a CAPACITY_REACHED refusal
+CAPACITY_BACKOFF_S = 0.25  # seconds before the first retry round; doubles each round
+REPLICAS_HINT = "or add replicas (`envkit run --docker --replicas N`)"
 
 Task = tuple[int, int, int, int]  # (episode, group, member, seed): EvalSettings.tasks()
 
@@ -42,6 +48,7 @@ class PoolOutcome:
             :class:`envkit.errors.ModelEndpointError`, a worker's unexpected exception), or
             ``None``.
         interrupted: Ctrl-C (KeyboardInterrupt) stopped the run.
+        kept: how many of ``episodes`` an earlier process of the run played (``--resume``).
     """
 
     episodes: list[EpisodeRecord]
@@ -49,6 +56,7 @@ class PoolOutcome:
     capacity: int | None
     fatal: BaseException | None
     interrupted: bool
+    kept: int = 0
 
 
 class _Stopped(Exception):
@@ -69,7 +77,7 @@ class _Ctx:
 
     max_steps: int
     hi: float
-    url: str
+    urls: list[str]
     reply_s: float
     tasks: queue.Queue = field(default_factory=queue.Queue)
     results: queue.Queue = field(default_factory=queue.Queue)
@@ -94,25 +102,29 @@ class WorkerPool:
 
     Args:
         settings: the run's settings (tasks, ``concurrency``, ``max_steps``, reply timeout).
-        url: the server's base URL.
+        urls: the servers' base URLs (>= 1; sessions are spread over them round-robin).
         hi: the manifest's maximum reward (an episode succeeds when a step reaches it).
         deadline: ``time.perf_counter()`` value at which the ``--timeout`` budget runs out,
             or ``None``.
         server: the :class:`envkit.server.ServerProcess` envkit started (watched: the run
             stops when it exits), or ``None``.
         notes: gets a note when the server's capacity caps the concurrency.
-        on_episode: called in the calling thread as ``on_episode(record, finished, total)``.
+        on_episode: called in the calling thread as ``on_episode(record, finished, total)``;
+            ``finished`` counts ``prior`` too.
+        prior: episodes an earlier process of this run finished (``--resume``): their tasks
+            are not played again and they are part of :meth:`outcome`.
     """
 
     def __init__(
         self,
         settings: EvalSettings,
-        url: str,
+        urls: list[str],
         hi: float,
         deadline: float | None,
         server: Any,
         notes: Notes,
         on_episode: Callable[[EpisodeRecord, int, int], None] | None,
+        prior: list[EpisodeRecord] | None = None,
     ):
         self.settings = settings
         self._deadline = deadline
@@ -120,11 +132,17 @@ class WorkerPool:
         self._notes = notes
         self._on_episode = on_episode
         self._ctx = _Ctx(
-            max_steps=settings.max_steps, hi=float(hi), url=url, reply_s=settings.timeouts.reply_s
+            max_steps=settings.max_steps,
+            hi=float(hi),
+            urls=list(urls),
+            reply_s=settings.timeouts.reply_s,
         )
-        for task in settings.tasks():
+        self._finished: list[EpisodeRecord] = list(prior or ())
+        self._kept = len(self._finished)
+        done = {e.episode for e in self._finished}
+        self._todo = [t for t in settings.tasks() if t[0] not in done]
+        for task in self._todo:
             self._ctx.tasks.put(task)
-        self._finished: list[EpisodeRecord] = []
         self._sessions: list[EnvSession] = []
         self._policies: list[EpisodePolicy] = []
         self._holders: list[dict[str, Any]] = []
@@ -138,16 +156,19 @@ class WorkerPool:
         in :meth:`outcome`; other exceptions propagate."""
         settings = self.settings
         try:
-            self._sessions, self._capacity = _open_sessions(
-                self._ctx.url,
-                min(settings.concurrency, settings.total),
+            if not self._todo:
+                return
+            opened, self._capacity = _open_sessions(
+                self._ctx.urls,
+                min(settings.concurrency, len(self._todo)),
                 self._ctx.reply_s,
                 self._notes,
             )
+            self._sessions = [session for session, _ in opened]
             for _ in self._sessions:
                 self._policies.append(make_policy())
-            for session, policy in zip(self._sessions, self._policies):
-                holder = {"session": session}
+            for (session, url), policy in zip(opened, self._policies):
+                holder = {"session": session, "url": url}
                 self._holders.append(holder)
                 threading.Thread(
                     target=_worker,
@@ -231,53 +252,118 @@ class WorkerPool:
             capacity=self._capacity,
             fatal=self._fatal,
             interrupted=self._interrupted,
+            kept=self._kept,
         )
 
 
 # -- sessions --------------------------------------------------------------------------------
 
 
-def _capacity_error(refusal: Refusal, url: str) -> WireError:
+def _capacity_error(refusal: Refusal, urls: list[str]) -> WireError:
     data = refusal.data
+    where = f"The server at {urls[0]}" if len(urls) == 1 else f"Every one of {len(urls)} servers"
     return WireError(
-        f"The server at {url} refused every session: CAPACITY_REACHED "
+        f"{where} refused every session: CAPACITY_REACHED "
         f"({data.get('active_sessions', '?')}/{data.get('max_sessions', '?')} sessions active).",
         hint="Close other clients (leaked sessions hold slots until the server restarts, "
-        "huggingface/OpenEnv#1000) or raise max_concurrent_envs in server/app.py.",
+        "huggingface/OpenEnv#1000), raise max_concurrent_envs in server/app.py, "
+        f"{REPLICAS_HINT}.",
     )
 
 
 def _open_sessions(
-    url: str, want: int, reply_s: float, notes: Notes
-) -> tuple[list[EnvSession], int | None]:
-    """Sessions for the workers (:func:`envkit.wire.open_sessions`) and the capacity that
-    capped them (or ``None``); CAPACITY_REACHED caps the concurrency with a note.
+    urls: list[str], want: int, reply_s: float, notes: Notes
+) -> tuple[list[tuple[EnvSession, str]], int | None]:
+    """Sessions for the workers, each with its server's base URL, and the capacity that
+    capped them (or ``None``); CAPACITY_REACHED (after the retries of :func:`_open_one`)
+    caps the concurrency with a note.
+
+    Args:
+        urls: base URLs; session ``i`` tries ``urls[i % n]`` first.
+        want: sessions wanted, >= 1.
+        reply_s: seconds for connecting and for each probe's answer.
+        notes: gets the capacity note.
 
     Raises:
-        WireError: the server refused the first session, or refused one for another reason.
+        WireError: every URL refused the first session, or one refused a session for
+            another reason (or could not be reached).
+        WireTimeout: a probe got no answer (the server hangs). Sessions opened so far are
+            closed first.
     """
-    from envkit.wire import CAPACITY_REACHED, open_sessions
+    from envkit.wire import CAPACITY_REACHED
 
-    pool = open_sessions(url, want, timeout_s=reply_s)
-    refusal = pool.refusal
+    opened: list[tuple[EnvSession, str]] = []
+    refusal: Refusal | None = None
+    try:
+        for i in range(want):
+            got, refusal = _open_one(urls, i, reply_s)
+            if got is None:
+                break
+            opened.append(got)
+    except BaseException:
+        for session, _ in opened:
+            session.close()
+        raise
     if refusal is None:
-        return pool.sessions, None
-    if refusal.code == CAPACITY_REACHED and pool.sessions:
+        return opened, None
+    if refusal.code == CAPACITY_REACHED and opened:
         notes.add(
-            f"--concurrency {want} capped to {len(pool.sessions)}: the server answered "
-            f"CAPACITY_REACHED for session {len(pool.sessions) + 1} (max_sessions="
+            f"--concurrency {want} capped to {len(opened)}: the server answered "
+            f"CAPACITY_REACHED for session {len(opened) + 1} (max_sessions="
             f"{refusal.data.get('max_sessions', '?')}, "
-            f"active={refusal.data.get('active_sessions', '?')}). Raise "
-            "max_concurrent_envs to run more in parallel."
+            f"active={refusal.data.get('active_sessions', '?')}), also after "
+            f"{CAPACITY_RETRIES} retries. Raise max_concurrent_envs to run more in parallel, "
+            f"{REPLICAS_HINT}."
         )
-        return pool.sessions, refusal.capacity
-    pool.close()
+        return opened, refusal.capacity
+    for session, _ in opened:
+        session.close()
     if refusal.code == CAPACITY_REACHED:
-        raise _capacity_error(refusal, url)
+        raise _capacity_error(refusal, urls)
+    where = refusal.data.get("url", urls[0])
     raise WireError(
-        f"The server at {url} refused a session: {refusal.code}: {refusal.message}.",
+        f"The server at {where} refused a session: {refusal.code}: {refusal.message}.",
         hint="Check the server log; `envkit validate` diagnoses sessions.",
     )
+
+
+def _open_one(
+    urls: list[str], start: int, reply_s: float
+) -> tuple[tuple[EnvSession, str] | None, Refusal | None]:
+    """One probed session: ``urls[start % n]`` first, then the next URLs; when all answer
+    CAPACITY_REACHED, :data:`CAPACITY_RETRIES` more rounds after a doubling backoff.
+
+    Returns:
+        ``((session, url), None)``, or ``(None, refusal)``: the last CAPACITY_REACHED, or the
+        first other refusal (``CONNECT_FAILED`` with the URL when none answers).
+
+    Raises:
+        WireTimeout: a probe got no answer.
+    """
+    from envkit.wire import CAPACITY_REACHED, CONNECT_FAILED, probe_session
+
+    refusal: Refusal | None = None
+    for attempt in range(CAPACITY_RETRIES + 1):
+        if attempt:
+            time.sleep(CAPACITY_BACKOFF_S * 2 ** (attempt - 1))
+        for k in range(len(urls)):
+            url = urls[(start + k) % len(urls)]
+            try:
+                session = EnvSession(url, timeout_s=reply_s)
+            except WireError as exc:
+                return None, Refusal(CONNECT_FAILED, {"message": exc.message, "url": url})
+            try:
+                refusal = probe_session(session)
+            except BaseException:
+                session.close()
+                raise
+            if refusal is None:
+                return (session, url), None
+            session.close()
+            if refusal.code != CAPACITY_REACHED:
+                refusal.data.setdefault("url", url)
+                return None, refusal
+    return None, refusal
 
 
 def _error_text(exc: Any) -> str:
@@ -311,7 +397,7 @@ def _worker(session: EnvSession, policy: EpisodePolicy, ctx: _Ctx, holder: dict[
             except _Lost as lost:
                 if ctx.stop.is_set():
                     return
-                fresh = _after_loss(session, task, lost, ctx)
+                fresh = _after_loss(session, holder["url"], task, lost, ctx)
                 if fresh is None:
                     return
                 session = holder["session"] = fresh
@@ -328,8 +414,11 @@ def _worker(session: EnvSession, policy: EpisodePolicy, ctx: _Ctx, holder: dict[
         ctx.results.put(("done", None))
 
 
-def _after_loss(session: EnvSession, task: Task, lost: _Lost, ctx: _Ctx) -> EnvSession | None:
-    """Record the episode a transport failure ended, then open one fresh session, unless
+def _after_loss(
+    session: EnvSession, url: str, task: Task, lost: _Lost, ctx: _Ctx
+) -> EnvSession | None:
+    """Record the episode a transport failure ended, then open one fresh session on the same
+    ``url``, unless
     sessions keep getting lost (a hung or crashing server): then report the abort and return
     ``None``."""
     episode, group, member, seed = task
@@ -353,7 +442,7 @@ def _after_loss(session: EnvSession, task: Task, lost: _Lost, ctx: _Ctx) -> EnvS
         ctx.results.put(("fatal", aborted))
         return None
     session.close()
-    return EnvSession(ctx.url, timeout_s=ctx.reply_s)
+    return EnvSession(url, timeout_s=ctx.reply_s)
 
 
 def _play(session: EnvSession, policy: EpisodePolicy, task: Task, ctx: _Ctx) -> EpisodeRecord:

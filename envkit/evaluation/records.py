@@ -141,6 +141,28 @@ class StepRecord:
             out["parse_error"] = True
         return out
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StepRecord:
+        """The step :meth:`to_json` wrote (a ``trajectories.jsonl`` step object).
+
+        Raises:
+            KeyError, TypeError: ``data`` is not such an object.
+        """
+        return cls(
+            step=int(data["step"]),
+            action=data["action"],
+            policy_latency_s=data.get("policy_latency_s"),
+            reply=data.get("reply"),
+            usage=data.get("usage"),
+            observation=data.get("observation"),
+            reward=data.get("reward"),
+            done=bool(data.get("done", False)),
+            latency_s=data.get("latency_s"),
+            error=data.get("error"),
+            error_code=data.get("error_code"),
+            parse_error=bool(data.get("parse_error", False)),
+        )
+
 
 @dataclass
 class EpisodeRecord:
@@ -196,3 +218,30 @@ class EpisodeRecord:
             "steps_taken": self.steps_taken,
             "duration_s": self.duration_s,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EpisodeRecord:
+        """The episode :meth:`to_json` wrote (a line of ``trajectories.jsonl``), so that a
+        resumed run summarises the episodes an earlier process finished.
+
+        Raises:
+            KeyError, TypeError, ValueError: ``data`` is not such a record (a line cut short
+                by a killed process parses as JSON only by accident, and then lacks keys).
+        """
+        if not isinstance(data.get("steps"), list):
+            raise TypeError("`steps` is not a list")
+        return cls(
+            episode=int(data["episode"]),
+            group=int(data["group"]),
+            member=int(data["member"]),
+            seed=int(data["seed"]),
+            reset=data["reset"],
+            steps=[StepRecord.from_json(s) for s in data["steps"]],
+            error=data["error"],
+            return_=float(data["return"]),
+            max_reward=data["max_reward"],
+            success=bool(data["success"]),
+            done=bool(data["done"]),
+            truncated=bool(data["truncated"]),
+            duration_s=float(data["duration_s"]),
+        )

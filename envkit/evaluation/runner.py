@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,7 @@ __all__ = [
     "EvalInterrupted",
     "EvalResult",
     "evaluate",
+    "resume",
     "run_evaluation",
 ]
 
@@ -67,7 +68,7 @@ STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for a hung ste
 def evaluate(
     path: str | os.PathLike[str] | None = None,
     *,
-    url: str | None = None,
+    url: str | Sequence[str] | None = None,
     policy: str = "openai",
     model: str | None = None,
     base_url: str | None = None,
@@ -95,7 +96,9 @@ def evaluate(
         path: environment directory. Without ``url`` its server is started on a free port of
             127.0.0.1 and stopped afterwards; with ``url`` only its manifest is read (reward
             range, oracle, max_steps). Defaults to ``.`` when ``url`` is not given.
-        url: a running server (``http://host:port`` or a Space app URL).
+        url: a running server (``http://host:port`` or a Space app URL), or several
+            (replicas, several Spaces of one environment): sessions are spread over them
+            round-robin.
         policy: ``"openai"``, ``"random"``, ``"oracle"`` (the manifest's
             ``envkit.oracle``) or ``"module:callable"`` (run in the environment's
             interpreter with the environment directory on ``sys.path``).
@@ -112,8 +115,9 @@ def evaluate(
         temperature: sampling temperature for ``openai``; default 0.0 when ``group_size`` is
             1, else 1.0 (identical rollouts make groups pointless).
         seed: first reset seed, >= 0; also seeds the ``random`` policy.
-        out_dir: directory for ``trajectories.jsonl``, ``summary.json``, ``rewards.png``
-            (written atomically); ``None`` writes nothing.
+        out_dir: the run directory: ``run.json`` (the run's settings, for ``--resume``),
+            ``trajectories.jsonl`` (appended per finished episode), ``summary.json``,
+            ``rewards.png``; ``None`` writes nothing.
         system_prompt: replaces the system prompt derived from ``/schema``.
         max_tokens: completion token cap sent to the endpoint (``None``: not sent).
         max_retries: retries of a failed model call (429, 5xx, connection) with the openai
@@ -208,12 +212,67 @@ class _Job:
     on_episode: Callable[[EpisodeRecord, int, int], None] | None
     started_at: _dt.datetime
     t_start: float  # time.perf_counter() at the start; the --timeout budget counts from it
+    prior: tuple[EpisodeRecord, ...] = ()  # episodes kept from the interrupted run (--resume)
 
 
-def run_evaluation(options: EvalOptions) -> EvalResult:
+def resume(
+    run_dir: str | os.PathLike[str],
+    *,
+    concurrency: int | None = None,
+    python: str | None = None,
+    timeout_s: float | None = None,
+    startup_timeout_s: float | None = None,
+    reply_timeout_s: float | None = None,
+    max_retries: int | None = None,
+    on_episode: Callable[[EpisodeRecord, int, int], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> EvalResult:
+    """Continue the run in ``run_dir`` (``envkit eval --resume DIR``): its stored settings
+    (``run.json``), its finished episodes kept, only the missing ones played, all of them
+    summarised. A line of ``trajectories.jsonl`` cut off by a killed process is dropped and
+    its episode played again.
+
+    Args:
+        run_dir: the directory an earlier :func:`evaluate` wrote (its ``out_dir``).
+        concurrency, python, timeout_s, startup_timeout_s, reply_timeout_s, max_retries:
+            as for :func:`evaluate`; ``None`` keeps the stored value.
+        on_episode, on_note: as for :func:`evaluate` (``finished`` counts kept episodes).
+
+    Returns:
+        :class:`EvalResult` over every episode of the run.
+
+    Raises:
+        UsageError: ``run_dir`` holds no ``run.json`` of an eval run.
+        The rest: as :func:`evaluate`.
+    """
+    from envkit.evaluation.rundir import resume_options
+
+    options, kept, dropped = resume_options(
+        Path(run_dir),
+        concurrency=concurrency,
+        python=python,
+        timeout_s=timeout_s,
+        startup_timeout_s=startup_timeout_s,
+        reply_timeout_s=reply_timeout_s,
+        max_retries=max_retries,
+        on_episode=on_episode,
+        on_note=on_note,
+    )
+    return run_evaluation(options, prior=kept, dropped=dropped)
+
+
+def run_evaluation(
+    options: EvalOptions, prior: Sequence[EpisodeRecord] = (), dropped: int = 0
+) -> EvalResult:
     """:func:`evaluate` with its arguments grouped (same returns and raises).
 
     Everything that can be checked is checked before the server starts.
+
+    Args:
+        options: the run's arguments.
+        prior: episodes an earlier process of the same run finished (``--resume``): kept,
+            written back first, not played again, and summarised with the new ones.
+        dropped: lines of the earlier ``trajectories.jsonl`` that were cut off (noted).
     """
     t_start = time.perf_counter()
     started_at = _dt.datetime.now(_dt.UTC)
@@ -222,6 +281,12 @@ def run_evaluation(options: EvalOptions) -> EvalResult:
     from envkit.wire import normalise_url
 
     notes = Notes(options.on_note)
+    if prior or dropped:
+        total = options.episodes * options.group_size
+        notes.add(
+            f"Resumed: {len(prior)} finished episode(s) kept, {total - len(prior)} to play"
+            + (f"; {dropped} cut-off line(s) of trajectories.jsonl dropped." if dropped else ".")
+        )
     if options.policy == "openai":
         require_model(options)  # a bare `envkit eval` learns of oracle and random first
     target = _load_target(options)
@@ -235,7 +300,7 @@ def run_evaluation(options: EvalOptions) -> EvalResult:
     if plan.name == "openai":
         # Seconds here save the server's start-up (up to a minute) on a wrong --base-url.
         probe_endpoint(plan, max_retries=options.max_retries)
-    runs_env_code = options.url is None or plan.callable_spec is not None
+    runs_env_code = not options.urls or plan.callable_spec is not None
     # The interpreter is resolved here, once, and handed to the server and the policy.
     python = resolve_python(target.root, options.python) if runs_env_code else None
     job = _Job(
@@ -246,14 +311,17 @@ def run_evaluation(options: EvalOptions) -> EvalResult:
         on_episode=options.on_episode,
         started_at=started_at,
         t_start=t_start,
+        prior=tuple(prior),
     )
+    urls = [normalise_url(u) for u in options.urls]
+    _start_run_dir(job, options, urls)
     server = None
     try:
-        if options.url is None:
+        if not urls:
             server = _start_server(target, python)
             server_start_s = server.wait_healthy(timeout_s=timeouts.startup_s)
-            return _run(job, server.url, server, server_start_s)
-        return _run(job, normalise_url(options.url), None, None)
+            return _run(job, [server.url], server, server_start_s)
+        return _run(job, urls, None, None)
     finally:
         if server is not None:
             server.stop()
@@ -268,7 +336,7 @@ def _load_target(options: EvalOptions) -> _Target:
     from envkit.project import EnvProject, env_spec
 
     project = None
-    if options.url is None or options.path is not None:
+    if not options.urls or options.path is not None:
         project = EnvProject.load(options.path if options.path is not None else ".")
     manifest = project.manifest if project else None
     spec = env_spec(manifest)
@@ -383,18 +451,64 @@ def _policy_factory(job: _Job, env_url: str) -> PolicyFactory:
     return PolicyFactory.create(job.settings, job.plan, schemas, metadata, job.target.root)
 
 
-def _run(job: _Job, env_url: str, server: Any, server_start_s: float | None) -> EvalResult:
-    """Play the run on the server at ``env_url``, write its files, and return or raise."""
+def _start_run_dir(job: _Job, options: EvalOptions, urls: list[str]) -> None:
+    """Write ``run.json`` and the kept episodes into the run directory before the server
+    starts (nothing without ``out_dir``), so even a run killed at once can be resumed.
+
+    Raises:
+        DestinationError: the directory cannot be created or written.
+    """
+    from envkit.evaluation.output import run_metadata, write_run_start
+    from envkit.evaluation.rundir import stored_options
+
+    out_dir = job.settings.out_dir
+    if out_dir is None:
+        return
+    target = job.target
+    environment = {
+        # With --url too: the directory whose manifest (reward range, oracle) was read.
+        "path": str(target.project.root) if target.project else None,
+        "urls": urls,
+        "name": target.manifest.name if target.manifest else None,
+    }
+    meta = run_metadata(
+        stored_options(job.settings, options),
+        environment,
+        started_at=job.started_at.isoformat(timespec="seconds"),
+    )
+    write_run_start(out_dir, meta, [e.to_json() for e in job.prior])
+
+
+def _recording(job: _Job) -> Callable[[EpisodeRecord, int, int], None]:
+    """``on_episode`` that first appends the episode to ``trajectories.jsonl`` (flushed), then
+    calls the caller's ``on_episode``."""
+    from envkit.evaluation.output import append_record
+
+    out_dir, then = job.settings.out_dir, job.on_episode
+
+    def on_episode(record: EpisodeRecord, finished: int, total: int) -> None:
+        if out_dir is not None:
+            append_record(out_dir, record.to_json())
+        if then is not None:
+            then(record, finished, total)
+
+    return on_episode
+
+
+def _run(job: _Job, urls: list[str], server: Any, server_start_s: float | None) -> EvalResult:
+    """Play the run on the servers at ``urls``, write its files, and return or raise."""
     settings = job.settings
+    env_url = urls[0]
     factory = _policy_factory(job, env_url)
     pool = WorkerPool(
         settings,
-        env_url,
+        urls,
         hi=job.target.reward_range[1],
         deadline=settings.timeouts.deadline(job.t_start),
         server=server,
         notes=job.notes,
-        on_episode=job.on_episode,
+        on_episode=_recording(job),
+        prior=list(job.prior),
     )
     try:
         pool.run(factory.make)
@@ -409,6 +523,7 @@ def _run(job: _Job, env_url: str, server: Any, server_start_s: float | None) -> 
         name=target.manifest.name if target.manifest else None,
         path=str(target.project.root) if target.project else None,
         url=env_url,
+        urls=tuple(urls),
         started_by_envkit=server is not None,
         reward_range=target.reward_range,
     )

@@ -15,7 +15,13 @@ from typing import Any
 
 from envkit.errors import ExitCode
 from envkit.evaluation import stats as _stats
-from envkit.evaluation.output import atomic_write, summary_bytes, trajectories_bytes, write_plot
+from envkit.evaluation.output import (
+    TRAJECTORIES_FILE,
+    atomic_write,
+    summary_bytes,
+    trajectories_bytes,
+    write_plot,
+)
 from envkit.evaluation.pool import PoolOutcome
 from envkit.evaluation.records import EpisodeRecord, EvalSettings
 
@@ -66,6 +72,7 @@ class EnvFacts:
         url: the server's base URL.
         started_by_envkit: envkit started (and stopped) the server.
         reward_range: ``(lo, hi)`` of the manifest (``(0.0, 1.0)`` without one).
+        urls: every server the sessions were spread over (``url`` is the first).
     """
 
     name: str | None
@@ -73,6 +80,7 @@ class EnvFacts:
     url: str
     started_by_envkit: bool
     reward_range: tuple[float, float]
+    urls: tuple[str, ...] = ()
 
 
 @dataclass
@@ -119,6 +127,7 @@ class EvalSummary:
                 "name": env.name,
                 "path": env.path,
                 "url": env.url,
+                "urls": list(env.urls or (env.url,)),
                 "server_started_by_envkit": env.started_by_envkit,
                 "reward_range": list(env.reward_range),
                 "capacity": outcome.capacity,
@@ -150,7 +159,8 @@ class EvalSummary:
             "mean_episode_s": (sum(e.duration_s for e in finished) / len(finished))
             if finished
             else None,
-            "episodes_per_s": len(finished) / wall if wall > 0 else None,
+            # This process's episodes only: a resumed run's kept ones took no time here.
+            "episodes_per_s": (len(finished) - self.outcome.kept) / wall if wall > 0 else None,
         }
 
 
@@ -171,7 +181,7 @@ def write_files(
     out_dir = result.out_dir
     if out_dir is None:
         return
-    traj = out_dir / "trajectories.jsonl"
+    traj = out_dir / TRAJECTORIES_FILE
     atomic_write(traj, trajectories_bytes(records))
     result.files["trajectories"] = traj
     plot = out_dir / "rewards.png"

@@ -268,3 +268,53 @@ def test_single_turn_templates_ship_no_adapter(built_envs):
         readme = (built_envs[template].path / "README.md").read_text()
         assert "environment_factory=" in readme and "def env_reward" in readme
         assert Path(built_envs[template].path / "trl_env.py").is_file()
+
+
+REPLICAS = r'''
+import json
+from {package}.trl_env import {cls}
+
+a, b = {cls}(), {cls}()             # ENV_URLS=A,B: a on A, b on B (one slot each)
+a.reset(seed=0)
+b.reset(seed=1)
+log = [a._url, b._url]
+try:
+    {cls}().reset(seed=2)           # round-robin: back to A, whose only slot a holds
+    log.append("third accepted")
+except ConnectionError as exc:
+    log.append(str(exc))
+print(json.dumps(log))
+'''
+
+
+def test_env_urls_spreads_instances_over_servers(with_transformers):
+    """`ENV_URLS=A,B`: instances open their sessions round-robin on A and B (seen in each
+    server's log), so two servers with one slot each hold two sessions; the third instance
+    is A's again and is refused there."""
+    from envkit.manifest import read_manifest
+    from envkit.server import start_server
+
+    env = with_transformers["guess"]
+    package, class_name = _package(env)
+    app = read_manifest(env.path).app
+    servers = []
+    try:
+        for _ in range(2):
+            servers.append(start_server(env.path, app, python=env.python,
+                                        env={"MAX_CONCURRENT_ENVS": "1"}))
+        for server in servers:
+            server.wait_healthy(timeout_s=120)
+        a, b = (s.url for s in servers)
+        proc = subprocess.run(
+            [env.python, "-c", REPLICAS.format(package=package, cls=class_name)], cwd=env.path,
+            capture_output=True, text=True, timeout=300,
+            env={**os.environ, "ENV_URLS": f"{a}, {b}", "ENV_URL": "http://127.0.0.1:9"})
+        accepted = [s.log_tail(10_000).count('"WebSocket /ws" [accepted]') for s in servers]
+    finally:
+        for server in servers:
+            server.stop()
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    log = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert log[:2] == [a, b]
+    assert a in log[2] and "MAX_CONCURRENT_ENVS" in log[2], log[2]
+    assert accepted[0] >= 2 and accepted[1] >= 1, accepted  # A: a and the refused third
