@@ -1,4 +1,4 @@
-"""``envkit stop``: stop containers that ``envkit run --docker`` started."""
+"""``envkit stop``: stop containers (and replica pools) that ``envkit run --docker`` started."""
 
 from __future__ import annotations
 
@@ -44,13 +44,16 @@ def stop_cmd(
         ),
     ] = None,
 ) -> None:
-    """Stop and remove containers started by `envkit run --docker`.
+    """Stop and remove containers started by `envkit run --docker`, and replica pools.
 
     Only containers carrying envkit's label (envkit.managed=true) are ever stopped; naming
-    any other container is an error and stops nothing. Prints the stopped names on stdout.
+    any other container is an error and stops nothing. A pool's name (`envkit run --docker
+    --replicas N --name NAME`) removes its replicas, balancer and network. Prints the
+    removed names on stdout.
 
     Examples:
       envkit stop envkit-my-env-3f2a1c
+      envkit stop my-pool
       envkit stop --label team=ci
       envkit stop
     """
@@ -69,14 +72,44 @@ def stop_cmd(
             "--label selects containers when no NAMES are given.",
             hint="Pass either names or --label.",
         )
-    stopped = stop_containers(names or None, timeout_s=grace, labels=labels)
-    if not stopped:
+    removed, pools = _stop_pools(names or [], grace)
+    rest = [n for n in names or [] if n not in pools]
+    if rest or not names:
+        removed += [c.name for c in stop_containers(rest or None, timeout_s=grace, labels=labels)]
+    if not names:
+        from envkit.container.pool import remove_orphan_networks
+
+        removed += remove_orphan_networks()
+    if not removed:
         _output.info("No envkit containers to stop.")
         return
     output = _output.Output()
-    for c in stopped:
-        output.text(c.name)
-    _output.success(f"Stopped and removed {len(stopped)} container(s).")
+    for name in removed:
+        output.text(name)
+    what = f" (pool{'s' if len(pools) > 1 else ''} {', '.join(pools)})" if pools else ""
+    _output.success(f"Stopped and removed {len(removed)} container(s) and network(s){what}.")
+
+
+def _stop_pools(names: list[str], grace: float) -> tuple[list[str], list[str]]:
+    """Remove every pool among ``names`` (a name carried by ``envkit.pool`` labels).
+
+    Returns:
+        ``(removed, pools)``: the containers and networks removed, and the pool names.
+    """
+    if not names:
+        return [], []
+    from envkit.container import docker_client
+    from envkit.container.pool import pool_exists, stop_pool
+
+    client = docker_client()
+    try:
+        pools = [n for n in names if pool_exists(n, client)]
+        removed: list[str] = []
+        for name in pools:
+            removed += stop_pool(name, timeout_s=grace, client=client)
+        return removed, pools
+    finally:
+        client.close()
 
 
 def register(app: typer.Typer, handled: Callable) -> None:
