@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -42,16 +43,24 @@ def run_pool_cmd(req: _DockerRun) -> None:
         timeout_s=req.timeout,
     )
     progress = BuildProgress(quiet=False, live=_output.is_tty())
-    with progress:
-        pool = run_pool(request, on_event=progress, on_progress=_progress_line)
+    # SIGTERM as Ctrl-C from the start: a pool half started is removed too (run_pool cleans
+    # up on any exception), never left behind by a killed `envkit run`.
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _sigterm) if main else None
     try:
-        _announce(pool)
-        if req.detach:
-            _detach(pool)
-            return
-        _watch_in_foreground(pool)
+        with progress:
+            pool = run_pool(request, on_event=progress, on_progress=_progress_line)
+        try:
+            _announce(pool)
+            if req.detach:
+                _detach(pool)
+                return
+            _watch_in_foreground(pool)
+        finally:
+            pool.close()
     finally:
-        pool.close()
+        if main:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _progress_line(message: str) -> None:
@@ -140,7 +149,6 @@ def _watch_in_foreground(pool: RunningPool) -> None:
     from envkit.container.pool import watch_pool
 
     _output.info("Watching the pool; Ctrl-C stops and removes it.")
-    previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         watch_pool(pool.name, on_event=_on_watch, should_stop=_Status(pool))
         _output.info(f"The pool {_output.esc(pool.name)} was stopped elsewhere.")
@@ -150,5 +158,3 @@ def _watch_in_foreground(pool: RunningPool) -> None:
             removed = pool.stop()
         _output.info(f"Stopped and removed {len(removed)} container(s) and network(s).")
         raise typer.Exit(int(ExitCode.OK)) from None
-    finally:
-        signal.signal(signal.SIGTERM, previous)

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -209,6 +210,61 @@ def test_a_killed_replica_is_restarted_and_sessions_keep_succeeding(pool, dclien
         time.sleep(0.5)
     assert dclient.containers.get(victim).status == "running"
     assert len(pool.up()) == REPLICAS
+
+
+def _servers(dclient, sel: dict) -> list[dict[str, str]]:
+    """The pool's replica rows from its balancer's stats port (found through docker)."""
+    import httpx
+
+    lb = dclient.containers.list(filters={"label": [*sel["label"], "envkit.role=lb"]})
+    binding = (lb[0].attrs["NetworkSettings"]["Ports"] or {}).get("8404/tcp") if lb else None
+    if not binding:
+        return []
+    return parse_stats(
+        httpx.get(f"http://127.0.0.1:{binding[0]['HostPort']}/stats;csv", timeout=5).text
+    )
+
+
+@pytest.mark.docker
+def test_foreground_pool_is_removed_on_sigterm(pool, dclient, run_id):
+    """Without --detach: the pool runs while `envkit run` does; SIGTERM removes it all."""
+    import signal
+
+    name = f"envkit-test-fg-{run_id}"
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "400"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envkit", "run", "--docker", str(pool.path), "--replicas", "1",
+         "-e", "MAX_CONCURRENT_ENVS=2", "--name", name, "--tag", f"envkit-test-g:{run_id}",
+         "--label", f"envkit.test={run_id}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    sel = {"label": [f"envkit.pool={name}"]}
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any("Watching the pool" in ln for ln in list(lines)):
+                break
+            time.sleep(0.3)
+        assert sum(r["status"].startswith("UP") for r in _servers(dclient, sel)) == 1
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        reader.join(10)
+        err = "".join(lines)
+        assert proc.returncode == 0, err
+        assert "1 replica x 2 sessions (MAX_CONCURRENT_ENVS) = 2 concurrent" in err
+        assert "Stopped and removed" in err
+        assert dclient.containers.list(all=True, filters=sel) == []
+        assert dclient.networks.list(filters=sel) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for c in dclient.containers.list(all=True, filters=sel):
+            c.remove(force=True)
+        for net in dclient.networks.list(filters=sel):
+            net.remove()
 
 
 @pytest.mark.docker
