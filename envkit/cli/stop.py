@@ -72,10 +72,17 @@ def stop_cmd(
             "--label selects containers when no NAMES are given.",
             hint="Pass either names or --label.",
         )
-    removed, pools = _stop_pools(names or [], grace)
+    pools = _pool_names(names or [])
     rest = [n for n in names or [] if n not in pools]
+    removed: list[str] = []
     if rest or not names:
+        # First: it checks every name before stopping any, so a wrong name stops nothing.
         removed += [c.name for c in stop_containers(rest or None, timeout_s=grace, labels=labels)]
+    if pools:
+        from envkit.container.pool import stop_pool
+
+        for pool in pools:
+            removed += stop_pool(pool, timeout_s=grace)
     if not names:
         from envkit.container.pool import remove_orphan_networks
 
@@ -90,24 +97,16 @@ def stop_cmd(
     _output.success(f"Stopped and removed {len(removed)} container(s) and network(s){what}.")
 
 
-def _stop_pools(names: list[str], grace: float) -> tuple[list[str], list[str]]:
-    """Remove every pool among ``names`` (a name carried by ``envkit.pool`` labels).
-
-    Returns:
-        ``(removed, pools)``: the containers and networks removed, and the pool names.
-    """
+def _pool_names(names: list[str]) -> list[str]:
+    """The names among ``names`` that name a replica pool (``envkit.pool`` labels)."""
     if not names:
-        return [], []
+        return []
     from envkit.container import docker_client
-    from envkit.container.pool import pool_exists, stop_pool
+    from envkit.container.pool import pool_exists
 
     client = docker_client()
     try:
-        pools = [n for n in names if pool_exists(n, client)]
-        removed: list[str] = []
-        for name in pools:
-            removed += stop_pool(name, timeout_s=grace, client=client)
-        return removed, pools
+        return [n for n in names if pool_exists(n, client)]
     finally:
         client.close()
 
