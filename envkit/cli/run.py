@@ -79,6 +79,16 @@ def run_cmd(
             show_default=False,
         ),
     ] = None,
+    replicas: Annotated[
+        int | None,
+        typer.Option(
+            "--replicas",
+            min=1,
+            help="--docker: run N replicas behind one HAProxy balancer on 127.0.0.1 "
+            "(WebSocket sessions spread by least connections; needs concurrent sessions).",
+            show_default=False,
+        ),
+    ] = None,
     hardened: Annotated[
         bool,
         typer.Option(
@@ -109,6 +119,14 @@ def run_cmd(
       envkit run --docker --detach --port 8000 -e MY_KEY=1 --web
       envkit run --timeout 600   # serve for at most 10 minutes (e.g. in CI)
       envkit run --docker --hardened
+      envkit run --docker --replicas 3 -e MAX_CONCURRENT_ENVS=4 --detach --name pool
+
+    With --docker --replicas N: N containers of the image on their own Docker network, one
+    HAProxy container (built once from Debian's package) as the one URL, published on
+    127.0.0.1 only. Prints N, the sessions per replica (MAX_CONCURRENT_ENVS, `-e` wins) and
+    N x C. A replica that exits or is killed is started again (by this process, or by a
+    small background watcher with --detach). Ctrl-C, or `envkit stop NAME`, removes the
+    replicas, the balancer and the network.
     """
     variables = parse_key_values(env, "--env")
     if web:
@@ -125,6 +143,8 @@ def run_cmd(
                     f"{flag} does not apply to --docker (the image has its own interpreter).",
                     hint=f"Drop {flag} or --docker.",
                 )
+        if replicas is not None:
+            _refuse_for_pool(host=host, web=web, hardened=hardened)
         _run_docker(
             _DockerRun(
                 path=path,
@@ -138,6 +158,7 @@ def run_cmd(
                 tag=tag,
                 labels=parse_key_values(label, "--label"),
                 hardened=hardened,
+                replicas=replicas,
             )
         )
         return
@@ -148,6 +169,7 @@ def run_cmd(
         ("--tag", tag is not None),
         ("--label", bool(label)),
         ("--hardened", hardened),
+        ("--replicas", replicas is not None),
     ):
         if used:
             raise UsageError(f"{flag} needs --docker.", hint=f"Add --docker or drop {flag}.")
@@ -287,6 +309,7 @@ class _DockerRun:
         env: container environment variables. build: rebuild first.
         detach: leave it running and return. name, tag: container name and image reference.
         labels: extra container (and image) labels. hardened: the container lane's options.
+        replicas: N for a pool behind one balancer (``None``: one container).
     """
 
     path: Path
@@ -300,6 +323,7 @@ class _DockerRun:
     tag: str | None
     labels: dict[str, str]
     hardened: bool = False
+    replicas: int | None = None
 
 
 def _run_docker(req: _DockerRun) -> None:
@@ -313,6 +337,11 @@ def _run_docker(req: _DockerRun) -> None:
     from envkit.cli.build import BuildProgress
     from envkit.container import run_container
 
+    if req.replicas is not None:
+        from envkit.cli._pool import run_pool_cmd
+
+        run_pool_cmd(req)
+        return
     if req.hardened and req.detach:
         _refuse_detached_relay(req.path)
     progress = BuildProgress(quiet=False, live=_output.is_tty())
@@ -341,6 +370,29 @@ def _run_docker(req: _DockerRun) -> None:
         if not req.detach:
             running.stop()
         running.close()
+
+
+def _refuse_for_pool(*, host: str, web: bool, hardened: bool) -> None:
+    """Options a replica pool cannot honour.
+
+    Raises:
+        UsageError: ``--host`` other than 127.0.0.1 (the balancer is published on loopback
+            only), ``--web`` (the web UI holds one shared environment per server, which
+            replicas cannot share), or ``--hardened``.
+    """
+    if host != "127.0.0.1":
+        raise UsageError(
+            f"--replicas publishes the pool on 127.0.0.1 only, not {host}.",
+            hint="Drop --host, and put your own proxy in front to serve other hosts.",
+        )
+    for flag, used, why in (
+        ("--web", web, "the web UI holds one environment per server, replicas cannot share it"),
+        ("--hardened", hardened, "the hardened lane runs one container"),
+    ):
+        if used:
+            raise UsageError(
+                f"{flag} does not apply to --replicas: {why}.", hint=f"Drop {flag} or --replicas."
+            )
 
 
 def _refuse_detached_relay(path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``envkit stop``: stop containers that ``envkit run --docker`` started."""
+"""``envkit stop``: stop containers (and replica pools) that ``envkit run --docker`` started."""
 
 from __future__ import annotations
 
@@ -44,13 +44,16 @@ def stop_cmd(
         ),
     ] = None,
 ) -> None:
-    """Stop and remove containers started by `envkit run --docker`.
+    """Stop and remove containers started by `envkit run --docker`, and replica pools.
 
     Only containers carrying envkit's label (envkit.managed=true) are ever stopped; naming
-    any other container is an error and stops nothing. Prints the stopped names on stdout.
+    any other container is an error and stops nothing. A pool's name (`envkit run --docker
+    --replicas N --name NAME`) removes its replicas, balancer and network. Prints the
+    removed names on stdout.
 
     Examples:
       envkit stop envkit-my-env-3f2a1c
+      envkit stop my-pool
       envkit stop --label team=ci
       envkit stop
     """
@@ -69,14 +72,43 @@ def stop_cmd(
             "--label selects containers when no NAMES are given.",
             hint="Pass either names or --label.",
         )
-    stopped = stop_containers(names or None, timeout_s=grace, labels=labels)
-    if not stopped:
+    pools = _pool_names(names or [])
+    rest = [n for n in names or [] if n not in pools]
+    removed: list[str] = []
+    if rest or not names:
+        # First: it checks every name before stopping any, so a wrong name stops nothing.
+        removed += [c.name for c in stop_containers(rest or None, timeout_s=grace, labels=labels)]
+    if pools:
+        from envkit.container.pool import stop_pool
+
+        for pool in pools:
+            removed += stop_pool(pool, timeout_s=grace)
+    if not names:
+        from envkit.container.pool import remove_orphan_networks
+
+        removed += remove_orphan_networks()
+    if not removed:
         _output.info("No envkit containers to stop.")
         return
     output = _output.Output()
-    for c in stopped:
-        output.text(c.name)
-    _output.success(f"Stopped and removed {len(stopped)} container(s).")
+    for name in removed:
+        output.text(name)
+    what = f" (pool{'s' if len(pools) > 1 else ''} {', '.join(pools)})" if pools else ""
+    _output.success(f"Stopped and removed {len(removed)} container(s) and network(s){what}.")
+
+
+def _pool_names(names: list[str]) -> list[str]:
+    """The names among ``names`` that name a replica pool (``envkit.pool`` labels)."""
+    if not names:
+        return []
+    from envkit.container import docker_client
+    from envkit.container.pool import pool_exists
+
+    client = docker_client()
+    try:
+        return [n for n in names if pool_exists(n, client)]
+    finally:
+        client.close()
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

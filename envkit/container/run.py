@@ -339,6 +339,47 @@ def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningCo
     return running
 
 
+def ensure_image(
+    client: Any,
+    project: Any,
+    tag: str,
+    *,
+    build: bool = False,
+    labels: Mapping[str, str] | None = None,
+    on_event: Callable[[BuildEvent], None] | None = None,
+) -> BuildResult | None:
+    """Build the environment's image ``tag`` when it is missing or ``build`` is true, as
+    ``envkit run --docker`` does (a replica pool runs the same image).
+
+    Args:
+        client: an open ``docker.DockerClient``. project: the loaded
+            :class:`envkit.project.EnvProject`. tag: the image reference.
+        build: rebuild even when it exists. labels: extra labels for a new image.
+        on_event: build progress and warnings.
+
+    Returns:
+        The build done, or ``None`` when the existing image is used.
+
+    Raises:
+        BuildError, SpecError, UserError: see :func:`build_image`.
+    """
+    opts = _RunOptions(
+        tag=tag,
+        host="127.0.0.1",
+        port=None,
+        env=None,
+        web=False,
+        build=build,
+        name=None,
+        labels=labels,
+        timeout_s=None,
+        build_options=None,
+        on_event=on_event,
+        hardened=False,
+    )
+    return _ensure_image(client, project, opts, tag)
+
+
 def _ensure_image(client: Any, project: Any, opts: _RunOptions, tag: str) -> BuildResult | None:
     """Build ``tag`` when it is missing or ``opts.build``; else warn on a stale manifest.
 
