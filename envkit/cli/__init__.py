@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "fork",
     "eval",
     "serve_oracle",
+    "deploy",
     "label",
     "migrate",
     "skills",
