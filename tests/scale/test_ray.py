@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -153,14 +152,3 @@ def test_missing_application_and_missing_cluster_are_one_line_errors(ray_env, ra
     assert nobody.returncode == 2
     assert "No Ray cluster answers at --address" in nobody.stderr
     assert "ray start --head" in nobody.stderr
-
-
-def test_interpreter_without_ray_names_the_install_line(ray_env):
-    """The worktree's own interpreter has no ray (it is an optional extra)."""
-    missing = _envkit(
-        "deploy", "ray", str(ray_env.path), "--python", sys.executable,
-        "-e", "MAX_CONCURRENT_ENVS=4",
-    )  # fmt: skip
-    assert missing.returncode == 2, missing.stderr
-    assert 'pip install "ray[serve]>=2.60"' in missing.stderr
-    assert Path(sys.executable).name in missing.stderr
