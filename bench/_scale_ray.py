@@ -17,6 +17,7 @@ their own process group, not their own session).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -70,7 +71,7 @@ def _signal_all(pids: set[int], signum: int) -> None:
             pass
 
 
-def stop_session(sid: int, grace_s: float = 10.0) -> set[int]:
+def stop_session(sid: int, grace_s: float = 5.0) -> set[int]:
     """SIGTERM every process of session ``sid``, SIGKILL what is left after ``grace_s``.
 
     Returns:
@@ -142,6 +143,8 @@ def local_ray(python: str, num_cpus: int = 2, timeout_s: float = 180.0) -> Itera
         left = stop_session(proc.pid)
         if left:
             print(f"ray processes left in session {proc.pid}: {sorted(left)}", file=sys.stderr)
+        else:
+            shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def envkit_command() -> list[str]:

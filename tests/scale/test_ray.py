@@ -152,3 +152,27 @@ def test_missing_application_and_missing_cluster_are_one_line_errors(ray_env, ra
     assert nobody.returncode == 2
     assert "No Ray cluster answers at --address" in nobody.stderr
     assert "ray start --head" in nobody.stderr
+
+
+def test_autoscaling_config_is_accepted_by_ray_serve(ray_env):
+    """The dict `--autoscale` sends is a valid `AutoscalingConfig` of the installed Ray Serve
+    (no cluster needed; an unknown key or a bad value raises)."""
+    import json
+
+    from envkit.scale.ray_deploy import autoscaling_config
+
+    config = autoscaling_config(1, 3, CAPACITY)
+    code = (
+        "import json, sys\n"
+        "from ray.serve.config import AutoscalingConfig\n"
+        "c = AutoscalingConfig(**json.loads(sys.argv[1]))\n"
+        "print(c.min_replicas, c.max_replicas, int(c.target_ongoing_requests))\n"
+    )
+    proc = subprocess.run(
+        [ray_env.python, "-c", code, json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["1", "3", "3"]
