@@ -20,7 +20,8 @@ import pytest
 from bench._scale_ray import free_port, local_ray, session_pids
 from tests.templates.conftest import build_env
 
-pytestmark = pytest.mark.slow
+# One xdist worker runs the module: one venv build and one private Ray cluster.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 RAY_REQUIREMENT = "ray[serve]==2.60.*\n"
 CAPACITY = 4
