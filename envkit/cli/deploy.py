@@ -19,7 +19,7 @@ from envkit.cli._options import EnvDirArg, EnvVarOpt, parse_key_values
 
 #: Subcommands defined in other modules: ``(module under envkit.cli, register function)``,
 #: e.g. ``("deploy_ray", "register_ray")`` for ``envkit deploy ray``.
-SUBCOMMAND_MODULES: tuple[tuple[str, str], ...] = ()
+SUBCOMMAND_MODULES: tuple[tuple[str, str], ...] = (("deploy_ray", "register_ray"),)
 
 deploy_app = typer.Typer(
     name="deploy",
