@@ -197,3 +197,29 @@ def ray_pool(
         delete = envkit_command() + ["deploy", "ray", "--delete", "bench"]
         delete += ["--address", cluster.address, "--python", python]
         subprocess.run(delete, capture_output=True, text=True, timeout=300, check=False)
+
+
+#: An interpreter with ``ray[serve]`` and the environment's dependencies (the bench's Ray
+#: backend is registered only when it is set: Ray is about 500 MB and an optional extra).
+RAY_PYTHON_VARIABLE = "ENVKIT_BENCH_RAY_PYTHON"
+
+
+def register(backends: dict) -> None:
+    """Add the ``ray`` backend to ``bench/scale.py``'s ``BACKENDS`` when
+    ``ENVKIT_BENCH_RAY_PYTHON`` names an interpreter; else say how to enable it."""
+    python = os.environ.get(RAY_PYTHON_VARIABLE)
+    if not python:
+        print(
+            f"ray: not measured (set {RAY_PYTHON_VARIABLE} to a python with ray[serve] "
+            "and the environment's dependencies)",
+            file=sys.stderr,
+        )
+        return
+
+    @contextmanager
+    def start(env_dir: Path, replicas: int, per_replica: int) -> Iterator[str]:
+        env_vars = {"MAX_CONCURRENT_ENVS": str(per_replica)}
+        with ray_pool(env_dir, replicas=replicas, python=python, env_vars=env_vars) as url:
+            yield url
+
+    backends["ray"] = start

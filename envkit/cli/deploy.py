@@ -23,10 +23,11 @@ SUBCOMMAND_MODULES: tuple[tuple[str, str], ...] = (("deploy_ray", "register_ray"
 
 deploy_app = typer.Typer(
     name="deploy",
-    short_help="Serve a pool of environment replicas on a cluster (Kubernetes: k8s).",
+    short_help="Serve a pool of environment replicas on a cluster (Kubernetes, Ray Serve).",
     help="Serve a pool of environment replicas behind one URL: `envkit deploy k8s` writes "
-    "Kubernetes manifests (and applies them with --apply). Size the pool with `envkit "
-    "capacity`; see docs/scale.md for which target to use.",
+    "Kubernetes manifests (and applies them with --apply); `envkit deploy ray` serves it "
+    "with Ray Serve on a running Ray cluster. Size the pool with `envkit capacity`; see "
+    "docs/scale.md for which target to use.",
     no_args_is_help=True,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
