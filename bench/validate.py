@@ -356,6 +356,9 @@ def template_costs(pythons: dict[str, str], only: list[str] | None = None) -> No
 
 
 def main() -> None:
+    # As users run it: the servers' bytecode cache (envkit.server.bytecode_env) is used unless
+    # PYTHONDONTWRITEBYTECODE is set, which some shells (and these machines) set.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--episodes", type=int, default=5)
     ap.add_argument("--steps", type=int, default=300)

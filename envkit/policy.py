@@ -81,14 +81,15 @@ class PolicyProcess:
         timeout_s: float = 30.0,
         load_timeout_s: float | None = None,
     ):
-        from envkit.server import marked_env, new_run_id
+        from envkit.server import bytecode_env, marked_env, new_run_id
 
         self.spec = spec
         self.timeout_s = timeout_s
         # Marked like a server (envkit.server): close() kills whatever it started, detached
         # or not.
         self.run_id = new_run_id()
-        env = marked_env(self.run_id, {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"})
+        env = marked_env(self.run_id, {"PYTHONUNBUFFERED": "1"})
+        env.update(bytecode_env(env))
         self._proc = subprocess.Popen(
             [python, "-c", _HOST, str(root), spec],
             cwd=root,

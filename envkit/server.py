@@ -76,6 +76,24 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
+def bytecode_env(base: Mapping[str, str]) -> dict[str, str]:
+    """Variables for a child of the environment's interpreter (``base``: its environment):
+    compiled bytecode goes to envkit's cache, ``$XDG_CACHE_HOME/envkit/pycache``
+    (``PYTHONPYCACHEPREFIX``), never into ``__pycache__`` folders of the environment's
+    directory, and is reused by the next run. Without it every server start compiles
+    openenv and what it imports from source (about 2.5 s of a 6 s start here). A user's own
+    ``PYTHONPYCACHEPREFIX`` or ``PYTHONDONTWRITEBYTECODE`` is kept; without a writable cache
+    directory nothing is written (``PYTHONDONTWRITEBYTECODE=1``)."""
+    from envkit.fsutil import cache_dir
+
+    if base.get("PYTHONPYCACHEPREFIX") or base.get("PYTHONDONTWRITEBYTECODE"):
+        return {}
+    cache = cache_dir("pycache")
+    if cache is None:
+        return {"PYTHONDONTWRITEBYTECODE": "1"}
+    return {"PYTHONPYCACHEPREFIX": str(cache)}
+
+
 def marked_env(run_id: str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The current environment plus ``extra`` and the ``ENVKIT_RUN_ID`` marker, for a child."""
     env = dict(os.environ)
@@ -576,7 +594,7 @@ def _spawn(
     child_env = cand.merged_env(marked_env(run_id))
     child_env.update(cand.run_env(host, port))
     child_env.setdefault("PYTHONUNBUFFERED", "1")
-    child_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    child_env.update(bytecode_env(child_env))
     if env:
         child_env.update(env)
     child_env[RUN_ID_VAR] = run_id

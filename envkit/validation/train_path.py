@@ -374,6 +374,11 @@ if os.path.isfile(os.path.join(root, "inference.py")):
         fail("inference", exc, default=os.path.join(root, "inference.py"))
 if tests:
     collect()  # while the runtime stage plays the server
+if adapter and package_ok:
+    try:  # seconds of imports, also before the server is handed over
+        import transformers.utils  # noqa: F401
+    except BaseException:
+        pass  # live() says why the schemas were not checked
 go = sys.stdin.readline().split()
 if len(go) == 2 and go[0] == "go":
     os.environ["ENV_URL"] = go[1]  # the adapter reads it at import or when built
@@ -575,18 +580,15 @@ class _Child:
     def start(cls, argv: list[str], target: TrainPathTarget) -> _Child:
         """Start ``argv`` in the environment directory, with ``API_BASE_URL`` a closed port
         (``ENV_URL`` comes later, on its stdin)."""
-        from envkit.server import marked_env, new_run_id
+        from envkit.server import bytecode_env, marked_env, new_run_id
 
         run_id = new_run_id()
-        extra = {
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1",
-            "API_BASE_URL": _CLOSED_PORT_URL,
-        }
+        env = marked_env(run_id, {"PYTHONUNBUFFERED": "1", "API_BASE_URL": _CLOSED_PORT_URL})
+        env.update(bytecode_env(env))
         proc = subprocess.Popen(
             argv,
             cwd=target.root,
-            env=marked_env(run_id, extra),
+            env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
