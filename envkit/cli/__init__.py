@@ -36,6 +36,7 @@ COMMAND_MODULES = (
     "push",
     "fork",
     "eval",
+    "diff",
     "serve_oracle",
     "label",
     "migrate",
