@@ -320,27 +320,51 @@ def _run(
     note.assumptions = plan.assumptions
     skip = _train_path_skip(opts, selection, plan, static=static)
     lane_notes: list[str] | None = None  # None: the lane has not played yet
+    lane_wanted = not skip
+    seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
 
     def while_up(live_url: str) -> None:
         # the lane plays the server the runtime stage started, instead of starting another
         nonlocal lane_notes
-        lane_notes = _train_path(root, live_url, manifest, plan, opts, budget, ev, "")
+        seen["schemas"] = _read_schemas(live_url)
+        if lane_wanted:
+            lane_notes = _train_path(root, live_url, manifest, plan, opts, budget, ev, "")
 
     if plan.not_run:
         ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
     else:
         target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url)
-        if url is None and not skip:  # it runs: while the server is up, or not at all
+        if url is None:  # the lane runs while the server is up, or not at all
             target.while_up = while_up
-            skip = R.TRAIN_PATH_NO_SERVER  # unless while_up runs
+            skip = R.TRAIN_PATH_NO_SERVER if lane_wanted else skip  # unless while_up runs
         note.launch, note.notes = _runtime_stage(target, opts, budget, ev, lane=_lane(url))
+        if url is not None:
+            seen["schemas"] = _read_schemas(url)
         if manifest is None and root is None:
             plan.assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
     if lane_notes is None:
         lane_notes = _train_path(root, url, manifest, plan, opts, budget, ev, skip)
     note.notes += lane_notes
     ev.timings["total"] = time.perf_counter() - t0
-    return R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
+    report = R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
+    report.digests = _digests(root, seen.get("schemas"), plan.not_run)
+    return report
+
+
+def _read_schemas(url: str) -> dict[str, Any] | None:
+    """``GET URL/schema`` for the report's schema digest (``None``: no usable answer)."""
+    from envkit.versions.snapshot import schemas_from_url
+
+    return schemas_from_url(url)
+
+
+def _digests(root: Path | None, schemas: dict[str, Any] | None, not_run: str) -> Any:
+    """The report's :class:`envkit.versions.digest.Digests`; ``not_run``: why the runtime
+    stage did not play (``""``: it did)."""
+    from envkit.versions.snapshot import digests_of
+
+    why = f"the runtime stage did not run: {not_run}" if not_run else None
+    return digests_of(root, schemas, why)
 
 
 def _train_path(
@@ -610,6 +634,7 @@ def _docker_lane(
     image = docker.image or _build(root, facts.name, docker, budget, ev, opts.progress)
     manifest = _static_stage(root, opts.progress, ev)
     played: list[bool] = []
+    seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
 
     def play(url: str) -> None:
         plan = _runtime_plan(root, url, manifest, static=False, wanted=_wants_runtime(selection))
@@ -618,6 +643,7 @@ def _docker_lane(
         else:
             target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
             _runtime_stage(target, opts, budget, ev, lane="docker")
+        seen["schemas"] = _read_schemas(url)
         skip = _train_path_skip(opts, selection, plan, static=False)
         _train_path(root, url, manifest, plan, opts, budget, ev, skip)
         played.append(True)
@@ -637,7 +663,9 @@ def _docker_lane(
             ev.skipped[code] = R.NETWORK_NOT_ISOLATED
     ev.timings.update(lane.timings)
     ev.timings["total"] = time.perf_counter() - t0
-    return R.assemble_report(f"{root} @ {image}", "docker", root, ev, selection)
+    report = R.assemble_report(f"{root} @ {image}", "docker", root, ev, selection)
+    report.digests = _digests(root, seen.get("schemas"), "" if played else R.CONTAINER_NO_HEALTH)
+    return report
 
 
 def _build(

@@ -208,6 +208,41 @@ def from_url(url: str, *, timeout_s: float = 10.0) -> EnvSnapshot:
     )
 
 
+def schemas_from_url(url: str, *, timeout_s: float = 10.0) -> dict[str, Any] | None:
+    """The body of ``GET URL/schema`` when it is a JSON object, else ``None`` (never raises:
+    a server that does not answer is the runtime findings' business)."""
+    import httpx
+
+    from envkit.wire import normalise_url
+
+    try:
+        with httpx.Client(timeout=timeout_s, trust_env=False) as client:
+            resp = client.get(normalise_url(url) + "/schema")
+        body = resp.json() if resp.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+def digests_of(root: Path | None, schemas: dict[str, Any] | None, why: str | None) -> Digests:
+    """Both digests from what a run already has: the environment directory (``None`` for a
+    bare URL) and the ``/schema`` body it read (``None``: not read, ``why`` says why). The
+    reward range and reset options come from ``root`` (none without one). Never raises."""
+    from envkit.envdir import EnvDir
+
+    digest = None
+    if root is not None:
+        try:
+            digest = env_digest(root)
+        except OSError as exc:
+            why = why or f"cannot read the environment: {exc}"
+    if schemas is None:
+        return Digests(env=digest, schema_note=why or "GET /schema was not read")
+    reward_range = EnvDir(root).spec.reward_range if root is not None else None
+    reset = reset_options_of(root) if root is not None else None
+    return Digests(env=digest, schema=schema_digest(schemas, reward_range, reset))
+
+
 def path_digests(root: Path, python: str | None = None) -> Digests:
     """Both digests of the directory ``root`` for outputs that stamp them (eval, label,
     push): never raises; a schema that cannot be read leaves ``schema`` ``None`` with a note.
