@@ -198,6 +198,14 @@ class Digests:
             "schema_digest_note": self.schema_note,
         }
 
+    def trailers(self) -> list[str]:
+        """``env-digest: sha256:<64 hex>`` and ``schema-digest: ...`` (full digests, git
+        trailer form) for a Space commit's description; an unknown digest says why."""
+        return [
+            f"env-digest: {self.env or 'unknown (no environment directory)'}",
+            f"schema-digest: {self.schema or 'unknown (' + (self.schema_note or '?') + ')'}",
+        ]
+
     def lines(self) -> list[str]:
         """``env-digest: sha256:<16>`` and ``schema-digest: ...`` for text outputs (the
         same words a Space commit carries)."""

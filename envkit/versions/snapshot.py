@@ -114,7 +114,8 @@ def schemas_from_path(root: Path, python: str | None = None, *, memo_key: Any = 
     envdir = EnvDir(root)
     interpreter = resolve_python(envdir.root, python)
     candidates = [c for c in envdir.launch_candidates() if c.app]
-    key = (memo_key, interpreter, tuple(c._key() for c in candidates))
+    # the files (memo_key: their digest) decide the candidates; their folder does not
+    key = (memo_key, interpreter, tuple((c.kind, c.app) for c in candidates))
     if memo_key is not None and key in _MEMO:
         return _MEMO[key]
     spec = envdir.spec
