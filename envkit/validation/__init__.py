@@ -355,7 +355,7 @@ def _read_schemas(url: str) -> dict[str, Any] | None:
     """``GET URL/schema`` for the report's schema digest (``None``: no usable answer)."""
     from envkit.versions.snapshot import schemas_from_url
 
-    return schemas_from_url(url)
+    return schemas_from_url(url, timeout_s=5.0)
 
 
 def _digests(root: Path | None, schemas: dict[str, Any] | None, not_run: str) -> Any:
