@@ -134,3 +134,7 @@ def test_usage_errors_exit_2(cli, guess: Path, tmp_path: Path, monkeypatch) -> N
     r = cli("diff", "no-such-rev:g", guess)
     assert r.exit_code == 2 and "not a directory, a URL or a git revision" in r.output
     assert cli("diff", guess).exit_code == 2  # NEW missing
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = cli("diff", empty, guess)  # a directory with nothing to import: a side unread
+    assert r.exit_code == 2 and "Cannot read the schemas of" in r.output
