@@ -154,10 +154,18 @@ def _types(node: dict[str, Any]) -> set[str]:
         if isinstance(node.get(key), list):
             return set().union(*(_types(x) for x in node[key] if isinstance(x, dict)))
     if isinstance(node.get("enum"), list):
-        return {type(v).__name__ for v in node["enum"]}
+        return {_json_type(v) for v in node["enum"]}
     if "const" in node:
-        return {type(node["const"]).__name__}
+        return {_json_type(node["const"])}
     return {"any"}
+
+
+def _json_type(value: Any) -> str:
+    """The JSON Schema type name of a JSON value (``True`` is a ``boolean``, not a number)."""
+    if isinstance(value, bool):
+        return "boolean"
+    names = {int: "integer", float: "number", str: "string", list: "array", dict: "object"}
+    return "null" if value is None else names.get(type(value), "any")
 
 
 def _admits(wide: set[str], narrow: set[str]) -> bool:
@@ -268,7 +276,7 @@ def _field_changes(side: _Side, name: str, old: Any, new: Any) -> list[Change]:
                 _shown(news),
             )
         )
-    skip = ("enum", *_LOWER, *_UPPER)
+    skip = ("type", "enum", *_LOWER, *_UPPER)  # the type sets are equal here
     rest_a = {k: v for k, v in a.items() if k not in skip}
     rest_b = {k: v for k, v in b.items() if k not in skip}
     if rest_a != rest_b:

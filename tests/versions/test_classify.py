@@ -133,3 +133,8 @@ def test_identical_snapshots_have_no_changes() -> None:
     result = diff(_snap(), _snap())
     assert result.changes == [] and not result.breaking
     assert result.to_dict()["summary"] == {BREAKING: 0, COMPATIBLE: 0, INFO: 0}
+
+
+def test_an_enum_without_a_type_has_the_type_of_its_values() -> None:
+    old = _with(mode={"enum": ["fast", "slow"]})
+    assert compare_models("action", old, ACTION, writes=True) == []  # `type: string` added
