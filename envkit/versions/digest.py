@@ -50,6 +50,15 @@ models agree)."""
 
 _CHUNK = 1 << 20  # bytes read at a time
 
+MAX_BYTES = 1 << 30
+"""Bytes an environment digest reads at most (1 GiB): a hostile or careless tree (a 20 GB
+sparse file) must not turn ``envkit validate --static`` into minutes of hashing. Above it
+the digest is not computed and says why (Spaces want such files in LFS anyway)."""
+
+
+class DigestLimitError(OSError):
+    """The files of an environment digest hold more than :data:`MAX_BYTES`."""
+
 
 def short(digest: str | None) -> str | None:
     """``sha256:`` and the first 16 hex digits of ``digest`` (``sha256:<64 hex>``) for
@@ -74,7 +83,7 @@ def digest_files(root: Path) -> list[str]:
     return sorted(paths)
 
 
-def env_digest(root: str | os.PathLike[str]) -> str:
+def env_digest(root: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> str:
     """The environment digest of the directory ``root``: ``sha256:<64 hex>``.
 
     For each path of :func:`digest_files` in order, the hash reads ``path``, a NUL byte, the
@@ -82,13 +91,20 @@ def env_digest(root: str | os.PathLike[str]) -> str:
     framing unambiguous: a byte moved from one file to the next changes the digest).
 
     Raises:
+        DigestLimitError: the files hold more than ``max_bytes`` bytes (nothing is read).
         OSError: a listed file cannot be read (it vanished or lost its permissions).
     """
     base = Path(root)
+    files = [(rel, os.lstat(base / rel).st_size) for rel in digest_files(base)]
+    total = sum(size for _, size in files)
+    if total > max_bytes:
+        raise DigestLimitError(
+            f"its files hold {total / (1 << 30):.1f} GiB, more than the "
+            f"{max_bytes / (1 << 30):g} GiB an environment digest reads"
+        )
     h = hashlib.sha256()
-    for rel in digest_files(base):
+    for rel, size in files:
         path = base / rel
-        size = os.lstat(path).st_size
         h.update(f"{rel}\0{size}\0".encode())
         with open(path, "rb") as fh:
             while chunk := fh.read(_CHUNK):
@@ -184,16 +200,20 @@ class Digests:
         env: ``sha256:<64 hex>`` environment digest; ``None`` without a directory (a URL).
         schema: ``sha256:<64 hex>`` schema digest; ``None`` when ``/schema`` was not read.
         schema_note: why ``schema`` is ``None`` (``None`` when it is set or not tried).
+        env_note: why ``env`` is ``None`` with a directory (too large, unreadable).
     """
 
     env: str | None = None
     schema: str | None = None
     schema_note: str | None = None
+    env_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"env_digest", "schema_digest", "schema_digest_note"}`` (full digests)."""
+        """``{"env_digest", "env_digest_note", "schema_digest", "schema_digest_note"}``
+        (full digests)."""
         return {
             "env_digest": self.env,
+            "env_digest_note": self.env_note,
             "schema_digest": self.schema,
             "schema_digest_note": self.schema_note,
         }
@@ -202,7 +222,7 @@ class Digests:
         """``env-digest: sha256:<64 hex>`` and ``schema-digest: ...`` (full digests, git
         trailer form) for a Space commit's description; an unknown digest says why."""
         return [
-            f"env-digest: {self.env or 'unknown (no environment directory)'}",
+            f"env-digest: {self.env or 'unknown (' + (self.env_note or 'no directory') + ')'}",
             f"schema-digest: {self.schema or 'unknown (' + (self.schema_note or '?') + ')'}",
         ]
 
@@ -210,6 +230,6 @@ class Digests:
         """``env-digest: sha256:<16>`` and ``schema-digest: ...`` for text outputs (the
         same words a Space commit carries)."""
         return [
-            f"env-digest: {short(self.env) or 'none (no environment directory)'}",
+            f"env-digest: {short(self.env) or 'none (' + (self.env_note or 'no directory') + ')'}",
             f"schema-digest: {short(self.schema) or 'none (' + (self.schema_note or '?') + ')'}",
         ]

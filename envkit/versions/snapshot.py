@@ -157,7 +157,13 @@ def from_path(root: Path, python: str | None = None, *, label: str | None = None
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory.", hint="Pass an environment directory.")
     envdir = EnvDir(root)
-    digest = env_digest(envdir.root)
+    try:
+        digest = env_digest(envdir.root)
+    except OSError as exc:
+        raise UsageError(
+            f"Cannot compute the environment digest of {root}: {exc}.",
+            hint="Leave large or unreadable files out of the upload set (.gitignore).",
+        ) from None
     doc = envdir.manifest_doc
     return EnvSnapshot(
         label=label or str(root),
@@ -231,17 +237,17 @@ def digests_of(root: Path | None, schemas: dict[str, Any] | None, why: str | Non
     reward range and reset options come from ``root`` (none without one). Never raises."""
     from envkit.envdir import EnvDir
 
-    digest = None
+    digest = env_note = None
     if root is not None:
         try:
             digest = env_digest(root)
         except OSError as exc:
-            why = why or f"cannot read the environment: {exc}"
+            env_note = f"cannot read the environment: {exc}"
     if schemas is None:
-        return Digests(env=digest, schema_note=why or "GET /schema was not read")
+        return Digests(digest, None, why or "GET /schema was not read", env_note)
     reward_range = EnvDir(root).spec.reward_range if root is not None else None
     reset = reset_options_of(root) if root is not None else None
-    return Digests(env=digest, schema=schema_digest(schemas, reward_range, reset))
+    return Digests(digest, schema_digest(schemas, reward_range, reset), None, env_note)
 
 
 def path_digests(root: Path, python: str | None = None) -> Digests:
@@ -251,11 +257,12 @@ def path_digests(root: Path, python: str | None = None) -> Digests:
     from envkit.envdir import EnvDir
     from envkit.errors import EnvkitError
 
+    envdir = EnvDir(root)
     try:
-        envdir = EnvDir(root)
         digest = env_digest(envdir.root)
     except OSError as exc:
-        return Digests(schema_note=f"cannot read the environment: {exc}")
+        note = f"cannot read the environment: {exc}"
+        return Digests(env_note=note, schema_note=note)
     try:
         schemas = schemas_from_path(envdir.root, python, memo_key=digest)
         value = schema_digest(schemas, envdir.spec.reward_range, reset_options_of(envdir.root))

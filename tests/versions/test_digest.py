@@ -115,3 +115,21 @@ def test_reset_options_are_read_from_the_reset_signature(env: Path) -> None:
         "        pass\n"
     )
     assert reset_options_of(env)["level"] == ["easy", "hard"]
+
+
+def test_a_huge_tree_is_not_hashed(env: Path) -> None:
+    """A 20 GB sparse file must not turn a static validate into minutes of hashing."""
+    import time
+
+    from envkit.validation import validate
+    from envkit.versions.digest import DigestLimitError
+
+    big = env / "big.bin"
+    big.touch()
+    os.truncate(big, 20 << 30)
+    t0 = time.monotonic()
+    with pytest.raises(DigestLimitError):
+        env_digest(env)
+    versions = validate(env, static=True).to_dict()["versions"]
+    assert time.monotonic() - t0 < 30
+    assert versions["env_digest"] is None and "GiB" in versions["env_digest_note"]
