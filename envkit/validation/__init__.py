@@ -320,26 +320,22 @@ def _run(
     note.assumptions = plan.assumptions
     skip = _train_path_skip(opts, selection, plan, static=static)
     lane_notes: list[str] | None = None  # None: the lane has not played yet
-    lane_wanted = not skip
     seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
 
     def while_up(live_url: str) -> None:
         # the lane plays the server the runtime stage started, instead of starting another
         nonlocal lane_notes
-        seen["schemas"] = _read_schemas(live_url)
-        if lane_wanted:
-            lane_notes = _train_path(root, live_url, manifest, plan, opts, budget, ev, "")
+        lane_notes = _train_path(root, live_url, manifest, plan, opts, budget, ev, "")
 
     if plan.not_run:
         ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
     else:
         target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url)
-        if url is None:  # the lane runs while the server is up, or not at all
+        if url is None and not skip:  # it runs: while the server is up, or not at all
             target.while_up = while_up
-            skip = R.TRAIN_PATH_NO_SERVER if lane_wanted else skip  # unless while_up runs
+            skip = R.TRAIN_PATH_NO_SERVER  # unless while_up runs
+        _read_schemas_while_up(target, seen)
         note.launch, note.notes = _runtime_stage(target, opts, budget, ev, lane=_lane(url))
-        if url is not None:
-            seen["schemas"] = _read_schemas(url)
         if manifest is None and root is None:
             plan.assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
     if lane_notes is None:
@@ -347,6 +343,8 @@ def _run(
     note.notes += lane_notes
     ev.timings["total"] = time.perf_counter() - t0
     report = R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
+    if url is not None and not plan.not_run:
+        seen["schemas"] = _read_schemas(url)  # the server is the user's: still up
     report.digests = _digests(root, seen.get("schemas"), plan.not_run)
     return report
 
@@ -356,6 +354,19 @@ def _read_schemas(url: str) -> dict[str, Any] | None:
     from envkit.versions.snapshot import schemas_from_url
 
     return schemas_from_url(url, timeout_s=5.0)
+
+
+def _read_schemas_while_up(target: Any, seen: dict[str, Any]) -> None:
+    """Make ``target.while_up`` read ``GET /schema`` into ``seen["schemas"]`` first (the
+    server envkit started is stopped when the runtime stage returns), then do what it did."""
+    inner = target.while_up
+
+    def while_up(live_url: str) -> None:
+        seen["schemas"] = _read_schemas(live_url)
+        if inner is not None:
+            inner(live_url)
+
+    target.while_up = while_up
 
 
 def _digests(root: Path | None, schemas: dict[str, Any] | None, not_run: str) -> Any:
