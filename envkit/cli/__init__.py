@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "push",
     "fork",
     "eval",
+    "diff",
     "serve_oracle",
     "label",
     "migrate",

@@ -939,13 +939,18 @@ def _commit(api: Any, plan: PushPlan, result: PushResult, head: str | None, say:
     """One commit of ``result``'s changes on ``head`` (or on a new pull request ref)."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
+    from envkit.versions.snapshot import path_digests
+
     repo_id, endpoint, folder = result.repo_id, plan.endpoint, plan.staged.path
     create_pr = plan.options.create_pr
-    message = plan.options.message or f"envkit push {__version__}"
+    # which environment this commit holds (docs/versions.md): short in the default title,
+    # full in the description; a --message of the user's is kept as written
+    digests = path_digests(plan.root)
+    message = plan.options.message or f"envkit push {__version__} ({', '.join(digests.lines())})"
     description = (
         f"Pushed with envkit {__version__}: {len(result.added)} added, "
-        f"{len(result.updated)} updated, {len(result.deleted)} deleted."
-    )
+        f"{len(result.updated)} updated, {len(result.deleted)} deleted.\n\n"
+    ) + "\n".join(digests.trailers())
     revision = None
     if create_pr:
         say("Opening a pull request…")

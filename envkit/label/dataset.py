@@ -8,7 +8,9 @@ two rollouts after the prompt: assistant replies, and between them the user mess
 observations). DPOTrainer and RewardTrainer read these three columns; the others are
 metadata they ignore: ``seed``, ``chosen_return``, ``rejected_return``, ``labeler``,
 ``agreement`` (share of the pair's labels that agree with the majority), ``n_labels``,
-``chosen_id``, ``rejected_id`` (episode ids in ``trajectories.jsonl``).
+``chosen_id``, ``rejected_id`` (episode ids in ``trajectories.jsonl``), ``env_digest`` and
+``schema_digest`` (the environment the rollouts were played on, from ``summary.json``'s
+``versions``; ``None`` for a run that predates them; docs/versions.md).
 """
 
 from __future__ import annotations
@@ -156,6 +158,7 @@ def preference_rows(
     by_id = folder.by_id()
     system = (folder.summary.get("settings") or {}).get("system_prompt_text")
     system = system if isinstance(system, str) and system else None
+    versions = folder.summary.get("versions") or {}
     result = ExportResult(path=None, format="jsonl", rows=0, stale=stale)
     labeled = {(p.a, p.b) for p in pairs}
     result.unlabeled = sum(1 for p in select_pairs(folder, "all") if (p.a, p.b) not in labeled)
@@ -188,6 +191,8 @@ def preference_rows(
                 "n_labels": len(p.votes),
                 "chosen_id": chosen.id,
                 "rejected_id": rejected.id,
+                "env_digest": versions.get("env_digest"),
+                "schema_digest": versions.get("schema_digest"),
             }
         )
     result.rows = len(result.records)

@@ -320,6 +320,7 @@ def _run(
     note.assumptions = plan.assumptions
     skip = _train_path_skip(opts, selection, plan, static=static)
     lane_notes: list[str] | None = None  # None: the lane has not played yet
+    seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
     if plan.not_run:
         ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
     else:
@@ -340,6 +341,7 @@ def _run(
 
                 target.while_up = while_up
                 skip = R.TRAIN_PATH_NO_SERVER  # unless while_up runs
+        _read_schemas_while_up(target, seen)
         try:
             note.launch, note.notes = _runtime_stage(target, opts, budget, ev, lane=_lane(url))
         finally:
@@ -351,7 +353,40 @@ def _run(
         lane_notes = _train_path(root, url, manifest, plan, opts, budget, ev, skip)
     note.notes += lane_notes
     ev.timings["total"] = time.perf_counter() - t0
-    return R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
+    report = R.assemble_report(_label(root, url), _lane(url), root, ev, selection, note)
+    if url is not None and not plan.not_run:
+        seen["schemas"] = _read_schemas(url)  # the server is the user's: still up
+    report.digests = _digests(root, seen.get("schemas"), plan.not_run)
+    return report
+
+
+def _read_schemas(url: str) -> dict[str, Any] | None:
+    """``GET URL/schema`` for the report's schema digest (``None``: no usable answer)."""
+    from envkit.versions.snapshot import schemas_from_url
+
+    return schemas_from_url(url, timeout_s=5.0)
+
+
+def _read_schemas_while_up(target: Any, seen: dict[str, Any]) -> None:
+    """Make ``target.while_up`` read ``GET /schema`` into ``seen["schemas"]`` first (the
+    server envkit started is stopped when the runtime stage returns), then do what it did."""
+    inner = target.while_up
+
+    def while_up(live_url: str) -> None:
+        seen["schemas"] = _read_schemas(live_url)
+        if inner is not None:
+            inner(live_url)
+
+    target.while_up = while_up
+
+
+def _digests(root: Path | None, schemas: dict[str, Any] | None, not_run: str) -> Any:
+    """The report's :class:`envkit.versions.digest.Digests`; ``not_run``: why the runtime
+    stage did not play (``""``: it did)."""
+    from envkit.versions.snapshot import digests_of
+
+    why = f"the runtime stage did not run: {not_run}" if not_run else None
+    return digests_of(root, schemas, why)
 
 
 def _start_train_path(
@@ -632,6 +667,7 @@ def _docker_lane(
     image = docker.image or _build(root, facts.name, docker, budget, ev, opts.progress)
     manifest = _static_stage(root, opts.progress, ev)
     played: list[bool] = []
+    seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
 
     def play(url: str) -> None:
         plan = _runtime_plan(root, url, manifest, static=False, wanted=_wants_runtime(selection))
@@ -640,6 +676,7 @@ def _docker_lane(
         else:
             target = _runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
             _runtime_stage(target, opts, budget, ev, lane="docker")
+        seen["schemas"] = _read_schemas(url)
         skip = _train_path_skip(opts, selection, plan, static=False)
         _train_path(root, url, manifest, plan, opts, budget, ev, skip)
         played.append(True)
@@ -659,7 +696,9 @@ def _docker_lane(
             ev.skipped[code] = R.NETWORK_NOT_ISOLATED
     ev.timings.update(lane.timings)
     ev.timings["total"] = time.perf_counter() - t0
-    return R.assemble_report(f"{root} @ {image}", "docker", root, ev, selection)
+    report = R.assemble_report(f"{root} @ {image}", "docker", root, ev, selection)
+    report.digests = _digests(root, seen.get("schemas"), "" if played else R.CONTAINER_NO_HEALTH)
+    return report
 
 
 def _build(

@@ -15,6 +15,7 @@ from typing import Any
 
 from envkit.findings import FAMILIES, RULES, Finding, Rule, Severity
 from envkit.fsutil import write_atomic  # noqa: F401 - re-exported for the CLI
+from envkit.versions.digest import Digests
 
 FORMATS = ("text", "json", "github", "junit")
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
@@ -140,6 +141,8 @@ class ValidationReport:
             server envkit started from the code), ``docker`` (the image, run hardened) or
             ``url`` (a running server).
         runtime: whether the runtime stage ran and what it assumed (:class:`RuntimeNote`).
+        digests: the environment and schema digests (:class:`envkit.versions.digest.Digests`,
+            docs/versions.md); ``None`` until the run sets them.
     """
 
     target: str
@@ -149,6 +152,7 @@ class ValidationReport:
     root: Path | None = None
     lane: str = "source"
     runtime: RuntimeNote = field(default_factory=RuntimeNote)
+    digests: Digests | None = None
 
     def __post_init__(self) -> None:
         self.findings.sort(key=_sort_key)
@@ -213,6 +217,7 @@ class ValidationReport:
             "runtime": self.runtime.to_dict()
             | {"ran": self.runtime_ran, "reason": self.static_only_reason},
             "summary": self.summary,
+            "versions": (self.digests or Digests()).to_dict(),
             "findings": [f.to_dict() for f in self.findings],
             "checks": [
                 {
@@ -394,6 +399,7 @@ def _text_lines(report: ValidationReport, show_all: bool) -> list[_Line]:
     lines: list[_Line] = [
         [(f"envkit validate {report.target}", "bold")],
         [(f"lane: {report.lane}", "dim")],
+        *([(line, "dim")] for line in (report.digests.lines() if report.digests else [])),
         [],
     ]
     for key in sorted(groups, key=lambda k: (k[0], k[1].startswith("("), k[1])):
@@ -503,6 +509,10 @@ def render_github(report: ValidationReport) -> str:
         props.append(f"title={_gh_prop(f'{f.code} {f.name}')}")
         msg = f.message + (f" Fix: {f.fix}" if f.fix else "")
         out.append(f"::{level[f.severity]} {','.join(props)}::{_gh_data(msg)}")
+    if report.digests is not None:
+        out.append(
+            f"::notice title=envkit validate versions::{_gh_data(', '.join(report.digests.lines()))}"
+        )
     out.append(
         f"::notice title=envkit validate ({report.lane} lane)::{_gh_data(summary_line(report))}"
     )
@@ -536,10 +546,11 @@ def render_junit(report: ValidationReport) -> str:
                 f"{f.severity.value}: {f.location or '-'}: {f.message}" for f in others
             )
         suites.setdefault(c.stage, []).append(case)
+    props = {"lane": report.lane} | {
+        k: v for k, v in (report.digests or Digests()).to_dict().items() if v is not None
+    }
     ts = [
-        TestSuite(
-            f"envkit validate ({stage})", cases, package="envkit", properties={"lane": report.lane}
-        )
+        TestSuite(f"envkit validate ({stage})", cases, package="envkit", properties=props)
         for stage, cases in suites.items()
     ]
     return to_xml_report_string(ts, encoding="utf-8")

@@ -69,6 +69,15 @@ def test_export_rows_and_load_with_datasets(eval_dir: Path, tmp_path: Path):
         "n_labels",
         "chosen_id",
         "rejected_id",
+        "env_digest",
+        "schema_digest",
+    }
+    # the environment the rollouts were played on, as the eval stamped it
+    versions = folder.summary["versions"]
+    assert versions["env_digest"].startswith("sha256:")
+    assert versions["schema_digest"].startswith("sha256:")
+    assert {(r["env_digest"], r["schema_digest"]) for r in rows} == {
+        (versions["env_digest"], versions["schema_digest"])
     }
     system = folder.summary["settings"]["system_prompt_text"]  # what the openai policy sent
     assert isinstance(system, str) and "action" in system.lower()
