@@ -139,12 +139,7 @@ def trajectories_bytes(episodes: Iterable[dict[str, Any]]) -> bytes:
 
 
 def summary_bytes(summary: dict[str, Any]) -> bytes:
-    """``summary.json``'s bytes; stamps ``versions`` (the environment and schema digests,
-    docs/versions.md) into ``summary`` first, once."""
-    if "versions" not in summary:
-        from envkit.versions.snapshot import run_digests
-
-        summary["versions"] = run_digests(summary.get("environment") or {}).to_dict()
+    """``summary.json``'s (or ``run.json``'s) bytes: indented JSON, NaN refused."""
     return (
         json.dumps(summary, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
     ).encode("utf-8")

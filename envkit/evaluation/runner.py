@@ -429,8 +429,9 @@ def _stop_server(server: Any, notes: Notes) -> None:
         )
 
 
-def _policy_factory(job: _Job, env_url: str) -> PolicyFactory:
-    """The policy factory, from the server's ``/schema`` (and ``/metadata`` for ``openai``).
+def _policy_factory(job: _Job, env_url: str) -> tuple[PolicyFactory, dict[str, Any]]:
+    """The policy factory, from the server's ``/schema`` (and ``/metadata`` for ``openai``),
+    and that ``/schema`` body (the run's schema digest is made of it).
 
     Raises:
         WireError: ``/schema`` cannot be read or has no ``action`` JSON Schema.
@@ -448,7 +449,8 @@ def _policy_factory(job: _Job, env_url: str) -> PolicyFactory:
             metadata = _fetch_json(f"{env_url}/metadata", reply_s)
         except WireError:
             metadata = {}
-    return PolicyFactory.create(job.settings, job.plan, schemas, metadata, job.target.root)
+    factory = PolicyFactory.create(job.settings, job.plan, schemas, metadata, job.target.root)
+    return factory, schemas
 
 
 def _start_run_dir(job: _Job, options: EvalOptions, urls: list[str]) -> None:
@@ -499,7 +501,7 @@ def _run(job: _Job, urls: list[str], server: Any, server_start_s: float | None) 
     """Play the run on the servers at ``urls``, write its files, and return or raise."""
     settings = job.settings
     env_url = urls[0]
-    factory = _policy_factory(job, env_url)
+    factory, schemas = _policy_factory(job, env_url)
     pool = WorkerPool(
         settings,
         urls,
@@ -537,8 +539,10 @@ def _run(job: _Job, urls: list[str], server: Any, server_start_s: float | None) 
         server_start_s=server_start_s,
         notes=job.notes.items,
     )
+    summary_json = summary.to_json(records)
+    summary_json["versions"] = _versions(target, schemas)
     result = EvalResult(
-        summary=summary.to_json(records),
+        summary=summary_json,
         episodes=outcome.episodes,
         out_dir=settings.out_dir,
         notes=job.notes.items,
@@ -549,6 +553,16 @@ def _run(job: _Job, urls: list[str], server: Any, server_start_s: float | None) 
     write_files(result, records, title=title, reward_range=target.reward_range)
     _raise_if_stopped(result, outcome.fatal)
     return result
+
+
+def _versions(target: _Target, schemas: dict[str, Any]) -> dict[str, Any]:
+    """``summary.json``'s ``versions``: the environment digest of the directory (``None``
+    with ``--url`` alone) and the schema digest of the ``/schema`` the run played by
+    (docs/versions.md); nothing is imported or started for them."""
+    from envkit.versions.snapshot import digests_of
+
+    root = target.project.root if target.project else None
+    return digests_of(root, schemas, None).to_dict()
 
 
 def _raise_if_stopped(result: EvalResult, fatal: BaseException | None) -> None:

@@ -345,18 +345,3 @@ def load(arg: str, python: str | None = None) -> EnvSnapshot:
     if path.is_dir():
         return from_path(path, python, label=arg)
     return from_git(arg, python)
-
-
-def run_digests(environment: dict[str, Any]) -> Digests:
-    """The digests an evaluation run stamps into ``summary.json``, from its ``environment``
-    object (``path``: the directory or ``None``; ``url``: the server it played).
-
-    With a directory: :func:`path_digests` (the server may be stopped already, so the schemas
-    come from the app itself). Without one: ``GET URL/schema`` when the server still answers.
-    Never raises.
-    """
-    path, url = environment.get("path"), environment.get("url")
-    if isinstance(path, str) and path:
-        return path_digests(Path(path))
-    schemas = schemas_from_url(url, timeout_s=5.0) if isinstance(url, str) and url else None
-    return digests_of(None, schemas, None if schemas else f"GET {url}/schema did not answer")

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from envkit.versions.snapshot import from_path, from_url, path_digests, run_digests
+from envkit.versions.snapshot import (
+    digests_of,
+    from_path,
+    from_url,
+    path_digests,
+    schemas_from_url,
+)
 
 # every test imports an environment's app in a fresh interpreter (10-20 s on a loaded 2-core
 # machine), and one plays the session's echo server
@@ -120,8 +126,9 @@ def test_a_directory_and_its_running_server_agree(cli, echo_env: Path, echo_serv
     assert data["summary"]["breaking"] == 0
     assert data["new"]["kind"] == "url" and data["new"]["env_digest"] is None
     assert any("reward range not compared" in n for n in data["notes"])
-    # an eval run against a bare URL stamps the same schema digest a diff computes
-    stamped = run_digests({"path": None, "url": echo_server.url})
+    # an eval run against a bare URL stamps (from the /schema it played by) the same schema
+    # digest a diff computes
+    stamped = digests_of(None, schemas_from_url(echo_server.url), None)
     assert stamped.schema == from_url(echo_server.url).schema_digest
 
 
