@@ -39,9 +39,11 @@ def import_cmd(
         typer.Option("--no-skills", help="Do not install envkit's Agent Skills."),
     ] = False,
 ) -> None:
-    """Create an envkit environment from an existing one: same files as `envkit init`
-    (tests, oracle, Dockerfile, trl_env.py, inference.py, README card, openenv.yaml, uv.lock),
-    passing `envkit validate`; the source's packages are pinned exactly.
+    """Bring an existing environment (reasoning-gym, verifiers, Gymnasium) into envkit.
+
+    The result has the files `envkit init` writes (tests, oracle, Dockerfile, trl_env.py,
+    inference.py, README card, openenv.yaml, uv.lock) and passes `envkit validate`; the
+    source's packages are pinned exactly (==).
 
     Sources: a reasoning-gym task (seeded items; reward = the task's score_answer; its
     difficulty settings are reset options), a Prime verifiers environment (its dataset rows

@@ -107,6 +107,12 @@ def import_environment(
         raise DestinationError(
             f"{dest} already exists.", hint="Choose another name or --output-dir."
         )
+    if options and kind != "verifiers":
+        raise UsageError(
+            f"--set applies to verifiers modules; a {kind} source takes none.",
+            hint="reasoning-gym difficulty settings are reset options: "
+            "`reset(seed=0, max_animals=5)`.",
+        )
     if kind == "gymnasium":
         from envkit.scaffold import init_project
 

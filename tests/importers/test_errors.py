@@ -122,3 +122,9 @@ def test_gymnasium_source_is_the_gymnasium_template(tmp_path):
     for rel in imported.files:
         assert (imported.path / rel).read_bytes() == (inited.path / rel).read_bytes(), rel
     assert "Acrobot-v1" in (imported.path / "server" / "acro_environment.py").read_text()
+
+
+def test_set_is_refused_for_a_reasoning_gym_source(cli, tmp_path):
+    result = cli("import", "reasoning-gym:leg_counting", "x", "-o", tmp_path, "--set", "a=1")
+    assert "--set applies to verifiers modules" in _one_line_error(result)
+    assert list(tmp_path.iterdir()) == []
