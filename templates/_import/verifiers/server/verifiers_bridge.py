@@ -15,6 +15,8 @@ in 0.3.x):
   `completion`, `answer`, `state`, `info`, `task`, `parser` (all when it takes `**kwargs`),
   may be a coroutine function, and returns a float in [0, 1]; the reward is the weighted
   sum, as `Rubric.score_rollout` computes it.
+Messages are plain OpenAI-style chat dicts; releases that pass pydantic message objects to
+their hooks (0.1.14's `ToolEnv` reads `msg.tool_calls`) are not supported.
 """
 
 import asyncio
