@@ -40,7 +40,8 @@ from envkit.resources import templates_dir
 DEFAULT_TEMPLATE = "echo"
 # Never copied out of a template: debris, plus the template's own metadata and egg-info.
 _TEMPLATE_ONLY_FILES = {"template.toml"}
-_SPECIAL_DIRS = {"_common", "_partials"}
+# `_import`: the hidden templates `envkit import` renders (envkit.importers).
+_SPECIAL_DIRS = {"_common", "_partials", "_import"}
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,70 @@ def _load_template(path: Path) -> TemplateInfo:
         dependencies=tuple(meta.get("dependencies") or ()),
         vars={k: v for k, v in meta.items() if k not in known},
         probe_actions=tuple(dict(a) for a in (meta.get("probe") or {}).get("actions", ())),
+    )
+
+
+def load_template(path: Path) -> TemplateInfo:
+    """The template in directory ``path`` (a ``template.toml`` and its files), rendered with
+    ``_common`` and ``_partials`` like a built-in one; ``envkit import`` keeps its hidden
+    templates under ``templates/_import/``.
+
+    Raises:
+        TemplateError: ``template.toml`` cannot be read.
+    """
+    return _load_template(path)
+
+
+def write_project(
+    names: EnvNames,
+    rendered: dict[Path, bytes],
+    *,
+    output_dir: str | os.PathLike[str],
+    source: TemplateSource,
+    lock: bool = True,
+    skills: bool = True,
+) -> InitResult:
+    """Write already rendered files as a new environment, as ``envkit init`` does: the
+    source recorded in pyproject.toml, the skills, an atomic write (nothing is left behind
+    on failure), then ``uv lock`` and ``envkit validate --static`` on the result.
+
+    Args:
+        names: the environment's name forms; the directory is ``output_dir/names.raw``.
+        rendered: relative path -> content (:func:`render_template`).
+        output_dir: parent directory; created when missing.
+        source: recorded as ``[tool.envkit.template]``.
+        lock: run ``uv lock`` (a failure is reported in the result, not raised).
+        skills: install envkit's Agent Skills.
+
+    Raises:
+        DestinationError: the destination exists (even empty: an import never writes into an
+            existing directory) or cannot be written.
+    """
+    parent = Path(output_dir).expanduser()
+    dest = (parent / names.raw).absolute()
+    if dest.exists() or dest.is_symlink():
+        raise DestinationError(
+            f"{dest} already exists.", hint="Choose another name or --output-dir."
+        )
+    _record_source(rendered, source)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DestinationError(
+            f"Cannot create {parent}: {exc.strerror}.", hint="Choose a writable --output-dir."
+        ) from None
+    files = sorted(rendered) + _write_new(dest, rendered, skills=skills)
+    lock_result = lock_environment(dest) if lock else LockResult("skipped")
+    notes: list[str] = []
+    return InitResult(
+        path=dest,
+        names=names,
+        template=source.name,
+        files=sorted(files),
+        lock=lock_result,
+        notes=notes,
+        source=source,
+        report=_static_report(dest, notes),
     )
 
 

@@ -27,6 +27,7 @@ _lazy_help.install()
 # Order is the order of `envkit --help`.
 COMMAND_MODULES = (
     "init",
+    "import_",
     "templates",
     "validate",
     "rules",

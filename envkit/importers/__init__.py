@@ -1,0 +1,139 @@
+"""``envkit import SOURCE NAME``: bring an existing environment into envkit.
+
+A source is ``KIND:TARGET``:
+
+- ``reasoning-gym:TASK``: a reasoning-gym procedural task (:mod:`envkit.importers.reasoning_gym`);
+- ``verifiers:MODULE`` or a path to a ``.py`` file with ``load_environment``: a Prime
+  verifiers environment (:mod:`envkit.importers.verifiers`);
+- ``gymnasium:ID``: the built-in ``gymnasium`` template with ``gym_id=ID``.
+
+The result is an ordinary envkit environment, rendered through the same renderer as
+``envkit init`` (the hidden templates under ``templates/_import/`` plus ``_common`` and
+``_partials``), with the same post-steps (skills, atomic write, ``uv lock``, ``envkit validate
+--static``). The source's own packages are pinned exactly (``==``) in the generated
+pyproject.toml.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envkit.errors import UsageError
+
+if TYPE_CHECKING:
+    from envkit.scaffold import InitResult
+
+KINDS = ("reasoning-gym", "verifiers", "gymnasium")
+"""The source kinds ``envkit import`` knows (``KIND:TARGET``)."""
+
+
+def parse_source(source: str) -> tuple[str, str]:
+    """Split ``SOURCE`` into ``(kind, target)``.
+
+    A path to an existing ``.py`` file (or one ending in ``.py``) is a verifiers module.
+
+    Raises:
+        UsageError: no known kind, or an empty target.
+    """
+    text = source.strip()
+    kind, sep, target = text.partition(":")
+    kind = kind.strip().lower().replace("_", "-")
+    if sep and kind in KINDS:
+        pass
+    elif text.endswith(".py"):
+        return "verifiers", text
+    else:
+        close = difflib.get_close_matches(kind, KINDS, n=1) if sep else []
+        maybe = f" Did you mean `{close[0]}:`?" if close else ""
+        raise UsageError(
+            f"Unknown import source `{source}`: expected one of "
+            + ", ".join(f"{k}:..." for k in KINDS)
+            + f" or a path to a .py file.{maybe}",
+            hint="e.g. `envkit import reasoning-gym:leg_counting legs`.",
+        )
+    if not target.strip():
+        raise UsageError(
+            f"`{source}` names no {kind} target.",
+            hint=f"e.g. `envkit import {kind}:{_EXAMPLES[kind]} NAME`.",
+        )
+    return kind, target.strip()
+
+
+_EXAMPLES = {"reasoning-gym": "leg_counting", "verifiers": "my_env", "gymnasium": "Acrobot-v1"}
+
+
+def import_environment(
+    source: str,
+    name: str,
+    *,
+    output_dir: str | os.PathLike[str] = ".",
+    lock: bool = True,
+    skills: bool = True,
+    options: Mapping[str, str] | None = None,
+) -> InitResult:
+    """Create environment ``NAME`` from ``source``.
+
+    Args:
+        source: ``reasoning-gym:TASK``, ``verifiers:MODULE``, a ``.py`` path or
+            ``gymnasium:ID``.
+        name: the new environment's name (``my-env``); its directory is ``output_dir/name``.
+        output_dir: parent directory; created when missing.
+        lock: run ``uv lock`` afterwards (needs PyPI; a failure is reported, not raised).
+        skills: install envkit's Agent Skills into the environment.
+        options: extra settings for the source (``load_environment`` keyword arguments for
+            verifiers; reasoning-gym and gymnasium take none).
+
+    Returns:
+        :class:`envkit.scaffold.InitResult`.
+
+    Raises:
+        UsageError: unknown source kind, unknown task or module, a module without
+            ``load_environment``, a source that cannot be read.
+        DestinationError: the destination exists or cannot be written. Nothing is written
+            on any error.
+    """
+    from envkit.names import normalise_name
+
+    kind, target = parse_source(source)
+    names = normalise_name(name)
+    dest = (Path(output_dir).expanduser() / names.raw).absolute()
+    if dest.exists():
+        from envkit.errors import DestinationError
+
+        raise DestinationError(
+            f"{dest} already exists.", hint="Choose another name or --output-dir."
+        )
+    if options and kind != "verifiers":
+        raise UsageError(
+            f"--set applies to verifiers modules; a {kind} source takes none.",
+            hint="reasoning-gym difficulty settings are reset options: "
+            "`reset(seed=0, max_animals=5)`.",
+        )
+    if kind == "gymnasium":
+        from envkit.scaffold import init_project
+
+        return init_project(
+            name,
+            template="gymnasium",
+            output_dir=output_dir,
+            lock=lock,
+            options={"gym_id": target},
+            skills=skills,
+        )
+    if kind == "reasoning-gym":
+        from envkit.importers.reasoning_gym import render
+
+        rendered, src = render(target, names)
+    else:
+        from envkit.importers.verifiers import render
+
+        rendered, src = render(target, names, dict(options or {}))
+    from envkit.scaffold import write_project
+
+    return write_project(
+        names, rendered, output_dir=output_dir, source=src, lock=lock, skills=skills
+    )
