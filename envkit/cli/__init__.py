@@ -53,6 +53,7 @@ commands = typer.Typer(pretty_exceptions_show_locals=False, rich_markup_mode="ri
 
 class _Root(EnvkitGroup):
     registry = commands
+    order: tuple[str, ...] = ()  # filled by _register_all
 
 
 app = typer.Typer(
@@ -132,6 +133,16 @@ def _root(
     """envkit: the toolkit for OpenEnv reinforcement-learning environments."""
 
 
+def _registered_name(info: Any) -> str:
+    """The name a command (``CommandInfo``) or a group (``TyperInfo``) was registered under."""
+    name = getattr(info, "name", None)
+    if isinstance(name, str):
+        return name
+    if getattr(info, "typer_instance", None) is not None:
+        return str(info.typer_instance.info.name)
+    return typer.main.get_command_name(info.callback.__name__)
+
+
 def _register_all() -> None:
     """Import every command module. One that cannot be imported stops envkit (exit 2) with
     its name: dropping a command silently would hide a broken install."""
@@ -148,7 +159,11 @@ def _register_all() -> None:
                 "--reinstall rl-envkit`); re-run with ENVKIT_DEBUG=1 for the traceback.",
             )
             raise SystemExit(int(ExitCode.ERROR)) from None
+        before = {id(i) for i in commands.registered_commands + commands.registered_groups}
         module.register(commands, handled)
+        for info in commands.registered_commands + commands.registered_groups:
+            if id(info) not in before:
+                _Root.order += (_registered_name(info),)
 
 
 _register_all()

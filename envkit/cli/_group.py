@@ -114,12 +114,15 @@ class _Commands(MutableMapping):
     names are known at once and a command is built when it is looked up.
     """
 
-    def __init__(self, registry: Any, settings: dict[str, Any]) -> None:
-        self._infos: dict[str, Any] = {}
+    def __init__(self, registry: Any, settings: dict[str, Any], order: tuple[str, ...]) -> None:
+        infos: dict[str, Any] = {}
         for info in registry.registered_commands:
-            self._infos[info.name or get_command_name(info.callback.__name__)] = info
+            infos[info.name or get_command_name(info.callback.__name__)] = info
         for info in registry.registered_groups:
-            self._infos[_group_name(info)] = info
+            infos[_group_name(info)] = info
+        # typer keeps commands and groups apart; the help lists them in ``order``
+        rank = {name: i for i, name in enumerate(order)}
+        self._infos = dict(sorted(infos.items(), key=lambda kv: rank.get(kv[0], len(rank))))
         self._built: dict[str, Any] = {}
         self._settings = settings
 
@@ -190,6 +193,7 @@ def _summary(name: str, info: Any, markup: Any) -> Any:
         extra["hidden"] = bool(_first_set(info.hidden, own.hidden))
         extra["deprecated"] = bool(_first_set(info.deprecated, own.deprecated))
         extra["rich_help_panel"] = _first_set(info.rich_help_panel, own.rich_help_panel)
+    help_text = unwrap(help_text) if help_text else help_text
     return TyperCommand(name=name, help=help_text, rich_markup_mode=markup, **extra)
 
 
@@ -202,9 +206,11 @@ class EnvkitGroup(TyperGroup):
     Attributes:
         registry: the ``typer.Typer`` every command module registers its commands on; set by
             a subclass (``envkit.cli``). ``None``: typer's eager behaviour.
+        order: the commands' names in the order the help lists them (others after).
     """
 
     registry: Any = None
+    order: tuple[str, ...] = ()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -215,7 +221,7 @@ class EnvkitGroup(TyperGroup):
                 "rich_markup_mode": self.rich_markup_mode,
                 "suggest_commands": self.registry.suggest_commands,
             }
-            lazy = _Commands(self.registry, settings)
+            lazy = _Commands(self.registry, settings, self.order)
             for name, command in self.commands.items():
                 lazy[name] = command
             self.commands = lazy

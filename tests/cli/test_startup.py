@@ -4,6 +4,7 @@ imports are deferred, envkit.cli._lazy_help), and the deferred names still work.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -120,3 +121,26 @@ def test_root_help_builds_no_command_and_a_command_builds_only_itself():
     builds a command when it is looked up, and its help lists stand-ins."""
     assert _built(["--help"]) == []
     assert _built(["init", "--help"]) == ["init"]
+
+
+def test_root_help_lists_commands_and_groups_in_module_order():
+    """Typer keeps commands and groups in two lists; the root's help interleaves them in the
+    order of ``COMMAND_MODULES`` (``deploy`` right after ``capacity``), with one-line
+    summaries even when a docstring's first paragraph is wrapped."""
+    from envkit.cli import COMMAND_MODULES
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "envkit", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    listed = [
+        line.split()[1]
+        for line in proc.stdout.splitlines()
+        if line.startswith("│ ") and len(line.split()) > 2 and line[2] != " "
+    ]
+    expected = [m.rstrip("_").replace("_", "-") for m in COMMAND_MODULES]
+    assert listed[-len(expected) :] == expected, listed
