@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -312,7 +313,7 @@ TEMPLATE_IMPORTS = {"gymnasium": "gymnasium"}
 NEW_PROBES = tuple(f"EK{n}" for n in range(513, 523))
 
 
-def template_costs(pythons: dict[str, str], only: list[str] | None = None) -> None:
+def template_costs(pythons: dict[str, str], only: list[str] | None = None, repeat: int = 1) -> None:
     """Section 7: generate each template and validate it with the defaults; prints the wall
     seconds of each run, the seconds of it the reward-design probes and the training-path
     lane took, and the same validate without them (``train_path=False``, the probes
@@ -321,6 +322,7 @@ def template_costs(pythons: dict[str, str], only: list[str] | None = None) -> No
     Args:
         pythons: template -> interpreter to serve it with (default: this one).
         only: the templates to run (default: all).
+        repeat: runs of each, alternating baseline and default; the medians are printed.
     """
     import importlib.util
 
@@ -340,14 +342,18 @@ def template_costs(pythons: dict[str, str], only: list[str] | None = None) -> No
                 continue
             # a real lock (uv's cache, or PyPI once): EK222 compares it with pyproject.toml
             root = init_project(f"bench-{name}", template=name, output_dir=Path(tmp))
-            t = time.perf_counter()
-            validate(root.path, python=python, train_path=False, ignore=list(NEW_PROBES))
-            base = time.perf_counter() - t
-            t = time.perf_counter()
-            report = validate(root.path, python=python)
-            wall = time.perf_counter() - t
-            probes = report.timings.get("probes", 0.0)
-            lane = report.timings.get("train_path", 0.0)
+            bases, walls, probe_s, lane_s = [], [], [], []
+            for _ in range(max(1, repeat)):
+                t = time.perf_counter()
+                validate(root.path, python=python, train_path=False, ignore=list(NEW_PROBES))
+                bases.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                report = validate(root.path, python=python)
+                walls.append(time.perf_counter() - t)
+                probe_s.append(report.timings.get("probes", 0.0))
+                lane_s.append(report.timings.get("train_path", 0.0))
+            base, wall = statistics.median(bases), statistics.median(walls)
+            probes, lane = statistics.median(probe_s), statistics.median(lane_s)
             codes = ",".join(sorted({f.code for f in report.findings})) or "-"
             print(
                 f"{name:<12}{base:11.2f}{wall:11.2f}{wall / base:6.2f}x"
@@ -391,6 +397,9 @@ def main() -> None:
         "--templates", default="", help="comma-separated templates for section 7 (default: all)"
     )
     ap.add_argument(
+        "--repeat", type=int, default=3, help="section 7: runs of each, medians printed"
+    )
+    ap.add_argument(
         "--template-python",
         action="append",
         default=[],
@@ -403,7 +412,7 @@ def main() -> None:
         real_env_section(args)
         return
     if args.only_templates:
-        template_costs(pythons, [t for t in args.templates.split(",") if t])
+        template_costs(pythons, [t for t in args.templates.split(",") if t], args.repeat)
         return
 
     from envkit.scaffold import init_project
@@ -442,7 +451,7 @@ def main() -> None:
         "(target >= 0.8x)"
     )
     real_env_section(args)
-    template_costs(pythons)
+    template_costs(pythons, repeat=args.repeat)
 
 
 if __name__ == "__main__":
