@@ -92,21 +92,29 @@ def test_clean_guess_environment_passes_every_training_check(env: Path) -> None:
 
 def _servers_seen(**options) -> tuple[object, set[int], list[str]]:
     """``validate(**options)``; its report, the PIDs of the uvicorn servers among this
-    process's descendants during the run (sampled every 50 ms: a server lives for seconds),
-    and its progress lines."""
+    process's descendants that appeared during the run (sampled every 50 ms: a server lives
+    for seconds; those of other fixtures, already running, do not count), and its progress
+    lines."""
     seen: set[int] = set()
     lines: list[str] = []
     done = threading.Event()
 
+    def servers() -> set[int]:
+        found = set()
+        for pid in descendants(os.getpid()):
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"\x00-m\x00uvicorn\x00" in cmdline:  # `python -m uvicorn APP ...`
+                found.add(pid)
+        return found
+
+    already = servers()
+
     def sample() -> None:
         while not done.wait(0.05):
-            for pid in descendants(os.getpid()):
-                try:
-                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-                except OSError:
-                    continue
-                if b"\x00-m\x00uvicorn\x00" in cmdline:  # `python -m uvicorn APP ...`
-                    seen.add(pid)
+            seen.update(servers() - already)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
