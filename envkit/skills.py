@@ -485,6 +485,33 @@ def _write_atomic(src: Path, dst: Path) -> None:
     write_atomic(dst, src.read_bytes(), mode=src.stat().st_mode & 0o777, fsync=False)
 
 
+def _bundled_folders(names: Sequence[str] | None) -> dict[str, Path]:
+    """The bundled skills to install, name -> folder: ``names`` in order, or all of them.
+
+    A bundled skill's name is its folder's (tests/skills checks each one against the
+    specification), so installing reads no front matter: ``envkit init`` installs skills
+    on every run.
+
+    Raises:
+        UsageError: a name that no bundled skill has (the message lists the available ones).
+    """
+    root = skills_dir()
+    folders = {
+        p.name: p for p in sorted(root.iterdir()) if p.is_dir() and (p / "SKILL.md").is_file()
+    }
+    if not names:
+        return folders
+    chosen = {}
+    for name in dict.fromkeys(names):
+        if name not in folders:
+            raise UsageError(
+                f"Unknown skill {name!r}.",
+                hint=f"Available: {', '.join(folders)} (see `envkit skills list`).",
+            )
+        chosen[name] = folders[name]
+    return chosen
+
+
 def install_skills(
     dest: Path,
     names: Sequence[str] | None = None,
@@ -524,19 +551,19 @@ def install_skills(
             f"{root} is not a directory.", hint="Pass the project directory with --dir."
         )
     chosen_agents = normalise_agents(agents)
-    skills = [get_skill(n) for n in dict.fromkeys(names)] if names else list_skills()
+    skills = _bundled_folders(names)
     targets = target_dirs(root, chosen_agents, global_=global_)
     plan = [
-        (skill.path / rel, target / skill.name / rel, skill.name)
+        (folder / rel, target / name / rel, name)
         for target in targets
-        for skill in skills
-        for rel in skill.files
+        for name, folder in skills.items()
+        for rel in _skill_files(folder)
     ]
     _refuse_conflicts(plan, root, force=force, global_=global_)
     result = InstallResult(
         root=root,
         scope="global" if global_ else "project",
-        skills=[s.name for s in skills],
+        skills=list(skills),
         agents=list(chosen_agents),
         targets=targets,
     )
