@@ -397,7 +397,10 @@ def main() -> None:
         "--templates", default="", help="comma-separated templates for section 7 (default: all)"
     )
     ap.add_argument(
-        "--repeat", type=int, default=3, help="section 7: runs of each, medians printed"
+        "--template-repeat",
+        type=int,
+        default=3,
+        help="section 7: runs of each, medians printed",
     )
     ap.add_argument(
         "--template-python",
@@ -412,7 +415,7 @@ def main() -> None:
         real_env_section(args)
         return
     if args.only_templates:
-        template_costs(pythons, [t for t in args.templates.split(",") if t], args.repeat)
+        template_costs(pythons, [t for t in args.templates.split(",") if t], args.template_repeat)
         return
 
     from envkit.scaffold import init_project
@@ -451,7 +454,7 @@ def main() -> None:
         "(target >= 0.8x)"
     )
     real_env_section(args)
-    template_costs(pythons, repeat=args.repeat)
+    template_costs(pythons, repeat=args.template_repeat)
 
 
 if __name__ == "__main__":
