@@ -804,6 +804,27 @@ def reset_options(source: str) -> dict[str, list[Any]]:
     return out
 
 
+def source_reset_options(root: Path) -> dict[str, list[Any]]:
+    """The reset options the environment at ``root`` declares in its source: keyword
+    parameters of the ``reset`` methods in ``server/*.py`` (:func:`reset_options`), each
+    with its declared values in first-seen order. A file that cannot be read as bounded
+    UTF-8 text declares nothing."""
+    from envkit.fsutil import read_text_bounded
+
+    out: dict[str, list[Any]] = {}
+    for path in sorted((root / "server").glob("*.py"))[:MAX_SOURCE_FILES]:
+        try:
+            text = read_text_bounded(path, root=root)
+        except (OSError, ValueError):
+            continue
+        if "def reset" not in text:
+            continue
+        for name, values in reset_options(text).items():
+            kept = out.setdefault(name, [])
+            kept += [v for v in values if v not in kept]
+    return out
+
+
 def declared_options(probes: Probes) -> dict[str, list[Any]]:
     """The reset options the environment declares, with at least two values each: from the
     ``reset`` signatures in ``server/*.py`` of the environment envkit started, and the
@@ -812,17 +833,7 @@ def declared_options(probes: Probes) -> dict[str, list[Any]]:
     if root is None:
         return {}
     root = Path(root)
-    out: dict[str, list[Any]] = {}
-    for path in sorted((root / "server").glob("*.py"))[:MAX_SOURCE_FILES]:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if "def reset" not in text:
-            continue
-        for name, values in reset_options(text).items():
-            kept = out.setdefault(name, [])
-            kept += [v for v in values if v not in kept]
+    out = source_reset_options(root)
     plan = probes.engine.settings.probe_path
     if plan:
         try:

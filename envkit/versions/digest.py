@@ -173,23 +173,11 @@ def reset_options_of(root: Path) -> dict[str, list[Any]]:
     """The reset options the environment at ``root`` declares: keyword parameters of the
     ``reset`` methods in ``server/*.py`` other than ``seed`` and ``episode_id``, each with the
     values it declares (``Literal`` annotation, ``bool``, values quoted on its docstring line,
-    its default), as the reward-design probe EK520 reads them
-    (:func:`envkit.validation.probes.reset_options`)."""
-    from envkit.fsutil import read_text_bounded
-    from envkit.validation.probes import MAX_SOURCE_FILES, reset_options
+    its default), read as the reward-design probe EK520 reads them
+    (:func:`envkit.validation.probes.source_reset_options`)."""
+    from envkit.validation.probes import source_reset_options
 
-    out: dict[str, list[Any]] = {}
-    for path in sorted((root / "server").glob("*.py"))[:MAX_SOURCE_FILES]:
-        try:
-            text = read_text_bounded(path, root=root)
-        except (OSError, ValueError):  # unreadable or not UTF-8: declares nothing
-            continue
-        if "def reset" not in text:
-            continue
-        for name, values in reset_options(text).items():
-            kept = out.setdefault(name, [])
-            kept += [v for v in values if v not in kept]
-    return out
+    return source_reset_options(root)
 
 
 @dataclass(frozen=True)
