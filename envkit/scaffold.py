@@ -208,12 +208,7 @@ def write_project(
             f"{dest} already exists.", hint="Choose another name or --output-dir."
         )
     _record_source(rendered, source)
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DestinationError(
-            f"Cannot create {parent}: {exc.strerror}.", hint="Choose a writable --output-dir."
-        ) from None
+    _create_parent(parent)
     files = sorted(rendered) + _write_new(dest, rendered, skills=skills)
     lock_result = lock_environment(dest) if lock else LockResult("skipped")
     notes: list[str] = []
@@ -227,6 +222,20 @@ def write_project(
         source=source,
         report=_static_report(dest, notes),
     )
+
+
+def _create_parent(parent: Path) -> None:
+    """Create ``--output-dir`` when missing.
+
+    Raises:
+        DestinationError: it cannot be created.
+    """
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DestinationError(
+            f"Cannot create {parent}: {exc.strerror}.", hint="Choose a writable --output-dir."
+        ) from None
 
 
 def list_templates() -> list[TemplateInfo]:
@@ -507,12 +516,7 @@ def init_project(
         notes = _add_probe_plan(rendered, tpl, opts)
         _add_template_record(rendered, tpl.name, names.package)
     _record_source(rendered, source)
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DestinationError(
-            f"Cannot create {parent}: {exc.strerror}.", hint="Choose a writable --output-dir."
-        ) from None
+    _create_parent(parent)
     files = sorted(rendered)
     if exists:
         _write_into_existing(dest, rendered)

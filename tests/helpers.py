@@ -113,6 +113,41 @@ def layered_venv(path: Path, base: Path) -> str:
     return str(path / "bin" / "python")
 
 
+def locked_env_venv(env: Path, extra_requirements: str = "") -> str:
+    """The venv of a locked environment at ``env``: its locked dependencies and pytest (plus
+    ``extra_requirements``, requirements.txt text) from a venv cached across runs by the hash
+    of that set (:func:`cached_venv`), and the environment itself installed editable,
+    ``--no-deps``, into ``env/.venv`` layered on top. Returns that venv's interpreter."""
+    uv = _uv()
+    # The lock's dependency set without the project (installed editable below).
+    deps = subprocess.run(
+        [
+            uv,
+            "export",
+            "-q",
+            "--frozen",
+            "--no-emit-project",
+            "--no-hashes",
+            "--no-header",
+            "--format",
+            "requirements-txt",
+        ],
+        cwd=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    base = cached_venv(deps + "pytest\n" + extra_requirements)
+    python = layered_venv(env / ".venv", base)
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--no-deps", "--python", python, "-e", str(env)],
+        check=True,
+        timeout=600,
+    )
+    return python
+
+
 def docker_available() -> tuple[bool, str]:
     """(True, "") when a Docker engine answers, else (False, cause)."""
     try:

@@ -4,13 +4,12 @@ environment itself editable on top), once per session."""
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import cached_venv, layered_venv
+from tests.helpers import locked_env_venv
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Two more tasks than leg_counting, with other kinds of answer: a number (possibly negative,
@@ -27,14 +26,6 @@ class ImportedEnv:
     python: str
 
 
-def _uv() -> str:
-    from envkit.scaffold import uv_binary
-
-    uv = uv_binary()
-    assert uv, "uv is required (declared dependency of rl-envkit)"
-    return uv
-
-
 def build_imported(parent: Path, source: str, name: str) -> ImportedEnv:
     """`envkit import SOURCE NAME` (with `uv lock`), then the environment's venv, as
     tests/templates/conftest.py `build_env` does for templates."""
@@ -42,32 +33,7 @@ def build_imported(parent: Path, source: str, name: str) -> ImportedEnv:
 
     result = import_environment(source, name, output_dir=parent)
     assert result.lock.status == "written", result.lock.message
-    uv = _uv()
-    deps = subprocess.run(
-        [
-            uv,
-            "export",
-            "-q",
-            "--frozen",
-            "--no-emit-project",
-            "--no-hashes",
-            "--no-header",
-            "--format",
-            "requirements-txt",
-        ],
-        cwd=result.path,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
-    base = cached_venv(deps + "pytest\n")
-    python = layered_venv(result.path / ".venv", base)
-    subprocess.run(
-        [uv, "pip", "install", "-q", "--no-deps", "--python", python, "-e", str(result.path)],
-        check=True,
-        timeout=600,
-    )
+    python = locked_env_venv(result.path)
     return ImportedEnv(source, result.path, python)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cached_venv, layered_venv
+from tests.helpers import locked_env_venv
 
 TEMPLATES = ("guess", "rlvr", "tools", "gymnasium", "code")
 
@@ -51,33 +51,7 @@ def build_env(
         f"{template}-env", template=template, output_dir=parent, options=options or None
     )
     assert result.lock.status == "written", result.lock.message
-    uv = _uv()
-    # The lock's dependency set without the project (installed from its temp dir below).
-    deps = subprocess.run(
-        [
-            uv,
-            "export",
-            "-q",
-            "--frozen",
-            "--no-emit-project",
-            "--no-hashes",
-            "--no-header",
-            "--format",
-            "requirements-txt",
-        ],
-        cwd=result.path,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
-    base = cached_venv(deps + "pytest\n" + extra_requirements)
-    python = layered_venv(result.path / ".venv", base)
-    subprocess.run(
-        [uv, "pip", "install", "-q", "--no-deps", "--python", python, "-e", str(result.path)],
-        check=True,
-        timeout=600,
-    )
+    python = locked_env_venv(result.path, extra_requirements)
     return BuiltEnv(template, result.path, python)
 
 
