@@ -6,14 +6,13 @@ same packages, so the peer validator never shares a venv with anything else)."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import locked_env_venv
+from tests.helpers import cached_venv, locked_env_venv
 
 TEMPLATES = ("guess", "rlvr", "tools", "gymnasium", "code")
 

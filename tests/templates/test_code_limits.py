@@ -13,14 +13,19 @@ pytestmark = pytest.mark.timeout(300)
 CORRECT_GCD = "import math\n\n\ndef solve(a, b):\n    return math.gcd(a, b)\n"
 
 
-@pytest.mark.parametrize("source, words", [
-    ("while True:\n    pass\n", "Time limit"),
-    ("blob = []\nwhile True:\n    blob.append(bytearray(10 ** 7))\n", "memory limit"),
-    ("import os\nos.fork()\n", "start a process"),
-    ("print('x' * 10_000_000)\n", "Output limit"),
-    ("import glob\nprint(open(glob.glob('/**/tasks.py', recursive=True)[0]).read())\n",
-     "outside its sandbox"),
-])
+@pytest.mark.parametrize(
+    "source, words",
+    [
+        ("while True:\n    pass\n", "Time limit"),
+        ("blob = []\nwhile True:\n    blob.append(bytearray(10 ** 7))\n", "memory limit"),
+        ("import os\nos.fork()\n", "start a process"),
+        ("print('x' * 10_000_000)\n", "Output limit"),
+        (
+            "import glob\nprint(open(glob.glob('/**/tasks.py', recursive=True)[0]).read())\n",
+            "outside its sandbox",
+        ),
+    ],
+)
 def test_hostile_submission_scores_zero_and_server_survives(served, source, words):
     url = served["code"]
     with EnvSession(url, timeout_s=30) as session:

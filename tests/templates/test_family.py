@@ -15,8 +15,13 @@ pytestmark = pytest.mark.timeout(900)
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_own_tests_pass(built_envs, template):
     env = built_envs[template]
-    proc = subprocess.run([env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                          cwd=env.path, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=env.path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout and "failed" not in proc.stdout
 
@@ -55,5 +60,3 @@ def test_envkit_validate_has_zero_findings(built_envs, template):
     report = validate(env.path, python=env.python)
     assert [f"{f.code} {f.message}" for f in report.findings] == []
     assert report.passed
-
-

@@ -18,8 +18,14 @@ ALL = ("echo",) + TEMPLATES
 
 
 def _openenv(cli: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([cli, *args], capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL, env={**_env(), "NO_COLOR": "1"})
+    return subprocess.run(
+        [cli, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env={**_env(), "NO_COLOR": "1"},
+    )
 
 
 def _env() -> dict[str, str]:
@@ -30,8 +36,12 @@ def _env() -> dict[str, str]:
 
 def _statuses(output: str) -> dict[str, str]:
     """check id -> PASS/FAIL/WARN/SKIP/ERROR from the human report."""
-    return dict((cid, st) for st, cid in
-                re.findall(r"^\s*(PASS|FAIL|WARN|SKIP|ERROR)\s+([a-z_]+\.[a-z_]+)", output, re.M))
+    return {
+        cid: st
+        for st, cid in re.findall(
+            r"^\s*(PASS|FAIL|WARN|SKIP|ERROR)\s+([a-z_]+\.[a-z_]+)", output, re.MULTILINE
+        )
+    }
 
 
 @pytest.mark.slow
@@ -62,8 +72,9 @@ def test_recorded_probe_plan_is_the_oracle_episode(template, built_envs, served)
 
     env = built_envs[template]
     written = read_plan(env.path)
-    played = play_probe_plan(served[template], env.path, python=env.python,
-                             oracle=read_manifest(env.path).spec.oracle)
+    played = play_probe_plan(
+        served[template], env.path, python=env.python, oracle=read_manifest(env.path).spec.oracle
+    )
     assert written == played
     assert 1 <= len(played["actions"]) <= 100
 
@@ -72,8 +83,9 @@ def test_recorded_probe_plan_is_the_oracle_episode(template, built_envs, served)
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("template", ALL)
-def test_openenv_validate_runtime_has_no_fail(template, openenv_cli, every_env, docker_engine,
-                                              tmp_path):
+def test_openenv_validate_runtime_has_no_fail(
+    template, openenv_cli, every_env, docker_engine, tmp_path
+):
     """OpenEnv builds the root Dockerfile and runs the image read-only as uid 65532 with all
     capabilities dropped, then plays validation/runtime.json. WARN is the best 0.10 gives (it
     lists graders it has not implemented as SKIP).
@@ -86,8 +98,9 @@ def test_openenv_validate_runtime_has_no_fail(template, openenv_cli, every_env, 
 
     env = every_env[template]
     tag = uuid.uuid4().hex[:8]
-    proc = _openenv(openenv_cli, "validate", str(env.path), "--level", "runtime", "--json",
-                    timeout=3000)
+    proc = _openenv(
+        openenv_cli, "validate", str(env.path), "--level", "runtime", "--json", timeout=3000
+    )
     report = _json_report(proc)
     bad = {c["check_id"]: c for c in report["results"] if c["status"] in ("fail", "error")}
     if set(bad) == {"runtime.startup"} and "network helper image" in json.dumps(bad):
@@ -95,14 +108,19 @@ def test_openenv_validate_runtime_has_no_fail(template, openenv_cli, every_env, 
         shutil.copytree(env.path, public, ignore=shutil.ignore_patterns(".venv"))
         manifest = public / "openenv.yaml"
         manifest.write_text(manifest.read_text().replace("mode: no-network", "mode: public"))
-        proc = _openenv(openenv_cli, "validate", str(public), "--level", "runtime", "--json",
-                        timeout=3000)
+        proc = _openenv(
+            openenv_cli, "validate", str(public), "--level", "runtime", "--json", timeout=3000
+        )
         report = _json_report(proc)
         bad = {c["check_id"]: c for c in report["results"] if c["status"] in ("fail", "error")}
     assert bad == {}, json.dumps(bad, indent=1)[:4000]
     statuses = {c["check_id"]: c["status"] for c in report["results"]}
-    for check in ("runtime.startup", "runtime.reward_well_formed", "runtime.observation_schema",
-                  "runtime.state_contract"):
+    for check in (
+        "runtime.startup",
+        "runtime.reward_well_formed",
+        "runtime.observation_schema",
+        "runtime.state_contract",
+    ):
         assert statuses.get(check) == "pass", statuses
     assert proc.returncode == 0
 
@@ -112,11 +130,12 @@ def _json_report(proc: subprocess.CompletedProcess[str]) -> dict:
     try:
         report = json.loads(proc.stdout)
     except ValueError:
-        pytest.fail(f"openenv validate did not print JSON (exit {proc.returncode}):\n"
-                    f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        pytest.fail(
+            f"openenv validate did not print JSON (exit {proc.returncode}):\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     for result in report.get("results", []):
         image = (result.get("measured") or {}).get("image_ref")
         if isinstance(image, str) and image.startswith("sha256:"):
-            subprocess.run(["docker", "image", "rm", "-f", image], capture_output=True,
-                           timeout=120)
+            subprocess.run(["docker", "image", "rm", "-f", image], capture_output=True, timeout=120)
     return report

@@ -24,8 +24,11 @@ TRANSFORMERS_SPEC = "transformers>=5.13"  # TRL 1.16: >= 5.2, and below 5.13 als
 # The tools each adapter must expose to TRL, with the JSON Schema types of their arguments.
 EXPECTED_TOOLS = {
     "guess": {"guess": {"number": "integer"}},
-    "tools": {"get_price": {"item": "string"}, "get_exchange_rate": {"currency": "string"},
-              "submit_answer": {"amount": "number"}},
+    "tools": {
+        "get_price": {"item": "string"},
+        "get_exchange_rate": {"currency": "string"},
+        "submit_answer": {"amount": "number"},
+    },
     "gymnasium": {"act": {"action": "integer"}},
     "code": {"submit": {"code": "string"}},
 }
@@ -96,14 +99,31 @@ def with_transformers(built_envs: dict[str, BuiltEnv]) -> dict[str, BuiltEnv]:
     from tests.templates.conftest import _uv
 
     for template in MULTI_TURN:
-        subprocess.run([_uv(), "pip", "install", "-q", "--python", built_envs[template].python,
-                        TRANSFORMERS_SPEC], check=True, timeout=600)
+        subprocess.run(
+            [
+                _uv(),
+                "pip",
+                "install",
+                "-q",
+                "--python",
+                built_envs[template].python,
+                TRANSFORMERS_SPEC,
+            ],
+            check=True,
+            timeout=600,
+        )
     return built_envs
 
 
 def _run(env: BuiltEnv, url: str, code: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([env.python, "-c", code, *args], cwd=env.path, capture_output=True,
-                          text=True, timeout=600, env={**os.environ, "ENV_URL": url})
+    return subprocess.run(
+        [env.python, "-c", code, *args],
+        cwd=env.path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "ENV_URL": url},
+    )
 
 
 @pytest.mark.parametrize("template", MULTI_TURN)
@@ -141,16 +161,18 @@ def test_adapter_plays_oracle_episodes_as_trl_does(with_transformers, served, te
 def test_gymnasium_act_schema_names_the_valid_actions(with_transformers, served):
     env = with_transformers["gymnasium"]
     package, class_name = _package(env)
-    code = (f"from transformers.utils import get_json_schema\n"
-            f"from {package}.trl_env import {class_name}\n"
-            f"print(get_json_schema({class_name}.act)['function']['parameters']"
-            f"['properties']['action']['description'])")
+    code = (
+        f"from transformers.utils import get_json_schema\n"
+        f"from {package}.trl_env import {class_name}\n"
+        f"print(get_json_schema({class_name}.act)['function']['parameters']"
+        f"['properties']['action']['description'])"
+    )
     proc = _run(env, served["gymnasium"], code)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().endswith("integer 0..1.")
 
 
-GUESS_PARTIAL = r'''
+GUESS_PARTIAL = r"""
 import json, sys
 from openenv.core import GenericEnvClient
 from {package}.trl_env import {cls}
@@ -168,7 +190,7 @@ try:
 except ValueError as exc:
     refused = str(exc)
 print(json.dumps({{"text": text, "mid": mid, "wire": wire, "refused": refused}}))
-'''
+"""
 
 
 def test_guess_reward_is_the_last_steps_reward(with_transformers, served):
@@ -185,7 +207,7 @@ def test_guess_reward_is_the_last_steps_reward(with_transformers, served):
     assert "between 1 and 100" in out["refused"]
 
 
-SESSIONS = r'''
+SESSIONS = r"""
 import gc, json, sys
 from {package}.trl_env import {cls}
 
@@ -213,7 +235,7 @@ sys.stdin.readline()
 d.reset(seed=1)                     # the old session is gone: reset opens a new one
 log.append("after restart: " + ("ok" if "Guesses left:" in d.guess(number=50) else "?"))
 print(json.dumps(log))
-'''
+"""
 
 
 def test_sessions_are_released_and_reopened(with_transformers):
@@ -232,9 +254,14 @@ def test_sessions_are_released_and_reopened(with_transformers):
     try:
         server.wait_healthy(timeout_s=120)
         proc = subprocess.Popen(
-            [env.python, "-c", SESSIONS.format(package=package, cls=class_name)], cwd=env.path,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, "ENV_URL": server.url})
+            [env.python, "-c", SESSIONS.format(package=package, cls=class_name)],
+            cwd=env.path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "ENV_URL": server.url},
+        )
         assert proc.stdout.readline().strip() == "restart", proc.communicate(timeout=60)
         port = server.port
         server.stop()
@@ -248,14 +275,19 @@ def test_sessions_are_released_and_reopened(with_transformers):
         server.stop()
     assert proc.returncode == 0, err[-3000:]
     assert json.loads(out.strip().splitlines()[-1]) == [
-        "full", "after with: ok", "after gc: ok", "after restart: ok"]
+        "full",
+        "after with: ok",
+        "after gc: ok",
+        "after restart: ok",
+    ]
 
 
 def test_unreachable_server_says_what_to_do(with_transformers):
     env = with_transformers["guess"]
     package, class_name = _package(env)
-    proc = _run(env, "http://127.0.0.1:9", f"from {package}.trl_env import {class_name}\n"
-                f"{class_name}()")
+    proc = _run(
+        env, "http://127.0.0.1:9", f"from {package}.trl_env import {class_name}\n{class_name}()"
+    )
     assert proc.returncode != 0
     assert "ConnectionError" in proc.stderr and "envkit run" in proc.stderr
     assert "ENV_URL" in proc.stderr
@@ -270,7 +302,7 @@ def test_single_turn_templates_ship_no_adapter(built_envs):
         assert Path(built_envs[template].path / "trl_env.py").is_file()
 
 
-REPLICAS = r'''
+REPLICAS = r"""
 import json
 from {package}.trl_env import {cls}
 
@@ -284,7 +316,7 @@ try:
 except ConnectionError as exc:
     log.append(str(exc))
 print(json.dumps(log))
-'''
+"""
 
 
 def test_env_urls_spreads_instances_over_servers(with_transformers):
@@ -300,15 +332,20 @@ def test_env_urls_spreads_instances_over_servers(with_transformers):
     servers = []
     try:
         for _ in range(2):
-            servers.append(start_server(env.path, app, python=env.python,
-                                        env={"MAX_CONCURRENT_ENVS": "1"}))
+            servers.append(
+                start_server(env.path, app, python=env.python, env={"MAX_CONCURRENT_ENVS": "1"})
+            )
         for server in servers:
             server.wait_healthy(timeout_s=120)
         a, b = (s.url for s in servers)
         proc = subprocess.run(
-            [env.python, "-c", REPLICAS.format(package=package, cls=class_name)], cwd=env.path,
-            capture_output=True, text=True, timeout=300,
-            env={**os.environ, "ENV_URLS": f"{a}, {b}", "ENV_URL": "http://127.0.0.1:9"})
+            [env.python, "-c", REPLICAS.format(package=package, cls=class_name)],
+            cwd=env.path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "ENV_URLS": f"{a}, {b}", "ENV_URL": "http://127.0.0.1:9"},
+        )
         accepted = [s.log_tail(10_000).count('"WebSocket /ws" [accepted]') for s in servers]
     finally:
         for server in servers:

@@ -29,14 +29,19 @@ def test_openenv_core_030_server_over_the_wire(tmp_path):
     pyproject.write_text(text.replace('"openenv>=0.10,<0.11"', '"openenv-core==0.3.0"'))
     uv = uv_binary()
     venv = tmp_path / "venv-openenv-core-0.3.0"
-    subprocess.run([uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True,
-                   timeout=120)
+    subprocess.run(
+        [uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=120
+    )
     python = str(venv / "bin" / "python")
-    subprocess.run([uv, "pip", "install", "-q", "--python", python, "-e", str(env)],
-                   check=True, timeout=600)
+    subprocess.run(
+        [uv, "pip", "install", "-q", "--python", python, "-e", str(env)], check=True, timeout=600
+    )
     installed = subprocess.run(
         [python, "-c", "import importlib.metadata as m; print(m.version('openenv-core'))"],
-        capture_output=True, text=True, check=True).stdout.strip()
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert installed == "0.3.0"
 
     server = start_server(env, "server.app:app", python=python)
