@@ -125,7 +125,8 @@ class AppCapacity:
 
 
 def app_module_file(root: Path, app: str) -> str | None:
-    """The file, relative to ``root``, that defines the module of ``app`` (``module:attr``).
+    """The file, relative to ``root``, that defines the module of ``app`` (``module:attr``,
+    or a bare dotted module).
     Tries the dotted path as given, then without its first component (a package mapped
     onto the root, e.g. ``my_env.server.app``)."""
     parts = app.partition(":")[0].split(".")

@@ -140,16 +140,11 @@ class StaticContext:
     def module_file(self, module: str) -> str | None:
         """The file (relative to root) that defines ``module`` (``server.app`` ->
         ``server/app.py``). Tries the path as given, then without its first component (a
-        package mapped onto the root, e.g. ``my_env.server.app``)."""
-        parts = module.split(".")
-        for candidate in (parts, parts[1:]):
-            if not candidate:
-                continue
-            base = "/".join(candidate)
-            for rel in (f"{base}.py", f"{base}/__init__.py"):
-                if self.exists(rel):
-                    return rel
-        return None
+        package mapped onto the root, e.g. ``my_env.server.app``;
+        :func:`envkit.envdir.app_source.app_module_file`)."""
+        from envkit.envdir.app_source import app_module_file
+
+        return app_module_file(self.root, module)
 
     def python_files(self) -> list[str]:
         """The environment's own Python files: top level and ``server/`` (not tests)."""
