@@ -6,7 +6,7 @@ this script, so it can be regenerated with one command. For each environment fol
 
     envkit validate EXPORT/NAME --python PY --format json
 
-and reads the JSON report: how the server was started (the start form, see `envkit/launch.py`),
+and reads the JSON report: how the server was started (the start form, see `envkit/envdir/launch.py`),
 the findings by code and their counts by family (manifest, project, dockerfile, runtime, reward,
 deployment). The table goes to stdout as markdown (and to --markdown FILE); each environment's
 JSON report and stderr are kept in --out DIR, so `--reuse` can rebuild the table without
@@ -117,7 +117,7 @@ class EnvResult:
         return out
 
     def start_form(self) -> str:
-        """How the server was started: the kind of `envkit.launch` candidate that served
+        """How the server was started: the kind of `envkit.envdir.launch` candidate that served
         (``manifest``, ``package``, ``script``, ``dockerfile``), read from the report's
         `runtime.launch` entry when it has one, else from the progress line envkit prints
         when the manifest form was not the one ("started with the package form from ...");
@@ -143,7 +143,7 @@ class EnvResult:
         return "manifest"
 
 
-#: Labels of `envkit.launch.LaunchCandidate`, shortened for the table.
+#: Labels of `envkit.envdir.launch.LaunchCandidate`, shortened for the table.
 _FORMS = (
     ("manifest app from an enclosing", "manifest (enclosing folder)"),
     ("manifest", "manifest"),

@@ -57,7 +57,7 @@ def cold_start(root: Path, app: str) -> float:
 
 
 def full_runtime(root: Path, episodes: int) -> tuple[float, int]:
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.validation.runtime import RuntimeTarget, run_runtime
 
     t = time.perf_counter()
@@ -82,7 +82,7 @@ def fuzz_vs_raw(root: Path, steps: int) -> tuple[float, float]:
     import httpx
     from openenv.core import GenericEnvClient
 
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
     from envkit.validation import fuzz
     from envkit.wire import EnvSession
@@ -156,18 +156,18 @@ def lanes(root: Path, episodes: int) -> tuple[float, float, float]:
 
 # -- 6. a real OpenEnv environment vs OpenEnv 0.10's validator (issue #13) ----------------------
 def serve_real(root: Path, python: str):
-    """Start the real environment with the first `envkit.launch` candidate that gets healthy.
+    """Start the real environment with the first `envkit.envdir.launch` candidate that gets healthy.
 
     Returns:
         (server, candidate): the running :class:`envkit.server.ServerProcess` (the caller stops
-        it) and the :class:`envkit.launch.LaunchCandidate` that served.
+        it) and the :class:`envkit.envdir.launch.LaunchCandidate` that served.
 
     Raises:
         SystemExit: no candidate served (the last log tail is printed).
     """
+    from envkit.envdir.launch import launch_candidates
+    from envkit.envdir.manifest import read_manifest
     from envkit.errors import EnvkitError
-    from envkit.launch import launch_candidates
-    from envkit.manifest import read_manifest
     from envkit.server import start_server
 
     try:
@@ -422,7 +422,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = init_project("bench-env", output_dir=Path(tmp), lock=False).path
-        from envkit.manifest import read_manifest
+        from envkit.envdir.manifest import read_manifest
 
         app = read_manifest(root).app
         lane_times = lanes(root, args.episodes) if args.docker else None

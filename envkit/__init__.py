@@ -20,14 +20,14 @@ from envkit._version import __version__
 # public name -> "module:attribute"
 _LAZY = {
     "init_project": "envkit.scaffold:init_project",
-    "list_templates": "envkit.scaffold:list_templates",
+    "list_templates": "envkit.catalog:list_templates",
     "InitResult": "envkit.scaffold:InitResult",
     "start_server": "envkit.server:start_server",
     "ServerProcess": "envkit.server:ServerProcess",
-    "EnvProject": "envkit.project:EnvProject",
+    "EnvProject": "envkit.envdir.project:EnvProject",
     "EnvSession": "envkit.wire:EnvSession",
-    "read_manifest": "envkit.manifest:read_manifest",
-    "Manifest": "envkit.manifest:Manifest",
+    "read_manifest": "envkit.envdir.manifest:read_manifest",
+    "Manifest": "envkit.envdir.manifest:Manifest",
     "normalise_name": "envkit.names:normalise_name",
     "validate": "envkit.validation:validate",
     "ValidationReport": "envkit.validation:ValidationReport",

@@ -121,7 +121,7 @@ def check_lock(
     """Whether ``root/uv.lock`` still satisfies ``root/pyproject.toml``.
 
     Runs ``uv lock --check --offline`` (the binary the ``uv`` package ships, see
-    :func:`envkit.scaffold.uv_binary`) with a ``timeout_s`` seconds bound; ``--offline`` keeps
+    :func:`envkit.envdir.project.uv_binary`) with a ``timeout_s`` seconds bound; ``--offline`` keeps
     it from reaching an index: uv answers from the lock and its cache. When uv is missing,
     times out, or needs the network to decide (a new requirement not in its cache), the
     names of ``[project] dependencies`` and ``optional-dependencies`` are compared with the
@@ -137,7 +137,7 @@ def check_lock(
     Returns:
         A :class:`LockCheck`; never raises.
     """
-    from envkit.scaffold import uv_binary
+    from envkit.envdir.project import uv_binary
 
     uv = uv_binary()
     if uv is None:

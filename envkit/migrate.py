@@ -960,8 +960,8 @@ def _default_plan_checker(python: str | None) -> PlanChecker:
     the first refused action makes it stale (the check EK431 makes in ``envkit validate``)."""
 
     def check(root: Path, plan: dict[str, Any]) -> str | None:
-        from envkit.manifest import read_manifest
-        from envkit.project import resolve_python
+        from envkit.envdir.manifest import read_manifest
+        from envkit.envdir.project import resolve_python
         from envkit.server import start_server
 
         manifest = read_manifest(root)

@@ -206,7 +206,7 @@ def make_probe_plan(
         root: the environment directory (its ``openenv.yaml`` names ``app`` and the oracle,
             ``envkit.oracle`` or the legacy ``validation.oracle``).
         python: the environment's interpreter; default ``root/.venv/bin/python`` when it
-            exists, else the current one (:func:`envkit.project.resolve_python`).
+            exists, else the current one (:func:`envkit.envdir.project.resolve_python`).
         seed: reset seed (0..2**32-1), written into the plan.
         episode_id: reset episode id (1-128 characters), written into the plan.
 
@@ -221,8 +221,8 @@ def make_probe_plan(
         ServerStartError: the interpreter lacks the OpenEnv runtime, or the server does not
             become healthy within ``envkit.startup_timeout_s``.
     """
-    from envkit.manifest import read_manifest
-    from envkit.project import resolve_python
+    from envkit.envdir.manifest import read_manifest
+    from envkit.envdir.project import resolve_python
     from envkit.server import start_server
 
     root = Path(root).resolve()

@@ -10,19 +10,17 @@ else is copied byte for byte. Build debris (``__pycache__``, ``*.pyc`` ...) is n
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 import shutil
 import subprocess
 import tempfile
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from envkit._version import __version__
+from envkit.catalog import DEFAULT_TEMPLATE, TemplateInfo, get_template
 from envkit.cookie import BUILTIN_ORIGIN, TemplateSource, is_external
 from envkit.envdir.constants import (
     DEBRIS_DIRS,
@@ -31,64 +29,16 @@ from envkit.envdir.constants import (
     PROBE_PLAN_PATH,
     is_debris,
 )
+from envkit.envdir.project import uv_binary
+from envkit.envdir.template_record import TEMPLATE_RECORD_TAG, source_fingerprint
 from envkit.envdir.toml import TomlError, parse_toml
 from envkit.errors import DestinationError, TemplateError, UsageError
 from envkit.fsutil import cache_dir
 from envkit.names import EnvNames, normalise_name
 from envkit.resources import templates_dir
 
-DEFAULT_TEMPLATE = "echo"
 # Never copied out of a template: debris, plus the template's own metadata and egg-info.
 _TEMPLATE_ONLY_FILES = {"template.toml"}
-# `_import`: the hidden templates `envkit import` renders (envkit.importers).
-_SPECIAL_DIRS = {"_common", "_partials", "_import"}
-
-
-@dataclass(frozen=True)
-class TemplateOption:
-    """A template option, set with ``envkit init --set KEY=VALUE`` (or a dedicated flag).
-
-    Attributes:
-        key: option name (``gym_id``).
-        default: value used when not given.
-        help: one line for ``envkit templates``.
-        choices: allowed values, empty for free text.
-    """
-
-    key: str
-    default: str
-    help: str
-    choices: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class TemplateInfo:
-    """A bundled template.
-
-    Attributes:
-        name: ``echo``, ``guess`` ...
-        description: one line.
-        path: its directory.
-        options: its options by key.
-        validation: values for the manifest (``reward_range``, ``max_steps``, RFC 008
-            ``tags``, ``declared_tools``, ``network``, ``cpu``, ``memory_mb``, ``disk_mb``,
-            ``episode_timeout_s``; see ``templates/_common/openenv.yaml.jinja``).
-        probe_actions: the oracle's actions for one episode at reset seed 0 with the default
-            options (template.toml ``[probe] actions``): the ``validation/runtime.json`` plan
-            ``envkit init`` writes. Recorded with :func:`envkit.probe_plan.make_probe_plan`;
-            the template tests check they still equal a fresh recording.
-        dependencies: extra runtime requirements (PEP 508 strings) beyond ``openenv``.
-        vars: any further template-specific values.
-    """
-
-    name: str
-    description: str
-    path: Path
-    options: dict[str, TemplateOption] = field(default_factory=dict)
-    validation: dict[str, Any] = field(default_factory=dict)
-    dependencies: tuple[str, ...] = ()
-    vars: dict[str, Any] = field(default_factory=dict)
-    probe_actions: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -134,46 +84,6 @@ class InitResult:
     notes: list[str] = field(default_factory=list)
     source: TemplateSource | None = None
     report: Any = None
-
-
-def _load_template(path: Path) -> TemplateInfo:
-    meta_path = path / "template.toml"
-    try:
-        meta = parse_toml(meta_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, TomlError) as exc:
-        raise TemplateError(
-            f"Template `{path.name}` has an unreadable template.toml: {exc}."
-        ) from None
-    options = {}
-    for key, spec in (meta.get("options") or {}).items():
-        options[key] = TemplateOption(
-            key=key,
-            default=str(spec.get("default", "")),
-            help=str(spec.get("help", "")),
-            choices=tuple(str(c) for c in spec.get("choices", ())),
-        )
-    known = {"description", "options", "validation", "dependencies", "probe"}
-    return TemplateInfo(
-        name=path.name,
-        description=str(meta.get("description", "")).strip(),
-        path=path,
-        options=options,
-        validation=dict(meta.get("validation") or {}),
-        dependencies=tuple(meta.get("dependencies") or ()),
-        vars={k: v for k, v in meta.items() if k not in known},
-        probe_actions=tuple(dict(a) for a in (meta.get("probe") or {}).get("actions", ())),
-    )
-
-
-def load_template(path: Path) -> TemplateInfo:
-    """The template in directory ``path`` (a ``template.toml`` and its files), rendered with
-    ``_common`` and ``_partials`` like a built-in one; ``envkit import`` keeps its hidden
-    templates under ``templates/_import/``.
-
-    Raises:
-        TemplateError: ``template.toml`` cannot be read.
-    """
-    return _load_template(path)
 
 
 def write_project(
@@ -236,32 +146,6 @@ def _create_parent(parent: Path) -> None:
         raise DestinationError(
             f"Cannot create {parent}: {exc.strerror}.", hint="Choose a writable --output-dir."
         ) from None
-
-
-def list_templates() -> list[TemplateInfo]:
-    """Every bundled template, the default first, then alphabetical."""
-    root = templates_dir()
-    found = [
-        _load_template(p)
-        for p in sorted(root.iterdir())
-        if p.is_dir() and p.name not in _SPECIAL_DIRS and (p / "template.toml").is_file()
-    ]
-    return sorted(found, key=lambda t: (t.name != DEFAULT_TEMPLATE, t.name))
-
-
-def get_template(name: str) -> TemplateInfo:
-    """The template called ``name``.
-
-    Raises:
-        TemplateError: no such template; the message lists the available ones.
-    """
-    templates = {t.name: t for t in list_templates()}
-    if name not in templates:
-        raise TemplateError(
-            f"No template named `{name}`.",
-            hint=f"Available: {', '.join(templates)} (see `envkit templates`).",
-        )
-    return templates[name]
 
 
 def _is_debris(rel: Path) -> bool:
@@ -396,29 +280,6 @@ def _check_destination(dest: Path, force: bool) -> bool:
             )
         return True
     return False
-
-
-_UV_LOCK = threading.Lock()
-
-
-@functools.lru_cache(maxsize=1)
-def _find_uv() -> str | None:
-    try:
-        from uv import find_uv_bin
-
-        return str(find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
-
-
-def uv_binary() -> str | None:
-    """Path of the ``uv`` binary: the one shipped by the ``uv`` package, else PATH.
-
-    Thread-safe: ``uv.find_uv_bin`` initialises ``sysconfig``, which races when first called
-    from several threads at once (seen in the template tests).
-    """
-    with _UV_LOCK:
-        return _find_uv()
 
 
 def lock_environment(path: Path, timeout_s: float = 300.0) -> LockResult:
@@ -626,98 +487,6 @@ def _add_probe_plan(
 
     rendered[Path(PROBE_PLAN_PATH)] = dumps(plan).encode("utf-8")
     return []
-
-
-# -- the template record: what envkit validate (EK224) compares ---------------------------------
-TEMPLATE_RECORD_TAG = "envkit:template"
-"""Opens the HTML comment ``envkit init`` puts after the README's front matter."""
-
-_RECORD = re.compile(
-    r"<!--\s*"
-    + re.escape(TEMPLATE_RECORD_TAG)
-    + r"\s+([A-Za-z0-9_-]+)((?:\s+[\w./-]+=[0-9a-f]{12})+)"
-)
-
-
-@dataclass(frozen=True)
-class TemplateRecord:
-    """What ``envkit init`` recorded in the README about the template it rendered.
-
-    Attributes:
-        template: the template's name (``guess``).
-        fingerprints: file relative to the environment -> :func:`source_fingerprint` of the
-            text ``envkit init`` wrote (``models.py`` and the environment module).
-        line: 1-based line of the record in README.md.
-    """
-
-    template: str
-    fingerprints: dict[str, str]
-    line: int
-
-
-def source_fingerprint(text: str) -> str:
-    """12 hex digits of SHA-256 over the syntax tree of Python source ``text``.
-
-    The tree has no comments, layout, parentheses or trailing commas, so reformatting
-    (``ruff format``) and editing comments keep the fingerprint while any change to the code
-    changes it. It is written out field by field, leaving out empty and ``None`` fields and
-    expression contexts, so the fields newer Pythons add with empty defaults
-    (``type_params`` in 3.12) do not change it either. Text that does not parse is hashed as
-    it is.
-    """
-    import ast
-    import hashlib
-
-    try:
-        canonical = _tree_text(ast.parse(text))
-    except (SyntaxError, ValueError):
-        canonical = text
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
-
-
-def _tree_text(node: Any) -> str:
-    """A syntax tree as text: node names and their non-empty fields (see
-    :func:`source_fingerprint`)."""
-    import ast
-
-    if isinstance(node, list):
-        return "[" + ",".join(_tree_text(v) for v in node) + "]"
-    if not isinstance(node, ast.AST):
-        return repr(node)
-    fields = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if name in ("ctx", "kind", "type_comment") or value is None or value == []:
-            continue
-        fields.append(f"{name}={_tree_text(value)}")
-    return f"{type(node).__name__}({','.join(fields)})"
-
-
-def read_template_record(readme: str) -> TemplateRecord | None:
-    """The :class:`TemplateRecord` in README text, ``None`` when it has none (the author
-    removed it, or envkit did not write the README)."""
-    found = _RECORD.search(readme)
-    if found is None:
-        return None
-    fingerprints: dict[str, str] = {}
-    for item in found.group(2).split():
-        rel, _, digest = item.partition("=")
-        fingerprints[rel] = digest
-    return TemplateRecord(
-        template=found.group(1),
-        fingerprints=fingerprints,
-        line=readme.count("\n", 0, found.start()) + 1,
-    )
-
-
-def template_phrases(template: str) -> tuple[str, ...]:
-    """The sentences of a bundled template's README that describe its own task
-    (template.toml ``readme_phrases``); ``()`` for a template envkit does not ship."""
-    try:
-        tpl = get_template(template)
-    except TemplateError:
-        return ()
-    return tuple(str(p) for p in tpl.vars.get("readme_phrases") or ())
 
 
 def _add_template_record(rendered: dict[Path, bytes], template: str, package: str) -> None:

@@ -19,10 +19,10 @@ error messages, however much the server prints.
 Any OpenEnv layout starts by itself: :func:`start_server` starts the
 manifest's app from the environment folder first; when that process exits before answering
 ``GET /health``, :meth:`ServerProcess.wait_healthy` stops it and starts the next way the
-environment's files describe (:func:`envkit.launch.launch_candidates`: the package form from
+environment's files describe (:func:`envkit.envdir.launch.launch_candidates`: the package form from
 the parent folder, ``[project.scripts] server``, the Dockerfile's command), until one is
 healthy. :attr:`ServerProcess.candidate` says which one worked; when none does, the error
-leads with the root-cause line of the log (:func:`envkit.launch.root_cause`), then the command
+leads with the root-cause line of the log (:func:`envkit.envdir.launch.root_cause`), then the command
 tried, then the log tail.
 """
 
@@ -41,11 +41,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+from envkit.envdir.project import check_runtime, resolve_python
 from envkit.errors import ServerStartError, UsageError
-from envkit.project import check_runtime, resolve_python
 
 if TYPE_CHECKING:
-    from envkit.launch import LaunchCandidate, RootCause
+    from envkit.envdir.launch import LaunchCandidate, RootCause
 
 RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
 LOG_TAIL_BYTES = 1024 * 1024  # the most of a server's output kept (in memory), bytes
@@ -230,11 +230,11 @@ class Attempt:
     """One way of starting the server that exited before answering ``GET /health``.
 
     Attributes:
-        candidate: what was started (:class:`envkit.launch.LaunchCandidate`).
+        candidate: what was started (:class:`envkit.envdir.launch.LaunchCandidate`).
         command: the command line, as a user would type it.
         exit_code: the process's exit code.
         log_tail: the last lines of its output ('' when not captured).
-        cause: the root-cause line of the log (:func:`envkit.launch.root_cause`), or ``None``.
+        cause: the root-cause line of the log (:func:`envkit.envdir.launch.root_cause`), or ``None``.
     """
 
     candidate: LaunchCandidate
@@ -378,7 +378,7 @@ class ServerProcess:
         return f"uvicorn {self.app} in {self.root}"
 
     def _record_exit(self) -> None:
-        from envkit.launch import LaunchCandidate, root_cause
+        from envkit.envdir.launch import LaunchCandidate, root_cause
 
         try:
             self.popen.wait(timeout=2)
@@ -496,14 +496,14 @@ def start_server(
     """Start ``uvicorn app`` for the environment at ``root``; does not wait for health.
 
     With ``fallbacks`` the other ways the environment's files describe
-    (:func:`envkit.launch.launch_candidates`) are kept on the server, and
+    (:func:`envkit.envdir.launch.launch_candidates`) are kept on the server, and
     :meth:`ServerProcess.wait_healthy` tries them in order when this one exits before
     answering.
 
     Args:
         root: environment directory (working directory of the server).
         app: ``module:attr`` from the manifest.
-        python: the interpreter, as resolved once by :func:`envkit.project.resolve_python`
+        python: the interpreter, as resolved once by :func:`envkit.envdir.project.resolve_python`
             (``None`` resolves it here, for library callers).
         host: bind address; loopback by default.
         port: TCP port; ``None`` picks a free one.
@@ -522,7 +522,7 @@ def start_server(
         UsageError: ``port`` is already taken.
         ServerStartError: the interpreter lacks the runtime or the process cannot start.
     """
-    from envkit.launch import LaunchCandidate, launch_candidates
+    from envkit.envdir.launch import LaunchCandidate, launch_candidates
 
     interpreter = python if python is not None else resolve_python(root)
     if check:

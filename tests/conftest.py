@@ -210,7 +210,7 @@ def copy_env(tmp_path: Path):
 def echo_server(echo_env: Path) -> Iterator:
     """The echo environment served by uvicorn on 127.0.0.1 with the test interpreter (which
     has openenv). Stopped, with its process group, at the end of the session."""
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
 
     server = start_server(echo_env, read_manifest(echo_env).app, python=sys.executable)

@@ -24,7 +24,7 @@ def cache_root() -> Path:
 
 
 def _uv() -> str:
-    from envkit.scaffold import uv_binary
+    from envkit.envdir.project import uv_binary
 
     uv = uv_binary()
     if not uv:

@@ -1,4 +1,4 @@
-"""envkit.project: loading an environment directory, choosing its interpreter, probing that
+"""envkit.envdir.project: loading an environment directory, choosing its interpreter, probing that
 interpreter for the OpenEnv runtime (real subprocesses) and resolving the three time limits
 from the options and the manifest. Every error names the next step."""
 
@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from envkit.errors import ServerStartError, SpecError, UsageError
-from envkit.manifest import EnvSpec, ManifestSyntaxError, read_manifest
-from envkit.project import (
+from envkit.envdir.manifest import EnvSpec, ManifestSyntaxError, read_manifest
+from envkit.envdir.project import (
     MIN_REPLY_TIMEOUT_S,
     EnvProject,
     Timeouts,
@@ -23,6 +22,7 @@ from envkit.project import (
     resolve_timeouts,
     spec_or_none,
 )
+from envkit.errors import ServerStartError, SpecError, UsageError
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -131,8 +131,8 @@ def _ask_options(template: str, given: dict[str, str]) -> dict[str, str]:
     stderr are terminals (never in CI or pipes: flags are the interface there)."""
     import sys
 
+    from envkit.catalog import get_template
     from envkit.cookie import is_external
-    from envkit.scaffold import get_template
 
     if is_external(template):
         # cookiecutter's own prompts are off (no_input): its variables come from --set.

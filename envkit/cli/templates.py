@@ -42,8 +42,8 @@ def templates_cmd(
     if env is not None:
         _show_environment_template(env, output)
         return
+    from envkit.catalog import list_templates
     from envkit.cookie import BUILTIN_ORIGIN
-    from envkit.scaffold import list_templates
 
     templates = list_templates()
     if output.is_json:

@@ -387,7 +387,7 @@ def build_image(
         UserError: the base image is not present and cannot be pulled (exit 2).
         DockerUnavailableError: no engine answers (exit 2).
     """
-    from envkit.project import EnvProject
+    from envkit.envdir.project import EnvProject
 
     emit = on_event or (lambda _e: None)
     project = EnvProject.load(path)

@@ -73,9 +73,9 @@ def container_facts(root: Path) -> ContainerFacts:
     back to the defaults (the EK1xx rules report them).
 
     Raises:
-        SpecError: no readable ``openenv.yaml`` (see :func:`envkit.manifest.load_yaml`).
+        SpecError: no readable ``openenv.yaml`` (see :func:`envkit.envdir.manifest.load_yaml`).
     """
-    from envkit.manifest import load_yaml
+    from envkit.envdir.manifest import load_yaml
 
     data = load_yaml(root / MANIFEST_NAME).data
     data = data if isinstance(data, dict) else {}

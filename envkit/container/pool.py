@@ -177,7 +177,7 @@ def run_pool(
             started is removed first (exit 1).
         DockerUnavailableError: no engine answers (exit 2).
     """
-    from envkit.project import EnvProject
+    from envkit.envdir.project import EnvProject
     from envkit.scale.capacity import plan_capacity
 
     say = on_progress or (lambda _m: None)

@@ -251,7 +251,7 @@ def run_container(
             is removed first: nothing is left running on any failure.
         DockerUnavailableError: no engine answers (exit 2).
     """
-    from envkit.project import EnvProject
+    from envkit.envdir.project import EnvProject
 
     opts = _RunOptions(
         tag=tag,
@@ -307,7 +307,7 @@ def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningCo
 
     Args:
         client: an open ``docker.DockerClient``; the caller closes it on failure.
-        project: the loaded :class:`envkit.project.EnvProject`.
+        project: the loaded :class:`envkit.envdir.project.EnvProject`.
         opts: the caller's options. tag: the image reference, already resolved.
 
     Raises:
@@ -353,7 +353,7 @@ def ensure_image(
 
     Args:
         client: an open ``docker.DockerClient``. project: the loaded
-            :class:`envkit.project.EnvProject`. tag: the image reference.
+            :class:`envkit.envdir.project.EnvProject`. tag: the image reference.
         build: rebuild even when it exists. labels: extra labels for a new image.
         on_event: build progress and warnings.
 
@@ -537,9 +537,9 @@ def missing_module_hint(log: str) -> str | None:
 
     Returns:
         One line for :attr:`envkit.errors.EnvkitError.hint`, or ``None`` when the log's root
-        cause (:func:`envkit.launch.root_cause`) is not a missing module.
+        cause (:func:`envkit.envdir.launch.root_cause`) is not a missing module.
     """
-    from envkit.launch import root_cause
+    from envkit.envdir.launch import root_cause
 
     cause = root_cause(log)
     if cause is None or cause.exc_type not in ("ModuleNotFoundError", "ImportError"):

@@ -4,7 +4,7 @@ Each file is read and parsed once, on first use (``functools.cached_property``),
 fact that several commands need (the manifest and its resolved spec, pyproject, the root
 Dockerfile, the app and port to serve, the interpreter, the time limits) is asked of it
 rather than re-derived. Parsing itself stays with the module that owns the format
-(:mod:`envkit.manifest` for ``openenv.yaml``, :mod:`envkit.envdir.toml` for TOML,
+(:mod:`envkit.envdir.manifest` for ``openenv.yaml``, :mod:`envkit.envdir.toml` for TOML,
 :mod:`envkit.envdir.dockerfile` for the Dockerfile); this class decides *which* file and
 caches the answer. An ``EnvDir`` is a snapshot: make a new one after writing to the directory.
 """
@@ -27,9 +27,9 @@ from envkit.envdir.constants import (
 if TYPE_CHECKING:
     from envkit.envdir.app_source import AppCapacity
     from envkit.envdir.dockerfile import ParsedDockerfile
-    from envkit.launch import LaunchCandidate
-    from envkit.manifest import EnvSpec, Manifest, YamlDocument
-    from envkit.project import Timeouts
+    from envkit.envdir.launch import LaunchCandidate
+    from envkit.envdir.manifest import EnvSpec, Manifest, YamlDocument
+    from envkit.envdir.project import Timeouts
 
 
 def raw_app(data: Any) -> str | None:
@@ -84,8 +84,8 @@ class EnvDir:
 
     @cached_property
     def _manifest_result(self) -> tuple[Manifest | None, Exception | None]:
+        from envkit.envdir.manifest import read_manifest
         from envkit.errors import SpecError
-        from envkit.manifest import read_manifest
 
         try:
             return read_manifest(self.root), None
@@ -109,7 +109,7 @@ class EnvDir:
 
         Raises:
             SpecError: it is missing, not YAML, or fails the schema (the located message of
-                :func:`envkit.manifest.read_manifest`).
+                :func:`envkit.envdir.manifest.read_manifest`).
         """
         manifest, error = self._manifest_result
         if manifest is None:
@@ -119,8 +119,8 @@ class EnvDir:
     @cached_property
     def manifest_doc(self) -> YamlDocument | None:
         """``openenv.yaml`` parsed with positions (any YAML), ``None`` when missing or not YAML."""
+        from envkit.envdir.manifest import load_yaml
         from envkit.errors import SpecError
-        from envkit.manifest import load_yaml
 
         if not self.has_manifest:
             return None
@@ -133,7 +133,7 @@ class EnvDir:
     def spec(self) -> EnvSpec:
         """The resolved environment facts (reward range, max_steps, oracle, seeds, time
         limits); the defaults without a valid manifest."""
-        from envkit.project import env_spec
+        from envkit.envdir.project import env_spec
 
         return env_spec(self.manifest)
 
@@ -160,8 +160,8 @@ class EnvDir:
 
     def launch_candidates(self) -> list[LaunchCandidate]:
         """The ways to start the server locally, in the order they are tried
-        (:func:`envkit.launch.launch_candidates`)."""
-        from envkit.launch import launch_candidates
+        (:func:`envkit.envdir.launch.launch_candidates`)."""
+        from envkit.envdir.launch import launch_candidates
 
         return launch_candidates(self.root, self.manifest)
 
@@ -220,12 +220,12 @@ class EnvDir:
 
     # -- how to run it -------------------------------------------------------------------------
     def python(self, override: str | None = None) -> str:
-        """The interpreter that serves the environment (:func:`envkit.project.resolve_python`).
+        """The interpreter that serves the environment (:func:`envkit.envdir.project.resolve_python`).
 
         Raises:
             UsageError: ``override`` is not an executable file.
         """
-        from envkit.project import resolve_python
+        from envkit.envdir.project import resolve_python
 
         return resolve_python(self.root, override)
 
@@ -237,12 +237,12 @@ class EnvDir:
         reply_timeout_s: float | None = None,
     ) -> Timeouts:
         """The run's time limits in seconds, from the options and the manifest
-        (:func:`envkit.project.resolve_timeouts`).
+        (:func:`envkit.envdir.project.resolve_timeouts`).
 
         Raises:
             UsageError: a given value is not > 0.
         """
-        from envkit.project import resolve_timeouts
+        from envkit.envdir.project import resolve_timeouts
 
         return resolve_timeouts(
             self.spec,

@@ -28,8 +28,8 @@ from envkit.evaluation.policies import (
 from envkit.evaluation.records import EvalSettings
 
 if TYPE_CHECKING:
-    from envkit.manifest import EnvSpec
-    from envkit.project import EnvProject
+    from envkit.envdir.manifest import EnvSpec
+    from envkit.envdir.project import EnvProject
 
 OPENAI_TIMEOUT_S = 120.0  # seconds the openai client waits for one completion
 # The endpoint probe before the server starts: a refused or unresolvable endpoint fails at
@@ -73,8 +73,8 @@ def plan_policy(
 
     Args:
         options: the run's options (``policy``, ``model``, ``base_url``, ``api_key_env``).
-        project: the :class:`envkit.project.EnvProject`, or ``None`` (``--url`` without PATH).
-        spec: the manifest's :class:`envkit.manifest.EnvSpec` (its ``oracle``).
+        project: the :class:`envkit.envdir.project.EnvProject`, or ``None`` (``--url`` without PATH).
+        spec: the manifest's :class:`envkit.envdir.manifest.EnvSpec` (its ``oracle``).
         notes: gets a note when ``openai`` runs without an API key.
 
     Returns:
@@ -178,7 +178,7 @@ def probe_endpoint(plan: PolicyPlan, *, max_retries: int) -> None:
 
 def _callable_spec(policy: str, project: EnvProject | None, spec: EnvSpec) -> str:
     """The ``module:callable`` that ``oracle`` or ``module:callable`` names."""
-    from envkit.manifest import APP_PATTERN
+    from envkit.envdir.manifest import APP_PATTERN
 
     if policy != "oracle":
         if not APP_PATTERN.fullmatch(policy):

@@ -310,7 +310,7 @@ def open_oracle_server(
         root: the environment directory (its manifest names the oracle).
         host: bind address; port: TCP port (0: a free one).
         python: the environment's interpreter (default: ``root/.venv/bin/python`` if it
-            exists, else envkit's, as :func:`envkit.project.resolve_python` picks).
+            exists, else envkit's, as :func:`envkit.envdir.project.resolve_python` picks).
         startup_timeout_s: seconds to load the oracle (default: the manifest's
             ``startup_timeout_s``); reply_timeout_s: seconds for one action (default: twice
             its ``step_timeout_s``, as ``envkit eval`` waits).
@@ -322,7 +322,7 @@ def open_oracle_server(
     """
     from envkit.envdir import EnvDir
     from envkit.envdir.constants import MANIFEST_NAME
-    from envkit.project import resolve_python, resolve_timeouts
+    from envkit.envdir.project import resolve_python, resolve_timeouts
 
     env = EnvDir(root)
     env.require_manifest()

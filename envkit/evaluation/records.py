@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envkit.project import Timeouts
+from envkit.envdir.project import Timeouts
 
 
 @dataclass
@@ -20,9 +20,9 @@ class EvalSettings:
     """What :func:`envkit.evaluation.evaluate` was asked to do (see its arguments).
 
     Attributes:
-        timeouts: the run's time limits, resolved once (:func:`envkit.project.resolve_timeouts`).
+        timeouts: the run's time limits, resolved once (:func:`envkit.envdir.project.resolve_timeouts`).
         python: the environment's interpreter, resolved once
-            (:func:`envkit.project.resolve_python`); ``None`` with ``--url`` and a policy
+            (:func:`envkit.envdir.project.resolve_python`); ``None`` with ``--url`` and a policy
             that runs in envkit's process.
     """
 

@@ -59,8 +59,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from envkit.manifest import EnvSpec, Manifest
-    from envkit.project import EnvProject, Timeouts
+    from envkit.envdir.manifest import EnvSpec, Manifest
+    from envkit.envdir.project import EnvProject, Timeouts
 
 STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for a hung step otherwise)
 
@@ -123,7 +123,7 @@ def evaluate(
         max_retries: retries of a failed model call (429, 5xx, connection) with the openai
             client's exponential backoff (honours ``Retry-After``); bounded, >= 0.
         python: interpreter that serves the environment and runs its policies
-            (``--python``; resolved once with :func:`envkit.project.resolve_python`).
+            (``--python``; resolved once with :func:`envkit.envdir.project.resolve_python`).
         timeout_s: seconds for the whole run (``--timeout``): start-up, every episode and
             the stop; ``None``: no budget. When it runs out the run stops, the finished
             episodes are written and :class:`EvalAbortedError` is raised.
@@ -277,7 +277,7 @@ def run_evaluation(
     t_start = time.perf_counter()
     started_at = _dt.datetime.now(_dt.UTC)
     options.check_counts()
-    from envkit.project import resolve_python, resolve_timeouts
+    from envkit.envdir.project import resolve_python, resolve_timeouts
     from envkit.wire import normalise_url
 
     notes = Notes(options.on_note)
@@ -333,7 +333,7 @@ def _load_target(options: EvalOptions) -> _Target:
     Raises:
         SpecError: the manifest cannot be read.
     """
-    from envkit.project import EnvProject, env_spec
+    from envkit.envdir.project import EnvProject, env_spec
 
     project = None
     if not options.urls or options.path is not None:
@@ -559,7 +559,7 @@ def _versions(target: _Target, schemas: dict[str, Any]) -> dict[str, Any]:
     """``summary.json``'s ``versions``: the environment digest of the directory (``None``
     with ``--url`` alone) and the schema digest of the ``/schema`` the run played by
     (docs/versions.md); nothing is imported or started for them."""
-    from envkit.versions.snapshot import digests_of
+    from envkit.envdir.digest import digests_of
 
     root = target.project.root if target.project else None
     return digests_of(root, schemas, None).to_dict()

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from envkit._version import __version__
+from envkit.envdir.manifest import Manifest
+from envkit.envdir.upload_set import UploadFile
 from envkit.errors import HubError, PushBlockedError, UsageError
 from envkit.hub.auth import (
     Credentials,
@@ -51,8 +53,6 @@ from envkit.hub.auth import (
 )
 from envkit.hub.errors import HubNetworkError, call_hub, is_network_error
 from envkit.hub.staging import SecretHit, StagedFolder, scan_secrets, stage
-from envkit.manifest import Manifest
-from envkit.upload_set import UploadFile
 
 ERROR_STAGES = frozenset(
     {"BUILD_ERROR", "RUNTIME_ERROR", "CONFIG_ERROR", "NO_APP_FILE", "DELETING", "STOPPED", "PAUSED"}
@@ -550,7 +550,7 @@ def plan_push(
     Raises:
         UsageError, SpecError, PushBlockedError, HubAuthError, HubError: as :func:`push`.
     """
-    from envkit.project import EnvProject
+    from envkit.envdir.project import EnvProject
 
     say = progress or _noop
     project = EnvProject.load(path)
@@ -939,7 +939,7 @@ def _commit(api: Any, plan: PushPlan, result: PushResult, head: str | None, say:
     """One commit of ``result``'s changes on ``head`` (or on a new pull request ref)."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-    from envkit.versions.snapshot import path_digests
+    from envkit.schemas import path_digests
 
     repo_id, endpoint, folder = result.repo_id, plan.endpoint, plan.staged.path
     create_pr = plan.options.create_pr

@@ -1,12 +1,12 @@
 """Staging: a temporary copy of exactly what a push uploads.
 
-- The files are :func:`envkit.upload_set.upload_set` (``.gitignore``/``.dockerignore`` with git
+- The files are :func:`envkit.envdir.upload_set.upload_set` (``.gitignore``/``.dockerignore`` with git
   semantics, plus the always-excluded ``.git/``, ``.venv/``, ``__pycache__/``, ``.env*``, keys,
   build output), so ``envkit validate``'s EK6xx rules and the push agree.
 - A Docker Space builds the ``Dockerfile`` at the repo root: when only ``server/Dockerfile``
   exists (``openenv init``'s layout, docs/protocol.md) it is moved to the root in the
   staged copy.
-- ``README.md`` is repaired in the staged copy with :func:`envkit.card.repair_card` (sdk docker,
+- ``README.md`` is repaired in the staged copy with :func:`envkit.envdir.card.repair_card` (sdk docker,
   app_port = manifest port, named colours, short_description <= 60, tags openenv + envkit).
 - The user's own files are never modified.
 """
@@ -17,9 +17,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envkit.envdir.manifest import Manifest
+from envkit.envdir.upload_set import UploadFile, upload_set
 from envkit.errors import SpecError
-from envkit.manifest import Manifest
-from envkit.upload_set import UploadFile, upload_set
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def _repair_readme(dest: Path, manifest: Manifest, title: str) -> list[str]:
     Raises:
         SpecError: the README is unreadable, over 1 MiB, or its front matter is not YAML.
     """
-    from envkit.card import CardSyntaxError, repair_card
+    from envkit.envdir.card import CardSyntaxError, repair_card
     from envkit.fsutil import read_text_bounded
 
     readme = dest / "README.md"

@@ -39,7 +39,7 @@ def run_inspector(
         UsageError: uv is missing, the packages cannot be installed (no PyPI), the script
             failed or timed out.
     """
-    from envkit.scaffold import uv_binary
+    from envkit.envdir.project import uv_binary
 
     uv = uv_binary()
     if not uv:

@@ -62,9 +62,10 @@ def render(task: str, names: EnvNames) -> tuple[dict[Path, bytes], TemplateSourc
     Raises:
         UsageError: see :func:`inspect_task`.
     """
+    from envkit.catalog import load_template
     from envkit.probe_plan import dumps, plan_document
     from envkit.resources import templates_dir
-    from envkit.scaffold import load_template, render_context, render_template
+    from envkit.scaffold import render_context, render_template
 
     doc = inspect_task(task)
     tpl = load_template(templates_dir() / "_import" / "reasoning_gym")

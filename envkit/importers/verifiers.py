@@ -126,11 +126,12 @@ def render(
             the environment cannot be loaded, has no dataset or rubric, or its oracle (the
             row's answer) does not reach the rubric's maximum.
     """
+    from envkit.catalog import load_template
     from envkit.envdir.constants import PROBE_PLAN_PATH
     from envkit.importers._inspect import run_inspector
     from envkit.probe_plan import dumps, plan_document
     from envkit.resources import templates_dir
-    from envkit.scaffold import load_template, render_context, render_template
+    from envkit.scaffold import render_context, render_template
 
     path, label = locate(target)
     tree = read_module(path)

@@ -265,7 +265,7 @@ def delete_ray(name: str, *, address: str = "auto", python: str | None = None) -
         name: the application's name.
         address: the Ray cluster.
         python: an interpreter with ``ray[serve]`` (default: the current directory's
-            environment interpreter, :func:`envkit.project.resolve_python`).
+            environment interpreter, :func:`envkit.envdir.project.resolve_python`).
 
     Returns:
         The names of the Serve applications left on the cluster.
@@ -274,7 +274,7 @@ def delete_ray(name: str, *, address: str = "auto", python: str | None = None) -
         UsageError: ray is missing from ``python``; no cluster at ``address``; no
             application named ``name``.
     """
-    from envkit.project import resolve_python
+    from envkit.envdir.project import resolve_python
 
     interpreter = resolve_python(Path.cwd(), python)
     args = {"action": "delete", "address": address, "name": name}

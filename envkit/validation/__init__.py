@@ -61,8 +61,8 @@ def raw_app(root: Path) -> tuple[str | None, str]:
 
 def _assumed_defaults(why: str) -> list[str]:
     """What the runtime stage assumes without a readable manifest (the defaults of
-    :class:`envkit.manifest.EnvSpec`)."""
-    from envkit.manifest import EnvSpec
+    :class:`envkit.envdir.manifest.EnvSpec`)."""
+    from envkit.envdir.manifest import EnvSpec
     from envkit.validation.engine import DEFAULT_MAX_STEPS
 
     spec = EnvSpec()
@@ -155,7 +155,7 @@ def validate(
         episodes: fuzzed episodes in the runtime stage (>= 1).
         seed: seed of the action generator (runs are reproducible).
         timeout_s: the whole run's budget in seconds (``--timeout``; ``None``: 600 s, the
-            engine's default), static stage included. See :class:`envkit.project.Timeouts`.
+            engine's default), static stage included. See :class:`envkit.envdir.project.Timeouts`.
         startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
         reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
         progress: called with short progress lines (the CLI prints them on stderr).
@@ -362,7 +362,7 @@ def _run(
 
 def _read_schemas(url: str) -> dict[str, Any] | None:
     """``GET URL/schema`` for the report's schema digest (``None``: no usable answer)."""
-    from envkit.versions.snapshot import schemas_from_url
+    from envkit.schemas import schemas_from_url
 
     return schemas_from_url(url, timeout_s=5.0)
 
@@ -381,9 +381,9 @@ def _read_schemas_while_up(target: Any, seen: dict[str, Any]) -> None:
 
 
 def _digests(root: Path | None, schemas: dict[str, Any] | None, not_run: str) -> Any:
-    """The report's :class:`envkit.versions.digest.Digests`; ``not_run``: why the runtime
+    """The report's :class:`envkit.envdir.digest.Digests`; ``not_run``: why the runtime
     stage did not play (``""``: it did)."""
-    from envkit.versions.snapshot import digests_of
+    from envkit.envdir.digest import digests_of
 
     why = f"the runtime stage did not run: {not_run}" if not_run else None
     return digests_of(root, schemas, why)
@@ -449,7 +449,7 @@ def _static_stage(root: Path | None, progress: Callable[[str], None] | None, ev:
     no directory or its ``openenv.yaml`` cannot be read."""
     if root is None:
         return None
-    from envkit.project import spec_or_none
+    from envkit.envdir.project import spec_or_none
     from envkit.validation.static import run_static
 
     static_findings, static_ran, static_skipped, secs = run_static(root, progress)
@@ -611,7 +611,7 @@ def validate_docker(
         on_event: build progress (:class:`envkit.container.BuildEvent`).
         progress: short progress lines.
         python: interpreter that runs the oracle (the agent side, on the host) against the
-            container (default as :func:`envkit.project.resolve_python`).
+            container (default as :func:`envkit.envdir.project.resolve_python`).
         train_path: play the training-path lane against the container (as :func:`validate`).
 
     Returns:

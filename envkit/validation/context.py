@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
+from envkit.envdir.manifest import Manifest, YamlDocument
 from envkit.findings import Location
-from envkit.manifest import Manifest, YamlDocument
 
 
 @dataclass

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from envkit.envdir.constants import VALIDATE_MAX_STEPS
+from envkit.envdir.manifest import EnvSpec, Manifest
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
-from envkit.manifest import EnvSpec, Manifest
 from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
 
 DEFAULT_MAX_STEPS = VALIDATE_MAX_STEPS  # episode bound when max_steps is not declared
@@ -39,9 +39,9 @@ T = TypeVar("T")
 
 def runtime_spec(manifest: Manifest | None) -> EnvSpec:
     """envkit's facts about the environment (reward range, max_steps, oracle, seeds, ...):
-    :func:`envkit.project.env_spec`, the one accessor every command reads them through;
+    :func:`envkit.envdir.project.env_spec`, the one accessor every command reads them through;
     ``None`` (a pure ``--url`` run) gives the defaults."""
-    from envkit.project import env_spec
+    from envkit.envdir.project import env_spec
 
     return env_spec(manifest)
 
@@ -100,12 +100,12 @@ class Settings:
         reply_timeout_s: float | None = None,
     ) -> Settings:
         """Resolve the settings once; the time limits come from
-        :func:`envkit.project.resolve_timeouts` (the same rules for validate, eval and run).
+        :func:`envkit.envdir.project.resolve_timeouts` (the same rules for validate, eval and run).
 
         Raises:
             UsageError: a given time limit is not > 0.
         """
-        from envkit.project import resolve_timeouts
+        from envkit.envdir.project import resolve_timeouts
 
         spec = runtime_spec(manifest)
         limits = resolve_timeouts(

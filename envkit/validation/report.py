@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.digest import Digests
 from envkit.findings import FAMILIES, RULES, Finding, Rule, Severity
 from envkit.fsutil import write_atomic  # noqa: F401 - re-exported for the CLI
-from envkit.versions.digest import Digests
 
 FORMATS = ("text", "json", "github", "junit")
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
@@ -141,7 +141,7 @@ class ValidationReport:
             server envkit started from the code), ``docker`` (the image, run hardened) or
             ``url`` (a running server).
         runtime: whether the runtime stage ran and what it assumed (:class:`RuntimeNote`).
-        digests: the environment and schema digests (:class:`envkit.versions.digest.Digests`,
+        digests: the environment and schema digests (:class:`envkit.envdir.digest.Digests`,
             docs/versions.md); ``None`` until the run sets them.
     """
 

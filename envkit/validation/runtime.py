@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from envkit.envdir.constants import DEFAULT_APP
+from envkit.envdir.manifest import Manifest
 from envkit.findings import Finding
-from envkit.manifest import Manifest
 from envkit.validation import explore, fuzz, probes
 from envkit.validation.engine import ActionPool, Budget, ServerPlayer, Settings, Stop
 from envkit.validation.rules import (
@@ -45,7 +45,7 @@ class RuntimeTarget:
         manifest: the parsed ``openenv.yaml``; ``None`` for a pure ``--url`` run (the
             defaults of :func:`envkit.validation.engine.runtime_spec` apply, no oracle).
         python: interpreter for the server and the oracle (``--python``; see
-            :func:`envkit.project.resolve_python`).
+            :func:`envkit.envdir.project.resolve_python`).
         app: the ASGI app to start (``module:attr``) when ``manifest`` could not be read
             (openenv.yaml's raw ``app`` key); ``None``: the manifest's,
             else ``server.app:app``.
@@ -112,7 +112,7 @@ def run_runtime(
             declared).
         seed: seed of the action generator; the same seed gives the same actions.
         timeout_s: budget of the whole stage in seconds (``--timeout``; default 600); also
-            caps the start-up and reply timeouts (:func:`envkit.project.resolve_timeouts`).
+            caps the start-up and reply timeouts (:func:`envkit.envdir.project.resolve_timeouts`).
         startup_timeout_s: seconds to wait for ``GET /health`` (default the manifest's).
         reply_timeout_s: seconds to wait for one answer (default 2 x ``step_timeout_s``).
         progress: called with short progress lines.
@@ -126,8 +126,8 @@ def run_runtime(
         UsageError: ``target.python`` is not an executable, neither ``url`` nor ``root``
             is given, or a time limit is not > 0.
     """
+    from envkit.envdir.project import resolve_python
     from envkit.errors import UsageError
-    from envkit.project import resolve_python
 
     if not target.url and target.root is None:
         raise UsageError(

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from envkit.versions.digest import canonical_json, short
+from envkit.envdir.digest import canonical_json, short
 from envkit.versions.snapshot import EnvSnapshot
 
 BREAKING, COMPATIBLE, INFO = "breaking", "compatible", "info"

@@ -12,22 +12,14 @@ import. Importing ``models.py`` alone would be faster but would have to guess wh
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envkit.versions.digest import Digests, env_digest, reset_options_of, schema_digest
-
-PROBE_SOURCE = Path(__file__).with_name("_schema_probe.py")
-"""The script run in the environment's interpreter (standard library only)."""
-
-DEFAULT_IMPORT_TIMEOUT_S = 60.0
-"""Seconds the app gets to import when the manifest declares no ``startup_timeout_s``."""
-
-_MEMO: dict[tuple[Any, ...], dict[str, Any]] = {}  # (env digest, python, app) -> /schema body
+from envkit.envdir.digest import Digests, env_digest, schema_digest
+from envkit.envdir.reset_options import source_reset_options
+from envkit.schemas import schemas_from_path
 
 
 @dataclass
@@ -39,7 +31,7 @@ class EnvSnapshot:
         kind: ``path``, ``git`` or ``url``.
         schemas: the body of ``GET /schema`` (``action``, ``observation``, ``state``, ...).
         reward_range: ``(lo, hi)`` of the manifest; ``None`` for a URL.
-        reset_options: option -> declared values (:func:`reset_options_of`); ``None`` for a
+        reset_options: option -> declared values (:func:`envkit.envdir.reset_options.source_reset_options`); ``None`` for a
             URL (no source to read).
         manifest: the manifest as plain data; ``None`` for a URL or an unreadable one.
         metadata: the body of ``GET /metadata`` (URLs only, else ``None``).
@@ -58,89 +50,12 @@ class EnvSnapshot:
 
     @property
     def schema_digest(self) -> str:
-        """The schema digest of these facts (:func:`envkit.versions.digest.schema_digest`)."""
+        """The schema digest of these facts (:func:`envkit.envdir.digest.schema_digest`)."""
         return schema_digest(self.schemas, self.reward_range, self.reset_options)
 
     @property
     def digests(self) -> Digests:
         return Digests(env=self.env_digest, schema=self.schema_digest)
-
-
-def _probe_once(candidate: Any, python: str, timeout_s: float) -> tuple[dict | None, str]:
-    """Run the probe for one launch candidate: ``(answers, "")`` or ``(None, why)``."""
-    env = candidate.merged_env(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave no __pycache__ in the user's tree
-    try:
-        proc = subprocess.run(
-            [python, "-c", PROBE_SOURCE.read_text(), candidate.app, "/schema"],
-            cwd=candidate.cwd,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-        )
-    except subprocess.TimeoutExpired:
-        return None, f"importing {candidate.app} took more than {timeout_s:g} s"
-    except OSError as exc:
-        return None, f"cannot run {python}: {exc.strerror or exc}"
-    if proc.returncode != 0:
-        tail = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        return None, f"importing {candidate.app} failed: {tail[-1] if tail else proc.returncode}"
-    try:
-        return json.loads(proc.stdout.strip().splitlines()[-1]), ""
-    except (ValueError, IndexError):
-        return None, f"{candidate.app} gave no answer the probe could read"
-
-
-def schemas_from_path(root: Path, python: str | None = None, *, memo_key: Any = None) -> dict:
-    """``GET /schema`` of the environment at ``root``, asked of its app in-process.
-
-    Tries the ways the server would start (:meth:`envkit.envdir.EnvDir.launch_candidates`,
-    the ones that name an app) in order; the first that answers 200 wins.
-
-    Args:
-        root: the environment directory.
-        python: its interpreter (default :func:`envkit.project.resolve_python`).
-        memo_key: a key (e.g. the environment digest) under which the answer is remembered
-            for this process: the same files in the same interpreter give the same schemas.
-
-    Raises:
-        WireError: no way of importing the app answered (the last reason in the message).
-    """
-    from envkit.envdir import EnvDir
-    from envkit.errors import WireError
-    from envkit.project import resolve_python
-
-    envdir = EnvDir(root)
-    interpreter = resolve_python(envdir.root, python)
-    candidates = [c for c in envdir.launch_candidates() if c.app]
-    # the files (memo_key: their digest) decide the candidates; their folder does not
-    key = (memo_key, interpreter, tuple((c.kind, c.app) for c in candidates))
-    if memo_key is not None and key in _MEMO:
-        return _MEMO[key]
-    spec = envdir.spec
-    timeout_s = spec.startup_timeout_s or DEFAULT_IMPORT_TIMEOUT_S
-    why = "no app to import (no manifest app, no server/app.py)"
-    for cand in candidates:
-        answers, why = _probe_once(cand, interpreter, timeout_s)
-        got = (answers or {}).get("/schema") or {}
-        if got.get("status") == 200:
-            try:
-                body = json.loads(got["body"])
-            except ValueError:
-                why = f"{cand.app}'s /schema is not JSON"
-                continue
-            if isinstance(body, dict):
-                if memo_key is not None:
-                    _MEMO[key] = body
-                return body
-        elif answers is not None:
-            why = f"{cand.app} answered GET /schema with {got.get('status')}"
-    raise WireError(
-        f"Cannot read the schemas of {root}: {why}.",
-        hint=f"Check that `{interpreter}` can import the environment (install it with "
-        f"`uv pip install --python {interpreter} -e {root}`), or pass --python.",
-    )
 
 
 def from_path(root: Path, python: str | None = None, *, label: str | None = None) -> EnvSnapshot:
@@ -151,8 +66,8 @@ def from_path(root: Path, python: str | None = None, *, label: str | None = None
         WireError: its app cannot be imported (:func:`schemas_from_path`).
     """
     from envkit.envdir import EnvDir
+    from envkit.envdir.manifest import to_plain
     from envkit.errors import UsageError
-    from envkit.manifest import to_plain
 
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory.", hint="Pass an environment directory.")
@@ -170,7 +85,7 @@ def from_path(root: Path, python: str | None = None, *, label: str | None = None
         kind="path",
         schemas=schemas_from_path(envdir.root, python, memo_key=digest),
         reward_range=tuple(envdir.spec.reward_range),  # type: ignore[arg-type]
-        reset_options=reset_options_of(envdir.root),
+        reset_options=source_reset_options(envdir.root),
         manifest=to_plain(doc.data) if doc is not None and isinstance(doc.data, dict) else None,
         env_digest=digest,
     )
@@ -213,62 +128,6 @@ def from_url(url: str, *, timeout_s: float = 10.0) -> EnvSnapshot:
         schemas=bodies["/schema"],
         metadata=meta if isinstance(meta, dict) else None,
     )
-
-
-def schemas_from_url(url: str, *, timeout_s: float = 10.0) -> dict[str, Any] | None:
-    """The body of ``GET URL/schema`` when it is a JSON object, else ``None`` (never raises:
-    a server that does not answer is the runtime findings' business)."""
-    import httpx
-
-    from envkit.wire import normalise_url
-
-    try:
-        with httpx.Client(timeout=timeout_s, trust_env=False) as client:
-            resp = client.get(normalise_url(url) + "/schema")
-        body = resp.json() if resp.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
-        return None
-    return body if isinstance(body, dict) else None
-
-
-def digests_of(root: Path | None, schemas: dict[str, Any] | None, why: str | None) -> Digests:
-    """Both digests from what a run already has: the environment directory (``None`` for a
-    bare URL) and the ``/schema`` body it read (``None``: not read, ``why`` says why). The
-    reward range and reset options come from ``root`` (none without one). Never raises."""
-    from envkit.envdir import EnvDir
-
-    digest = env_note = None
-    if root is not None:
-        try:
-            digest = env_digest(root)
-        except OSError as exc:
-            env_note = f"cannot read the environment: {exc}"
-    if schemas is None:
-        return Digests(digest, None, why or "GET /schema was not read", env_note)
-    reward_range = EnvDir(root).spec.reward_range if root is not None else None
-    reset = reset_options_of(root) if root is not None else None
-    return Digests(digest, schema_digest(schemas, reward_range, reset), None, env_note)
-
-
-def path_digests(root: Path, python: str | None = None) -> Digests:
-    """Both digests of the directory ``root`` for outputs that stamp them (eval, label,
-    push): never raises; a schema that cannot be read leaves ``schema`` ``None`` with a note.
-    The schemas are remembered per environment digest for the process."""
-    from envkit.envdir import EnvDir
-    from envkit.errors import EnvkitError
-
-    envdir = EnvDir(root)
-    try:
-        digest = env_digest(envdir.root)
-    except OSError as exc:
-        note = f"cannot read the environment: {exc}"
-        return Digests(env_note=note, schema_note=note)
-    try:
-        schemas = schemas_from_path(envdir.root, python, memo_key=digest)
-        value = schema_digest(schemas, envdir.spec.reward_range, reset_options_of(envdir.root))
-    except EnvkitError as exc:
-        return Digests(env=digest, schema_note=exc.message)
-    return Digests(env=digest, schema=value)
 
 
 def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:

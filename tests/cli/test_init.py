@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import envkit.catalog as catalog
 import envkit.scaffold as scaffold
 from envkit.errors import DestinationError
 from envkit.scaffold import init_project
@@ -79,6 +80,7 @@ def test_debris_in_a_template_is_never_copied(tmp_path, monkeypatch):
     (fake / "_common" / "stray.pyc").write_bytes(b"\0")
     (fake / "echo" / ".DS_Store").write_bytes(b"\0")
     monkeypatch.setattr(scaffold, "templates_dir", lambda: fake)
+    monkeypatch.setattr(catalog, "templates_dir", lambda: fake)
     env = init_project("my-env", output_dir=tmp_path / "out", lock=False).path
     names = {p.name for p in env.rglob("*")}
     assert not names & {
@@ -214,7 +216,7 @@ def test_generated_tests_pass(echo_env, copy_env):
 
 
 def test_skills_are_installed_by_default_and_never_uploaded(cli, tmp_path):
-    from envkit.upload_set import upload_set
+    from envkit.envdir.upload_set import upload_set
 
     result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock")
     assert result.exit_code == 0, result.output

@@ -50,7 +50,7 @@ def test_skills_list_json_is_output_data(cli) -> None:
 
 
 def test_templates_json_is_output_data(cli) -> None:
-    from envkit.scaffold import list_templates
+    from envkit.catalog import list_templates
 
     expected = [
         {

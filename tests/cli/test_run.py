@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from envkit.scaffold import init_project, uv_binary
+from envkit.envdir.project import uv_binary
+from envkit.scaffold import init_project
 from envkit.server import free_port, port_in_use
 from tests.helpers import descendants, process_alive
 

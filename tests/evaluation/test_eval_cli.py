@@ -152,8 +152,8 @@ def test_ctrl_c_writes_partial_results(echo_env, copy_env, openai_stub, tmp_path
     reason="templates/guess not written yet",
 )
 def test_random_and_oracle_on_the_guess_template(tmp_path):
+    from envkit.envdir.manifest import read_manifest
     from envkit.evaluation import evaluate
-    from envkit.manifest import read_manifest
     from envkit.scaffold import init_project
     from envkit.server import start_server
 

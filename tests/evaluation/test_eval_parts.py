@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from envkit.envdir.manifest import EnvSpec
 from envkit.errors import UsageError
 from envkit.evaluation.factory import PolicyPlan, plan_policy, resolve_key
 from envkit.evaluation.options import EVAL_DEFAULT_MAX_STEPS, EvalOptions, Notes
-from envkit.manifest import EnvSpec
 
 
 @pytest.fixture

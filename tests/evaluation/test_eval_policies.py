@@ -6,9 +6,9 @@ import uuid
 
 import pytest
 
+from envkit.envdir.manifest import read_manifest
 from envkit.errors import UsageError
 from envkit.evaluation import evaluate
-from envkit.manifest import read_manifest
 from envkit.server import start_server
 
 

@@ -56,7 +56,7 @@ def _targets(run: Path) -> dict[int, int]:
 
 
 def test_identical_copy_over_url_reports_nothing(cli, saved_run, tmp_path):
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
 
     env, run = saved_run

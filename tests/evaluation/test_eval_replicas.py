@@ -22,7 +22,7 @@ def _accepted(server) -> int:
 @pytest.fixture(scope="module")
 def replicas(echo_env) -> Iterator[list]:
     """Two servers of the echo environment, MAX_CONCURRENT_ENVS=2 each."""
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
 
     app = read_manifest(echo_env).app

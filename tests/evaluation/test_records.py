@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from envkit.envdir.manifest import EnvSpec
+from envkit.envdir.project import resolve_timeouts
 from envkit.evaluation.records import EpisodeRecord, EvalSettings, StepRecord
-from envkit.manifest import EnvSpec
-from envkit.project import resolve_timeouts
 
 SETTINGS_KEYS = [
     "groups_planned",

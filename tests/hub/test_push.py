@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.card import check_card, read_card
+from envkit.envdir.card import check_card, read_card
 from tests.hubstub import READ_TOKEN, WRITE_TOKEN
 
 FORBIDDEN = (".env", ".venv/", ".git/", "__pycache__/", ".pyc", "id_rsa")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envkit.versions.digest import env_digest, short
-from envkit.versions.snapshot import path_digests
+from envkit.envdir.digest import env_digest, short
+from envkit.schemas import path_digests
 from tests.hubstub import WRITE_TOKEN
 
 

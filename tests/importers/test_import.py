@@ -36,7 +36,7 @@ def test_envkit_validate_has_zero_findings(imported_envs, source):
 def test_oracle_episodes_reach_the_maximum(imported_envs, source):
     from openenv.core import GenericEnvClient
 
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.policy import PolicyProcess
     from envkit.server import start_server
 

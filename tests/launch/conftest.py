@@ -1,4 +1,4 @@
-"""Small environment layouts for envkit.launch, written into a temp folder per test."""
+"""Small environment layouts for envkit.envdir.launch, written into a temp folder per test."""
 
 from __future__ import annotations
 

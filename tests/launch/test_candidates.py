@@ -1,12 +1,12 @@
-"""envkit.launch.launch_candidates on small layouts (issue #13 item 1): which commands, in
+"""envkit.envdir.launch.launch_candidates on small layouts (issue #13 item 1): which commands, in
 which order, from which folder; duplicates folded."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from envkit.launch import LaunchCandidate, launch_candidates
-from envkit.manifest import read_manifest
+from envkit.envdir.launch import LaunchCandidate, launch_candidates
+from envkit.envdir.manifest import read_manifest
 
 from .conftest import APP, ENVIRONMENT, MANIFEST, MODELS, write
 

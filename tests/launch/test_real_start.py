@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 
-from envkit.launch import LaunchCandidate, launch_candidates, root_cause
-from envkit.manifest import read_manifest
+from envkit.envdir.launch import LaunchCandidate, launch_candidates, root_cause
+from envkit.envdir.manifest import read_manifest
 from envkit.server import free_port
 
 from .conftest import write

@@ -1,8 +1,8 @@
-"""envkit.launch.root_cause: the line that explains a failed start leads the EK401 message."""
+"""envkit.envdir.launch.root_cause: the line that explains a failed start leads the EK401 message."""
 
 from __future__ import annotations
 
-from envkit.launch import root_cause
+from envkit.envdir.launch import root_cause
 
 RELATIVE = """\
 INFO:     Started server process [4242]

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from envkit.manifest import read_manifest
+from envkit.envdir.manifest import read_manifest
 from envkit.server import start_server
 from tests.helpers import descendants
 

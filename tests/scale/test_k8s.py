@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from envkit.scaffold import init_project, list_templates
+from envkit.catalog import list_templates
+from envkit.scaffold import init_project
 from envkit.scale.k8s import MIN_KUBERNETES
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -58,7 +58,7 @@ def _play_all(url: str, env) -> dict[int, object]:
     (or the error's repr)."""
     from openenv.core import GenericEnvClient
 
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.policy import PolicyProcess
 
     spec = read_manifest(env.path).spec

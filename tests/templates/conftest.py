@@ -27,7 +27,7 @@ class BuiltEnv:
 
 
 def _uv() -> str:
-    from envkit.scaffold import uv_binary
+    from envkit.envdir.project import uv_binary
 
     uv = uv_binary()
     assert uv, "uv is required (declared dependency of rl-envkit)"
@@ -71,7 +71,7 @@ def built_envs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BuiltEnv]:
 def served(built_envs: dict[str, BuiltEnv]) -> Iterator[dict[str, str]]:
     """Every template served by uvicorn with its own venv's interpreter; template -> URL.
     Stopped (with their process groups) at the end of the session."""
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
 
     servers = {}

@@ -30,7 +30,7 @@ def test_own_tests_pass(built_envs, template):
 def test_oracle_episode_over_openenv_client_reaches_max(built_envs, served, template):
     from openenv.core import GenericEnvClient
 
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.policy import PolicyProcess
 
     env = built_envs[template]

@@ -67,7 +67,7 @@ def test_envkit_validate_static_has_zero_findings(template, every_env):
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_recorded_probe_plan_is_the_oracle_episode(template, built_envs, served):
     """template.toml `[probe] actions` (what init writes) == the oracle played now."""
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.probe_plan import play_probe_plan, read_plan
 
     env = built_envs[template]

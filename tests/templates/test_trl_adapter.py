@@ -128,7 +128,7 @@ def _run(env: BuiltEnv, url: str, code: str, *args: str) -> subprocess.Completed
 
 @pytest.mark.parametrize("template", MULTI_TURN)
 def test_adapter_plays_oracle_episodes_as_trl_does(with_transformers, served, template):
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
 
     env = with_transformers[template]
     spec = read_manifest(env.path).spec
@@ -242,7 +242,7 @@ def test_sessions_are_released_and_reopened(with_transformers):
     """A server with room for two sessions: a third adapter is refused with the fix in the
     message; one ending by `with` or by garbage collection frees its slot (TRL never calls a
     close method); after a server restart, `reset` opens a new session."""
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
 
     env = with_transformers["guess"]
@@ -323,7 +323,7 @@ def test_env_urls_spreads_instances_over_servers(with_transformers):
     """`ENV_URLS=A,B`: instances open their sessions round-robin on A and B (seen in each
     server's log), so two servers with one slot each hold two sessions; the third instance
     is A's again and is refused there."""
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
 
     env = with_transformers["guess"]

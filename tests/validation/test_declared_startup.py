@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from envkit.launch import LaunchCandidate, root_cause
-from envkit.manifest import read_manifest
+from envkit.envdir.launch import LaunchCandidate, root_cause
+from envkit.envdir.manifest import read_manifest
 from envkit.server import Attempt
 from envkit.validation.engine import ServerPlayer, Settings
 from envkit.validation.rules.liveness import DECLARED_START_FAILS, declared_start

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from envkit.manifest import read_manifest
+from envkit.envdir.manifest import read_manifest
 from envkit.validation.engine import Engine, NoAnswer, Settings
 from envkit.validation.rules import liveness, reward
 

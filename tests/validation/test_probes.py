@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from envkit.manifest import read_manifest
+from envkit.envdir import reset_options
+from envkit.envdir.manifest import read_manifest
 from envkit.validation import probes
 from envkit.validation.engine import Episode
 from envkit.validation.runtime import RuntimeTarget, run_runtime
@@ -105,14 +106,14 @@ class Env:
             split: "train" or "test".
         """
 '''
-    got = probes.reset_options(source)
+    got = reset_options.reset_options(source)
     assert got == {
         "level": ["a", "b"],
         "hints": [False, True],
         "task_id": ["sum", "product", "max"],
         "split": ["train", "test"],
     }
-    assert probes.reset_options("def reset(:") == {}  # a syntax error declares nothing
+    assert reset_options.reset_options("def reset(:") == {}  # a syntax error declares nothing
 
 
 def test_revealed_text_leaves_out_what_was_shown_or_sent() -> None:

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from envkit.envdir.manifest import read_manifest
 from envkit.findings import Finding, Stage, codes_of
-from envkit.manifest import read_manifest
 from envkit.validation.runtime import RuntimeOutcome, RuntimeTarget, run_runtime
 from tests.helpers import descendants
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from envkit.envdir.manifest import read_manifest
 from envkit.findings import Finding
-from envkit.manifest import read_manifest
 from envkit.validation.engine import ActionPool, ServerPlayer, Settings
 from envkit.validation.rules import determinism
 from tests.helpers import descendants

@@ -349,7 +349,7 @@ def test_policy_bounds_are_each_located(clean_env: Path) -> None:
 def test_openenv_init_manifest_is_valid_and_keeps_defaults(tmp_path: Path) -> None:
     """The manifest `openenv init` 0.10 writes: no error, only the schema-1 warning, and the
     defaults envkit needs resolved (issue #11: it used to give four false EK109 errors)."""
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
 
     (tmp_path / "openenv.yaml").write_text(OPENENV_INIT_MANIFEST)
     manifest = read_manifest(tmp_path)
@@ -361,7 +361,7 @@ def test_openenv_init_manifest_is_valid_and_keeps_defaults(tmp_path: Path) -> No
 
 
 def test_legacy_layout_still_resolves(tmp_path: Path) -> None:
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
 
     (tmp_path / "openenv.yaml").write_text(
         "name: old\nvalidation:\n  reward_range: [-1.0, 2.0]\n  max_steps: 7\n"

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from envkit.scaffold import init_project, list_templates, read_template_record, source_fingerprint
+from envkit.catalog import list_templates
+from envkit.envdir.template_record import read_template_record, source_fingerprint
+from envkit.scaffold import init_project
 from envkit.validation import run_static_only
 
 TEMPLATES = [t.name for t in list_templates()]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.manifest import read_manifest
+from envkit.envdir.manifest import read_manifest
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from tests.helpers import descendants
 

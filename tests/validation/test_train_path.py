@@ -299,7 +299,7 @@ def test_environment_without_adapter_skips_the_lane_and_says_why(clean_env: Path
 
 @slow
 def test_url_lane_plays_the_adapter_against_that_server(env: Path, guess_env: BuiltEnv) -> None:
-    from envkit.manifest import read_manifest
+    from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
 
     server = start_server(env, read_manifest(env).app, python=guess_env.python)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.manifest import read_manifest
+from envkit.envdir.manifest import read_manifest
 from envkit.validation import raw_app, validate
 from envkit.validation.report import SCHEMA_PATH, render_json, render_text
 from envkit.validation.runtime import RuntimeTarget, run_runtime

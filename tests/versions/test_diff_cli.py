@@ -12,13 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from envkit.versions.snapshot import (
-    digests_of,
-    from_path,
-    from_url,
-    path_digests,
-    schemas_from_url,
-)
+from envkit.envdir.digest import digests_of
+from envkit.schemas import path_digests, schemas_from_url
+from envkit.versions.snapshot import from_path, from_url
 
 # every test imports an environment's app in a fresh interpreter (10-20 s on a loaded 2-core
 # machine), and one plays the session's echo server

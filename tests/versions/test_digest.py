@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from envkit.versions.digest import (
+from envkit.envdir.digest import (
     digest_files,
     env_digest,
-    reset_options_of,
     schema_digest,
     short,
 )
+from envkit.envdir.reset_options import source_reset_options
 
 ACTION = {
     "type": "object",
@@ -114,15 +114,15 @@ def test_reset_options_are_read_from_the_reset_signature(env: Path) -> None:
         "    def reset(self, seed=None, episode_id=None, level: Literal['easy', 'hard'] = 'easy'):\n"
         "        pass\n"
     )
-    assert reset_options_of(env)["level"] == ["easy", "hard"]
+    assert source_reset_options(env)["level"] == ["easy", "hard"]
 
 
 def test_a_huge_tree_is_not_hashed(env: Path) -> None:
     """A 20 GB sparse file must not turn a static validate into minutes of hashing."""
     import time
 
+    from envkit.envdir.digest import DigestLimitError
     from envkit.validation import validate
-    from envkit.versions.digest import DigestLimitError
 
     big = env / "big.bin"
     big.touch()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from envkit.envdir.digest import env_digest, short
+from envkit.schemas import path_digests
 from envkit.validation import validate
 from envkit.validation.report import render
-from envkit.versions.digest import env_digest, short
-from envkit.versions.snapshot import path_digests
 
 pytestmark = pytest.mark.slow  # serves the environment
 

@@ -3,7 +3,7 @@ environment changed.
 
 ``envkit init`` puts a record after the README's front matter (an HTML comment, invisible on
 the Space page): the template's name and fingerprints of the ``models.py`` and environment
-module it rendered (:func:`envkit.scaffold.source_fingerprint`: Python tokens without comments
+module it rendered (:func:`envkit.envdir.template_record.source_fingerprint`: Python tokens without comments
 or layout, so reformatting does not count as a change). Each bundled template declares in its
 ``template.toml`` (``readme_phrases``) the sentences of its README and card that describe its
 own task. A README that keeps the record and one of these sentences while a recorded file no
@@ -62,7 +62,8 @@ def _phrase_lines(text: str, phrases: tuple[str, ...]) -> list[tuple[int, str]]:
 
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
-    from envkit.scaffold import read_template_record, source_fingerprint, template_phrases
+    from envkit.catalog import template_phrases
+    from envkit.envdir.template_record import read_template_record, source_fingerprint
 
     text = ctx.text(README)
     record = read_template_record(text) if text is not None else None

@@ -69,7 +69,7 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     if error is not None or not isinstance(project, dict):
         ctx.skip(_CODES, "no readable `[project]` table in pyproject.toml (EK201/EK202)")
         return
-    from envkit.project import resolve_python
+    from envkit.envdir.project import resolve_python
 
     python = resolve_python(ctx.root)
     with ThreadPoolExecutor(max_workers=1) as pool:

@@ -1,7 +1,7 @@
 """EK6xx deployment-safety rules (secrets, upload size, ignore files). Also run by
 ``envkit push`` before it uploads.
 
-"Would be uploaded" is :func:`envkit.upload_set.upload_set` (shared with push). The Docker
+"Would be uploaded" is :func:`envkit.envdir.upload_set.upload_set` (shared with push). The Docker
 build context is every file ``.dockerignore`` does not exclude: ``COPY . /app`` copies it into
 the image, which a public Space lets anyone pull.
 """
@@ -204,8 +204,8 @@ def _allowed(ctx: StaticContext) -> tuple[str, ...]:
 
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
+    from envkit.envdir.upload_set import upload_set
     from envkit.secret_scan import SCAN_LIMIT, SecretHit, is_allowed, scan_files
-    from envkit.upload_set import upload_set
 
     root = ctx.root
     repo = enclosing_repository(root) if not (root / ".gitignore").is_file() else None

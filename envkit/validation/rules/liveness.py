@@ -118,7 +118,7 @@ CHECK_CRASHED = register(
 
 def start(engine: ServerPlayer, root: Path, app: str, python: str) -> bool:
     """Start the environment's server (EK401), trying every way its files describe
-    (:func:`envkit.launch.launch_candidates`). ``False`` when none
+    (:func:`envkit.envdir.launch.launch_candidates`). ``False`` when none
     started (reported: the root-cause line first, then the command, then the log tail)."""
     engine.progress(f"starting `{app}` with {python}")
     engine.ran(SERVER_START_FAILED)
@@ -159,7 +159,7 @@ def declared_start(engine: ServerPlayer, declared: Any) -> None:
     """EK447: the declared way (``declared``, the first :class:`envkit.server.Attempt`, the
     manifest form) exited, and envkit serves the environment another way
     (:attr:`ServerPlayer.launch`). The error shown is the root-cause line of its output
-    (:func:`envkit.launch.root_cause`), else its last line."""
+    (:func:`envkit.envdir.launch.root_cause`), else its last line."""
     if declared.candidate.kind != "manifest":
         return
     lines = [ln.strip() for ln in (declared.log_tail or "").splitlines() if ln.strip()]

@@ -3,7 +3,7 @@
 Facts (docs/rules.md): ``openenv.yaml`` holds ``spec_version``, ``name``,
 ``version``, ``type``, ``runtime``, ``app: module:attr``, ``port``; OpenEnv 0.10 owns the
 ``validation:`` block (RFC 008; ``openenv validate`` reads it), envkit's own facts live in a
-top-level ``envkit:`` section. envkit.manifest mirrors OpenEnv's models, so every way
+top-level ``envkit:`` section. envkit.envdir.manifest mirrors OpenEnv's models, so every way
 ``openenv validate`` would reject the block is a located EK11x finding here.
 """
 
@@ -357,7 +357,7 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
     about its text (every EK1xx but EK106, EK110, EK121, EK122, which :func:`check` adds)."""
     from pydantic import ValidationError
 
-    from envkit.manifest import (
+    from envkit.envdir.manifest import (
         Manifest,
         ManifestSyntaxError,
         load_yaml,
@@ -428,7 +428,7 @@ def _typos(ctx: StaticContext) -> Iterator[Finding]:
 def _layout(ctx: StaticContext) -> Iterator[Finding]:
     """EK111, EK115, EK119, EK120, EK123: where envkit's and OpenEnv's facts sit (read from
     the raw YAML, so they are reported even when a value is invalid)."""
-    from envkit.manifest import RFC008_KEYS, split_validation
+    from envkit.envdir.manifest import RFC008_KEYS, split_validation
 
     data = ctx.manifest_data
     raw = data.get("validation")
@@ -499,7 +499,7 @@ _CODE_BY_TYPE = {"judge_pin": "EK117", "allowlist": "EK118"}
 
 def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
     from envkit.envdir.constants import ENVKIT_KEYS
-    from envkit.manifest import RFC008_KEYS, user_loc
+    from envkit.envdir.manifest import RFC008_KEYS, user_loc
 
     doc = ctx.manifest_doc
     for err in exc.errors():
@@ -565,7 +565,7 @@ def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
 
 def _extra(err: Any, loc: tuple[Any, ...], dotted: str, where: Location) -> Iterator[Finding]:
     """EK114 with the closest field of the section as a suggestion."""
-    from envkit import manifest as m
+    from envkit.envdir import manifest as m
 
     sections = {
         "reward": m.RewardDeclaration,
@@ -712,7 +712,7 @@ def _raw_execution(data: dict[str, Any]) -> Any:
     of the manifest is invalid); ``None`` when absent or itself invalid (EK113 says why)."""
     from pydantic import ValidationError
 
-    from envkit.manifest import ExecutionDeclaration, to_plain
+    from envkit.envdir.manifest import ExecutionDeclaration, to_plain
 
     block = data.get("validation")
     raw = block.get("execution") if isinstance(block, dict) else None

@@ -571,7 +571,7 @@ def _models(ctx: StaticContext) -> Iterator[Finding]:
 
 # -- README card -------------------------------------------------------------------------------
 def _card(ctx: StaticContext) -> Iterator[Finding]:
-    from envkit.card import CardSyntaxError, check_card, read_card
+    from envkit.envdir.card import CardSyntaxError, check_card, read_card
 
     rel = "README.md"
     text = ctx.text(rel)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envkit.envdir.constants import MANIFEST_NAME
+from envkit.envdir.manifest import EnvSpec, Manifest, read_manifest
 from envkit.errors import ServerStartError, SpecError, UsageError
-from envkit.manifest import EnvSpec, Manifest, read_manifest
 
 
 @dataclass
@@ -117,7 +120,7 @@ def env_spec(manifest: Manifest | None) -> EnvSpec:
     The one accessor every reader of these facts goes through (:attr:`Manifest.spec`: the
     ``envkit:`` section and RFC 008's fields).
     """
-    from envkit.manifest import EnvSpec
+    from envkit.envdir.manifest import EnvSpec
 
     return manifest.spec if manifest is not None else EnvSpec()
 
@@ -194,3 +197,26 @@ def spec_or_none(path: Path) -> Manifest | None:
         return read_manifest(path)
     except SpecError:
         return None
+
+
+_UV_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _find_uv() -> str | None:
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def uv_binary() -> str | None:
+    """Path of the ``uv`` binary: the one shipped by the ``uv`` package, else PATH.
+
+    Thread-safe: ``uv.find_uv_bin`` initialises ``sysconfig``, which races when first called
+    from several threads at once (seen in the template tests).
+    """
+    with _UV_LOCK:
+        return _find_uv()

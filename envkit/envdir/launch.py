@@ -146,7 +146,7 @@ def launch_candidates(
     Args:
         root: the environment folder.
         manifest: the parsed manifest (anything with an ``app`` attribute, e.g.
-            :class:`envkit.manifest.Manifest`), or ``None`` when there is none (then the
+            :class:`envkit.envdir.manifest.Manifest`), or ``None`` when there is none (then the
             OpenEnv default ``server.app:app`` is assumed).
         pyproject: ``pyproject.toml`` as a path or an already-parsed mapping; ``None`` reads
             ``root/pyproject.toml`` when it exists.

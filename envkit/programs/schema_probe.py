@@ -2,7 +2,7 @@
 
 Runs in the ENVIRONMENT's interpreter, which may not have envkit: standard library only.
 ``sys.argv``: ``[-c, "module:attr", "/schema", ...]``. The working directory and
-``PYTHONPATH`` are those the server would get (:class:`envkit.launch.LaunchCandidate`).
+``PYTHONPATH`` are those the server would get (:class:`envkit.envdir.launch.LaunchCandidate`).
 Prints one JSON line ``{"path": {"status": int, "body": str}}`` on stdout; exits 3 when the
 app cannot be imported (the traceback goes to stderr).
 

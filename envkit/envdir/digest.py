@@ -1,7 +1,7 @@
 """The two digests of an environment (docs/versions.md).
 
 **Environment digest** (:func:`env_digest`): SHA-256 over every file of the upload set
-(:func:`envkit.upload_set.upload_set`: what ``envkit push`` sends to a Space, ``.gitignore``,
+(:func:`envkit.envdir.upload_set.upload_set`: what ``envkit push`` sends to a Space, ``.gitignore``,
 ``.dockerignore`` and the always-excluded paths such as ``.venv/`` and ``__pycache__/``
 honoured), plus ``uv.lock`` and ``openenv.yaml`` even when an ignore file leaves them out.
 Files are taken in the order of their relative POSIX paths; for each one the hash reads the
@@ -32,6 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir.constants import MANIFEST_NAME
+from envkit.envdir.reader import EnvDir
+from envkit.envdir.reset_options import source_reset_options
+from envkit.envdir.upload_set import upload_set
 
 PREFIX = "sha256:"
 """What every digest starts with (the algorithm, as OCI image digests write it)."""
@@ -71,8 +74,6 @@ def short(digest: str | None) -> str | None:
 def digest_files(root: Path) -> list[str]:
     """The relative POSIX paths the environment digest of ``root`` reads, sorted: the upload
     set plus ``uv.lock`` and ``openenv.yaml`` when they are regular files."""
-    from envkit.upload_set import upload_set
-
     paths = {f.path for f in upload_set(root)}
     for name in (LOCK_NAME, MANIFEST_NAME):
         try:
@@ -160,24 +161,13 @@ def schema_digest(
     Args:
         schemas: the body of ``GET /schema``: ``{"action": JSON Schema, "observation": ...,
             "state": ...}`` (other keys are ignored; a missing one hashes as ``null``).
-        reward_range: ``(lo, hi)`` from the manifest (``envkit.manifest.EnvSpec``), ``None``
+        reward_range: ``(lo, hi)`` from the manifest (``envkit.envdir.manifest.EnvSpec``), ``None``
             when no manifest is known (a bare URL).
-        reset_options: option name -> declared values (:func:`reset_options_of`); values are
+        reset_options: option name -> declared values (:func:`envkit.envdir.reset_options.source_reset_options`); values are
             sorted, so their order in the source does not matter. ``None`` or ``{}``: none.
     """
     text = canonical_json(schema_payload(schemas, reward_range, reset_options))
     return PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def reset_options_of(root: Path) -> dict[str, list[Any]]:
-    """The reset options the environment at ``root`` declares: keyword parameters of the
-    ``reset`` methods in ``server/*.py`` other than ``seed`` and ``episode_id``, each with the
-    values it declares (``Literal`` annotation, ``bool``, values quoted on its docstring line,
-    its default), read as the reward-design probe EK520 reads them
-    (:func:`envkit.validation.probes.source_reset_options`)."""
-    from envkit.validation.probes import source_reset_options
-
-    return source_reset_options(root)
 
 
 @dataclass(frozen=True)
@@ -221,3 +211,20 @@ class Digests:
             f"env-digest: {short(self.env) or 'none (' + (self.env_note or 'no directory') + ')'}",
             f"schema-digest: {short(self.schema) or 'none (' + (self.schema_note or '?') + ')'}",
         ]
+
+
+def digests_of(root: Path | None, schemas: dict[str, Any] | None, why: str | None) -> Digests:
+    """Both digests from what a run already has: the environment directory (``None`` for a
+    bare URL) and the ``/schema`` body it read (``None``: not read, ``why`` says why). The
+    reward range and reset options come from ``root`` (none without one). Never raises."""
+    digest = env_note = None
+    if root is not None:
+        try:
+            digest = env_digest(root)
+        except OSError as exc:
+            env_note = f"cannot read the environment: {exc}"
+    if schemas is None:
+        return Digests(digest, None, why or "GET /schema was not read", env_note)
+    reward_range = EnvDir(root).spec.reward_range if root is not None else None
+    reset = source_reset_options(root) if root is not None else None
+    return Digests(digest, schema_digest(schemas, reward_range, reset), None, env_note)
