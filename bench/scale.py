@@ -38,7 +38,7 @@ BACKENDS: dict[str, Callable[[Path, int, int], contextlib.AbstractContextManager
 def docker_pool(env_dir: Path, replicas: int, per_replica: int) -> Iterator[str]:
     """A pool of ``replicas`` containers behind HAProxy (the library behind ``envkit run
     --docker --replicas``); removed afterwards."""
-    from envkit.container.pool import PoolRequest, run_pool
+    from envkit.scale.pool import PoolRequest, run_pool
 
     name = f"envkit-bench-scale-{uuid.uuid4().hex[:6]}"
     pool = run_pool(

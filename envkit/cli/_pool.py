@@ -14,7 +14,7 @@ from envkit.errors import ExitCode
 
 if TYPE_CHECKING:
     from envkit.cli.run import _DockerRun
-    from envkit.container.pool import RunningPool, WatchEvent
+    from envkit.scale.pool import RunningPool, WatchEvent
 
 #: Seconds between two status looks in the foreground (a line only when something changed).
 STATUS_EVERY_S = 5.0
@@ -25,11 +25,11 @@ def run_pool_cmd(req: _DockerRun) -> None:
     Ctrl-C/SIGTERM and remove it.
 
     Raises:
-        UsageError: see :func:`envkit.container.pool.run_pool` (exit 2).
+        UsageError: see :func:`envkit.scale.pool.run_pool` (exit 2).
         typer.Exit: code 0 after Ctrl-C or SIGTERM removed the pool.
     """
     from envkit.cli.build import BuildProgress
-    from envkit.container.pool import PoolRequest, run_pool
+    from envkit.scale.pool import PoolRequest, run_pool
 
     request = PoolRequest(
         path=req.path,
@@ -90,7 +90,7 @@ def _announce(pool: RunningPool) -> None:
 
 
 def _detach(pool: RunningPool) -> None:
-    from envkit.container.pool import start_watcher, watcher_log
+    from envkit.scale.pool import start_watcher, watcher_log
 
     pid = start_watcher(pool.name)
     _output.out.print(pool.url, markup=False)
@@ -115,7 +115,7 @@ class _Status:
         if now < self.next_at:
             return False
         self.next_at = now + STATUS_EVERY_S
-        from envkit.container.pool import up_servers
+        from envkit.scale.pool import up_servers
 
         up = up_servers(self.pool.servers())
         sessions = [int(r.get("scur") or 0) for r in up]
@@ -146,7 +146,7 @@ def _watch_in_foreground(pool: RunningPool) -> None:
     Raises:
         typer.Exit: code 0 after Ctrl-C or SIGTERM.
     """
-    from envkit.container.pool import watch_pool
+    from envkit.scale.pool import watch_pool
 
     _output.info("Watching the pool; Ctrl-C stops and removes it.")
     try:

@@ -79,12 +79,12 @@ def stop_cmd(
         # First: it checks every name before stopping any, so a wrong name stops nothing.
         removed += [c.name for c in stop_containers(rest or None, timeout_s=grace, labels=labels)]
     if pools:
-        from envkit.container.pool import stop_pool
+        from envkit.scale.pool import stop_pool
 
         for pool in pools:
             removed += stop_pool(pool, timeout_s=grace)
     if not names:
-        from envkit.container.pool import remove_orphan_networks
+        from envkit.scale.pool import remove_orphan_networks
 
         removed += remove_orphan_networks()
     if not removed:
@@ -102,7 +102,7 @@ def _pool_names(names: list[str]) -> list[str]:
     if not names:
         return []
     from envkit.container import docker_client
-    from envkit.container.pool import pool_exists
+    from envkit.scale.pool import pool_exists
 
     client = docker_client()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,6 +19,9 @@ from envkit.cli._options import (
     UrlOpt,
 )
 from envkit.errors import ExitCode, UsageError
+
+if TYPE_CHECKING:
+    from envkit.validation import RunOptions, ValidationReport
 
 
 def explain(code: str) -> str:
@@ -207,25 +210,13 @@ def validate_cmd(
         raise typer.Exit(int(ExitCode.FINDINGS))
 
 
-def _validate_source(path: Path | None, *, url: str | None, static: bool, opts: Any) -> Any:
-    """The source directory or ``--url`` lane (:func:`envkit.validation.validate`)."""
-    from envkit.validation import validate
+def _validate_source(
+    path: Path | None, *, url: str | None, static: bool, opts: RunOptions
+) -> ValidationReport:
+    """The source directory or ``--url`` lane (:func:`envkit.validation.run_source`)."""
+    from envkit.validation import run_source
 
-    return validate(
-        path,
-        url=url,
-        python=opts.python,
-        static=static,
-        select=opts.select,
-        ignore=opts.ignore,
-        episodes=opts.episodes,
-        seed=opts.seed,
-        timeout_s=opts.timeout_s,
-        startup_timeout_s=opts.startup_timeout_s,
-        reply_timeout_s=opts.reply_timeout_s,
-        progress=opts.progress,
-        train_path=opts.train_path,
-    )
+    return run_source(path, opts, url=url, static=static)
 
 
 def _emit(report: Any, fmt: Format, output: Path | None, *, show_all: bool) -> None:
@@ -264,9 +255,9 @@ def _emit(report: Any, fmt: Format, output: Path | None, *, show_all: bool) -> N
 
 
 def _validate_docker(
-    path: Path | None, image: str | None, *, url: str | None, static: bool, opts: Any
-) -> Any:
-    """``--docker`` / ``--image``: the container lane (:func:`envkit.validation.validate_docker`).
+    path: Path | None, image: str | None, *, url: str | None, static: bool, opts: RunOptions
+) -> ValidationReport:
+    """``--docker`` / ``--image``: the container lane (:func:`envkit.container.lane.run_docker`).
 
     Raises:
         UsageError: ``--url`` or ``--static`` was given too.
@@ -277,7 +268,7 @@ def _validate_docker(
                 f"{flag} does not apply to --docker (the lane plays the image).",
                 hint=f"Drop {flag} or --docker.",
             )
-    from envkit.validation import validate_docker
+    from envkit.container.lane import DockerOptions, run_docker
 
     progress = opts.progress
 
@@ -285,21 +276,7 @@ def _validate_docker(
         if event.kind == "step":
             progress(f"build step {event.step}/{event.total}: {event.text}")
 
-    return validate_docker(
-        path or Path("."),
-        image=image,
-        select=opts.select,
-        ignore=opts.ignore,
-        episodes=opts.episodes,
-        seed=opts.seed,
-        timeout_s=opts.timeout_s,
-        startup_timeout_s=opts.startup_timeout_s,
-        reply_timeout_s=opts.reply_timeout_s,
-        on_event=on_event,
-        progress=progress,
-        python=opts.python,
-        train_path=opts.train_path,
-    )
+    return run_docker(path or Path("."), opts, DockerOptions(image=image, on_event=on_event))
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit._version import __version__
 from envkit.container._engine import ENV_LABEL, MANIFEST_SHA_LABEL, docker_client
 from envkit.container.dockerfile import (
     BuildKitFeature,
@@ -37,6 +38,7 @@ from envkit.container.dockerfile import (
 )
 from envkit.envdir import EnvDir
 from envkit.envdir.constants import MANIFEST_NAME
+from envkit.envdir.project import EnvProject
 from envkit.errors import (
     BuildError,
     BuildTimeoutError,
@@ -238,7 +240,6 @@ def image_labels(
 ) -> dict[str, str]:
     """OCI image labels (``org.opencontainers.image.*``), ``envkit.manifest-sha256`` and
     ``envkit.env``, then ``extra`` (the caller's labels win)."""
-    from envkit._version import __version__
 
     project = EnvDir(root).project_table
     labels = {
@@ -387,7 +388,6 @@ def build_image(
         UserError: the base image is not present and cannot be pulled (exit 2).
         DockerUnavailableError: no engine answers (exit 2).
     """
-    from envkit.envdir.project import EnvProject
 
     emit = on_event or (lambda _e: None)
     project = EnvProject.load(path)

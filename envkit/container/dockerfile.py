@@ -28,6 +28,7 @@ from envkit.envdir.dockerfile import (
     shown,
 )
 from envkit.errors import SpecError
+from envkit.validation import validate
 
 __all__ = [
     "BUILDKIT_FLAGS",
@@ -130,7 +131,6 @@ def preflight(root: Path, text: str) -> tuple[list[Problem], list[Problem], str]
      Returns:
          ``(errors, warnings, checker)`` where ``checker`` is ``"the EK3xx rules"``.
     """
-    from envkit.validation import validate
 
     # Fails closed: a bug in a rule raises (internal error, exit 2); the build never
     # falls back to weaker checks without saying so.

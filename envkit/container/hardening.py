@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir.constants import DEFAULT_STARTUP_TIMEOUT_S, MANIFEST_NAME
+from envkit.envdir.manifest import load_yaml
 
 #: uid:gid the lane runs as (OpenEnv 0.10's validator; Spaces use 1000, also non-root).
 HARDENED_USER = "65532:65532"
@@ -75,7 +76,6 @@ def container_facts(root: Path) -> ContainerFacts:
     Raises:
         SpecError: no readable ``openenv.yaml`` (see :func:`envkit.envdir.manifest.load_yaml`).
     """
-    from envkit.envdir.manifest import load_yaml
 
     data = load_yaml(root / MANIFEST_NAME).data
     data = data if isinstance(data, dict) else {}

@@ -4,12 +4,15 @@ Run the image hardened (:mod:`envkit.container.hardening`), wait for ``GET /heal
 through the published port (or the exec relay under ``--network none``), hand the URL to
 the caller's ``play`` (the runtime stage), and find what only the image shows
 (EK440-EK446). The container is removed afterwards whatever happens (Ctrl-C included).
-The lane's orchestration (build, one deadline, one report) is
-:func:`envkit.validation.validate_docker`, re-exported here.
+The lane's orchestration (build, one deadline, one report) is :func:`run_docker` (and
+:func:`validate_docker`, its keyword-argument form). It sits above :mod:`envkit.validation`:
+it plays the same stages (:mod:`envkit.validation.stages`) through a container, and building
+the image runs the static Dockerfile rules as a preflight.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import time
@@ -19,15 +22,37 @@ from pathlib import Path
 from typing import Any
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client
+from envkit.container.build import build_image, default_tag
 from envkit.container.hardening import (
     HARDENED_USER,
     ContainerFacts,
     HardenedOptions,
     container_facts,
 )
-from envkit.findings import Finding, Rule
-from envkit.validation import validate_docker  # noqa: F401 - re-exported: the lane's entry point
+from envkit.container.relay import ExecRelay
+from envkit.container.run import ROOT_LABEL, _stop_and_remove
+from envkit.envdir import EnvDir
+from envkit.errors import UsageError, UserError
+from envkit.findings import Finding, Rule, Stage, codes_of
+from envkit.validation import report as R
+from envkit.validation.config import build_selection
+from envkit.validation.engine import Budget
+from envkit.validation.report import Evaluated, ValidationReport
 from envkit.validation.rules import container as RC
+from envkit.validation.stages import (
+    RunOptions,
+    checked_root,
+    play_train_path,
+    read_schemas,
+    report_digests,
+    runtime_plan,
+    runtime_stage,
+    runtime_target,
+    static_stage,
+    train_path_skip,
+    wants_runtime,
+)
+from envkit.wire import get_health
 
 #: Label with the lane's run id on the containers the lane starts.
 LANE_LABEL = "envkit.lane"
@@ -179,9 +204,6 @@ class _Attempt:
         """Start and wait; ``None`` on failure (see :attr:`failure`)."""
         import httpx
 
-        from envkit.container.relay import ExecRelay
-        from envkit.wire import get_health
-
         name = (
             f"envkit-lane-{re.sub(r'[^a-z0-9-]', '-', self.facts.name.lower())}-"
             f"{secrets.token_hex(3)}"
@@ -251,7 +273,6 @@ class _Attempt:
         return data.decode("utf-8", "replace").rstrip()
 
     def remove(self) -> None:
-        from envkit.container.run import _stop_and_remove
 
         if self.relay is not None:
             self.relay.close()
@@ -263,7 +284,6 @@ class _Attempt:
 def _labels(
     facts: ContainerFacts, root: Path, run_id: str, extra: Mapping[str, str] | None
 ) -> dict[str, str]:
-    from envkit.container.run import ROOT_LABEL
 
     return {
         MANAGED_LABEL: "true",
@@ -337,8 +357,6 @@ def _evaluated_codes(options: HardenedOptions) -> list[str]:
 def _require_image(client: Any, image: str) -> None:
     """Raises UserError when ``image`` does not exist on the engine."""
     from docker.errors import ImageNotFound
-
-    from envkit.errors import UserError
 
     try:
         client.images.get(image)
@@ -581,4 +599,197 @@ def _diagnose_exit(run: _LaneRun, exit_code: str, log: str) -> Finding:
         f"The container must answer `GET /health`; it exited with code "
         f"{exit_code} before that (also without the hardening options).",
         log,
+    )
+
+
+@dataclass(frozen=True)
+class DockerOptions:
+    """What only the docker lane takes.
+
+    Attributes:
+        image: image to play; ``None`` builds it first (``NAME:VERSION``).
+        labels: extra labels for the image (when built) and the container.
+        build_options: extra keyword arguments for :func:`envkit.container.build_image`.
+        on_event: build progress (:class:`envkit.container.BuildEvent`).
+    """
+
+    image: str | None = None
+    labels: Mapping[str, str] | None = None
+    build_options: Mapping[str, Any] | None = None
+    on_event: Callable[[Any], None] | None = None
+
+
+def validate_docker(
+    path: str | os.PathLike[str] = ".",
+    *,
+    image: str | None = None,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    episodes: int = 5,
+    seed: int = 0,
+    timeout_s: float | None = None,
+    startup_timeout_s: float | None = None,
+    reply_timeout_s: float | None = None,
+    labels: Mapping[str, str] | None = None,
+    build_options: Mapping[str, Any] | None = None,
+    on_event: Callable[[Any], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+    python: str | None = None,
+    train_path: bool = True,
+) -> ValidationReport:
+    """``envkit validate --docker``: static checks, then the runtime stage played against the
+    environment's image run hardened (:func:`envkit.container.lane.run_lane`).
+
+    Args:
+        path: environment directory (holds ``openenv.yaml`` and the ``Dockerfile``).
+        image: image to play; ``None`` builds it first (``NAME:VERSION``, as
+            :func:`envkit.container.build_image`; the build cache makes rebuilds fast).
+        select, ignore, episodes, seed: as :func:`validate`.
+        timeout_s: the whole run's budget in seconds (``--timeout``; ``None``: 600): the
+            build, the container's start-up and the runtime stage all spend it.
+        startup_timeout_s: seconds to wait for the container's ``GET /health``
+            (``--startup-timeout``; default ``envkit.startup_timeout_s``, 60), never past
+            the run's deadline.
+        reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
+        labels: extra labels for the image (when built) and the container.
+        build_options: extra keyword arguments for ``build_image``.
+        on_event: build progress (:class:`envkit.container.BuildEvent`).
+        progress: short progress lines.
+        python: interpreter that runs the oracle (the agent side, on the host) against the
+            container (default as :func:`envkit.envdir.project.resolve_python`).
+        train_path: play the training-path lane against the container (as :func:`validate`).
+
+    Returns:
+        A :class:`ValidationReport` with ``lane == "docker"``.
+
+    Raises:
+        UsageError, SpecError: as :func:`validate`, or no ``openenv.yaml``.
+        BuildError, UserError: the build failed (nothing is left behind);
+            ``BuildTimeoutError`` when the build outlives the deadline (with a
+            ``build_image`` that takes one).
+        DockerUnavailableError: no engine answers.
+    """
+    opts = RunOptions(
+        python=python,
+        select=select,
+        ignore=ignore,
+        episodes=episodes,
+        seed=seed,
+        timeout_s=timeout_s,
+        startup_timeout_s=startup_timeout_s,
+        reply_timeout_s=reply_timeout_s,
+        progress=progress,
+        train_path=train_path,
+    )
+    docker = DockerOptions(
+        image=image, labels=labels, build_options=build_options, on_event=on_event
+    )
+    return run_docker(path, opts, docker)
+
+
+def run_docker(
+    path: str | os.PathLike[str], opts: RunOptions, docker: DockerOptions
+) -> ValidationReport:
+    """The docker lane with the run's options already made (the CLI's entry): build (or
+    take) the image, run it hardened, play the runtime stage through it, and assemble one
+    report; one :class:`~envkit.validation.engine.Budget` for all of it. Errors as
+    :func:`validate_docker`."""
+
+    t0 = time.perf_counter()
+    budget = Budget.start(opts.timeout_s)
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise UsageError(
+            f"{root} is not a directory.",
+            hint="Pass the environment's directory (it holds openenv.yaml).",
+        )
+    root = checked_root(root.resolve(), None, opts.episodes)
+    facts = container_facts(root)
+    selection = build_selection(root, select=opts.select, ignore=opts.ignore)
+    ev = Evaluated()
+    image = docker.image or _build(root, facts.name, docker, budget, ev, opts.progress)
+    manifest = static_stage(root, opts.progress, ev)
+    played: list[bool] = []
+    seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
+
+    def play(url: str) -> None:
+        plan = runtime_plan(root, url, manifest, static=False, wanted=wants_runtime(selection))
+        if plan.not_run:
+            ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
+        else:
+            target = runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
+            runtime_stage(target, opts, budget, ev, lane="docker")
+        seen["schemas"] = read_schemas(url)
+        skip = train_path_skip(opts, selection, plan, static=False)
+        play_train_path(root, url, manifest, plan, opts, budget, ev, skip)
+        played.append(True)
+
+    startup = opts.startup_timeout_s
+    startup = startup if startup is not None else facts.startup_timeout_s
+    lane = _container_stage(root, image, budget.cap(startup), opts.progress, docker, play)
+    if not played:
+        no_health = dict.fromkeys(
+            codes_of(Stage.RUNTIME) + codes_of(Stage.TRAINING), R.CONTAINER_NO_HEALTH
+        )
+        ev.skipped.update(no_health)
+    ev.findings += lane.findings
+    ev.ran.update(lane.ran)
+    for code in codes_of(Stage.RUNTIME):
+        if code.startswith("EK44") and code not in lane.ran:
+            ev.skipped[code] = R.NETWORK_NOT_ISOLATED
+    ev.timings.update(lane.timings)
+    ev.timings["total"] = time.perf_counter() - t0
+    report = R.assemble_report(f"{root} @ {image}", "docker", root, ev, selection)
+    report.digests = report_digests(
+        root, seen.get("schemas"), "" if played else R.CONTAINER_NO_HEALTH
+    )
+    return report
+
+
+def _build(
+    root: Path,
+    name: str,
+    docker: DockerOptions,
+    budget: Any,
+    ev: Evaluated,
+    progress: Callable[[str], None] | None,
+) -> str:
+    """Build the environment's image as ``NAME:VERSION`` within the run's deadline; its tag.
+
+    Raises:
+        BuildTimeoutError: the build outlived the run's deadline (the build is stopped).
+        BuildError: a build step failed.
+    """
+
+    version = EnvDir(root).project_table.get("version")
+    tag = default_tag(name, version if isinstance(version, str) else None)
+    if progress:
+        progress(f"building {tag}")
+    kwargs = dict(docker.build_options or {})
+    kwargs.setdefault("deadline", budget.deadline)
+    built = build_image(root, tag=tag, labels=docker.labels, on_event=docker.on_event, **kwargs)
+    ev.timings["build"] = round(built.seconds, 3)
+    return tag
+
+
+def _container_stage(
+    root: Path,
+    image: str,
+    startup_s: float,
+    progress: Callable[[str], None] | None,
+    docker: DockerOptions,
+    play: Callable[[str], None],
+) -> Any:
+    """Run ``image`` hardened, waiting ``startup_s`` seconds at most for ``GET /health``
+    (already capped by what is left of the run's budget), and call ``play(url)`` once it
+    answers; the :class:`envkit.container.lane.LaneOutcome`."""
+    from envkit.container.lane import run_lane
+
+    return run_lane(
+        root,
+        image,
+        timeout_s=max(0.1, startup_s),
+        labels=docker.labels,
+        play=play,
+        progress=progress,
     )

@@ -21,7 +21,7 @@ import subprocess
 import threading
 from typing import IO
 
-from envkit.errors import ContainerError
+from envkit.errors import ContainerError, InternalError
 
 _HEADER = struct.Struct(">IBI")
 OPEN, DATA, CLOSE = 0, 1, 2
@@ -130,8 +130,6 @@ class ExecRelay:
             InternalError: :meth:`start` has not run (a bug in the caller).
         """
         if self._listener is None or self._proc is None:
-            from envkit.errors import InternalError
-
             raise InternalError("The exec relay was used before start().")
         return self._listener, self._proc
 

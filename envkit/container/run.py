@@ -14,9 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
 from envkit.container.build import BuildEvent, BuildResult, build_image, default_tag
+from envkit.container.hardening import HardenedOptions, container_facts
+from envkit.container.relay import ExecRelay
 from envkit.envdir import EnvDir
 from envkit.envdir.constants import MANIFEST_NAME
+from envkit.envdir.launch import root_cause
+from envkit.envdir.project import EnvProject
 from envkit.errors import ContainerError, UsageError
+from envkit.server import free_port, port_in_use
+from envkit.wire import get_health
 
 if TYPE_CHECKING:
     from envkit.container.hardening import HardenedOptions
@@ -251,7 +257,6 @@ def run_container(
             is removed first: nothing is left running on any failure.
         DockerUnavailableError: no engine answers (exit 2).
     """
-    from envkit.envdir.project import EnvProject
 
     opts = _RunOptions(
         tag=tag,
@@ -287,7 +292,6 @@ def _check_request(opts: _RunOptions) -> None:
     Raises:
         UsageError: the port answers on ``opts.probe_host``, or the name breaks Docker's rule.
     """
-    from envkit.server import port_in_use
 
     if opts.port is not None and port_in_use(opts.probe_host, opts.port):
         raise UsageError(
@@ -313,7 +317,6 @@ def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningCo
     Raises:
         UsageError, ContainerError, BuildError, ...: as :func:`run_container`.
     """
-    from envkit.server import free_port
 
     if opts.name is not None:
         _refuse_taken_name(client, opts.name)
@@ -445,8 +448,6 @@ def _create(
         "ports": {f"{manifest.port}/tcp": (opts.host, port)},
     }
     if opts.hardened:
-        from envkit.container.hardening import HardenedOptions, container_facts
-
         hardening = HardenedOptions(container_facts(project.root))
         create = hardening.create_kwargs(port, opts.host)
         create["environment"] = {**create["environment"], **variables}
@@ -479,8 +480,6 @@ def _start(container: Any, running: RunningContainer, hardening: HardenedOptions
     try:
         container.start()
         if hardening is not None and hardening.isolated:
-            from envkit.container.relay import ExecRelay
-
             running._relay = ExecRelay(
                 container.id, running.container_port, bind_port=running.host_port
             )
@@ -539,7 +538,6 @@ def missing_module_hint(log: str) -> str | None:
         One line for :attr:`envkit.errors.EnvkitError.hint`, or ``None`` when the log's root
         cause (:func:`envkit.envdir.launch.root_cause`) is not a missing module.
     """
-    from envkit.envdir.launch import root_cause
 
     cause = root_cause(log)
     if cause is None or cause.exc_type not in ("ModuleNotFoundError", "ImportError"):
@@ -567,8 +565,6 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
     """Seconds until healthy; raises ContainerError (after which the caller removes it)."""
     import httpx
     from docker.errors import NotFound
-
-    from envkit.wire import get_health
 
     start = time.monotonic()
     deadline = start + timeout_s

@@ -1,6 +1,6 @@
-"""The background watcher of a detached pool: ``python -m envkit.container._pool_watch NAME``.
+"""The background watcher of a detached pool: ``python -m envkit.scale._pool_watch NAME``.
 
-Started by ``envkit run --docker --replicas N --detach`` (:func:`envkit.container.pool.start_watcher`);
+Started by ``envkit run --docker --replicas N --detach`` (:func:`envkit.scale.pool.start_watcher`);
 it starts the pool's containers that exited (``docker kill`` disables Docker's restart
 policy) and ends once the pool's balancer is gone.
 """
@@ -13,10 +13,10 @@ import time
 
 def main(argv: list[str]) -> int:
     """Watch pool ``argv[0]``; one line per action on stdout (the watcher's log)."""
-    from envkit.container.pool import WatchEvent, watch_pool
+    from envkit.scale.pool import WatchEvent, watch_pool
 
     if len(argv) != 1:
-        print("usage: python -m envkit.container._pool_watch POOL", file=sys.stderr)
+        print("usage: python -m envkit.scale._pool_watch POOL", file=sys.stderr)
         return 2
     name = argv[0]
 

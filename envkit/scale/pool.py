@@ -53,7 +53,12 @@ from envkit.container.run import (
     missing_module_hint,
 )
 from envkit.envdir import EnvDir
+from envkit.envdir.dockerfile import parse
+from envkit.envdir.project import EnvProject
 from envkit.errors import ContainerError, UsageError
+from envkit.scale.capacity import plan_capacity
+from envkit.server import free_port, port_in_use
+from envkit.wire import get_health
 
 #: Label carrying the pool's name on its replicas, balancer and network.
 POOL_LABEL = "envkit.pool"
@@ -177,8 +182,6 @@ def run_pool(
             started is removed first (exit 1).
         DockerUnavailableError: no engine answers (exit 2).
     """
-    from envkit.envdir.project import EnvProject
-    from envkit.scale.capacity import plan_capacity
 
     say = on_progress or (lambda _m: None)
     project = EnvProject.load(req.path)
@@ -209,7 +212,6 @@ def run_pool(
 
 
 def _check_request(req: PoolRequest, name: str) -> None:
-    from envkit.server import port_in_use
 
     if req.replicas < 1:
         raise UsageError(f"--replicas must be at least 1, not {req.replicas}.")
@@ -228,7 +230,6 @@ def _check_request(req: PoolRequest, name: str) -> None:
 def _env_bases(envdir: EnvDir) -> list[str]:
     """The final ``FROM`` of the environment's Dockerfile (a second choice of base for the
     balancer: it is present locally once the environment's image is built)."""
-    from envkit.envdir.dockerfile import parse
 
     try:
         text = envdir.dockerfile_path.read_text(encoding="utf-8", errors="replace")
@@ -289,7 +290,6 @@ def _launch(
     say: Callable[[str], None],
 ) -> RunningPool:
     """Network, replicas, balancer, wait; the whole pool is removed on any failure."""
-    from envkit.server import free_port
 
     manifest = project.manifest
     network = f"{name}-net"
@@ -420,7 +420,6 @@ def _wait_pool_healthy(client: Any, pool: RunningPool, timeout_s: float) -> None
         ContainerError: a replica or the balancer exited (its log tail in ``details``), or
             not every replica was up within ``timeout_s`` seconds.
     """
-    from envkit.wire import get_health
 
     deadline = time.monotonic() + timeout_s
     want = len(pool.replicas)
@@ -635,7 +634,7 @@ def watcher_log(name: str) -> Path:
 def start_watcher(name: str) -> int:
     """Start the background watcher of a detached pool; return its process id.
 
-    It runs ``python -m envkit.container._pool_watch NAME`` in its own session (so Ctrl-C in
+    It runs ``python -m envkit.scale._pool_watch NAME`` in its own session (so Ctrl-C in
     the shell does not reach it), logs to :func:`watcher_log`, and ends by itself within
     :data:`WATCH_INTERVAL_S` once ``envkit stop NAME`` removed the balancer.
     """
@@ -644,7 +643,7 @@ def start_watcher(name: str) -> int:
     log = watcher_log(name).open("ab")
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "envkit.container._pool_watch", name],
+            [sys.executable, "-m", "envkit.scale._pool_watch", name],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,

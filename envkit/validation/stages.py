@@ -1,0 +1,379 @@
+"""The stages every lane of a validate run shares: the checked environment directory, the
+static stage, the runtime plan and target, the runtime stage, the training lane's start and
+play, and the report's digests.
+
+A lane (:mod:`envkit.validation.lanes.source`, :mod:`envkit.container.lane`) strings these
+together with one :class:`RunOptions` and one :class:`~envkit.validation.engine.Budget`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envkit.envdir import EnvDir
+from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
+from envkit.envdir.digest import digests_of
+from envkit.envdir.manifest import EnvSpec
+from envkit.envdir.project import spec_or_none
+from envkit.errors import UsageError
+from envkit.findings import Stage, codes_of, family_digits
+from envkit.schemas import schemas_from_url
+from envkit.validation import report as R
+from envkit.validation.engine import DEFAULT_MAX_STEPS
+from envkit.validation.report import Evaluated
+from envkit.validation.rules import lane_only_codes
+from envkit.validation.runtime import RuntimeTarget, run_runtime
+from envkit.validation.static import run_static
+from envkit.validation.train_path import LanePlan, play_lane, start_lane
+
+
+def raw_app(root: Path) -> tuple[str | None, str]:
+    """The app to start when ``openenv.yaml`` cannot be read as a manifest:
+    its raw ``app`` key when the file is YAML with a ``module:attr`` string there, else
+    ``server.app:app`` when ``server/app.py`` exists.
+
+    Returns:
+        ``(app, where it came from)``; ``(None, why not)`` when there is nothing to start.
+    """
+
+    app = EnvDir(root).raw_app
+    if app is not None:
+        return app, f"`{app}` from openenv.yaml's `app` key"
+    if (root / "server" / "app.py").is_file():
+        return DEFAULT_APP, f"`{DEFAULT_APP}` (the default: openenv.yaml names no usable app)"
+    return None, (
+        "openenv.yaml is missing or invalid (see EK1xx) and there is no server/app.py to start"
+    )
+
+
+def assumed_defaults(why: str) -> list[str]:
+    """What the runtime stage assumes without a readable manifest (the defaults of
+    :class:`envkit.envdir.manifest.EnvSpec`)."""
+
+    spec = EnvSpec()
+    lo, hi = spec.reward_range
+    return [
+        f"reward range [{lo:g}, {hi:g}] (the default: {why})",
+        f"max_steps {spec.max_steps or DEFAULT_MAX_STEPS} (the default)",
+        f"seeds {list(spec.seeds)[:3]}, floor margin {spec.floor_margin:g} (the defaults)",
+        "no oracle: the oracle checks (EK506, EK507) were not played",
+    ]
+
+
+def load_rules() -> None:
+    import envkit.validation.rules  # noqa: F401 - the one import that registers every rule
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The options of one ``envkit validate`` run, shared by every lane.
+
+    Attributes:
+        python: interpreter for the server (source lane) and the oracle (``--python``).
+        select: rule codes or prefixes to run (replaces the config's ``select``).
+        ignore: codes or prefixes to drop (added to the config's ``ignore``).
+        episodes: fuzzed episodes in the runtime stage (>= 1).
+        seed: seed of the action generator.
+        timeout_s: the whole run's budget in seconds (``--timeout``; ``None``: 600).
+        startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
+        reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
+        progress: called with short progress lines.
+        train_path: play the training-path lane (EK7xx) when the environment has a TRL
+            adapter (``--no-train-path``: False).
+    """
+
+    python: str | None = None
+    select: Sequence[str] | None = None
+    ignore: Sequence[str] | None = None
+    episodes: int = 5
+    seed: int = 0
+    timeout_s: float | None = None
+    startup_timeout_s: float | None = None
+    reply_timeout_s: float | None = None
+    progress: Callable[[str], None] | None = None
+    train_path: bool = True
+
+
+@dataclass
+class RuntimePlan:
+    """Whether and how the runtime stage plays: ``not_run`` is the skip reason when it does
+    not; ``app`` the app to start without a readable manifest; ``assumptions`` what it assumes
+    then."""
+
+    not_run: str = ""
+    app: str | None = None
+    assumptions: list[str] = field(default_factory=list)
+
+
+def checked_root(path: str | Path | None, url: str | None, episodes: int) -> Path | None:
+    """The resolved environment directory (``None``: ``--url`` only).
+
+    Raises:
+        UsageError: neither ``path`` nor ``url``, ``episodes`` < 1, ``path`` missing,
+            not a directory, or not an environment (see :func:`_refuse_outside_environment`).
+    """
+
+    if path is None and not url:
+        raise UsageError(
+            "Nothing to validate: give an environment directory or --url.",
+            hint="Run `envkit validate PATH` or `envkit validate --url URL`.",
+        )
+    if episodes < 1:
+        raise UsageError(f"--episodes must be >= 1; got {episodes}.", hint="Pass --episodes 5.")
+    if path is None:
+        load_rules()
+        return None
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise UsageError(
+            f"{root} does not exist.",
+            hint="Pass the environment's directory (it holds openenv.yaml).",
+        )
+    if not root.is_dir():
+        raise UsageError(
+            f"{root} is not a directory.", hint="Pass the directory that holds openenv.yaml."
+        )
+    # Before the rules are imported (about 1 s): a refusal must come at once.
+    _refuse_outside_environment(root)
+    load_rules()
+    return root.resolve()
+
+
+def _refuse_outside_environment(root: Path) -> None:
+    """Refuse a directory that is not an environment before anything is scanned.
+
+    A directory without ``openenv.yaml`` and without ``server/app.py`` is not an environment
+    (one that lost only its manifest still gets EK101 and a runtime stage). Scanning it would
+    walk whatever it holds (every ``site-packages`` under ``/tmp`` or a home directory, for
+    the secret rules) for minutes. Costs a few ``stat`` calls: the directory's children, one
+    level down, and its ancestors.
+
+    Raises:
+        UsageError: ``root`` is not an environment; the hint names an environment one level
+            down or above (``envkit validate wordle``, ``envkit validate ..``) when there is
+            one.
+    """
+    import shlex
+
+    if (root / MANIFEST_NAME).is_file() or (root / "server" / "app.py").is_file():
+        return
+    found = [shlex.quote(_typed(p)) for p in _nearby_environments(root.resolve())]
+    if found:
+        others = "".join(f" or `envkit validate {p}`" for p in found[1:3])
+        hint = f"Did you mean `envkit validate {found[0]}`{others}?"
+    else:
+        hint = "Pass the environment's directory (it holds openenv.yaml), or --url URL."
+    raise UsageError(
+        f"{root.resolve()} is not an OpenEnv environment: it has no {MANIFEST_NAME}; "
+        "nothing was checked.",
+        hint=hint,
+    )
+
+
+def _nearby_environments(root: Path) -> list[Path]:
+    """Directories holding ``openenv.yaml``: ``root``'s children (sorted, hidden ones left
+    out), then its nearest ancestor that holds one. Unreadable directories are skipped."""
+
+    found: list[Path] = []
+    try:
+        children = sorted(p for p in root.iterdir() if not p.name.startswith("."))
+    except OSError:
+        children = []
+    for child in children:
+        try:
+            if (child / MANIFEST_NAME).is_file():
+                found.append(child)
+        except OSError:
+            continue
+    parent = next((p for p in root.parents if (p / MANIFEST_NAME).is_file()), None)
+    return found + ([parent] if parent is not None else [])
+
+
+def _typed(target: Path) -> str:
+    """``target`` as the user would type it from the current directory: relative when it is
+    inside the current directory or one of its ancestors (``wordle``, ``..``), else absolute."""
+    cwd = Path.cwd().resolve()
+    if target.is_relative_to(cwd) or cwd.is_relative_to(target):
+        return os.path.relpath(target, cwd)
+    return str(target)
+
+
+def read_schemas(url: str) -> dict[str, Any] | None:
+    """``GET URL/schema`` for the report's schema digest (``None``: no usable answer)."""
+
+    return schemas_from_url(url, timeout_s=5.0)
+
+
+def read_schemas_while_up(target: Any, seen: dict[str, Any]) -> None:
+    """Make ``target.while_up`` read ``GET /schema`` into ``seen["schemas"]`` first (the
+    server envkit started is stopped when the runtime stage returns), then do what it did."""
+    inner = target.while_up
+
+    def while_up(live_url: str) -> None:
+        seen["schemas"] = read_schemas(live_url)
+        if inner is not None:
+            inner(live_url)
+
+    target.while_up = while_up
+
+
+def report_digests(root: Path | None, schemas: dict[str, Any] | None, not_run: str) -> Any:
+    """The report's :class:`envkit.envdir.digest.Digests`; ``not_run``: why the runtime
+    stage did not play (``""``: it did)."""
+
+    why = f"the runtime stage did not run: {not_run}" if not_run else None
+    return digests_of(root, schemas, why)
+
+
+def start_train_path(
+    root: Path | None, manifest: Any, plan: RuntimePlan, opts: RunOptions, budget: Any, ev: Any
+) -> Any:
+    """The training-path lane, started before its server
+    (:func:`envkit.validation.train_path.start_lane`): a ``StartedLane``, or the notes for
+    the report when it does not run."""
+
+    return start_lane(LanePlan(root, None, manifest, plan.app, ""), opts, budget, ev)
+
+
+def play_train_path(
+    root: Path | None,
+    url: str | None,
+    manifest: Any,
+    plan: RuntimePlan,
+    opts: RunOptions,
+    budget: Any,
+    ev: Evaluated,
+    skip: str,
+) -> list[str]:
+    """The training-path lane (:func:`envkit.validation.train_path.play_lane`); its notes.
+    ``skip``: why it does not run (``""``: it runs)."""
+
+    return play_lane(LanePlan(root, url, manifest, plan.app, skip), opts, budget, ev)
+
+
+def train_path_skip(opts: RunOptions, selection: Any, plan: RuntimePlan, *, static: bool) -> str:
+    """Why the training-path lane does not run (``""``: it runs)."""
+    if not opts.train_path:
+        return R.NO_TRAIN_PATH
+    if static:
+        return R.STATIC_GIVEN
+    if not selection.wants_stage(family_digits(Stage.TRAINING)):
+        return R.DESELECTED
+    # a runtime stage left out by --select EK7 still leaves this lane to play
+    return "" if plan.not_run == R.NO_RUNTIME_SELECTED else plan.not_run
+
+
+def lane_name(url: str | None) -> str:
+    return "url" if url else "source"
+
+
+def report_label(root: Path | None, url: str | None) -> str:
+    """The report's target: ``PATH``, ``URL`` or ``PATH @ URL``."""
+    if root is not None and url:
+        return f"{root} @ {url}"
+    return str(root) if root is not None else str(url)
+
+
+def wants_runtime(selection: Any) -> bool:
+    return selection.wants_stage(family_digits(Stage.RUNTIME))
+
+
+def static_stage(root: Path | None, progress: Callable[[str], None] | None, ev: Evaluated) -> Any:
+    """Run the static stage on ``root`` into ``ev``; the manifest, or ``None`` when there is
+    no directory or its ``openenv.yaml`` cannot be read."""
+    if root is None:
+        return None
+
+    static_findings, static_ran, static_skipped, secs = run_static(root, progress)
+    ev.findings += static_findings
+    ev.ran.update(static_ran)
+    ev.skipped.update(static_skipped)
+    ev.timings["static"] = secs
+    return spec_or_none(root)
+
+
+def runtime_plan(
+    root: Path | None, url: str | None, manifest: Any, *, static: bool, wanted: bool
+) -> RuntimePlan:
+    """Whether the runtime stage plays, and what it assumes without a readable manifest (it
+    is never skipped silently: play what can be played, say what was assumed)."""
+    if static or not wanted:
+        return RuntimePlan(R.STATIC_GIVEN if static else R.NO_RUNTIME_SELECTED)
+    plan = RuntimePlan()
+    if manifest is not None:
+        return plan
+    why = (
+        "openenv.yaml is missing or invalid (see EK1xx)"
+        if root is not None
+        else "--url without an environment directory"
+    )
+    if root is not None and not url:
+        plan.app, source = raw_app(root)
+        if plan.app is None:
+            return RuntimePlan(source)
+        plan.assumptions.append(f"server started from {source}")
+    plan.assumptions += assumed_defaults(why)
+    return plan
+
+
+def runtime_target(
+    root: Path | None,
+    url: str | None,
+    manifest: Any,
+    plan: RuntimePlan,
+    opts: RunOptions,
+    oracle_with_url: bool,
+) -> Any:
+
+    # run_runtime resolves the interpreter once and hands it to the server and the oracle
+    return RuntimeTarget(
+        url=url,
+        root=root if oracle_with_url or not url else None,
+        manifest=manifest,
+        python=opts.python,
+        app=plan.app,
+    )
+
+
+def runtime_stage(
+    target: Any, opts: RunOptions, budget: Any, ev: Evaluated, *, lane: str
+) -> tuple[str | None, list[str]]:
+    """Play the runtime stage into ``ev``; ``(launch, notes)`` for the report's note.
+
+    Rules of other lanes are skipped with :func:`~envkit.validation.report.only_in_lanes`,
+    rules the stage did not reach with :data:`~envkit.validation.report.NOT_EVALUATED_BY_RUNTIME`.
+    """
+
+    outcome = run_runtime(
+        target,
+        episodes=opts.episodes,
+        seed=opts.seed,
+        timeout_s=opts.timeout_s,
+        startup_timeout_s=opts.startup_timeout_s,
+        reply_timeout_s=opts.reply_timeout_s,
+        progress=opts.progress,
+        budget=budget,
+    )
+    findings = outcome.findings
+    if target.manifest is None and target.root is not None:
+        # the oracle may be declared in the unreadable manifest: "none declared" would
+        # be a guess, so the oracle rules are not evaluated
+        oracle_codes = {"EK506", "EK507"}
+        findings = [f for f in findings if f.code not in oracle_codes]
+        ev.ran.update(c for c in outcome.checks_run if c not in oracle_codes)
+        ev.skipped.update(dict.fromkeys(oracle_codes, R.ORACLE_UNKNOWN))
+    else:
+        ev.ran.update(outcome.checks_run)
+    ev.findings += findings
+    elsewhere = lane_only_codes(lane)
+    for code in codes_of(Stage.RUNTIME):
+        if code in elsewhere:
+            ev.skipped.setdefault(code, R.only_in_lanes(elsewhere[code]))
+        elif code not in outcome.checks_run:
+            ev.skipped.setdefault(code, R.NOT_EVALUATED_BY_RUNTIME)
+    ev.timings.update(outcome.timings)
+    return outcome.launch, list(outcome.notes)
