@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.fsutil import probe
+
 LOCK_NAME = "uv.lock"
 #: uv's words for a lock that no longer satisfies pyproject.toml (uv 0.5-0.9).
 _STALE_MARK = "needs to be updated"
@@ -303,6 +305,30 @@ class ImportScan:
     absent: tuple[str, ...] = ()
 
 
+#: Ignore files deptry (its Rust file walker) reads whole in every directory it visits.
+IGNORE_FILES = (".gitignore", ".ignore")
+#: Directories the unsafe-ignore-file walk does not enter (deptry skips them too, and a
+#: ``.venv`` can hold 50k files).
+_SKIPPED_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox"}
+
+
+def unsafe_ignore_file(root: Path) -> str:
+    """Why deptry must not walk ``root``, or ``""``: an ignore file (``.gitignore``,
+    ``.ignore``) anywhere under it that :func:`envkit.fsutil.probe` refuses (a link to
+    ``/dev/zero``, a FIFO, a file over the text limit). deptry reads those whole, unbounded:
+    a ``.gitignore`` linked to ``/dev/zero`` made it use 10 GB."""
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = [d for d in dirnames if d not in _SKIPPED_DIRS]
+        for name in IGNORE_FILES:
+            if name in filenames:
+                problem = probe(Path(dirpath, name), root=root)
+                if problem is not None:
+                    rel = Path(dirpath, name).relative_to(root).as_posix()
+                    reason = getattr(problem, "reason", None) or str(problem)
+                    return f"`{rel}` is {reason}: deptry would read it whole"
+    return ""
+
+
 def find_undeclared(
     root: Path,
     python: str,
@@ -330,6 +356,9 @@ def find_undeclared(
     Returns:
         An :class:`ImportScan`; never raises (``skipped`` says why it could not run).
     """
+    unsafe = unsafe_ignore_file(root)
+    if unsafe:
+        return ImportScan(skipped=unsafe)
     scope = {f.replace(os.sep, "/") for f in files}
     with tempfile.TemporaryDirectory(prefix="envkit-deptry-") as tmp:
         missing = _link_deptry(Path(tmp, "shim"))

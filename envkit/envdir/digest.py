@@ -106,7 +106,8 @@ def env_digest(root: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> s
     h = hashlib.sha256()
     for rel, size in files:
         path = base / rel
-        h.update(f"{rel}\0{size}\0".encode())
+        # os.fsencode: a name that is not UTF-8 (surrogate-escaped) hashes as its bytes
+        h.update(os.fsencode(rel) + f"\0{size}\0".encode())
         with open(path, "rb") as fh:
             while chunk := fh.read(_CHUNK):
                 h.update(chunk)

@@ -74,6 +74,17 @@ NOT_SCANNED = register(
     fix="Exclude the file (`.gitignore`/`.dockerignore`) and download it at build time, or, "
     "if you vouch for it, add its path to `[tool.envkit.push] allow = [...]`.",
 )
+NAME_NOT_UTF8 = register(
+    "EK607",
+    "file-name-not-utf8",
+    Severity.ERROR,
+    summary="A file that would be uploaded has a name that is not valid UTF-8.",
+    what="Every path in the upload set is valid UTF-8 text.",
+    why="Hub paths are UTF-8 strings: the upload of such a file fails (or its name is "
+    "mangled), and git, Docker and most tools show it differently on each machine.",
+    example="`data/r\\xe9sum\\xe9.txt` written by a Latin-1 tool.",
+    fix="Rename the file to a UTF-8 name, or exclude it (`.gitignore`/`.dockerignore`).",
+)
 NO_GITIGNORE = register(
     "EK604",
     "gitignore-missing",
@@ -161,6 +172,15 @@ _PRUNE = {
 }
 
 
+def _is_utf8(path: str) -> bool:
+    """Whether ``path`` (as ``os`` returns it: undecodable bytes surrogate-escaped) is text."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _is_secret_name(name: str) -> bool:
     from envkit.secret_scan import is_credentials_name
 
@@ -229,6 +249,15 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
         )
     allow = _allowed(ctx)
     files = upload_set(root)
+    odd = [f for f in files if not _is_utf8(f.path)]
+    for f in odd:
+        shown = os.fsencode(f.path).decode("utf-8", errors="backslashreplace")
+        yield NAME_NOT_UTF8.finding(
+            f"Uploaded paths must be UTF-8; `{shown}` is not (its bytes are shown escaped). "
+            "It was not scanned and cannot be pushed.",
+            location=Location(shown),
+        )
+    files = [f for f in files if _is_utf8(f.path)]
     flagged: set[str] = set()
     for f in files:
         name = f.path.rsplit("/", 1)[-1]
