@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from envkit.envdir import EnvDir
 from envkit.envdir.manifest import EnvSpec, ManifestSyntaxError, read_manifest
 from envkit.envdir.project import (
     MIN_REPLY_TIMEOUT_S,
@@ -20,7 +21,6 @@ from envkit.envdir.project import (
     env_spec,
     resolve_python,
     resolve_timeouts,
-    spec_or_none,
 )
 from envkit.errors import ServerStartError, SpecError, UsageError
 
@@ -133,10 +133,10 @@ def test_load_a_fifo_manifest_says_what_is_wrong(tmp_path: Path) -> None:
     assert "envkit init" not in (info.value.hint or "")
 
 
-def test_spec_or_none_and_env_spec(tmp_path: Path) -> None:
-    assert spec_or_none(tmp_path / "missing") is None
-    assert spec_or_none(_env(tmp_path / "broken", "name: [\n")) is None
-    good = spec_or_none(_env(tmp_path / "good", "name: g\nenvkit:\n  step_timeout_s: 3\n"))
+def test_envdir_manifest_and_env_spec(tmp_path: Path) -> None:
+    assert EnvDir(tmp_path / "missing").manifest is None
+    assert EnvDir(_env(tmp_path / "broken", "name: [\n")).manifest is None
+    good = EnvDir(_env(tmp_path / "good", "name: g\nenvkit:\n  step_timeout_s: 3\n")).manifest
     assert good is not None and good.name == "g"
     assert env_spec(good).step_timeout_s == 3.0
     assert env_spec(None) == EnvSpec()

@@ -704,16 +704,17 @@ def run_docker(
             hint="Pass the environment's directory (it holds openenv.yaml).",
         )
     root = checked_root(root.resolve(), None, opts.episodes)
+    envdir = EnvDir(root)  # the run's one reader of the files
     facts = container_facts(root)
-    selection = build_selection(root, select=opts.select, ignore=opts.ignore)
+    selection = build_selection(envdir, select=opts.select, ignore=opts.ignore)
     ev = Evaluated()
     image = docker.image or _build(root, facts.name, docker, budget, ev, opts.progress)
-    manifest = static_stage(root, opts.progress, ev)
+    manifest = static_stage(envdir, opts.progress, ev)
     played: list[bool] = []
     seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
 
     def play(url: str) -> None:
-        plan = runtime_plan(root, url, manifest, static=False, wanted=wants_runtime(selection))
+        plan = runtime_plan(envdir, url, manifest, static=False, wanted=wants_runtime(selection))
         if plan.not_run:
             ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
         else:
@@ -741,7 +742,7 @@ def run_docker(
     ev.timings["total"] = time.perf_counter() - t0
     report = R.assemble_report(f"{root} @ {image}", "docker", root, ev, selection)
     report.digests = report_digests(
-        root, seen.get("schemas"), "" if played else R.CONTAINER_NO_HEALTH
+        envdir, seen.get("schemas"), "" if played else R.CONTAINER_NO_HEALTH
     )
     return report
 

@@ -16,6 +16,8 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from envkit.safe_yaml import YamlLimitError, load_bounded
+
 NAMED_COLOURS = ("red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray")
 SHORT_DESCRIPTION_MAX = 60
 DEFAULT_APP_PORT = 7860  # the Hub's default when app_port is missing
@@ -86,7 +88,6 @@ def read_card(text: str) -> Card | None:
     Raises:
         CardSyntaxError: the front matter is not YAML or not a mapping.
     """
-    from envkit.safe_yaml import YamlLimitError, load_bounded
 
     parts = split_front_matter(text)
     if parts is None:

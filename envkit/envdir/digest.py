@@ -214,11 +214,12 @@ class Digests:
         ]
 
 
-def digests_of(root: Path | None, schemas: dict[str, Any] | None, why: str | None) -> Digests:
+def digests_of(envdir: EnvDir | None, schemas: dict[str, Any] | None, why: str | None) -> Digests:
     """Both digests from what a run already has: the environment directory (``None`` for a
     bare URL) and the ``/schema`` body it read (``None``: not read, ``why`` says why). The
-    reward range and reset options come from ``root`` (none without one). Never raises."""
+    reward range and reset options come from ``envdir`` (none without one). Never raises."""
     digest = env_note = None
+    root = envdir.root if envdir is not None else None
     if root is not None:
         try:
             digest = env_digest(root)
@@ -226,6 +227,6 @@ def digests_of(root: Path | None, schemas: dict[str, Any] | None, why: str | Non
             env_note = f"cannot read the environment: {exc}"
     if schemas is None:
         return Digests(digest, None, why or "GET /schema was not read", env_note)
-    reward_range = EnvDir(root).spec.reward_range if root is not None else None
+    reward_range = envdir.spec.reward_range if envdir is not None else None
     reset = source_reset_options(root) if root is not None else None
     return Digests(digest, schema_digest(schemas, reward_range, reset), None, env_note)

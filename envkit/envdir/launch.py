@@ -30,6 +30,8 @@ from typing import Any
 from envkit.envdir.constants import APP_PATTERN, DEFAULT_APP
 from envkit.envdir.dockerfile import parse as parse_dockerfile
 from envkit.envdir.toml import PYPROJECT_NAME, read_pyproject
+from envkit.errors import InternalError
+from envkit.fsutil import read_text_bounded
 
 #: Kinds of candidate, in the order they are tried.
 KINDS = ("manifest", "package", "script", "dockerfile")
@@ -95,8 +97,6 @@ class LaunchCandidate:
         if self.app is not None:
             return [python, "-m", "uvicorn", self.app, "--host", host, "--port", str(port)]
         if self.main is None:  # every candidate has an app or a main (launch_candidates)
-            from envkit.errors import InternalError
-
             raise InternalError(f"Launch candidate {self.label!r} has neither an app nor a main.")
         module, func = self.main.split(":", 1)
         code = (
@@ -335,8 +335,8 @@ def _final_stage(path: Path) -> tuple[list[str], str | None, int, str] | None:
     form becomes ``sh -c``), the last ``WORKDIR`` (relative ones joined), the 1-based line and
     text of the instruction that supplied the command. ``None`` when the file is unreadable,
     does not parse or runs nothing (the static rules report those)."""
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # bounded: a FIFO or a link to /dev/zero named Dockerfile must not hang
+        text = read_text_bounded(path, root=path.parent)
     except (OSError, UnicodeDecodeError):
         return None
     parsed = parse_dockerfile(text)

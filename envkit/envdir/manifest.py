@@ -65,6 +65,8 @@ from envkit.envdir.constants import (
 )
 from envkit.errors import SpecError
 from envkit.findings import Location
+from envkit.fsutil import read_text_bounded
+from envkit.safe_yaml import YamlLimitError, load_bounded
 
 
 class ManifestSyntaxError(SpecError):
@@ -123,8 +125,7 @@ def load_yaml(path: Path) -> YamlDocument:
     """Parse a YAML file keeping positions, in bounded time and memory.
 
     The file is read with :func:`envkit.fsutil.read_text_bounded` (a regular file inside its
-    directory, at most 1 MiB) and parsed with :func:`envkit.safe_yaml.load_bounded` (alias
-    expansion, nesting and Unicode bounded).
+    directory, at most 1 MiB) and parsed by :func:`parse_yaml`.
 
     Raises:
         SpecError: the file cannot be read (missing, a FIFO/device, a symbolic link leaving its
@@ -132,15 +133,24 @@ def load_yaml(path: Path) -> YamlDocument:
         ManifestSyntaxError: the file is not usable YAML; the location is the parser's mark or
             the limit's line.
     """
-    from envkit.fsutil import read_text_bounded
-    from envkit.safe_yaml import YamlLimitError, load_bounded
-
     try:
         text = read_text_bounded(path, root=path.parent)
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(
             f"Cannot read {path}: {exc}.", hint="Make it a regular UTF-8 text file under 1 MiB."
         ) from None
+    return parse_yaml(path, text)
+
+
+def parse_yaml(path: Path, text: str) -> YamlDocument:
+    """Parse YAML ``text`` (the file ``path`` holds) keeping positions, with alias
+    expansion, nesting and Unicode bounded (:func:`envkit.safe_yaml.load_bounded`): the one
+    YAML parser of an environment's files.
+
+    Raises:
+        ManifestSyntaxError: the text is not usable YAML; the location is the parser's mark or
+            the limit's line.
+    """
     try:
         data = load_bounded(text)
     except YamlLimitError as exc:
@@ -763,7 +773,17 @@ def read_manifest(root: Path) -> Manifest:
             hint="Run the command inside an environment (or pass its path), or create one with "
             "`envkit init my-env`.",
         )
-    doc = load_yaml(path)
+    return manifest_of(load_yaml(path))
+
+
+def manifest_of(doc: YamlDocument) -> Manifest:
+    """Validate a parsed ``openenv.yaml`` (:func:`load_yaml`, :func:`parse_yaml`).
+
+    Raises:
+        SpecError: it is not a mapping or fails the schema (located, as
+            :func:`read_manifest`).
+    """
+    path = doc.path
     if not isinstance(doc.data, dict):
         raise SpecError(
             f"{path}: the manifest must be a YAML mapping of keys to values.",

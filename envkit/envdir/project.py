@@ -14,7 +14,7 @@ from typing import Any
 
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.envdir.manifest import EnvSpec, Manifest, read_manifest
-from envkit.errors import ServerStartError, SpecError, UsageError
+from envkit.errors import ServerStartError, UsageError
 
 
 @dataclass
@@ -120,7 +120,6 @@ def env_spec(manifest: Manifest | None) -> EnvSpec:
     The one accessor every reader of these facts goes through (:attr:`Manifest.spec`: the
     ``envkit:`` section and RFC 008's fields).
     """
-    from envkit.envdir.manifest import EnvSpec
 
     return manifest.spec if manifest is not None else EnvSpec()
 
@@ -189,14 +188,6 @@ def resolve_timeouts(
         startup = min(startup, timeout_s)
         reply = min(reply, max(timeout_s, 0.5))
     return Timeouts(budget_s=timeout_s, startup_s=startup, reply_s=reply)
-
-
-def spec_or_none(path: Path) -> Manifest | None:
-    """The manifest at ``path`` or ``None`` when it cannot be read (for best-effort callers)."""
-    try:
-        return read_manifest(path)
-    except SpecError:
-        return None
 
 
 _UV_LOCK = threading.Lock()

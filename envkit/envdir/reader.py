@@ -11,11 +11,13 @@ caches the answer. An ``EnvDir`` is a snapshot: make a new one after writing to 
 
 from __future__ import annotations
 
+import ast
 import os
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envkit.envdir.app_source import read_capacity
 from envkit.envdir.constants import (
     APP_PATTERN,
     DEFAULT_APP,
@@ -23,6 +25,13 @@ from envkit.envdir.constants import (
     DOCKERFILE_NAME,
     MANIFEST_NAME,
 )
+from envkit.envdir.dockerfile import parse
+from envkit.envdir.launch import launch_candidates
+from envkit.envdir.manifest import manifest_of, parse_yaml, read_manifest
+from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
+from envkit.envdir.toml import PYPROJECT_NAME, TomlError, parse_toml
+from envkit.errors import SpecError
+from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_text_bounded
 
 if TYPE_CHECKING:
     from envkit.envdir.app_source import AppCapacity
@@ -69,6 +78,44 @@ class EnvDir:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root).expanduser().resolve()
+        self._texts: dict[str, str | None] = {}
+        self._asts: dict[str, ast.Module | None] = {}
+        self.read_errors: dict[str, OSError] = {}
+        """Relative path -> why the bounded reader refused it (too large, not a regular file,
+        a link out of the directory): what EK220/EK221 report."""
+
+    # -- files ---------------------------------------------------------------------------------
+    def text(self, rel: str) -> str | None:
+        """UTF-8 text of ``root/rel``; ``None`` when missing, refused or not UTF-8 (cached).
+
+        Every read of the directory's files goes through here:
+        :func:`envkit.fsutil.read_text_bounded` reads only regular files inside the root, at
+        most 1 MiB, so a FIFO, a link to ``/dev/zero`` or a 10 GB file is refused (and
+        recorded in :attr:`read_errors`) instead of hanging or filling memory.
+        """
+        if rel not in self._texts:
+            try:
+                self._texts[rel] = read_text_bounded(self.root / rel, root=self.root)
+            except (FileTooLargeError, UnsafeFileError) as exc:
+                self.read_errors[rel] = exc
+                self._texts[rel] = None
+            except (OSError, UnicodeDecodeError):
+                self._texts[rel] = None
+        return self._texts[rel]
+
+    def python_ast(self, rel: str) -> ast.Module | None:
+        """The syntax tree of the Python file ``root/rel``; ``None`` when it is missing,
+        unreadable or does not parse (cached)."""
+        if rel not in self._asts:
+            text = self.text(rel)
+            tree = None
+            if text is not None:
+                try:
+                    tree = ast.parse(text, filename=rel)
+                except (SyntaxError, ValueError):
+                    tree = None
+            self._asts[rel] = tree
+        return self._asts[rel]
 
     def __repr__(self) -> str:
         return f"EnvDir({str(self.root)!r})"
@@ -83,12 +130,46 @@ class EnvDir:
         return self.manifest_path.is_file()
 
     @cached_property
-    def _manifest_result(self) -> tuple[Manifest | None, Exception | None]:
-        from envkit.envdir.manifest import read_manifest
-        from envkit.errors import SpecError
-
+    def _manifest_doc_result(self) -> tuple[YamlDocument | None, Exception | None]:
+        if not self.has_manifest and not self.manifest_path.is_symlink():
+            return None, None
+        text = self.text(MANIFEST_NAME)
+        if text is None:
+            why = self.read_errors.get(MANIFEST_NAME) or "not UTF-8 text"
+            return None, SpecError(
+                f"Cannot read {self.manifest_path}: {why}.",
+                hint="Make it a regular UTF-8 text file under 1 MiB.",
+            )
         try:
-            return read_manifest(self.root), None
+            return parse_yaml(self.manifest_path, text), None
+        except SpecError as exc:
+            return None, exc
+
+    @property
+    def manifest_doc(self) -> YamlDocument | None:
+        """``openenv.yaml`` parsed with positions (any YAML), ``None`` when missing, unreadable
+        or not YAML (see :attr:`manifest_doc_error`)."""
+        return self._manifest_doc_result[0]
+
+    @property
+    def manifest_doc_error(self) -> Exception | None:
+        """Why :attr:`manifest_doc` is ``None``: a located
+        :class:`envkit.envdir.manifest.ManifestSyntaxError`, a :class:`SpecError` for an
+        unreadable file, or ``None`` (parsed, or no file)."""
+        return self._manifest_doc_result[1]
+
+    @cached_property
+    def _manifest_result(self) -> tuple[Manifest | None, Exception | None]:
+        doc, error = self._manifest_doc_result
+        if doc is None:
+            if error is None:
+                try:
+                    read_manifest(self.root)  # the located "no openenv.yaml" error
+                except SpecError as exc:
+                    return None, exc
+            return None, error
+        try:
+            return manifest_of(doc), None
         except SpecError as exc:
             return None, exc
 
@@ -116,24 +197,10 @@ class EnvDir:
             raise error  # type: ignore[misc]
         return manifest
 
-    @cached_property
-    def manifest_doc(self) -> YamlDocument | None:
-        """``openenv.yaml`` parsed with positions (any YAML), ``None`` when missing or not YAML."""
-        from envkit.envdir.manifest import load_yaml
-        from envkit.errors import SpecError
-
-        if not self.has_manifest:
-            return None
-        try:
-            return load_yaml(self.manifest_path)
-        except SpecError:
-            return None
-
     @property
     def spec(self) -> EnvSpec:
         """The resolved environment facts (reward range, max_steps, oracle, seeds, time
         limits); the defaults without a valid manifest."""
-        from envkit.envdir.project import env_spec
 
         return env_spec(self.manifest)
 
@@ -161,16 +228,23 @@ class EnvDir:
     def launch_candidates(self) -> list[LaunchCandidate]:
         """The ways to start the server locally, in the order they are tried
         (:func:`envkit.envdir.launch.launch_candidates`)."""
-        from envkit.envdir.launch import launch_candidates
 
-        return launch_candidates(self.root, self.manifest)
+        return launch_candidates(self.root, self.manifest, pyproject=self.pyproject or {})
 
     # -- pyproject and the Dockerfile ---------------------------------------------------------
     @cached_property
     def _pyproject_result(self) -> tuple[dict[str, Any] | None, Exception | None]:
-        from envkit.envdir.toml import read_pyproject
-
-        return read_pyproject(self.root)
+        text = self.text(PYPROJECT_NAME)
+        if text is not None:
+            try:
+                return parse_toml(text), None
+            except TomlError as exc:
+                return None, exc
+        if PYPROJECT_NAME in self.read_errors:
+            return None, self.read_errors[PYPROJECT_NAME]
+        if (self.root / PYPROJECT_NAME).exists():
+            return None, UnicodeDecodeError("utf-8", b"", 0, 1, "not UTF-8")
+        return None, None
 
     @property
     def pyproject(self) -> dict[str, Any] | None:
@@ -180,6 +254,9 @@ class EnvDir:
 
     @property
     def pyproject_error(self) -> Exception | None:
+        """Why :attr:`pyproject` is ``None`` although the file exists: a
+        :class:`envkit.envdir.toml.TomlError`, the bounded reader's refusal, or a
+        :class:`UnicodeDecodeError`; ``None`` otherwise."""
         return self._pyproject_result[1]
 
     @property
@@ -192,7 +269,6 @@ class EnvDir:
     def capacity(self) -> AppCapacity:
         """The sessions one server process accepts by default, read from the app module
         (:func:`envkit.envdir.app_source.read_capacity`)."""
-        from envkit.envdir.app_source import read_capacity
 
         return read_capacity(self.root, self.app)
 
@@ -201,19 +277,16 @@ class EnvDir:
         """The Dockerfile a Docker Space builds: the one at the root."""
         return self.root / DOCKERFILE_NAME
 
-    @cached_property
+    @property
     def dockerfile_text(self) -> str | None:
-        """The root Dockerfile's text, ``None`` when it is missing or not UTF-8."""
-        try:
-            return self.dockerfile_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+        """The root Dockerfile's text, ``None`` when it is missing, refused by the bounded
+        reader (see :attr:`read_errors`) or not UTF-8."""
+        return self.text(DOCKERFILE_NAME)
 
     @cached_property
     def dockerfile(self) -> ParsedDockerfile | None:
         """The root Dockerfile parsed once (:func:`envkit.envdir.dockerfile.parse`), ``None``
         when it is missing or not UTF-8; a tokeniser failure is in its ``error``."""
-        from envkit.envdir.dockerfile import parse
 
         text = self.dockerfile_text
         return None if text is None else parse(text)
@@ -225,7 +298,6 @@ class EnvDir:
         Raises:
             UsageError: ``override`` is not an executable file.
         """
-        from envkit.envdir.project import resolve_python
 
         return resolve_python(self.root, override)
 
@@ -242,7 +314,6 @@ class EnvDir:
         Raises:
             UsageError: a given value is not > 0.
         """
-        from envkit.envdir.project import resolve_timeouts
 
         return resolve_timeouts(
             self.spec,

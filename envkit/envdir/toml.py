@@ -14,6 +14,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from envkit.fsutil import read_text_bounded
+
 PYPROJECT_NAME = "pyproject.toml"
 
 
@@ -47,7 +49,6 @@ def read_pyproject(root: Path) -> tuple[dict[str, Any] | None, Exception | None]
         (:class:`OSError`, :class:`UnicodeDecodeError`, the bounded reader's errors) or
         parsed (:class:`TomlError`).
     """
-    from envkit.fsutil import read_text_bounded
 
     path = root / PYPROJECT_NAME
     if not path.exists() and not path.is_symlink():

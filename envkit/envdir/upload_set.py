@@ -18,6 +18,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from envkit.fsutil import read_bounded
+
 ALWAYS_EXCLUDED = (
     ".git/",
     ".hg/",
@@ -63,7 +65,6 @@ class UploadFile:
 
 
 def _read_patterns(path: Path) -> list[str]:
-    from envkit.fsutil import read_bounded
 
     try:  # a FIFO or a link to /dev/zero named .gitignore must not hang or fill memory
         data = read_bounded(path, root=path.parent)

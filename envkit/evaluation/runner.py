@@ -559,10 +559,11 @@ def _versions(target: _Target, schemas: dict[str, Any]) -> dict[str, Any]:
     """``summary.json``'s ``versions``: the environment digest of the directory (``None``
     with ``--url`` alone) and the schema digest of the ``/schema`` the run played by
     (docs/versions.md); nothing is imported or started for them."""
+    from envkit.envdir import EnvDir
     from envkit.envdir.digest import digests_of
 
-    root = target.project.root if target.project else None
-    return digests_of(root, schemas, None).to_dict()
+    envdir = EnvDir(target.project.root) if target.project else None
+    return digests_of(envdir, schemas, None).to_dict()
 
 
 def _raise_if_stopped(result: EvalResult, fatal: BaseException | None) -> None:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from envkit.envdir import EnvDir
 from envkit.errors import SpecError, UsageError
 from envkit.findings import FAMILIES, RULES, Severity
 
@@ -115,19 +115,18 @@ def _codes(values: Any, source: str) -> list[str]:
     return [check_code(v, source) for v in values]
 
 
-def read_config(root: Path | None) -> dict[str, Any]:
-    """``[tool.envkit.validate]`` of ``root/pyproject.toml`` (``{}`` when absent or when the
-    file is not TOML: that is reported as finding EK202, not as a config error).
+def read_config(envdir: EnvDir | None) -> dict[str, Any]:
+    """``[tool.envkit.validate]`` of the environment's ``pyproject.toml`` (``{}`` without a
+    directory, and when the file is absent or not TOML: that is reported as finding EK202,
+    not as a config error).
 
     Raises:
         SpecError: the table has unknown keys or wrong types.
     """
-    if root is None:
+    if envdir is None:
         return {}
-    from envkit.envdir.toml import read_pyproject
-
     # Unreadable or broken: the static rules report it (EK202, EK22x); no config then.
-    data, _error = read_pyproject(root)
+    data = envdir.pyproject
     if data is None:
         return {}
     table = (
@@ -151,12 +150,15 @@ def read_config(root: Path | None) -> dict[str, Any]:
 
 
 def build_selection(
-    root: Path | None, *, select: Sequence[str] | None = None, ignore: Sequence[str] | None = None
+    envdir: EnvDir | None,
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
 ) -> RuleSelection:
     """Merge ``[tool.envkit.validate]`` with the command-line options.
 
     Args:
-        root: environment directory whose pyproject.toml is read, or ``None``.
+        envdir: the environment directory whose pyproject.toml is read, or ``None``.
         select: ``--select`` codes; replaces the file's ``select`` when given.
         ignore: ``--ignore`` codes; added to the file's ``ignore``.
 
@@ -164,7 +166,7 @@ def build_selection(
         UsageError: a bad code on the command line (exit 2).
         SpecError: a bad code, key or severity in pyproject.toml (exit 2).
     """
-    table = read_config(root)
+    table = read_config(envdir)
     src = "pyproject.toml [tool.envkit.validate]"
     sel = RuleSelection()
     file_select = _codes(table.get("select"), f"{src} select")

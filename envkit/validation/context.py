@@ -15,32 +15,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.app_source import app_module_file
 from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
 from envkit.envdir.manifest import Manifest, YamlDocument
+from envkit.envdir.reader import EnvDir, declared_port
 from envkit.findings import Location
 
 
 @dataclass
 class StaticContext:
-    """What every static check reads.
+    """What every static check reads: a view over the run's one :class:`EnvDir` (every file
+    is read, bounded, and parsed once there) plus what the static stage decides.
 
     Attributes:
-        root: the environment directory (absolute).
-        manifest_doc: ``openenv.yaml`` parsed with positions, ``None`` when missing or not YAML.
+        envdir: the environment directory, read once.
+        manifest_doc: ``openenv.yaml`` parsed with positions, ``None`` when missing or not YAML
+            (set by the manifest rules' ``load``).
         manifest: the validated manifest, ``None`` when it fails the schema.
         skipped: rule code -> why it was not evaluated.
     """
 
-    root: Path
+    envdir: EnvDir
     manifest_doc: YamlDocument | None = None
     manifest: Manifest | None = None
     skipped: dict[str, str] = field(default_factory=dict)
-    _texts: dict[str, str | None] = field(default_factory=dict)
-    _asts: dict[str, ast.Module | None] = field(default_factory=dict)
-    _pyproject: Any = None
-    _pyproject_loaded: bool = False
-    _pyproject_error: Exception | None = None
-    read_errors: dict[str, OSError] = field(default_factory=dict)  # rel -> why unread (EK22x)
+
+    @property
+    def root(self) -> Path:
+        """The environment directory (absolute)."""
+        return self.envdir.root
+
+    @property
+    def read_errors(self) -> dict[str, OSError]:
+        """Relative path -> why it was not read (EK220/EK221): :attr:`EnvDir.read_errors`."""
+        return self.envdir.read_errors
 
     # -- manifest facts usable even when the manifest is partly invalid -----------------------
     @property
@@ -51,7 +59,6 @@ class StaticContext:
     @property
     def port(self) -> int:
         """The manifest port, else 8000 (openenv's default): :func:`envkit.envdir.reader.declared_port`."""
-        from envkit.envdir.reader import declared_port
 
         return declared_port(self.manifest, self.manifest_data)
 
@@ -70,34 +77,13 @@ class StaticContext:
         return (self.root / rel).is_file()
 
     def text(self, rel: str) -> str | None:
-        """UTF-8 text of ``root/rel`` or ``None`` when missing or unreadable (cached).
-
-        Read with :func:`envkit.fsutil.read_text_bounded`: regular files inside the root, at
-        most 1 MiB; a refused file is recorded in ``read_errors`` (EK220/EK221)."""
-        if rel not in self._texts:
-            from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_text_bounded
-
-            try:
-                self._texts[rel] = read_text_bounded(self.root / rel, root=self.root)
-            except (FileTooLargeError, UnsafeFileError) as exc:
-                self.read_errors[rel] = exc
-                self._texts[rel] = None
-            except (OSError, UnicodeDecodeError):
-                self._texts[rel] = None
-        return self._texts[rel]
+        """UTF-8 text of ``root/rel`` or ``None`` when missing or unreadable
+        (:meth:`EnvDir.text`: bounded, cached; a refused file is in :attr:`read_errors`)."""
+        return self.envdir.text(rel)
 
     def python(self, rel: str) -> ast.Module | None:
         """The AST of a Python file, ``None`` when missing or not parseable (cached)."""
-        if rel not in self._asts:
-            text = self.text(rel)
-            tree = None
-            if text is not None:
-                try:
-                    tree = ast.parse(text, filename=rel)
-                except (SyntaxError, ValueError):
-                    tree = None
-            self._asts[rel] = tree
-        return self._asts[rel]
+        return self.envdir.python_ast(rel)
 
     def syntax_error(self, rel: str) -> SyntaxError | None:
         text = self.text(rel)
@@ -121,28 +107,13 @@ class StaticContext:
 
     def pyproject(self) -> tuple[dict[str, Any] | None, Exception | None]:
         """``(data, error)`` for pyproject.toml; both ``None`` when it is missing."""
-        if not self._pyproject_loaded:
-            self._pyproject_loaded = True
-            text = self.text("pyproject.toml")
-            if text is not None:
-                from envkit.envdir.toml import TomlError, parse_toml
-
-                try:
-                    self._pyproject = parse_toml(text)
-                except TomlError as exc:
-                    self._pyproject_error = exc
-            elif "pyproject.toml" in self.read_errors:
-                self._pyproject_error = self.read_errors["pyproject.toml"]
-            elif self.exists("pyproject.toml"):
-                self._pyproject_error = UnicodeDecodeError("utf-8", b"", 0, 1, "not UTF-8")
-        return self._pyproject, self._pyproject_error
+        return self.envdir.pyproject, self.envdir.pyproject_error
 
     def module_file(self, module: str) -> str | None:
         """The file (relative to root) that defines ``module`` (``server.app`` ->
         ``server/app.py``). Tries the path as given, then without its first component (a
         package mapped onto the root, e.g. ``my_env.server.app``;
         :func:`envkit.envdir.app_source.app_module_file`)."""
-        from envkit.envdir.app_source import app_module_file
 
         return app_module_file(self.root, module)
 

@@ -16,9 +16,8 @@ from typing import Any
 
 from envkit.envdir import EnvDir
 from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
-from envkit.envdir.digest import digests_of
-from envkit.envdir.manifest import EnvSpec
-from envkit.envdir.project import spec_or_none
+from envkit.envdir.digest import Digests, digests_of
+from envkit.envdir.manifest import EnvSpec, Manifest
 from envkit.errors import UsageError
 from envkit.findings import Stage, codes_of, family_digits
 from envkit.schemas import schemas_from_url
@@ -32,6 +31,11 @@ from envkit.validation.train_path import LanePlan, play_lane, start_lane
 
 
 def raw_app(root: Path) -> tuple[str | None, str]:
+    """:func:`app_to_start` of the directory ``root``."""
+    return app_to_start(EnvDir(root))
+
+
+def app_to_start(envdir: EnvDir) -> tuple[str | None, str]:
     """The app to start when ``openenv.yaml`` cannot be read as a manifest:
     its raw ``app`` key when the file is YAML with a ``module:attr`` string there, else
     ``server.app:app`` when ``server/app.py`` exists.
@@ -39,11 +43,10 @@ def raw_app(root: Path) -> tuple[str | None, str]:
     Returns:
         ``(app, where it came from)``; ``(None, why not)`` when there is nothing to start.
     """
-
-    app = EnvDir(root).raw_app
+    app = envdir.raw_app
     if app is not None:
         return app, f"`{app}` from openenv.yaml's `app` key"
-    if (root / "server" / "app.py").is_file():
+    if (envdir.root / "server" / "app.py").is_file():
         return DEFAULT_APP, f"`{DEFAULT_APP}` (the default: openenv.yaml names no usable app)"
     return None, (
         "openenv.yaml is missing or invalid (see EK1xx) and there is no server/app.py to start"
@@ -221,12 +224,12 @@ def read_schemas_while_up(target: Any, seen: dict[str, Any]) -> None:
     target.while_up = while_up
 
 
-def report_digests(root: Path | None, schemas: dict[str, Any] | None, not_run: str) -> Any:
+def report_digests(envdir: EnvDir | None, schemas: dict[str, Any] | None, not_run: str) -> Digests:
     """The report's :class:`envkit.envdir.digest.Digests`; ``not_run``: why the runtime
     stage did not play (``""``: it did)."""
 
     why = f"the runtime stage did not run: {not_run}" if not_run else None
-    return digests_of(root, schemas, why)
+    return digests_of(envdir, schemas, why)
 
 
 def start_train_path(
@@ -282,22 +285,23 @@ def wants_runtime(selection: Any) -> bool:
     return selection.wants_stage(family_digits(Stage.RUNTIME))
 
 
-def static_stage(root: Path | None, progress: Callable[[str], None] | None, ev: Evaluated) -> Any:
-    """Run the static stage on ``root`` into ``ev``; the manifest, or ``None`` when there is
-    no directory or its ``openenv.yaml`` cannot be read."""
-    if root is None:
+def static_stage(
+    envdir: EnvDir | None, progress: Callable[[str], None] | None, ev: Evaluated
+) -> Manifest | None:
+    """Run the static stage on ``envdir`` into ``ev``; the manifest, or ``None`` when there
+    is no directory or its ``openenv.yaml`` cannot be read."""
+    if envdir is None:
         return None
-
-    static_findings, static_ran, static_skipped, secs = run_static(root, progress)
+    static_findings, static_ran, static_skipped, secs = run_static(envdir, progress)
     ev.findings += static_findings
     ev.ran.update(static_ran)
     ev.skipped.update(static_skipped)
     ev.timings["static"] = secs
-    return spec_or_none(root)
+    return envdir.manifest
 
 
 def runtime_plan(
-    root: Path | None, url: str | None, manifest: Any, *, static: bool, wanted: bool
+    envdir: EnvDir | None, url: str | None, manifest: Manifest | None, *, static: bool, wanted: bool
 ) -> RuntimePlan:
     """Whether the runtime stage plays, and what it assumes without a readable manifest (it
     is never skipped silently: play what can be played, say what was assumed)."""
@@ -308,11 +312,11 @@ def runtime_plan(
         return plan
     why = (
         "openenv.yaml is missing or invalid (see EK1xx)"
-        if root is not None
+        if envdir is not None
         else "--url without an environment directory"
     )
-    if root is not None and not url:
-        plan.app, source = raw_app(root)
+    if envdir is not None and not url:
+        plan.app, source = app_to_start(envdir)
         if plan.app is None:
             return RuntimePlan(source)
         plan.assumptions.append(f"server started from {source}")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
+from envkit.envdir import EnvDir
 from envkit.findings import Finding, Stage, codes_of
 from envkit.validation import rules
 from envkit.validation.context import StaticContext
@@ -26,20 +26,20 @@ __all__ = ["StaticContext", "load_context", "run_static"]
 CheckFn = Callable[[StaticContext], Iterable[Finding]]
 
 
-def load_context(root: Path) -> tuple[StaticContext, list[Finding]]:
+def load_context(envdir: EnvDir) -> tuple[StaticContext, list[Finding]]:
     """Read the manifest into a context; the manifest's own findings come back as well."""
-    ctx = StaticContext(root=root)
+    ctx = StaticContext(envdir)
     findings = list(rules.manifest.load(ctx))
     return ctx, findings
 
 
 def run_static(
-    root: Path, progress: Callable[[str], None] | None = None
+    envdir: EnvDir, progress: Callable[[str], None] | None = None
 ) -> tuple[list[Finding], list[str], dict[str, str], float]:
     """Run every static rule (EK1xx, EK2xx, EK3xx, EK6xx) on ``root``.
 
     Args:
-        root: environment directory (absolute).
+        envdir: the environment directory, read once (the run's :class:`EnvDir`).
         progress: called with one short line per stage step (for stderr).
 
     Returns:
@@ -47,8 +47,8 @@ def run_static(
     """
     t0 = time.perf_counter()
     if progress:
-        progress(f"static checks on {root}")
-    ctx, findings = load_context(root)
+        progress(f"static checks on {envdir.root}")
+    ctx, findings = load_context(envdir)
     for module in rules.static_modules():
         findings.extend(module.check(ctx))
     ran = [c for c in codes_of(Stage.STATIC) if c not in ctx.skipped]

@@ -58,6 +58,11 @@ def huge_file(root: Path) -> None:
         fh.truncate(17 * 1024 * 1024)
 
 
+def latin1_name(root: Path) -> None:
+    with open(os.path.join(os.fsencode(root), b"r\xe9sum\xe9.txt"), "wb") as fh:
+        fh.write(b"notes")
+
+
 def link_outside(rel: str) -> Callable[[Path], None]:
     def _apply(root: Path) -> None:
         outside = root.parent / "outside.py"
@@ -250,6 +255,7 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
     "EK602": (write("settings.py", f'TOKEN = "{FAKE_HF_TOKEN}"\n'), ("settings.py", 1)),
     "EK603": (big_file, ("episodes.bin", None)),
     "EK606": (huge_file, ("episodes.bin", None)),
+    "EK607": (latin1_name, ("r\\xe9sum\\xe9.txt", None)),
     "EK604": (delete(".gitignore"), (".gitignore", None)),
     "EK605": (delete(".dockerignore"), (".dockerignore", None)),
 }

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir import EnvDir
 from envkit.findings import Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
@@ -116,11 +117,12 @@ def run_source(
     t0 = time.perf_counter()
     budget = Budget.start(opts.timeout_s)
     root = checked_root(path, url, opts.episodes)
-    return _run(root, url, opts, budget, static=static, oracle_with_url=oracle_with_url, t0=t0)
+    envdir = EnvDir(root) if root is not None else None  # the run's one reader of the files
+    return _run(envdir, url, opts, budget, static=static, oracle_with_url=oracle_with_url, t0=t0)
 
 
 def _run(
-    root: Path | None,
+    envdir: EnvDir | None,
     url: str | None,
     opts: RunOptions,
     budget: Budget,
@@ -138,10 +140,11 @@ def _run(
         t0: ``time.perf_counter()`` at the start of the run (for ``timings["total"]``).
     """
 
-    selection = build_selection(root, select=opts.select, ignore=opts.ignore)
+    root = envdir.root if envdir is not None else None
+    selection = build_selection(envdir, select=opts.select, ignore=opts.ignore)
     ev = Evaluated()
-    manifest = static_stage(root, opts.progress, ev)
-    plan = runtime_plan(root, url, manifest, static=static, wanted=wants_runtime(selection))
+    manifest = static_stage(envdir, opts.progress, ev)
+    plan = runtime_plan(envdir, url, manifest, static=static, wanted=wants_runtime(selection))
     note = RuntimeNote(ran=not plan.not_run, reason=plan.not_run or None)
     note.assumptions = plan.assumptions
     skip = train_path_skip(opts, selection, plan, static=static)
@@ -182,7 +185,7 @@ def _run(
     report = R.assemble_report(report_label(root, url), lane_name(url), root, ev, selection, note)
     if url is not None and not plan.not_run:
         seen["schemas"] = read_schemas(url)  # the server is the user's: still up
-    report.digests = report_digests(root, seen.get("schemas"), plan.not_run)
+    report.digests = report_digests(envdir, seen.get("schemas"), plan.not_run)
     return report
 
 

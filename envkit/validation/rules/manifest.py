@@ -360,13 +360,12 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
     from envkit.envdir.manifest import (
         Manifest,
         ManifestSyntaxError,
-        load_yaml,
         policy_violations,
         to_plain,
     )
 
     path = ctx.root / MANIFEST_NAME
-    if not path.is_file():
+    if not path.is_file() and not path.is_symlink():
         ctx.skip([c for c in _CODES if c != "EK101"], f"no {MANIFEST_NAME}")
         yield MANIFEST_MISSING.finding(
             f"Expected `{MANIFEST_NAME}` in the environment directory; found none. Most likely "
@@ -374,16 +373,16 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
             location=Location(MANIFEST_NAME),
         )
         return
-    try:
-        doc = load_yaml(path)
-    except ManifestSyntaxError as exc:
+    doc, error = ctx.envdir.manifest_doc, ctx.envdir.manifest_doc_error
+    if isinstance(error, ManifestSyntaxError):
         ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml is not YAML")
-        yield MANIFEST_YAML.finding(exc.message.split(": ", 1)[-1], location=exc.location)
+        yield MANIFEST_YAML.finding(error.message.split(": ", 1)[-1], location=error.location)
         return
-    except Exception as exc:  # noqa: BLE001 - unreadable file
+    if doc is None:  # unreadable: a FIFO, a link out of the directory, over 1 MiB, not UTF-8
         ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml unreadable")
+        why = ctx.read_errors.get(MANIFEST_NAME) or error or "not UTF-8 text"
         yield MANIFEST_YAML.finding(
-            f"`{MANIFEST_NAME}` cannot be read: {exc}.", location=Location(MANIFEST_NAME)
+            f"`{MANIFEST_NAME}` cannot be read: {why}.", location=Location(MANIFEST_NAME)
         )
         return
     ctx.manifest_doc = doc
