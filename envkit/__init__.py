@@ -24,7 +24,7 @@ _LAZY = {
     "InitResult": "envkit.scaffold:InitResult",
     "start_server": "envkit.server:start_server",
     "ServerProcess": "envkit.server:ServerProcess",
-    "EnvProject": "envkit.envdir.project:EnvProject",
+    "EnvProject": "envkit.envdir:EnvProject",
     "EnvSession": "envkit.wire:EnvSession",
     "read_manifest": "envkit.envdir.manifest:read_manifest",
     "Manifest": "envkit.envdir.manifest:Manifest",

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from envkit.envdir import EnvDir
+from envkit.envdir import EnvDir, EnvProject
 from envkit.envdir.manifest import EnvSpec, ManifestSyntaxError, read_manifest
 from envkit.envdir.project import (
     MIN_REPLY_TIMEOUT_S,
-    EnvProject,
     Timeouts,
     check_runtime,
     env_spec,

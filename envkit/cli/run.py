@@ -212,7 +212,8 @@ def _run_local(
     import subprocess
     import time
 
-    from envkit.envdir.project import EnvProject, env_spec, resolve_python, resolve_timeouts
+    from envkit.envdir import EnvProject
+    from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
     from envkit.server import start_server
 
     t0 = time.monotonic()
@@ -398,7 +399,7 @@ def _refuse_for_pool(*, host: str, web: bool, hardened: bool) -> None:
 def _refuse_detached_relay(path: Path) -> None:
     """A hardened ``no-network`` run's port is relayed by this process, so it cannot detach."""
     from envkit.container.hardening import container_facts
-    from envkit.envdir.project import EnvProject
+    from envkit.envdir import EnvProject
 
     if container_facts(EnvProject.load(path).root).network_mode == "no-network":
         raise UsageError(

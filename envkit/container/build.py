@@ -36,9 +36,8 @@ from envkit.container.dockerfile import (
     preflight,
     read_dockerfile,
 )
-from envkit.envdir import EnvDir
+from envkit.envdir import EnvDir, EnvProject
 from envkit.envdir.constants import MANIFEST_NAME
-from envkit.envdir.project import EnvProject
 from envkit.errors import (
     BuildError,
     BuildTimeoutError,
@@ -392,7 +391,7 @@ def build_image(
     emit = on_event or (lambda _e: None)
     project = EnvProject.load(path)
     root = project.root
-    meta = EnvDir(root).project_table
+    meta = project.envdir.project_table
     version = meta.get("version") if isinstance(meta.get("version"), str) else None
     tag = _resolve_tag(tag, project.manifest.name, version)
     _dockerfile_path, text = read_dockerfile(root)

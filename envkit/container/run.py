@@ -16,10 +16,9 @@ from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABE
 from envkit.container.build import BuildEvent, BuildResult, build_image, default_tag
 from envkit.container.hardening import HardenedOptions, container_facts
 from envkit.container.relay import ExecRelay
-from envkit.envdir import EnvDir
+from envkit.envdir import EnvProject
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.envdir.launch import root_cause
-from envkit.envdir.project import EnvProject
 from envkit.errors import ContainerError, UsageError
 from envkit.server import free_port, port_in_use
 from envkit.wire import get_health
@@ -275,7 +274,7 @@ def run_container(
     project = EnvProject.load(path)
     _check_request(opts)
     if tag is None:
-        version = EnvDir(project.root).project_table.get("version")
+        version = project.envdir.project_table.get("version")
         tag = default_tag(project.manifest.name, version if isinstance(version, str) else None)
     client = docker_client()
     try:
@@ -311,7 +310,7 @@ def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningCo
 
     Args:
         client: an open ``docker.DockerClient``; the caller closes it on failure.
-        project: the loaded :class:`envkit.envdir.project.EnvProject`.
+        project: the loaded :class:`envkit.envdir.EnvProject`.
         opts: the caller's options. tag: the image reference, already resolved.
 
     Raises:
@@ -356,7 +355,7 @@ def ensure_image(
 
     Args:
         client: an open ``docker.DockerClient``. project: the loaded
-            :class:`envkit.envdir.project.EnvProject`. tag: the image reference.
+            :class:`envkit.envdir.EnvProject`. tag: the image reference.
         build: rebuild even when it exists. labels: extra labels for a new image.
         on_event: build progress and warnings.
 

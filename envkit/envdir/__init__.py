@@ -6,6 +6,6 @@
 - :class:`EnvDir`: one directory, each file read once, facts asked of it.
 """
 
-from envkit.envdir.reader import EnvDir
+from envkit.envdir.reader import EnvDir, EnvProject
 
-__all__ = ["EnvDir"]
+__all__ = ["EnvDir", "EnvProject"]

@@ -12,41 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envkit.envdir.constants import MANIFEST_NAME
-from envkit.envdir.manifest import EnvSpec, Manifest, read_manifest
+from envkit.envdir.manifest import EnvSpec, Manifest
 from envkit.errors import ServerStartError, UsageError
-
-
-@dataclass
-class EnvProject:
-    """An environment directory and its manifest.
-
-    Attributes:
-        root: absolute path of the directory holding ``openenv.yaml``.
-        manifest: the validated manifest.
-    """
-
-    root: Path
-    manifest: Manifest
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str] = ".") -> EnvProject:
-        """Load the environment at ``path``.
-
-        Raises:
-            UsageError: ``path`` does not exist or is not a directory.
-            SpecError: no or invalid ``openenv.yaml`` (see :func:`read_manifest`).
-        """
-        root = Path(path).expanduser()
-        if not root.exists():
-            raise UsageError(f"{root} does not exist.", hint="Pass the environment's directory.")
-        if not root.is_dir():
-            raise UsageError(
-                f"{root} is not a directory.",
-                hint=f"Pass the directory that holds {MANIFEST_NAME}.",
-            )
-        root = root.resolve()
-        return cls(root=root, manifest=read_manifest(root))
 
 
 def resolve_python(root: Path, python: str | None = None) -> str:

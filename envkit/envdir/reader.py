@@ -30,7 +30,7 @@ from envkit.envdir.launch import launch_candidates
 from envkit.envdir.manifest import manifest_of, parse_yaml, read_manifest
 from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
 from envkit.envdir.toml import PYPROJECT_NAME, TomlError, parse_toml
-from envkit.errors import SpecError
+from envkit.errors import SpecError, UsageError
 from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_text_bounded
 
 if TYPE_CHECKING:
@@ -321,3 +321,45 @@ class EnvDir:
             startup_timeout_s=startup_timeout_s,
             reply_timeout_s=reply_timeout_s,
         )
+
+
+class EnvProject:
+    """An environment directory whose manifest is valid: a view over its :class:`EnvDir`
+    for the commands that need a working environment (build, run, push, eval).
+
+    Attributes:
+        envdir: the directory, read once.
+        manifest: its validated manifest.
+    """
+
+    def __init__(self, envdir: EnvDir, manifest: Manifest) -> None:
+        self.envdir = envdir
+        self.manifest = manifest
+
+    @property
+    def root(self) -> Path:
+        """The absolute directory holding ``openenv.yaml``."""
+        return self.envdir.root
+
+    def __repr__(self) -> str:
+        return f"EnvProject({str(self.root)!r})"
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] = ".") -> EnvProject:
+        """Load the environment at ``path``.
+
+        Raises:
+            UsageError: ``path`` does not exist or is not a directory.
+            SpecError: no or invalid ``openenv.yaml`` (located, as
+                :func:`envkit.envdir.manifest.read_manifest`).
+        """
+        root = Path(path).expanduser()
+        if not root.exists():
+            raise UsageError(f"{root} does not exist.", hint="Pass the environment's directory.")
+        if not root.is_dir():
+            raise UsageError(
+                f"{root} is not a directory.",
+                hint=f"Pass the directory that holds {MANIFEST_NAME}.",
+            )
+        envdir = EnvDir(root)
+        return cls(envdir, envdir.require_manifest())

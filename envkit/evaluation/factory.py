@@ -28,8 +28,8 @@ from envkit.evaluation.policies import (
 from envkit.evaluation.records import EvalSettings
 
 if TYPE_CHECKING:
+    from envkit.envdir import EnvProject
     from envkit.envdir.manifest import EnvSpec
-    from envkit.envdir.project import EnvProject
 
 OPENAI_TIMEOUT_S = 120.0  # seconds the openai client waits for one completion
 # The endpoint probe before the server starts: a refused or unresolvable endpoint fails at
@@ -73,7 +73,7 @@ def plan_policy(
 
     Args:
         options: the run's options (``policy``, ``model``, ``base_url``, ``api_key_env``).
-        project: the :class:`envkit.envdir.project.EnvProject`, or ``None`` (``--url`` without PATH).
+        project: the :class:`envkit.envdir.EnvProject`, or ``None`` (``--url`` without PATH).
         spec: the manifest's :class:`envkit.envdir.manifest.EnvSpec` (its ``oracle``).
         notes: gets a note when ``openai`` runs without an API key.
 

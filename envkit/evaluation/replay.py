@@ -140,7 +140,8 @@ def replay(
         ServerStartError: the environment server did not start.
         WireError: the server cannot be reached, or the session was lost twice in a row.
     """
-    from envkit.envdir.project import EnvProject, env_spec, resolve_python, resolve_timeouts
+    from envkit.envdir import EnvProject
+    from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
     from envkit.evaluation.rundir import kept_episodes
     from envkit.wire import normalise_url
 

@@ -59,8 +59,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from envkit.envdir import EnvProject
     from envkit.envdir.manifest import EnvSpec, Manifest
-    from envkit.envdir.project import EnvProject, Timeouts
+    from envkit.envdir.project import Timeouts
 
 STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for a hung step otherwise)
 
@@ -333,7 +334,8 @@ def _load_target(options: EvalOptions) -> _Target:
     Raises:
         SpecError: the manifest cannot be read.
     """
-    from envkit.envdir.project import EnvProject, env_spec
+    from envkit.envdir import EnvProject
+    from envkit.envdir.project import env_spec
 
     project = None
     if not options.urls or options.path is not None:

@@ -550,7 +550,7 @@ def plan_push(
     Raises:
         UsageError, SpecError, PushBlockedError, HubAuthError, HubError: as :func:`push`.
     """
-    from envkit.envdir.project import EnvProject
+    from envkit.envdir import EnvProject
 
     say = progress or _noop
     project = EnvProject.load(path)

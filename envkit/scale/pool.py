@@ -52,9 +52,8 @@ from envkit.container.run import (
     ensure_image,
     missing_module_hint,
 )
-from envkit.envdir import EnvDir
+from envkit.envdir import EnvDir, EnvProject
 from envkit.envdir.dockerfile import parse
-from envkit.envdir.project import EnvProject
 from envkit.errors import ContainerError, UsageError
 from envkit.scale.capacity import plan_capacity
 from envkit.server import free_port, port_in_use
@@ -185,7 +184,7 @@ def run_pool(
 
     say = on_progress or (lambda _m: None)
     project = EnvProject.load(req.path)
-    envdir = EnvDir(project.root)
+    envdir = project.envdir
     plan = plan_capacity(envdir, replicas=req.replicas, env_vars=dict(req.env))
     manifest = project.manifest
     name = (
