@@ -161,7 +161,7 @@ def validate(
         progress: called with short progress lines (the CLI prints them on stderr).
         oracle_with_url: with ``url`` and ``path``, also play ``path``'s oracle (in
             ``python``) against the URL.
-        train_path: play the training-path lane (EK7xx, :mod:`envkit.validation.train_path`)
+        train_path: play the training-path lane (EK7xx, :mod:`envkit.validation.lanes.training`)
             when the environment has a TRL adapter; ``False`` skips it (``--no-train-path``).
 
     Returns:
@@ -393,9 +393,9 @@ def _start_train_path(
     root: Path | None, manifest: Any, plan: _RuntimePlan, opts: RunOptions, budget: Any, ev: Any
 ) -> Any:
     """The training-path lane, started before its server
-    (:func:`envkit.validation.train_path.start_lane`): a ``StartedLane``, or the notes for
+    (:func:`envkit.validation.lanes.training.start_lane`): a ``StartedLane``, or the notes for
     the report when it does not run."""
-    from envkit.validation.train_path import LanePlan, start_lane
+    from envkit.validation.lanes.training import LanePlan, start_lane
 
     return start_lane(LanePlan(root, None, manifest, plan.app, ""), opts, budget, ev)
 
@@ -410,9 +410,9 @@ def _train_path(
     ev: Evaluated,
     skip: str,
 ) -> list[str]:
-    """The training-path lane (:func:`envkit.validation.train_path.play_lane`); its notes.
+    """The training-path lane (:func:`envkit.validation.lanes.training.play_lane`); its notes.
     ``skip``: why it does not run (``""``: it runs)."""
-    from envkit.validation.train_path import LanePlan, play_lane
+    from envkit.validation.lanes.training import LanePlan, play_lane
 
     return play_lane(LanePlan(root, url, manifest, plan.app, skip), opts, budget, ev)
 

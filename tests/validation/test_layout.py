@@ -15,7 +15,12 @@ PKG = Path(envkit.__file__).parent / "validation"
 # the rule modules (one layer) may import each other, without a cycle.
 LAYERS: list[set[str]] = [
     {"envkit.validation"},
-    {"envkit.validation.config", "envkit.validation.report", "envkit.validation.train_path"},
+    {
+        "envkit.validation.config",
+        "envkit.validation.report",
+        "envkit.validation.lanes",
+        "envkit.validation.lanes.training",
+    },
     {"envkit.validation.static", "envkit.validation.runtime"},
     {"envkit.validation.rules", "envkit.validation.probes"},
     {"envkit.validation.rules.*"},

@@ -1,7 +1,7 @@
 """Training-path rules (EK7xx): the environment's training-side code works in its own
 interpreter, the way a trainer uses it.
 
-The lane that finds them is :mod:`envkit.validation.train_path`: it imports the TRL adapter
+The lane that finds them is :mod:`envkit.validation.lanes.training`: it imports the TRL adapter
 (``trl_env.py``), builds it as TRL 1.16's ``GRPOTrainer(environment_factory=...)`` does,
 plays the oracle through its tools against a live server, imports ``client.py`` and
 ``inference.py`` and collects ``tests/``. Sources of the contract: the ``trl`` 1.16.0 wheel,

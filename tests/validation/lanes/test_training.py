@@ -271,7 +271,7 @@ def test_a_hung_step_is_a_finding_on_that_step(tmp_path: Path) -> None:
     """The driver's lines up to a hang in `inference.py`'s import (killed at the lane's time
     limit): the finding names that step and file; the steps after it say they were not
     reached."""
-    from envkit.validation.train_path import TrainPathOutcome, TrainPathTarget, _read_driver
+    from envkit.validation.lanes.training import TrainPathOutcome, TrainPathTarget, _read_driver
 
     (tmp_path / "trl_env.py").write_text("")
     target = TrainPathTarget(tmp_path, "python3", None, "server.app:app", None)
