@@ -1,8 +1,9 @@
 """The training-path lane of ``envkit validate`` (EK7xx): the environment's training-side code
 works in its own interpreter, the way a trainer uses it.
 
-What it plays, in one child process of the environment's interpreter (``EnvDir.python()``;
-envkit never imports environment code into its own process, as :mod:`envkit.policy`):
+What it plays, in one child process of the environment's interpreter (``EnvDir.python()``)
+running :mod:`envkit.programs.trl_driver` (envkit never imports environment code into its
+own process, as :mod:`envkit.policy`):
 
 1. the environment's package with ``client.py``, and ``inference.py``, imported (import only:
    ``__name__`` is not ``"__main__"``, and ``API_BASE_URL`` points at a closed port so a
@@ -25,58 +26,62 @@ with the runtime stage (:class:`TrainPathRun`): its seconds of imports overlap t
 it is handed the URL of the server that stage started (``ENV_URL``, set before the adapter is
 imported) once the stage has played it. Otherwise the server is the ``--url`` server, the
 docker lane's container, or the environment's own started here on a free loopback port. A
-failure is a finding located at the last traceback frame inside the environment directory.
+failure is a finding located at the last traceback frame inside the environment directory
+(:func:`envkit.validation.rules.training.read_driver` turns the driver's lines into findings).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from envkit import programs
-from envkit.findings import Finding, Location
-
-ADAPTER_NAME = "trl_env.py"
-"""The TRL adapter of an environment: ``trl_env.py`` at its root (what the multi-turn
-templates generate; the manifest names no other)."""
+from envkit.deps import absent_requirements
+from envkit.envdir import EnvDir
+from envkit.envdir.constants import DEFAULT_APP, VALIDATE_MAX_STEPS
+from envkit.envdir.manifest import Manifest
+from envkit.errors import EnvkitError
+from envkit.findings import Stage, codes_of
+from envkit.server import (
+    ServerProcess,
+    bytecode_env,
+    kill_marked,
+    marked_env,
+    new_run_id,
+    start_server,
+)
+from envkit.validation import report as R
+from envkit.validation.engine import Budget
+from envkit.validation.report import Evaluated
+from envkit.validation.rules.training import (
+    ADAPTER_BROKEN,
+    ADAPTER_NAME,
+    IMPORT_FAILS,
+    ORACLE_THROUGH_ADAPTER,
+    PROMPT_GLUED,
+    REWARD_MISMATCH,
+    TESTS_DIR,
+    TESTS_DO_NOT_COLLECT,
+    TOOL_SCHEMA,
+    TrainPathOutcome,
+    has_adapter,
+    package_name,
+    read_driver,
+)
 
 TIMEOUT_S = 120.0
 """Seconds the lane may take at most (capped by what is left of the run's budget): imports,
 building the adapter, one oracle episode, and the tests' collection."""
 
-_TESTS = "tests"
-"""The environment's test folder, collected with ``pytest --collect-only``."""
-
 _CLOSED_PORT_URL = "http://127.0.0.1:9"
 """Where ``API_BASE_URL`` points while ``inference.py`` is imported: the discard port, closed
 on loopback, so an import-time model call is refused at once."""
-
-
-@dataclass
-class TrainPathOutcome:
-    """What the training-path lane found.
-
-    Attributes:
-        findings: EK7xx findings (the rules' default severities).
-        ran: codes of the EK7xx rules evaluated (passed or failed).
-        skipped: code -> why it was not evaluated.
-        notes: lines for the report (tool schemas not checked and why, no oracle, ...).
-        seconds: wall time of the lane.
-    """
-
-    findings: list[Finding] = field(default_factory=list)
-    ran: set[str] = field(default_factory=set)
-    skipped: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -101,32 +106,6 @@ class TrainPathTarget:
     oracle: str | None
     seed: int = 0
     max_steps: int = 50
-
-
-def has_adapter(root: Path) -> bool:
-    """Whether the environment at ``root`` has a TRL adapter (``trl_env.py``)."""
-    return (root / ADAPTER_NAME).is_file()
-
-
-def package_name(root: Path) -> str:
-    """The import name of the environment's package: the ``[tool.setuptools] package-dir``
-    key mapped to ``"."`` (what the templates write), else the normalised ``[project] name``,
-    else the normalised directory name."""
-    from envkit.envdir import EnvDir
-    from envkit.names import normalise_name
-
-    data = EnvDir(root).pyproject or {}
-    setuptools = data.get("tool", {}).get("setuptools", {}) if isinstance(data, dict) else {}
-    package_dir = setuptools.get("package-dir") if isinstance(setuptools, dict) else None
-    if isinstance(package_dir, dict):
-        for key, value in package_dir.items():
-            if value in (".", "./", "") and isinstance(key, str) and key.isidentifier():
-                return key
-    name = EnvDir(root).project_table.get("name")
-    try:
-        return normalise_name(name if isinstance(name, str) and name else root.name).package
-    except Exception:  # a name envkit cannot normalise: fall back to the folder's
-        return normalise_name(root.name).package
 
 
 class TrainPathRun:
@@ -172,8 +151,10 @@ class TrainPathRun:
         if note:
             outcome.notes.append(note)
         _read_driver(self.target, out, self.driver.timed_out, outcome)
-        if not (self.target.root / _TESTS).is_dir():
-            outcome.skipped["EK706"] = f"the environment has no {_TESTS}/ folder"
+        if not (self.target.root / TESTS_DIR).is_dir():
+            outcome.skipped[TESTS_DO_NOT_COLLECT.code] = (
+                f"the environment has no {TESTS_DIR}/ folder"
+            )
         outcome.seconds = time.perf_counter() - t0
         return outcome
 
@@ -196,39 +177,6 @@ class TrainPathRun:
         self.driver.stop()
 
 
-def run_train_path(
-    target: TrainPathTarget,
-    *,
-    timeout_s: float = TIMEOUT_S,
-    progress: Callable[[str], None] | None = None,
-) -> TrainPathOutcome:
-    """Play the training path of ``target`` (see the module docstring), against
-    ``target.url`` or a server of the environment started here.
-
-    Never raises for a misbehaving environment: an import error, a hang (past ``timeout_s``)
-    or a crash of the child becomes a finding. Every process started here (the server, the
-    children and whatever they started) is stopped before returning.
-
-    Args:
-        target: what to play.
-        timeout_s: seconds the lane may take at most.
-        progress: called with short progress lines.
-
-    Returns:
-        The :class:`TrainPathOutcome`.
-    """
-    t0 = time.perf_counter()
-    if progress:
-        progress("training path: the adapter, client, inference script and tests")
-    run = TrainPathRun(target)
-    try:
-        outcome = run.play_own_server(timeout_s=timeout_s)
-    finally:
-        run.stop()
-    outcome.seconds = time.perf_counter() - t0
-    return outcome
-
-
 class _Child:
     """One child process of the environment's interpreter, marked like a server so that
     whatever it starts is stopped with it (:func:`envkit.server.kill_marked`)."""
@@ -240,8 +188,6 @@ class _Child:
     def start(cls, argv: list[str], target: TrainPathTarget) -> _Child:
         """Start ``argv`` in the environment directory, with ``API_BASE_URL`` a closed port
         (``ENV_URL`` comes later, on its stdin)."""
-        from envkit.server import bytecode_env, marked_env, new_run_id
-
         run_id = new_run_id()
         env = marked_env(run_id, {"PYTHONUNBUFFERED": "1", "API_BASE_URL": _CLOSED_PORT_URL})
         env.update(bytecode_env(env))
@@ -277,8 +223,6 @@ class _Child:
 
     def stop(self) -> None:
         """Kill the child's process group and whatever it started, however detached."""
-        from envkit.server import kill_marked
-
         self._kill()
         kill_marked(self.run_id)
         try:
@@ -302,20 +246,16 @@ def _driver_command(target: TrainPathTarget) -> list[str]:
         target.oracle or "",
         str(target.seed),
         str(target.max_steps),
-        _TESTS if (target.root / _TESTS).is_dir() else "",
+        TESTS_DIR if (target.root / TESTS_DIR).is_dir() else "",
     ]
 
 
-def _start_server(target: TrainPathTarget) -> tuple[Any, str | None, str]:
+def _start_server(target: TrainPathTarget) -> tuple[ServerProcess | None, str | None, str]:
     """Start the environment's server without waiting for it (``(server, url, note)``);
     ``target.url`` when given. A server that cannot start is a note: the runtime stage
     reports it (EK401)."""
-    from envkit.errors import EnvkitError
-
     if target.url:
         return None, target.url, ""
-    from envkit.server import start_server
-
     try:
         server = start_server(target.root, target.app, python=target.python)
     except EnvkitError as exc:
@@ -324,10 +264,8 @@ def _start_server(target: TrainPathTarget) -> tuple[Any, str | None, str]:
     return server, server.url, ""
 
 
-def _wait_healthy(server: Any, deadline: float) -> tuple[bool, str]:
+def _wait_healthy(server: ServerProcess | None, deadline: float) -> tuple[bool, str]:
     """Wait for ``GET /health`` until ``deadline`` (``time.monotonic()``); ``(ok, note)``."""
-    from envkit.errors import EnvkitError
-
     if server is None:
         return True, ""
     try:
@@ -340,246 +278,44 @@ def _wait_healthy(server: Any, deadline: float) -> tuple[bool, str]:
     return True, ""
 
 
-#: The rule of each step of the driver (``at`` lines, ``fail`` events).
-_PHASE_CODE = {
-    "package": "EK705",
-    "client": "EK705",
-    "inference": "EK705",
-    "adapter": "EK701",
-    "build": "EK701",
-    "schema": "EK702",
-    "reset": "EK703",
-    "play": "EK703",
-    "reward": "EK704",
-    "collect": "EK706",
-}
-
-#: What each step must do, the start of its finding's message.
-_PHASE_WANT = {
-    "package": "The environment's package must import in its interpreter",
-    "client": "The environment's package and `client.py` must import in its interpreter",
-    "inference": "`inference.py` must import in the environment's interpreter (import only; "
-    "no model is called)",
-    "adapter": f"The TRL adapter `{ADAPTER_NAME}` must import and define a class with `reset`",
-    "build": "TRL builds the adapter with no arguments (`environment_factory()`) against a "
-    "live server",
-    "schema": "TRL renders each tool's JSON schema with `transformers.utils.get_json_schema`",
-    "reset": "`reset(prompt=..., seed=...)` must start an episode (TRL calls it with the "
-    "dataset row)",
-    "play": "The adapter's tools must play the oracle's episode",
-    "reward": "`get_reward()` must return the episode's reward",
-    "collect": f"`pytest --collect-only {_TESTS}` must collect the environment's tests",
-}
-
-
-def _location(target: TrainPathTarget, file: str | None, line: int | None) -> Location | None:
-    """``file`` relative to the environment (``None`` when it is outside)."""
-    if not file:
-        return None
-    path = Path(file)
-    path = path if path.is_absolute() else target.root / path
-    try:
-        rel = path.resolve().relative_to(target.root.resolve())
-    except (ValueError, OSError):
-        return None
-    return Location(rel.as_posix(), line if isinstance(line, int) and line > 0 else None)
-
-
-def _rule(code: str) -> Any:
-    import envkit.validation.rules  # noqa: F401 - registers the EK7xx rules
-    from envkit.findings import RULES
-
-    return RULES[code]
-
-
-def _parse_lines(text: str) -> list[dict[str, Any]]:
-    """The driver's JSON lines (anything else the environment wrote to the real stdout is
-    dropped)."""
-    items = []
-    for line in text.splitlines():
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(item, dict):
-            items.append(item)
-    return items
+#: The rules the driver's steps decide (EK706 is decided by the collection alone, see
+#: :meth:`TrainPathRun.play`), and those that need the adapter.
+_STEP_RULES = (
+    ADAPTER_BROKEN,
+    TOOL_SCHEMA,
+    ORACLE_THROUGH_ADAPTER,
+    REWARD_MISMATCH,
+    IMPORT_FAILS,
+    PROMPT_GLUED,
+)
+_ADAPTER_RULES = (
+    ADAPTER_BROKEN,
+    TOOL_SCHEMA,
+    ORACLE_THROUGH_ADAPTER,
+    REWARD_MISMATCH,
+    PROMPT_GLUED,
+)
 
 
 def _read_driver(
     target: TrainPathTarget, text: str, timed_out: bool, outcome: TrainPathOutcome
 ) -> None:
-    """Turn the driver's lines into findings, evaluated codes and notes."""
-    items = _parse_lines(text)
-    for item in items:
-        at = item.get("at")
-        if isinstance(at, str) and at in _PHASE_CODE:
-            outcome.ran.add(_PHASE_CODE[at])
-        event = item.get("event")
-        if event == "fail":
-            outcome.findings.append(_failure(target, item))
-        elif event == "note":
-            outcome.notes.append(f"training path: {item.get('text')}")
-        elif event == "schemas":
-            _schemas(target, item, outcome)
-        elif event == "reset":
-            _separator(target, item, outcome)
-        elif event == "reward":
-            _reward(target, item, outcome)
-        elif event == "collect":
-            _collection(target, item, outcome)
-    if not any(i.get("event") == "done" for i in items):
-        outcome.findings.append(_unfinished(target, items, timed_out))
+    """Turn the driver's lines into findings, evaluated codes and notes
+    (:func:`~envkit.validation.rules.training.read_driver`), and say why each step's rule
+    that was not evaluated was not."""
+    read_driver(target.root, target.python, text, timed_out, outcome)
     _skip_rest(target, outcome)
 
 
-def _failure(target: TrainPathTarget, item: dict[str, Any]) -> Finding:
-    phase = str(item.get("phase"))
-    code = _PHASE_CODE.get(phase, "EK701")
-    where = f" at `{item['text']}`" if item.get("text") else ""
-    subject = f" (tool `{item['tool']}`)" if item.get("tool") else ""
-    action = f" for the oracle's action {json.dumps(item['action'])}" if item.get("action") else ""
-    message = (
-        f"{_PHASE_WANT.get(phase, 'The training path must run')}{subject}; it raised "
-        f"{item.get('error')}{where}{action}."
-    )
-    severity = None
-    missing = item.get("missing")
-    if code == "EK705" and isinstance(missing, str) and not _is_local(target, missing):
-        from envkit.findings import Severity
-
-        severity = Severity.WARNING
-        message += f" `{missing}` is not installed in {target.python}."
-    return _rule(code).finding(
-        message,
-        location=_location(target, item.get("file"), item.get("line")),
-        severity=severity,
-        phase=phase,
-        error=item.get("error"),
-    )
-
-
-def _is_local(target: TrainPathTarget, module: str) -> bool:
-    """Whether ``module`` is the environment's own (its package, or a file or folder at its
-    root): a missing one is a defect, a missing third-party one a missing install."""
-    top = module.split(".")[0]
-    root = target.root
-    return top == package_name(root) or (root / f"{top}.py").is_file() or (root / top).is_dir()
-
-
-def _schemas(target: TrainPathTarget, item: dict[str, Any], outcome: TrainPathOutcome) -> None:
-    if item.get("checked"):
-        outcome.ran.add("EK702")
-        return
-    why = f"transformers is not importable in {target.python} ({item.get('why')})"
-    outcome.skipped["EK702"] = why
-    outcome.notes.append(f"training path: the tools' JSON schemas were not checked: {why}")
-
-
-def _separator(target: TrainPathTarget, item: dict[str, Any], outcome: TrainPathOutcome) -> None:
-    outcome.ran.add("EK707")
-    text = item.get("text")
-    if not isinstance(text, str) or text.startswith("\n"):
-        return
-    glued = "Play." + text[:40].replace("\n", " ")
-    outcome.findings.append(
-        _rule("EK707").finding(
-            f"TRL appends `reset()`'s text to the prompt with no separator; it starts with "
-            f"{text[:40]!r}, so the model reads {glued!r}.",
-            location=_location(target, item.get("file"), item.get("line")),
-        )
-    )
-
-
-def _reward(target: TrainPathTarget, item: dict[str, Any], outcome: TrainPathOutcome) -> None:
-    outcome.ran.add("EK704")
-    if item.get("ok"):
-        return
-    outcome.findings.append(
-        _rule("EK704").finding(
-            f"`get_reward()` must equal the reward of the episode's last step as the server "
-            f"sent it ({item.get('wire')!r}); it returned {item.get('adapter')!r}.",
-            location=_location(target, item.get("file"), item.get("line")),
-            adapter=item.get("adapter"),
-            wire=item.get("wire"),
-        )
-    )
-
-
-def _unfinished(target: TrainPathTarget, items: list[dict[str, Any]], timed_out: bool) -> Finding:
-    """The finding of a driver that hung (past the lane's timeout) or exited early: on the
-    step it had started."""
-    steps = [str(i["at"]) for i in items if isinstance(i.get("at"), str)]
-    phase = steps[-1] if steps else "package"
-    why = "did not finish within the training path's time limit" if timed_out else "exited early"
-    file = {"inference": "inference.py", "client": "client.py", "collect": _TESTS}.get(
-        phase, ADAPTER_NAME
-    )
-    if phase == "package":
-        file = "__init__.py"
-    return _rule(_PHASE_CODE.get(phase, "EK701")).finding(
-        f"{_PHASE_WANT.get(phase, 'The training path must run')}; the step {why} (an "
-        "endless loop, a call without a timeout, or `os._exit` at import).",
-        location=_location(target, str(target.root / file), None),
-        phase=phase,
-    )
-
-
 def _skip_rest(target: TrainPathTarget, outcome: TrainPathOutcome) -> None:
-    from envkit.validation import report as R
-
-    adapter_codes = ("EK701", "EK702", "EK703", "EK704", "EK707")
-    for code in ("EK701", "EK702", "EK703", "EK704", "EK705", "EK707"):
+    for rule in _STEP_RULES:
+        code = rule.code
         if code in outcome.ran or code in outcome.skipped:
             continue
-        if code in adapter_codes and not has_adapter(target.root):
+        if rule in _ADAPTER_RULES and not has_adapter(target.root):
             outcome.skipped[code] = R.NO_TRL_ADAPTER
         else:
             outcome.skipped[code] = R.TRAIN_PATH_NOT_REACHED
-
-
-_FRAME = re.compile(r"^(\S+?\.py):(\d+): in ", re.MULTILINE)
-
-
-def _collection(target: TrainPathTarget, item: dict[str, Any], outcome: TrainPathOutcome) -> None:
-    """Turn the driver's ``pytest --collect-only`` result into EK706 findings (one per
-    module that does not collect)."""
-    if not item.get("installed"):
-        why = f"pytest is not importable in {target.python} ({item.get('why')})"
-        outcome.skipped["EK706"] = why
-        outcome.notes.append(f"training path: {_TESTS}/ was not collected: {why}")
-        return
-    outcome.ran.add("EK706")
-    failed = item.get("failed") or []
-    for report in failed:
-        module = str(report.get("nodeid") or _TESTS)
-        outcome.findings.append(_collect_finding(target, module, str(report.get("text") or "")))
-    if not failed and item.get("code") not in (0, 5):  # 5: no tests collected
-        outcome.findings.append(
-            _rule("EK706").finding(
-                f"{_PHASE_WANT['collect']}; pytest exited with code {item.get('code')}.",
-                location=Location(_TESTS),
-            )
-        )
-
-
-def _collect_finding(target: TrainPathTarget, module: str, section: str) -> Finding:
-    """One module's collection error: located at its last frame inside the environment."""
-    file, line, code = module, None, ""
-    for frame in _FRAME.finditer(section):
-        loc = _location(target, frame.group(1), int(frame.group(2)))
-        if loc is not None and ".venv/" not in loc.file and "site-packages" not in loc.file:
-            file, line = frame.group(1), int(frame.group(2))
-            rest = section[frame.end() :].splitlines()
-            code = rest[1].strip() if len(rest) > 1 else ""
-    errors = [ln[1:].strip() for ln in section.splitlines() if ln.startswith("E ")]
-    error = errors[-1] if errors else "a collection error"
-    where = f" at `{code}`" if code else ""
-    return _rule("EK706").finding(
-        f"`pytest --collect-only tests` must collect `{module}`; it raised {error}{where}.",
-        location=_location(target, file, line) or Location(module),
-        error=error,
-    )
 
 
 @dataclass(frozen=True)
@@ -597,9 +333,21 @@ class LanePlan:
 
     root: Path | None
     url: str | None
-    manifest: Any
+    manifest: Manifest | None
     app: str | None = None
     skip: str = ""
+
+
+class LaneOptions(Protocol):
+    """What the lane reads of the run's :class:`~envkit.validation.RunOptions`."""
+
+    @property
+    def python(self) -> str | None:
+        """The ``--python`` interpreter (``None``: the environment's venv, else envkit's)."""
+
+    @property
+    def progress(self) -> Callable[[str], None] | None:
+        """Called with short progress lines."""
 
 
 class StartedLane:
@@ -611,15 +359,12 @@ class StartedLane:
             :class:`~envkit.validation.engine.Budget`. ev: where the outcome goes.
     """
 
-    def __init__(self, run: TrainPathRun, budget: Any, ev: Any) -> None:
+    def __init__(self, run: TrainPathRun, budget: Budget, ev: Evaluated) -> None:
         self.run, self.budget, self.ev = run, budget, ev
 
     def play(self, url: str | None) -> list[str]:
         """Play the server at ``url`` (``None``: one started for the lane) into the run's
         results; the notes for the report."""
-        from envkit.findings import Stage, codes_of
-        from envkit.validation import report as R
-
         if self.budget.remaining_s() < 1.0:
             self.stop()
             reason = "the run's --timeout was spent before the training path"
@@ -644,7 +389,9 @@ class StartedLane:
         self.run.stop()
 
 
-def start_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> StartedLane | list[str]:
+def start_lane(
+    plan: LanePlan, opts: LaneOptions, budget: Budget, ev: Evaluated
+) -> StartedLane | list[str]:
     """Start the lane of ``envkit validate``, or say why it does not run.
 
     Every EK7xx code ends up evaluated or skipped with a reason: ``plan.skip``, no
@@ -665,10 +412,6 @@ def start_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> StartedLane |
     Raises:
         UsageError: ``opts.python`` is not an executable.
     """
-    from envkit.envdir.constants import DEFAULT_APP, VALIDATE_MAX_STEPS
-    from envkit.findings import Stage, codes_of
-    from envkit.validation import report as R
-
     codes = codes_of(Stage.TRAINING)
     root = plan.root
     skip = plan.skip
@@ -701,7 +444,7 @@ def start_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> StartedLane |
     return StartedLane(TrainPathRun(target), budget, ev)
 
 
-def play_lane(plan: LanePlan, opts: Any, budget: Any, ev: Any) -> list[str]:
+def play_lane(plan: LanePlan, opts: LaneOptions, budget: Budget, ev: Evaluated) -> list[str]:
     """Start the lane and play it at once against ``plan.url`` (the ``--url`` server or the
     docker lane's container), or a server started for it (see :func:`start_lane`); the
     notes for the report.
@@ -724,9 +467,6 @@ def _absent_dependencies(root: Path, python: str) -> str:
     The lane imports the environment's modules in that interpreter: when a declared
     dependency is not installed there (no venv yet, or envkit's own interpreter), every
     import error would be the machine's, not the environment's (EK223 skips alike)."""
-    from envkit.deps import absent_requirements
-    from envkit.envdir import EnvDir
-
     requires = EnvDir(root).project_table.get("dependencies")
     if not isinstance(requires, list):
         return ""
@@ -741,6 +481,4 @@ def _absent_dependencies(root: Path, python: str) -> str:
 
 
 def _python(root: Path, python: str | None) -> str:
-    from envkit.envdir import EnvDir
-
     return EnvDir(root).python(python)
