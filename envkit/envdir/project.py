@@ -10,8 +10,8 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from envkit import programs
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.envdir.manifest import EnvSpec, Manifest, read_manifest
 from envkit.errors import ServerStartError, SpecError, UsageError
@@ -62,9 +62,7 @@ def resolve_python(root: Path, python: str | None = None) -> str:
     if python:
         candidate = Path(python).expanduser()
         if not candidate.is_file() and os.sep not in python:
-            from shutil import which
-
-            found = which(python)
+            found = shutil.which(python)
             candidate = Path(found) if found else candidate
         if not candidate.is_file() or not os.access(candidate, os.X_OK):
             raise UsageError(
@@ -78,13 +76,6 @@ def resolve_python(root: Path, python: str | None = None) -> str:
     return sys.executable
 
 
-_PROBE = (
-    "import importlib.util as u, sys\n"
-    "missing = [m for m in ('openenv', 'uvicorn', 'fastapi') if u.find_spec(m) is None]\n"
-    "print(','.join(missing))\n"
-)
-
-
 def check_runtime(python: str, root: Path) -> None:
     """Make sure ``python`` can import the OpenEnv runtime before starting a server.
 
@@ -96,7 +87,11 @@ def check_runtime(python: str, root: Path) -> None:
     """
     try:
         out = subprocess.run(
-            [python, "-c", _PROBE], capture_output=True, text=True, timeout=30, cwd=root
+            [python, "-c", programs.source("runtime_probe")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=root,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ServerStartError(
@@ -120,8 +115,6 @@ def env_spec(manifest: Manifest | None) -> EnvSpec:
     The one accessor every reader of these facts goes through (:attr:`Manifest.spec`: the
     ``envkit:`` section and RFC 008's fields).
     """
-    from envkit.envdir.manifest import EnvSpec
-
     return manifest.spec if manifest is not None else EnvSpec()
 
 
@@ -156,7 +149,7 @@ class Timeouts:
 
 
 def resolve_timeouts(
-    spec: Any,
+    spec: EnvSpec,
     *,
     timeout_s: float | None = None,
     startup_timeout_s: float | None = None,
