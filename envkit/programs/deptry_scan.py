@@ -17,6 +17,7 @@ distribution is absent (its modules are unknown).
 import json
 import re
 import sys
+from importlib import metadata
 
 
 def top_levels(dist):
@@ -33,8 +34,6 @@ def main(argv):
     shim, out, args = argv[0], argv[1], json.loads(argv[2])
     sys.path.insert(0, shim)
     # importable only now, from the shim (deptry and its requirements) or the environment
-    from importlib import metadata
-
     from _envkit_absent_dists import absent as absent_names
     from deptry.cli import cli
     from packaging.requirements import Requirement
