@@ -11,13 +11,15 @@ not installed, and a module that is only in the local venv is not either. Both e
   the ones recorded in the lock.
 * :func:`find_undeclared` runs deptry (a maintained checker that maps imports to
   distributions through installed metadata, e.g. ``yaml`` -> ``PyYAML``) under the
-  environment's own interpreter, so the mapping is that of the venv the server runs in.
+  environment's own interpreter (:mod:`envkit.programs.deptry_scan`), so the mapping is that
+  of the venv the server runs in.
 
 Both only read files and run subprocesses with timeouts; neither imports the environment.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -28,7 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envkit.fsutil import probe
+from envkit import programs
+from envkit.envdir.project import uv_binary
+from envkit.envdir.toml import TomlError, parse_toml
+from envkit.fsutil import probe, read_text_bounded
 
 LOCK_NAME = "uv.lock"
 #: uv's words for a lock that no longer satisfies pyproject.toml (uv 0.5-0.9).
@@ -47,19 +52,6 @@ def requirement_name(req: str) -> str | None:
     """The canonical name of a PEP 508 requirement string, ``None`` when it has none."""
     m = _NAME_RE.match(req) if isinstance(req, str) else None
     return canonical(m.group(1)) if m else None
-
-
-_ABSENT_DRIVER = """
-import json, sys
-from importlib import metadata
-absent = []
-for name in json.loads(sys.argv[1]):
-    try:
-        metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        absent.append(name)
-print(json.dumps(absent))
-"""
 
 
 def absent_requirements(
@@ -85,7 +77,7 @@ def absent_requirements(
         return []
     try:
         proc = subprocess.run(
-            [python, "-I", "-c", _ABSENT_DRIVER, json.dumps(names)],
+            [python, "-I", str(programs.path("absent_dists")), json.dumps(names)],
             capture_output=True,
             text=True,
             timeout=timeout_s,
@@ -139,8 +131,6 @@ def check_lock(
     Returns:
         A :class:`LockCheck`; never raises.
     """
-    from envkit.envdir.project import uv_binary
-
     uv = uv_binary()
     if uv is None:
         return _compare_names(root, project, "uv is not installed")
@@ -180,9 +170,6 @@ def _declared_names(project: Mapping[str, Any]) -> set[str]:
 
 def _compare_names(root: Path, project: Mapping[str, Any], why: str) -> LockCheck:
     """The fallback: requirement names of ``[project]`` against the lock's root package."""
-    from envkit.envdir.toml import TomlError, parse_toml
-    from envkit.fsutil import read_text_bounded
-
     try:
         lock = parse_toml(read_text_bounded(root / LOCK_NAME, root=root, limit=_LOCK_LIMIT))
     except (OSError, UnicodeDecodeError, TomlError) as exc:
@@ -211,62 +198,6 @@ def _is_root_package(pkg: Mapping[str, Any], name: str | None) -> bool:
 #: deptry's rules kept: DEP001 (imported, not installed, not declared), DEP003 (installed only
 #: as someone else's dependency or by hand), DEP004 (declared only for development).
 _KEPT = ("DEP001", "DEP003", "DEP004")
-#: Run by the environment's interpreter; envkit's copy of deptry comes first on sys.path
-#: through a folder of links, which has no ``*.dist-info``: the metadata deptry and the
-#: closure read are the environment's own.
-_DRIVER = r"""
-import json, re, sys
-shim, out, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-sys.path.insert(0, shim)
-from importlib import metadata
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-from deptry.cli import cli
-try:
-    cli.main(args=args["deptry"], prog_name="deptry")
-except SystemExit:
-    pass
-flagged = {v["module"].split(".")[0] for v in json.load(open(out))
-           if v["location"]["file"].replace("\\", "/").removeprefix("./") in args["scope"]}
-top = [Requirement(r) for r in args["requires"]]
-absent = []
-for req in top:
-    try:
-        metadata.distribution(req.name)
-    except metadata.PackageNotFoundError:
-        absent.append(canonicalize_name(req.name))
-seen, dists, todo = set(), {}, [] if absent else top
-while todo and not all(dists.get(canonicalize_name(m)) for m in flagged):
-    req = todo.pop(0)
-    key = (canonicalize_name(req.name), frozenset(req.extras))
-    if key in seen:
-        continue
-    seen.add(key)
-    try:
-        dist = dists[key[0]] = dists.get(key[0]) or metadata.distribution(req.name)
-    except metadata.PackageNotFoundError:
-        dists[key[0]] = None
-        continue
-    for text in dist.requires or []:
-        sub = Requirement(text)
-        envs = [{"extra": e} for e in req.extras] or [{"extra": ""}]
-        if sub.marker is None or any(sub.marker.evaluate(e) for e in envs):
-            todo.append(sub)
-def top_levels(dist):
-    text = dist.read_text("top_level.txt")
-    if text is None:
-        text = "\n".join(re.findall(r"^([A-Za-z0-9_]+)(?:/|\.py,)", dist.read_text("RECORD") or "", re.M))
-    return set(text.split())
-provided = {}
-for m in flagged:
-    named = canonicalize_name(m)
-    if dists.get(named) is not None:
-        provided[m] = [named]
-    else:
-        provided[m] = [n for n, d in dists.items() if d is not None and m in top_levels(d)]
-json.dump({"absent": absent, "provided": provided},
-          open(out + ".env.json", "w"))
-"""
 #: Top-level modules deptry needs besides itself (its declared requirements, 0.25).
 _DEPTRY_MODULES = ("deptry", "click", "packaging", "requirements", "tomli")
 
@@ -361,7 +292,8 @@ def find_undeclared(
         return ImportScan(skipped=unsafe)
     scope = {f.replace(os.sep, "/") for f in files}
     with tempfile.TemporaryDirectory(prefix="envkit-deptry-") as tmp:
-        missing = _link_deptry(Path(tmp, "shim"))
+        shim = str(Path(tmp, "shim"))
+        missing = _link_deptry(Path(shim))
         if missing:
             return ImportScan(skipped=f"deptry is not installed ({missing} not importable)")
         out = str(Path(tmp, "deptry.json"))
@@ -372,7 +304,7 @@ def find_undeclared(
         }
         try:
             proc = subprocess.run(
-                [python, "-I", "-c", _DRIVER, str(Path(tmp, "shim")), out, json.dumps(args)],
+                [python, "-I", str(programs.path("deptry_scan")), shim, out, json.dumps(args)],
                 cwd=root,
                 capture_output=True,
                 text=True,
@@ -439,9 +371,9 @@ def _keep(
 
 def _link_deptry(shim: Path) -> str | None:
     """Fill ``shim`` with links to deptry's and its requirements' top-level packages as
-    installed for envkit; the name of one that is not importable, else ``None``."""
-    import importlib.util
-
+    installed for envkit, and to :mod:`envkit.programs.absent_dists` (as
+    ``_envkit_absent_dists``, a name no environment uses); the name of one that is not
+    importable, else ``None``."""
     shim.mkdir()
     for name in _DEPTRY_MODULES:
         spec = importlib.util.find_spec(name)
@@ -452,4 +384,5 @@ def _link_deptry(shim: Path) -> str | None:
         origin = Path(spec.origin)
         target = origin.parent if origin.name == "__init__.py" else origin
         os.symlink(target, shim / target.name)
+    os.symlink(programs.path("absent_dists"), shim / "_envkit_absent_dists.py")
     return None

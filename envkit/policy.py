@@ -3,54 +3,27 @@
 A policy maps an observation dict (as sent on the wire) to an action dict. It is the
 environment's code, so it runs in the environment's interpreter, with the environment
 directory first on ``sys.path`` -- envkit never imports environment code into its own
-process. Protocol: one JSON line in (``{"observation": {...}}``), one JSON line out
-(``{"action": {...}}`` or ``{"error": "..."}``).
+process. Protocol (:mod:`envkit.programs.policy_host`): one JSON line in
+(``{"observation": {...}}``), one JSON line out (``{"action": {...}}`` or
+``{"error": "..."}``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import selectors
 import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from envkit import programs
+
 # PolicyError lives in envkit.errors; importing it here keeps ``from envkit.policy import
 # PolicyError`` working for callers written before the move.
 from envkit.errors import InternalError, PolicyError
-
-_HOST = r"""
-import importlib, json, sys, traceback
-root, spec = sys.argv[1], sys.argv[2]
-sys.path.insert(0, root)
-out = sys.stdout
-sys.stdout = sys.stderr  # the policy's prints must not corrupt the protocol
-try:
-    module, _, attr = spec.partition(":")
-    fn = importlib.import_module(module)
-    for part in attr.split("."):
-        fn = getattr(fn, part)
-    if not callable(fn):
-        raise TypeError(f"{spec} is not callable")
-    out.write(json.dumps({"ready": True}) + "\n"); out.flush()
-except BaseException as exc:
-    out.write(json.dumps({"error": f"cannot load {spec}: {type(exc).__name__}: {exc}"}) + "\n")
-    out.flush()
-    sys.exit(3)
-for line in sys.stdin:
-    try:
-        obs = json.loads(line)["observation"]
-        action = fn(obs)
-        if hasattr(action, "model_dump"):
-            action = action.model_dump(exclude={"metadata"})
-        if not isinstance(action, dict):
-            raise TypeError(f"returned {type(action).__name__}, expected a dict")
-        out.write(json.dumps({"action": action}) + "\n")
-    except BaseException as exc:
-        out.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
-    out.flush()
-"""
+from envkit.server import bytecode_env, kill_marked, marked_env, new_run_id
 
 
 class _NoAnswer(PolicyError):
@@ -81,8 +54,6 @@ class PolicyProcess:
         timeout_s: float = 30.0,
         load_timeout_s: float | None = None,
     ):
-        from envkit.server import bytecode_env, marked_env, new_run_id
-
         self.spec = spec
         self.timeout_s = timeout_s
         # Marked like a server (envkit.server): close() kills whatever it started, detached
@@ -91,7 +62,7 @@ class PolicyProcess:
         env = marked_env(self.run_id, {"PYTHONUNBUFFERED": "1"})
         env.update(bytecode_env(env))
         self._proc = subprocess.Popen(
-            [python, "-c", _HOST, str(root), spec],
+            [python, "-c", programs.source("policy_host"), str(root), spec],
             cwd=root,
             env=env,
             stdin=subprocess.PIPE,
@@ -126,8 +97,6 @@ class PolicyProcess:
             ) from None
 
     def _read(self, timeout_s: float | None = None) -> dict[str, Any]:
-        import selectors
-
         stdout = self._proc.stdout
         if stdout is None:  # Popen was given stdout=PIPE, so this is a bug
             raise InternalError(f"Policy `{self.spec}`: the child process has no stdout pipe.")
@@ -175,8 +144,6 @@ class PolicyProcess:
 
     def close(self) -> None:
         """Stop the child and anything it started, however detached. Idempotent."""
-        from envkit.server import kill_marked
-
         if self._proc.poll() is None:
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)

@@ -15,8 +15,8 @@ import envkit
 PKG = Path(envkit.__file__).parent
 
 # Ceilings (the targets are 5 % and 12 %): lower them as modules are cleaned.
-MAX_BARE_ANY_SHARE = 0.17
-MAX_INNER_IMPORT_SHARE = 0.30
+MAX_BARE_ANY_SHARE = 0.16
+MAX_INNER_IMPORT_SHARE = 0.29
 MAX_MODULE_LINES = 800
 MAX_PROGRAM_STRING_LINES = 40
 # Modules still over MAX_MODULE_LINES: the list may only shrink.
@@ -26,7 +26,6 @@ OVERSIZED = {
     "migrate.py",
     "validation/probes.py",
     "validation/rules/project.py",
-    "validation/train_path.py",
 }
 
 
@@ -118,9 +117,7 @@ def test_no_new_oversized_module() -> None:
 
 def test_programs_are_modules_not_strings() -> None:
     """A program run in another interpreter lives in envkit/programs/, not in a string."""
-    known = {"container/relay.py", "deps.py", "validation/train_path.py"}
-    found = {s.split(":")[0] for s in MEASURES.program_strings}
-    assert found <= known, sorted(found - known)
+    assert MEASURES.program_strings == []
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ the caller's ``play`` (the runtime stage), and find what only the image shows
 (EK440-EK446). The container is removed afterwards whatever happens (Ctrl-C included).
 The lane's orchestration (build, one deadline, one report) is :func:`run_docker` (and
 :func:`validate_docker`, its keyword-argument form). It sits above :mod:`envkit.validation`:
-it plays the same stages (:mod:`envkit.validation.stages`) through a container, and building
+it plays the same stages (:mod:`envkit.validation.lanes.stages`) through a container, and building
 the image runs the static Dockerfile rules as a preflight.
 """
 
@@ -37,9 +37,7 @@ from envkit.findings import Finding, Rule, Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
 from envkit.validation.engine import Budget
-from envkit.validation.report import Evaluated, ValidationReport
-from envkit.validation.rules import container as RC
-from envkit.validation.stages import (
+from envkit.validation.lanes.stages import (
     RunOptions,
     checked_root,
     play_train_path,
@@ -52,6 +50,8 @@ from envkit.validation.stages import (
     train_path_skip,
     wants_runtime,
 )
+from envkit.validation.report import Evaluated, ValidationReport
+from envkit.validation.rules import container as RC
 from envkit.wire import get_health
 
 #: Label with the lane's run id on the containers the lane starts.

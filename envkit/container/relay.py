@@ -14,6 +14,7 @@ Frames both ways: ``>IBI`` (connection id, kind, payload length) then the payloa
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import socket
 import struct
@@ -21,60 +22,15 @@ import subprocess
 import threading
 from typing import IO
 
+from envkit import programs
 from envkit.errors import ContainerError, InternalError
 
 _HEADER = struct.Struct(">IBI")
 OPEN, DATA, CLOSE = 0, 1, 2
 
-#: Runs inside the container (standard library only, as the container's own user).
-RELAY_SCRIPT = r"""
-import os, socket, struct, sys, threading
-H = struct.Struct(">IBI"); P = int(sys.argv[1])
-I = sys.stdin.buffer; O = sys.stdout.buffer; L = threading.Lock(); S = {}
-def w(c, k, d=b""):
-    with L:
-        O.write(H.pack(c, k, len(d)) + d); O.flush()
-def rd(n):
-    b = b""
-    while len(b) < n:
-        x = I.read(n - len(b))
-        if not x:
-            os._exit(0)
-        b += x
-    return b
-def pump(c, s):
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            w(c, 1, d)
-    except OSError:
-        pass
-    w(c, 2)
-    try:
-        s.close()
-    except OSError:
-        pass
-while True:
-    c, k, n = H.unpack(rd(9)); d = rd(n) if n else b""
-    if k == 0:
-        try:
-            s = socket.create_connection(("127.0.0.1", P), timeout=10); s.settimeout(None)
-            S[c] = s; threading.Thread(target=pump, args=(c, s), daemon=True).start()
-        except OSError:
-            w(c, 2)
-    elif k == 1 and c in S:
-        try:
-            S[c].sendall(d)
-        except OSError:
-            pass
-    elif k == 2 and c in S:
-        try:
-            S.pop(c).shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-"""
+#: The program run inside the container (:mod:`envkit.programs.exec_relay`), sent as text:
+#: the container has no envkit.
+RELAY_SCRIPT = programs.source("exec_relay")
 
 
 #: Where Debian's docker.io puts its CLI: tried last, when ``docker`` is not on ``PATH``.
@@ -88,8 +44,6 @@ def docker_cli() -> str:
     Raises:
         ContainerError: none found.
     """
-    import os
-
     for exe in (os.environ.get("ENVKIT_DOCKER_CLI"), shutil.which("docker"), FALLBACK_DOCKER_CLI):
         if exe and os.path.isfile(exe) and os.access(exe, os.X_OK):
             return exe

@@ -10,8 +10,8 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from envkit import programs
 from envkit.envdir.manifest import EnvSpec, Manifest
 from envkit.errors import ServerStartError, UsageError
 
@@ -29,9 +29,7 @@ def resolve_python(root: Path, python: str | None = None) -> str:
     if python:
         candidate = Path(python).expanduser()
         if not candidate.is_file() and os.sep not in python:
-            from shutil import which
-
-            found = which(python)
+            found = shutil.which(python)
             candidate = Path(found) if found else candidate
         if not candidate.is_file() or not os.access(candidate, os.X_OK):
             raise UsageError(
@@ -45,13 +43,6 @@ def resolve_python(root: Path, python: str | None = None) -> str:
     return sys.executable
 
 
-_PROBE = (
-    "import importlib.util as u, sys\n"
-    "missing = [m for m in ('openenv', 'uvicorn', 'fastapi') if u.find_spec(m) is None]\n"
-    "print(','.join(missing))\n"
-)
-
-
 def check_runtime(python: str, root: Path) -> None:
     """Make sure ``python`` can import the OpenEnv runtime before starting a server.
 
@@ -63,7 +54,11 @@ def check_runtime(python: str, root: Path) -> None:
     """
     try:
         out = subprocess.run(
-            [python, "-c", _PROBE], capture_output=True, text=True, timeout=30, cwd=root
+            [python, "-c", programs.source("runtime_probe")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            cwd=root,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ServerStartError(
@@ -122,7 +117,7 @@ class Timeouts:
 
 
 def resolve_timeouts(
-    spec: Any,
+    spec: EnvSpec,
     *,
     timeout_s: float | None = None,
     startup_timeout_s: float | None = None,

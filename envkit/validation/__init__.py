@@ -20,8 +20,8 @@ public API.
 from __future__ import annotations
 
 from envkit.validation.lanes.source import run_source, run_static_only, validate
+from envkit.validation.lanes.stages import RunOptions, raw_app
 from envkit.validation.report import CheckResult, RuntimeNote, ValidationReport
-from envkit.validation.stages import RunOptions, raw_app
 
 __all__ = [
     "CheckResult",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from envkit.deps import absent_requirements
 from envkit.validation import validate
 
 ENV_MODULE = "server/guess_env_environment.py"
@@ -247,3 +248,9 @@ def test_fixture_module_is_really_installed_and_not_brought_by_openenv() -> None
     requires = " ".join(metadata.requires("openenv") or [])
     assert metadata.distribution("junit-xml") and "junit" not in requires
     assert "pyyaml" in requires.lower()
+
+
+def test_absent_requirements_names_only_what_is_not_installed() -> None:
+    requires = ["pytest>=8", "envkit-surely-absent-dist", 'other-absent; python_version < "3"']
+    assert absent_requirements(sys.executable, requires) == ["envkit-surely-absent-dist"]
+    assert absent_requirements("/nonexistent/python", requires) == []

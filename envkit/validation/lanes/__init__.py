@@ -1,3 +1,4 @@
-"""The lanes of a validate run, each a module of its own: the source/URL lane
-(:mod:`envkit.validation.lanes.source`) and the training lane; the docker lane, which needs
-an image built and run, is :mod:`envkit.container.lane` on the floor above."""
+"""The lanes of a validate run: the source/URL lane (:mod:`.source`), the stages every lane
+shares (:mod:`.stages`: the static stage, the runtime plan, target and stage, the digests), and
+the training lane (:mod:`.training`). The docker lane, which needs an image built and run, is
+:mod:`envkit.container.lane` on the floor above."""

@@ -15,8 +15,7 @@ from envkit.findings import Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
 from envkit.validation.engine import Budget
-from envkit.validation.report import Evaluated, RuntimeNote, ValidationReport
-from envkit.validation.stages import (
+from envkit.validation.lanes.stages import (
     RunOptions,
     checked_root,
     lane_name,
@@ -33,6 +32,7 @@ from envkit.validation.stages import (
     train_path_skip,
     wants_runtime,
 )
+from envkit.validation.report import Evaluated, RuntimeNote, ValidationReport
 
 
 def validate(

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from envkit.validation import validate
+from envkit.validation.lanes.training import TrainPathOutcome, TrainPathTarget, _read_driver
 from tests.helpers import descendants
 from tests.templates.conftest import BuiltEnv, _uv, build_env
 
@@ -249,16 +250,6 @@ def test_a_declared_dependency_missing_from_the_interpreter_skips_the_lane(env: 
     assert {c.status for c in checks.values()} == {"skipped"}
 
 
-def test_absent_requirements_names_only_what_is_not_installed() -> None:
-    import sys
-
-    from envkit.deps import absent_requirements
-
-    requires = ["pytest>=8", "envkit-surely-absent-dist", 'other-absent; python_version < "3"']
-    assert absent_requirements(sys.executable, requires) == ["envkit-surely-absent-dist"]
-    assert absent_requirements("/nonexistent/python", requires) == []
-
-
 @slow
 def test_no_train_path_skips_the_lane(env: Path, cli) -> None:
     _edit(env / "inference.py", r"^import os$", "import os\nfrom models import NoSuchModel")
@@ -271,8 +262,6 @@ def test_a_hung_step_is_a_finding_on_that_step(tmp_path: Path) -> None:
     """The driver's lines up to a hang in `inference.py`'s import (killed at the lane's time
     limit): the finding names that step and file; the steps after it say they were not
     reached."""
-    from envkit.validation.train_path import TrainPathOutcome, TrainPathTarget, _read_driver
-
     (tmp_path / "trl_env.py").write_text("")
     target = TrainPathTarget(tmp_path, "python3", None, "server.app:app", None)
     lines = (

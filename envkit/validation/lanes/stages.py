@@ -23,11 +23,11 @@ from envkit.findings import Stage, codes_of, family_digits
 from envkit.schemas import schemas_from_url
 from envkit.validation import report as R
 from envkit.validation.engine import DEFAULT_MAX_STEPS
+from envkit.validation.lanes.training import LanePlan, play_lane, start_lane
 from envkit.validation.report import Evaluated
 from envkit.validation.rules import lane_only_codes
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from envkit.validation.static import run_static
-from envkit.validation.train_path import LanePlan, play_lane, start_lane
 
 
 def raw_app(root: Path) -> tuple[str | None, str]:
@@ -236,7 +236,7 @@ def start_train_path(
     root: Path | None, manifest: Any, plan: RuntimePlan, opts: RunOptions, budget: Any, ev: Any
 ) -> Any:
     """The training-path lane, started before its server
-    (:func:`envkit.validation.train_path.start_lane`): a ``StartedLane``, or the notes for
+    (:func:`envkit.validation.lanes.training.start_lane`): a ``StartedLane``, or the notes for
     the report when it does not run."""
 
     return start_lane(LanePlan(root, None, manifest, plan.app, ""), opts, budget, ev)
@@ -252,7 +252,7 @@ def play_train_path(
     ev: Evaluated,
     skip: str,
 ) -> list[str]:
-    """The training-path lane (:func:`envkit.validation.train_path.play_lane`); its notes.
+    """The training-path lane (:func:`envkit.validation.lanes.training.play_lane`); its notes.
     ``skip``: why it does not run (``""``: it runs)."""
 
     return play_lane(LanePlan(root, url, manifest, plan.app, skip), opts, budget, ev)
