@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from envkit.cli import _output
+from envkit.cli._group import value_names
 from envkit.cli._options import (
     Format,
     FormatOpt,
@@ -20,6 +21,14 @@ from envkit.cli._options import (
     TimeoutOpt,
     UrlOpt,
 )
+from envkit.errors import UsageError
+
+if TYPE_CHECKING:
+    from envkit.evaluation import EpisodeRecord, EvalResult
+    from envkit.evaluation.replay import EpisodeReplay, ReplayReport
+
+# envkit.evaluation (pydantic, websockets: about a second) and rich.progress are imported
+# inside the commands that use them, so that `envkit --help` stays fast.
 
 _BAR = "█"
 
@@ -282,7 +291,6 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
         UsageError: an option that would change what the run plays was given, or DIR is not
             a run directory.
     """
-    from envkit.errors import UsageError
     from envkit.evaluation import resume
     from envkit.evaluation.rundir import read_run
 
@@ -321,7 +329,7 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
     )
 
 
-def _finish(output: _output.Output, progress: _Progress, run: Callable[[], Any]) -> None:
+def _finish(output: _output.Output, progress: _Progress, run: Callable[[], EvalResult]) -> None:
     """Run the evaluation under the progress display, render it and exit with its code
     (130 after Ctrl-C, with the partial summary)."""
     from envkit.evaluation import EvalInterrupted
@@ -347,8 +355,6 @@ def _read_system_prompt(path: Path | None) -> str | None:
     Raises:
         UsageError: the file cannot be read as UTF-8 text.
     """
-    from envkit.errors import UsageError
-
     if path is None:
         return None
     try:
@@ -411,7 +417,7 @@ class _Progress:
     def note(self, message: str) -> None:
         _output.err.print(f"note: {_output.esc(message)}")
 
-    def episode(self, rec: Any, finished: int, total: int) -> None:
+    def episode(self, rec: EpisodeRecord, finished: int, total: int) -> None:
         status = (
             "success"
             if rec.success
@@ -428,7 +434,7 @@ class _Progress:
         )
 
 
-def _fmt(value: Any, spec: str = ".3f") -> str:
+def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
@@ -436,7 +442,7 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value * 1000:.1f} ms"
 
 
-def _render(result: Any, output: _output.Output) -> None:
+def _render(result: EvalResult, output: _output.Output) -> None:
     """The histogram and notes on stderr, then the summary: JSON with ``--format json``, else
     text lines on stdout."""
     from envkit.evaluation import histogram
@@ -580,7 +586,7 @@ def replay_cmd(
 class _ReplayProgress:
     """One line per replayed episode on stderr."""
 
-    def episode(self, result: Any, done: int, total: int) -> None:
+    def episode(self, result: EpisodeReplay, done: int, total: int) -> None:
         _output.err.print(
             f"replayed {done}/{total}  episode {result.episode}  seed {result.seed}  "
             f"{result.status}",
@@ -588,7 +594,7 @@ class _ReplayProgress:
         )
 
 
-def _render_replay(report: Any, output: _output.Output) -> None:
+def _render_replay(report: ReplayReport, output: _output.Output) -> None:
     """The replay report: JSON with ``--format json``, else one line per episode that
     changed or is not deterministic, then the counts."""
     from envkit.evaluation.replay import (
@@ -650,11 +656,13 @@ class _EvalCommand(TyperCommand):
     write ``./replay``."""
 
     def make_context(
-        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
-    ) -> Any:
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: typer.Context | None = None,
+        **extra: object,
+    ) -> typer.Context:
         if args and args[0] == "replay":
-            from envkit.cli._group import value_names
-
             command = _replay_command()
             if parent is not None:
                 value_names(command, parent)
@@ -667,7 +675,7 @@ class _EvalCommand(TyperCommand):
 _HANDLED: list[Callable] = []  # the CLI's error handler, kept by register()
 
 
-def _replay_command() -> Any:
+def _replay_command() -> TyperCommand:
     """``replay_cmd`` as a click command, wrapped in the CLI's error handler."""
     sub = typer.Typer(rich_markup_mode="rich")
     wrap = _HANDLED[0] if _HANDLED else (lambda f: f)

@@ -18,13 +18,24 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.errors import EnvkitError, EvalAbortedError, PolicyError, WireError
 from envkit.evaluation.options import Notes
 from envkit.evaluation.policies import EpisodePolicy
 from envkit.evaluation.records import EpisodeRecord, EvalSettings, StepRecord
-from envkit.wire import EnvSession, Refusal
+from envkit.wire import (
+    CAPACITY_REACHED,
+    CONNECT_FAILED,
+    EnvErrorFrame,
+    EnvSession,
+    Refusal,
+    is_finite_number,
+    probe_session,
+)
+
+if TYPE_CHECKING:
+    from envkit.server import ServerProcess
 
 MAX_SESSION_LOSSES = 3  # lost sessions in a row (over all workers) that stop the run
 RESULT_POLL_S = 0.2  # how often the main thread checks the budget and the server, seconds
@@ -121,7 +132,7 @@ class WorkerPool:
         urls: list[str],
         hi: float,
         deadline: float | None,
-        server: Any,
+        server: ServerProcess | None,
         notes: Notes,
         on_episode: Callable[[EpisodeRecord, int, int], None] | None,
         prior: list[EpisodeRecord] | None = None,
@@ -290,8 +301,6 @@ def _open_sessions(
         WireTimeout: a probe got no answer (the server hangs). Sessions opened so far are
             closed first.
     """
-    from envkit.wire import CAPACITY_REACHED
-
     opened: list[tuple[EnvSession, str]] = []
     refusal: Refusal | None = None
     try:
@@ -340,8 +349,6 @@ def _open_one(
     Raises:
         WireTimeout: a probe got no answer.
     """
-    from envkit.wire import CAPACITY_REACHED, CONNECT_FAILED, probe_session
-
     refusal: Refusal | None = None
     for attempt in range(CAPACITY_RETRIES + 1):
         if attempt:
@@ -366,7 +373,7 @@ def _open_one(
     return None, refusal
 
 
-def _error_text(exc: Any) -> str:
+def _error_text(exc: EnvErrorFrame) -> str:
     """One line for an error frame: its code, message and first validation error."""
     data = getattr(exc, "data", {}) or {}
     msg = str(data.get("message", "")).strip()
@@ -482,8 +489,6 @@ def _reset(session: EnvSession, rec: EpisodeRecord, seed: int) -> _Turn | None:
     Raises:
         _Lost: the session failed.
     """
-    from envkit.wire import EnvErrorFrame
-
     try:
         first = session.reset(seed=seed)
     except EnvErrorFrame as exc:
@@ -544,8 +549,6 @@ def _send(
     Raises:
         _Lost: the session failed.
     """
-    from envkit.wire import EnvErrorFrame
-
     try:
         res = session.step(step.action)
     except EnvErrorFrame as exc:
@@ -566,8 +569,6 @@ def _send(
 
 def _finish(rec: EpisodeRecord, t0: float, hi: float) -> EpisodeRecord:
     """Fill in ``rec``'s return, best reward, success, truncation and duration."""
-    from envkit.wire import is_finite_number
-
     rewards = [float(s.reward) for s in rec.steps if is_finite_number(s.reward)]
     rec.return_ = float(sum(rewards))
     rec.max_reward = max(rewards) if rewards else None

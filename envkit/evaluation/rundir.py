@@ -131,7 +131,9 @@ def kept_episodes(run_dir: Path) -> tuple[list[EpisodeRecord], int]:
     return kept, dropped
 
 
-def resume_options(run_dir: Path, **overrides: Any) -> tuple[EvalOptions, list[EpisodeRecord], int]:
+def resume_options(
+    run_dir: Path, **overrides: object
+) -> tuple[EvalOptions, list[EpisodeRecord], int]:
     """The options to continue ``run_dir`` with, the episodes it keeps and how many lines of
     ``trajectories.jsonl`` were dropped.
 

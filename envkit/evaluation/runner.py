@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envkit.envdir.digest import digests_of
+from envkit.envdir.project import EnvProject, env_spec, resolve_python, resolve_timeouts
 from envkit.errors import EnvkitError, EvalAbortedError, InternalError, WireError
 from envkit.evaluation.factory import (
     PolicyFactory,
@@ -36,8 +38,10 @@ from envkit.evaluation.options import (
     EvalOptions,
     Notes,
 )
+from envkit.evaluation.output import append_record, run_metadata, write_run_start
 from envkit.evaluation.pool import WorkerPool
 from envkit.evaluation.records import EpisodeRecord, EvalSettings
+from envkit.evaluation.rundir import resume_options, stored_options
 from envkit.evaluation.summary import (
     EnvFacts,
     EvalInterrupted,
@@ -45,6 +49,8 @@ from envkit.evaluation.summary import (
     EvalSummary,
     write_files,
 )
+from envkit.server import ServerProcess, start_server
+from envkit.wire import normalise_url
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -60,7 +66,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from envkit.envdir.manifest import EnvSpec, Manifest
-    from envkit.envdir.project import EnvProject, Timeouts
+    from envkit.envdir.project import Timeouts
 
 STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for a hung step otherwise)
 
@@ -245,8 +251,6 @@ def resume(
         UsageError: ``run_dir`` holds no ``run.json`` of an eval run.
         The rest: as :func:`evaluate`.
     """
-    from envkit.evaluation.rundir import resume_options
-
     options, kept, dropped = resume_options(
         Path(run_dir),
         concurrency=concurrency,
@@ -277,9 +281,6 @@ def run_evaluation(
     t_start = time.perf_counter()
     started_at = _dt.datetime.now(_dt.UTC)
     options.check_counts()
-    from envkit.envdir.project import resolve_python, resolve_timeouts
-    from envkit.wire import normalise_url
-
     notes = Notes(options.on_note)
     if prior or dropped:
         total = options.episodes * options.group_size
@@ -333,8 +334,6 @@ def _load_target(options: EvalOptions) -> _Target:
     Raises:
         SpecError: the manifest cannot be read.
     """
-    from envkit.envdir.project import EnvProject, env_spec
-
     project = None
     if not options.urls or options.path is not None:
         project = EnvProject.load(options.path if options.path is not None else ".")
@@ -376,15 +375,13 @@ def _settings(
     )
 
 
-def _start_server(target: _Target, python: str | None) -> Any:
+def _start_server(target: _Target, python: str | None) -> ServerProcess:
     """Start the environment's server on a free port of 127.0.0.1 (the caller waits for it
     to be healthy and stops it).
 
     Raises:
         ServerStartError: it did not start.
     """
-    from envkit.server import start_server
-
     manifest = target.manifest
     if target.project is None or manifest is None:
         raise InternalError("evaluate: no environment directory to start a server from.")
@@ -417,7 +414,7 @@ def _fetch_json(url: str, timeout_s: float) -> dict[str, Any]:
     return data
 
 
-def _stop_server(server: Any, notes: Notes) -> None:
+def _stop_server(server: ServerProcess | None, notes: Notes) -> None:
     """Stop the server envkit started; note the processes that had escaped its group."""
     if server is None:
         return
@@ -460,9 +457,6 @@ def _start_run_dir(job: _Job, options: EvalOptions, urls: list[str]) -> None:
     Raises:
         DestinationError: the directory cannot be created or written.
     """
-    from envkit.evaluation.output import run_metadata, write_run_start
-    from envkit.evaluation.rundir import stored_options
-
     out_dir = job.settings.out_dir
     if out_dir is None:
         return
@@ -484,8 +478,6 @@ def _start_run_dir(job: _Job, options: EvalOptions, urls: list[str]) -> None:
 def _recording(job: _Job) -> Callable[[EpisodeRecord, int, int], None]:
     """``on_episode`` that first appends the episode to ``trajectories.jsonl`` (flushed), then
     calls the caller's ``on_episode``."""
-    from envkit.evaluation.output import append_record
-
     out_dir, then = job.settings.out_dir, job.on_episode
 
     def on_episode(record: EpisodeRecord, finished: int, total: int) -> None:
@@ -497,7 +489,9 @@ def _recording(job: _Job) -> Callable[[EpisodeRecord, int, int], None]:
     return on_episode
 
 
-def _run(job: _Job, urls: list[str], server: Any, server_start_s: float | None) -> EvalResult:
+def _run(
+    job: _Job, urls: list[str], server: ServerProcess | None, server_start_s: float | None
+) -> EvalResult:
     """Play the run on the servers at ``urls``, write its files, and return or raise."""
     settings = job.settings
     env_url = urls[0]
@@ -559,8 +553,6 @@ def _versions(target: _Target, schemas: dict[str, Any]) -> dict[str, Any]:
     """``summary.json``'s ``versions``: the environment digest of the directory (``None``
     with ``--url`` alone) and the schema digest of the ``/schema`` the run played by
     (docs/versions.md); nothing is imported or started for them."""
-    from envkit.envdir.digest import digests_of
-
     root = target.project.root if target.project else None
     return digests_of(root, schemas, None).to_dict()
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit._version import __version__
 from envkit.errors import ExitCode
 from envkit.evaluation import stats as _stats
 from envkit.evaluation.output import (
@@ -116,8 +117,6 @@ class EvalSummary:
 
     def to_json(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """``summary.json``; ``records`` are the episodes' ``to_json()``."""
-        from envkit._version import __version__
-
         settings, outcome, env = self.settings, self.outcome, self.env
         finished = outcome.episodes
         stats = _stats.summarize(records, group_size=settings.group_size)
