@@ -219,7 +219,7 @@ def _play_keeping_session(
 
 
 def _skip_reason(record: EpisodeRecord) -> str | None:
-    if record.error and record.error.startswith("session lost"):
+    if record.lost:
         return "the saved run lost its session in this episode: its trace is incomplete"
     return None
 

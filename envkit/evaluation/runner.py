@@ -34,6 +34,7 @@ from envkit.evaluation.factory import (
 from envkit.evaluation.options import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_RETRIES,
+    DEFAULT_SESSION_RETRIES,
     EVAL_DEFAULT_MAX_STEPS,
     EvalOptions,
     Notes,
@@ -89,6 +90,7 @@ def evaluate(
     system_prompt: str | None = None,
     max_tokens: int | None = None,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    session_retries: int = DEFAULT_SESSION_RETRIES,
     python: str | None = None,
     timeout_s: float | None = None,
     startup_timeout_s: float | None = None,
@@ -128,6 +130,13 @@ def evaluate(
         max_tokens: completion token cap sent to the endpoint (``None``: not sent).
         max_retries: retries of a failed model call (429, 5xx, connection) with the openai
             client's exponential backoff (honours ``Retry-After``); bounded, >= 0.
+        session_retries: plays more of an episode whose session was lost mid-episode
+            (connection dropped or closed: a replica gone), each on a fresh session (another
+            URL when its own is unreachable), from reset with the same seed; >= 0. An episode
+            still lost after them (or one whose answer did not come within
+            ``reply_timeout_s``: not retried) is recorded as *lost*: ``"lost": true`` in
+            ``trajectories.jsonl``, counted in ``lost_episodes``, left out of every other
+            statistic, and played again by :func:`resume`.
         python: interpreter that serves the environment and runs its policies
             (``--python``; resolved once with :func:`envkit.envdir.project.resolve_python`).
         timeout_s: seconds for the whole run (``--timeout``): start-up, every episode and
@@ -137,7 +146,7 @@ def evaluate(
             default the manifest's ``startup_timeout_s``, 60).
         reply_timeout_s: seconds to wait for one answer of the server (``--reply-timeout``;
             default ``max(2, 2 x step_timeout_s)`` of the manifest). A session without an
-            answer in time is lost; after 3 lost sessions in a row the run stops.
+            answer in time is lost; after 3 lost episodes in a row the run stops.
         on_episode: called in the calling thread as ``on_episode(record, finished, total)``.
         on_note: called with each note as it arises (capacity cap, missing key).
 
@@ -153,7 +162,7 @@ def evaluate(
             starts, so nothing is written), rejects the key (401), keeps rate-limiting (429)
             after ``max_retries``, or the context is too long. Finished episodes are written
             to ``out_dir`` first.
-        EvalAbortedError: the ``timeout_s`` budget ran out, 3 sessions in a row were lost
+        EvalAbortedError: the ``timeout_s`` budget ran out, 3 episodes in a row were lost
             (the server hangs or crashes in ``reset``/``step``), or the server envkit started
             exited; finished episodes and a partial summary are written first (exit 2).
         EvalInterrupted: Ctrl-C; finished episodes and a partial summary are written first.
@@ -176,6 +185,7 @@ def evaluate(
             system_prompt=system_prompt,
             max_tokens=max_tokens,
             max_retries=max_retries,
+            session_retries=session_retries,
             python=python,
             timeout_s=timeout_s,
             startup_timeout_s=startup_timeout_s,
@@ -230,18 +240,19 @@ def resume(
     startup_timeout_s: float | None = None,
     reply_timeout_s: float | None = None,
     max_retries: int | None = None,
+    session_retries: int | None = None,
     on_episode: Callable[[EpisodeRecord, int, int], None] | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> EvalResult:
     """Continue the run in ``run_dir`` (``envkit eval --resume DIR``): its stored settings
-    (``run.json``), its finished episodes kept, only the missing ones played, all of them
-    summarised. A line of ``trajectories.jsonl`` cut off by a killed process is dropped and
+    (``run.json``), its finished episodes kept, only the missing and the lost ones played,
+    all of them summarised. A line of ``trajectories.jsonl`` cut off by a killed process is dropped and
     its episode played again.
 
     Args:
         run_dir: the directory an earlier :func:`evaluate` wrote (its ``out_dir``).
-        concurrency, python, timeout_s, startup_timeout_s, reply_timeout_s, max_retries:
-            as for :func:`evaluate`; ``None`` keeps the stored value.
+        concurrency, python, timeout_s, startup_timeout_s, reply_timeout_s, max_retries,
+            session_retries: as for :func:`evaluate`; ``None`` keeps the stored value.
         on_episode, on_note: as for :func:`evaluate` (``finished`` counts kept episodes).
 
     Returns:
@@ -259,6 +270,7 @@ def resume(
         startup_timeout_s=startup_timeout_s,
         reply_timeout_s=reply_timeout_s,
         max_retries=max_retries,
+        session_retries=session_retries,
         on_episode=on_episode,
         on_note=on_note,
     )
@@ -372,6 +384,7 @@ def _settings(
         max_retries=options.max_retries,
         timeouts=timeouts,
         python=python,
+        session_retries=options.session_retries,
     )
 
 
@@ -513,6 +526,11 @@ def _run(
         factory.close()
         _stop_server(server, job.notes)
     outcome = pool.outcome()
+    if outcome.retried:
+        job.notes.add(
+            f"{outcome.retried} episode(s) lost their session and were played again from "
+            f"reset on a fresh one (--session-retries {settings.session_retries})."
+        )
     records = [e.to_json() for e in outcome.episodes]
     target = job.target
     env = EnvFacts(
@@ -537,10 +555,11 @@ def _run(
     summary_json["versions"] = _versions(target, schemas)
     result = EvalResult(
         summary=summary_json,
-        episodes=outcome.episodes,
+        episodes=outcome.finished,
         out_dir=settings.out_dir,
         notes=job.notes.items,
         interrupted=outcome.interrupted,
+        lost=outcome.lost,
     )
     plot_name = target.manifest.name if target.manifest else env_url
     title = " · ".join(x for x in (plot_name, settings.policy, settings.model) if x)
