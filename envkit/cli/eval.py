@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import datetime as _dt
+import enum
+import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
 from envkit.cli import _output
+from envkit.cli._group import value_names
 from envkit.cli._options import (
     Format,
     FormatOpt,
@@ -20,6 +23,14 @@ from envkit.cli._options import (
     TimeoutOpt,
     UrlOpt,
 )
+from envkit.errors import UsageError
+
+if TYPE_CHECKING:
+    from envkit.evaluation import EpisodeRecord, EvalResult
+    from envkit.evaluation.replay import EpisodeReplay, ReplayReport
+
+# envkit.evaluation (pydantic, websockets: about a second) and rich.progress are imported
+# inside the commands that use them, so that `envkit --help` stays fast.
 
 _BAR = "█"
 
@@ -169,6 +180,16 @@ def eval_cmd(
             help="Retries of a failed model call (429, 5xx, network), with exponential backoff.",
         ),
     ] = 4,
+    session_retries: Annotated[
+        int,
+        typer.Option(
+            "--session-retries",
+            min=0,
+            help="Replays of an episode whose session was lost mid-episode (connection "
+            "dropped, replica gone), each from reset on a fresh session; still lost, it is "
+            "reported apart from the returns and --resume plays it again.",
+        ),
+    ] = 2,
     python: PythonOpt = None,
     timeout: TimeoutOpt = None,
     startup_timeout: StartupTimeoutOpt = None,
@@ -192,10 +213,11 @@ def eval_cmd(
     episode), OUT/summary.json and OUT/rewards.png (with the `plot` extra). The episode
     return is the sum of its step rewards; an episode succeeds when a step reaches the
     manifest's maximum reward. Replies that are not an action count as parse failures
-    (reward 0), never crashes. Ctrl-C writes the episodes finished so far. Exit 1 when an
-    episode ended with an environment error. The run stops (exit 2, finished episodes
-    written) when --timeout runs out, when 3 sessions in a row get no answer within
-    --reply-timeout, or when the server exits. OUT/run.json keeps the run's settings and
+    (reward 0), never crashes. Ctrl-C writes the episodes finished so far (exit 130). Exit 1
+    when an episode ended with an environment error or was lost (its session lost, also
+    after --session-retries). The run stops (exit 2, finished episodes written) when
+    --timeout runs out, when 3 episodes in a row are lost (e.g. no answer within
+    --reply-timeout), or when the server exits. OUT/run.json keeps the run's settings and
     each episode is appended to trajectories.jsonl as it finishes: `--resume OUT` continues
     an interrupted run. `envkit eval replay OUT [PATH | --url URL]` replays the saved
     episodes against another version and names those whose rewards changed.
@@ -223,6 +245,7 @@ def eval_cmd(
     _finish(
         output,
         progress,
+        _resume_command(ctx, out),
         lambda: evaluate(
             path,
             url=url or None,
@@ -240,6 +263,7 @@ def eval_cmd(
             system_prompt=prompt,
             max_tokens=max_tokens,
             max_retries=max_retries,
+            session_retries=session_retries,
             python=python,
             timeout_s=timeout,
             startup_timeout_s=startup_timeout,
@@ -262,6 +286,7 @@ _RESUME_MAY_CHANGE = frozenset(
         "startup_timeout",
         "reply_timeout",
         "max_retries",
+        "session_retries",
     }
 )
 
@@ -274,6 +299,24 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")
 
 
+def _resume_command(ctx: typer.Context, run_dir: Path) -> str:
+    """The command that continues the run in ``run_dir``: ``envkit eval --resume DIR`` with
+    the options given now that ``--resume`` accepts (the others are stored in run.json)."""
+    parts = ["envkit", "eval", "--resume", str(run_dir)]
+    for param in ctx.command.params:
+        name = param.name
+        if not name or name == "resume" or name not in _RESUME_MAY_CHANGE or not _given(ctx, name):
+            continue
+        value = ctx.params[name]
+        if value is None:
+            continue
+        parts += [
+            max(param.opts, key=len),
+            str(value.value if isinstance(value, enum.Enum) else value),
+        ]
+    return shlex.join(parts)
+
+
 def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
     """``--resume DIR``: continue the run with its stored settings, then report over all
     its episodes.
@@ -282,7 +325,6 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
         UsageError: an option that would change what the run plays was given, or DIR is not
             a run directory.
     """
-    from envkit.errors import UsageError
     from envkit.evaluation import resume
     from envkit.evaluation.rundir import read_run
 
@@ -295,8 +337,8 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
         raise UsageError(
             f"--resume continues a run with its own settings: {', '.join(given)} cannot be "
             "given with it.",
-            hint="Drop them (only -c, --python, --format, --max-retries and the timeouts may "
-            "change), or start a new run without --resume.",
+            hint="Drop them (only -c, --python, --format, --max-retries, --session-retries and "
+            "the timeouts may change), or start a new run without --resume.",
         )
     planned = read_run(run_dir)["options"]
     progress = _Progress(int(planned.get("episodes", 1)) * int(planned.get("group_size", 1)))
@@ -304,11 +346,16 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
     _finish(
         output,
         progress,
+        _resume_command(ctx, run_dir),
         lambda: resume(
             run_dir,
             **{
                 k: p[name]
-                for k, name in (("concurrency", "concurrency"), ("max_retries", "max_retries"))
+                for k, name in (
+                    ("concurrency", "concurrency"),
+                    ("max_retries", "max_retries"),
+                    ("session_retries", "session_retries"),
+                )
                 if _given(ctx, name)
             },
             python=p["python"],
@@ -321,23 +368,25 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
     )
 
 
-def _finish(output: _output.Output, progress: _Progress, run: Callable[[], Any]) -> None:
+def _finish(
+    output: _output.Output, progress: _Progress, resume_cmd: str, run: Callable[[], EvalResult]
+) -> None:
     """Run the evaluation under the progress display, render it and exit with its code
-    (130 after Ctrl-C, with the partial summary)."""
+    (130 after Ctrl-C, with the partial summary). ``resume_cmd`` continues the run."""
     from envkit.evaluation import EvalInterrupted
 
     try:
         with progress:
             result = run()
     except EvalInterrupted as exc:
-        _render(exc.result, output)
+        _render(exc.result, output, resume_cmd)
         _output.warn(
             f"Interrupted: {len(exc.result.episodes)} of "
             f"{exc.result.summary['settings']['episodes_planned']} episodes finished; "
-            f"partial results written to {exc.result.out_dir}."
+            f"partial results written to {exc.result.out_dir}. Continue with: {resume_cmd}"
         )
         raise typer.Exit(130) from None
-    _render(result, output)
+    _render(result, output, resume_cmd)
     raise typer.Exit(int(result.exit_code))
 
 
@@ -347,8 +396,6 @@ def _read_system_prompt(path: Path | None) -> str | None:
     Raises:
         UsageError: the file cannot be read as UTF-8 text.
     """
-    from envkit.errors import UsageError
-
     if path is None:
         return None
     try:
@@ -411,9 +458,11 @@ class _Progress:
     def note(self, message: str) -> None:
         _output.err.print(f"note: {_output.esc(message)}")
 
-    def episode(self, rec: Any, finished: int, total: int) -> None:
+    def episode(self, rec: EpisodeRecord, finished: int, total: int) -> None:
         status = (
-            "success"
+            f"lost: {rec.error}"
+            if rec.lost
+            else "success"
             if rec.success
             else ("error: " + rec.error if rec.error else "truncated" if rec.truncated else "")
         )
@@ -428,7 +477,7 @@ class _Progress:
         )
 
 
-def _fmt(value: Any, spec: str = ".3f") -> str:
+def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
@@ -436,9 +485,9 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value * 1000:.1f} ms"
 
 
-def _render(result: Any, output: _output.Output) -> None:
+def _render(result: EvalResult, output: _output.Output, resume_cmd: str) -> None:
     """The histogram and notes on stderr, then the summary: JSON with ``--format json``, else
-    text lines on stdout."""
+    text lines on stdout (with ``resume_cmd`` when episodes were lost)."""
     from envkit.evaluation import histogram
 
     s = result.summary
@@ -465,6 +514,8 @@ def _render(result: Any, output: _output.Output) -> None:
         o.print(f"wrote         {names} in {result.out_dir}", markup=False)
     if s.get("aborted"):
         o.print(f"aborted       {s['aborted']}", markup=False)
+    if s.get("lost_episodes") and not result.interrupted:
+        o.print(f"resume        {resume_cmd}   (plays the lost episodes again)", markup=False)
 
 
 def _summary_lines(s: dict[str, Any]) -> list[str]:
@@ -506,6 +557,12 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
             f"{s['episode_errors']}, truncated {s['truncated_episodes']}"
         ),
     ]
+    if s.get("lost_episodes"):
+        lines.append(
+            f"lost          {s['lost_episodes']} episode(s): their session was lost "
+            f"(--session-retries {settings.get('session_retries', 0)}); no result, not in "
+            "return, success or pass@k"
+        )
     if s.get("usage"):
         u = s["usage"]
         lines.append(
@@ -580,7 +637,7 @@ def replay_cmd(
 class _ReplayProgress:
     """One line per replayed episode on stderr."""
 
-    def episode(self, result: Any, done: int, total: int) -> None:
+    def episode(self, result: EpisodeReplay, done: int, total: int) -> None:
         _output.err.print(
             f"replayed {done}/{total}  episode {result.episode}  seed {result.seed}  "
             f"{result.status}",
@@ -588,7 +645,7 @@ class _ReplayProgress:
         )
 
 
-def _render_replay(report: Any, output: _output.Output) -> None:
+def _render_replay(report: ReplayReport, output: _output.Output) -> None:
     """The replay report: JSON with ``--format json``, else one line per episode that
     changed or is not deterministic, then the counts."""
     from envkit.evaluation.replay import (
@@ -650,11 +707,13 @@ class _EvalCommand(TyperCommand):
     write ``./replay``."""
 
     def make_context(
-        self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any
-    ) -> Any:
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: typer.Context | None = None,
+        **extra: object,
+    ) -> typer.Context:
         if args and args[0] == "replay":
-            from envkit.cli._group import value_names
-
             command = _replay_command()
             if parent is not None:
                 value_names(command, parent)
@@ -667,7 +726,7 @@ class _EvalCommand(TyperCommand):
 _HANDLED: list[Callable] = []  # the CLI's error handler, kept by register()
 
 
-def _replay_command() -> Any:
+def _replay_command() -> TyperCommand:
     """``replay_cmd`` as a click command, wrapped in the CLI's error handler."""
     sub = typer.Typer(rich_markup_mode="rich")
     wrap = _HANDLED[0] if _HANDLED else (lambda f: f)

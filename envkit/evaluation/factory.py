@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envkit.envdir import EnvProject
 from envkit.envdir.constants import MANIFEST_NAME
+from envkit.envdir.manifest import APP_PATTERN
 from envkit.errors import InternalError, UsageError
 from envkit.evaluation.options import DEFAULT_BASE_URL, EvalOptions, Notes
 from envkit.evaluation.policies import (
@@ -25,10 +27,12 @@ from envkit.evaluation.policies import (
     RandomPolicy,
     model_error,
 )
+from envkit.evaluation.prompts import system_prompt as derive_prompt
 from envkit.evaluation.records import EvalSettings
 
 if TYPE_CHECKING:
-    from envkit.envdir import EnvProject
+    import openai
+
     from envkit.envdir.manifest import EnvSpec
 
 OPENAI_TIMEOUT_S = 120.0  # seconds the openai client waits for one completion
@@ -178,8 +182,6 @@ def probe_endpoint(plan: PolicyPlan, *, max_retries: int) -> None:
 
 def _callable_spec(policy: str, project: EnvProject | None, spec: EnvSpec) -> str:
     """The ``module:callable`` that ``oracle`` or ``module:callable`` names."""
-    from envkit.envdir.manifest import APP_PATTERN
-
     if policy != "oracle":
         if not APP_PATTERN.fullmatch(policy):
             raise UsageError(
@@ -241,7 +243,7 @@ class PolicyFactory:
         action_schema: dict[str, Any],
         root: Path,
         *,
-        client: Any = None,
+        client: openai.OpenAI | None = None,
         prompt: str | None = None,
     ):
         if plan.callable_spec is not None and settings.python is None:
@@ -277,8 +279,6 @@ class PolicyFactory:
         action_schema = schemas["action"]
         if plan.name != "openai":
             return cls(settings, plan, action_schema, root)
-        from envkit.evaluation.prompts import system_prompt as derive_prompt
-
         prompt = (
             settings.system_prompt
             if settings.system_prompt is not None

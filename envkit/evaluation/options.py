@@ -21,6 +21,9 @@ from envkit.evaluation.records import EpisodeRecord
 EVAL_DEFAULT_MAX_STEPS = EVAL_MAX_STEPS
 DEFAULT_BASE_URL = "https://router.huggingface.co/v1"
 DEFAULT_MAX_RETRIES = 4
+# Plays more of an episode whose session was lost (connection dropped or closed: a replica
+# gone, a balancer restarted); each starts again from reset with the same seed.
+DEFAULT_SESSION_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class EvalOptions:
     system_prompt: str | None = None
     max_tokens: int | None = None
     max_retries: int = DEFAULT_MAX_RETRIES
+    session_retries: int = DEFAULT_SESSION_RETRIES
     python: str | None = None
     timeout_s: float | None = None
     startup_timeout_s: float | None = None
@@ -64,7 +68,8 @@ class EvalOptions:
 
         Raises:
             UsageError: ``episodes``, ``group_size`` or ``concurrency`` is not an integer
-                >= 1, ``seed`` or ``max_retries`` not an integer >= 0, or ``max_steps`` < 1.
+                >= 1, ``seed``, ``max_retries`` or ``session_retries`` not an integer >= 0, or
+                ``max_steps`` < 1.
         """
         for name, value, lo in (
             ("--episodes", self.episodes, 1),
@@ -72,6 +77,7 @@ class EvalOptions:
             ("--concurrency", self.concurrency, 1),
             ("--seed", self.seed, 0),
             ("--max-retries", self.max_retries, 0),
+            ("--session-retries", self.session_retries, 0),
         ):
             if not isinstance(value, int) or value < lo:
                 raise UsageError(

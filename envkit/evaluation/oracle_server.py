@@ -27,11 +27,16 @@ import json
 import re
 import threading
 import time
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from envkit.errors import PolicyError, UsageError
+from envkit.envdir import EnvDir
+from envkit.envdir.constants import MANIFEST_NAME
+from envkit.envdir.project import resolve_python, resolve_timeouts
+from envkit.errors import InternalError, PolicyError, UsageError
+from envkit.evaluation.policies import EnvCallablePolicy
 
 MODEL_ID = "oracle"
 """The one model id the server answers to (others get OpenAI's 404 ``model_not_found``)."""
@@ -49,7 +54,7 @@ class NoObservation(ValueError):
     """The conversation shows no observation to replay; the message says what was expected."""
 
 
-def _text(content: Any) -> str:
+def _text(content: object) -> str:
     """A message's text: a string, or the ``text`` parts of OpenAI's content-part list."""
     if isinstance(content, str):
         return content
@@ -60,7 +65,7 @@ def _text(content: Any) -> str:
     return ""
 
 
-def observation_from(messages: Any) -> dict[str, Any]:
+def observation_from(messages: Sequence[object] | None) -> dict[str, Any]:
     """The observation the conversation shows last.
 
     Args:
@@ -138,8 +143,6 @@ class OracleModel:
         load_timeout_s: float = 60.0,
         call_timeout_s: float = 30.0,
     ):
-        from envkit.evaluation.policies import EnvCallablePolicy
-
         self.spec = spec
         self._lock = threading.Lock()
         self._policy = EnvCallablePolicy(
@@ -183,7 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: OracleHTTPServer
     protocol_version = "HTTP/1.1"  # keep-alive: the openai client reuses its connections
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass  # one line per request would drown the command's own output
 
     def _send(self, status: int, body: dict[str, Any]) -> None:
@@ -212,7 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
         status, body = self._answer(self._read_json())
         self._send(status, body)
 
-    def _read_json(self) -> Any:
+    def _read_json(self) -> object:
         length = int(self.headers.get("Content-Length") or 0)
         if length > MAX_BODY_BYTES:
             self.close_connection = True  # the unread body cannot be skipped safely
@@ -222,7 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             return None
 
-    def _answer(self, body: Any) -> tuple[int, dict[str, Any]]:
+    def _answer(self, body: object) -> tuple[int, dict[str, Any]]:
         """(HTTP status, JSON body) for a chat-completions request body."""
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return 400, _error_body(
@@ -272,8 +275,6 @@ class OracleHTTPServer(ThreadingHTTPServer):
     def oracle(self) -> OracleModel:
         """The model served (set after binding, so a taken port fails before the load)."""
         if self._oracle is None:
-            from envkit.errors import InternalError
-
             raise InternalError("The oracle server was started without an oracle.")
         return self._oracle
 
@@ -320,10 +321,6 @@ def open_oracle_server(
         UsageError: the manifest names no oracle, or ``host:port`` cannot be bound.
         PolicyError: the oracle cannot be loaded (in time).
     """
-    from envkit.envdir import EnvDir
-    from envkit.envdir.constants import MANIFEST_NAME
-    from envkit.envdir.project import resolve_python, resolve_timeouts
-
     env = EnvDir(root)
     env.require_manifest()
     spec = env.spec

@@ -10,12 +10,14 @@ appending leaves at most one cut-off last line, which :func:`read_records` drops
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from envkit._version import __version__
 from envkit.errors import DestinationError
 from envkit.fsutil import write_atomic
 
@@ -54,8 +56,6 @@ def run_metadata(
             started the server from ``path``).
         started_at: ISO 8601 UTC time the run started.
     """
-    from envkit._version import __version__
-
     return {
         "kind": RUN_KIND,
         "format": RUN_FORMAT,
@@ -174,8 +174,6 @@ def write_plot(
 def _plot(
     path: Path, episodes: list[dict[str, Any]], *, reward_range: tuple[float, float], title: str
 ) -> None:
-    import io
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import random
 import string
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from envkit.errors import ModelEndpointError
+from envkit.errors import ModelEndpointError, PolicyError
 from envkit.evaluation.parsing import ActionParseError, parse_action
 from envkit.evaluation.prompts import observation_message
+from envkit.policy import PolicyProcess
+
+if TYPE_CHECKING:
+    import openai
 
 
 @dataclass
@@ -92,7 +97,7 @@ class SchemaSampler:
             depth += 1
         return schema
 
-    def sample(self, schema: dict[str, Any], depth: int = 0) -> Any:
+    def sample(self, schema: dict[str, Any], depth: int = 0) -> object:
         rng = self.rng
         schema = self._resolve(schema)
         if "const" in schema:
@@ -212,10 +217,8 @@ class EnvCallablePolicy:
         self.call_timeout_s = call_timeout_s
         self._proc = self._start()
 
-    def _start(self) -> Any:
+    def _start(self) -> PolicyProcess:
         """A loaded :class:`envkit.policy.PolicyProcess` whose calls wait ``call_timeout_s``."""
-        from envkit.policy import PolicyProcess
-
         return PolicyProcess(
             self.spec,
             self.root,
@@ -236,10 +239,6 @@ class EnvCallablePolicy:
         step: int,
         last_error: str | None,
     ) -> Decision:
-        import time
-
-        from envkit.errors import PolicyError
-
         t0 = time.monotonic()
         try:
             return Decision(action=self._proc(observation))
@@ -393,7 +392,7 @@ class OpenAIPolicy:
         chat: the model, prompt and sampling settings.
     """
 
-    def __init__(self, client: Any, chat: ChatSettings):
+    def __init__(self, client: openai.OpenAI, chat: ChatSettings):
         self.client = client
         self.model = chat.model
         self.system_prompt = chat.system_prompt

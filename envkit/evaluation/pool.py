@@ -7,26 +7,50 @@ Sessions go over the WebSocket (:class:`envkit.wire.EnvSession`), one per worker
 on the other URLs, then again after a short backoff (:data:`CAPACITY_RETRIES` rounds: behind
 a balancer a new connection may land on another replica); only then does the server's
 capacity cap the concurrency and the run goes on with fewer (docs/protocol.md). Every answer
-of the server is awaited at most ``reply_timeout_s``; three lost sessions in a row, a server
-that exits, or the ``timeout_s`` budget stop the run.
+of the server is awaited at most ``reply_timeout_s``.
+
+A session lost mid-episode (the connection dropped or closed: a replica gone) is replaced by a
+fresh one, on the same URL or the next that accepts it, and the episode is played again from
+reset with the same seed, up to ``session_retries`` times; an answer that did not come in time
+is not retried (a hung server would cost the wait again). An episode still lost is recorded as
+*lost* (not a result: the statistics leave it out, ``--resume`` plays it again). Three lost
+episodes in a row, a server that exits, or the ``timeout_s`` budget stop the run.
 """
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.errors import EnvkitError, EvalAbortedError, PolicyError, WireError
 from envkit.evaluation.options import Notes
 from envkit.evaluation.policies import EpisodePolicy
-from envkit.evaluation.records import EpisodeRecord, EvalSettings, StepRecord
-from envkit.wire import EnvSession, Refusal
+from envkit.evaluation.records import SESSION_LOST, EpisodeRecord, EvalSettings, StepRecord
+from envkit.wire import (
+    CAPACITY_REACHED,
+    CONNECT_FAILED,
+    EnvErrorFrame,
+    EnvSession,
+    Refusal,
+    WireTimeout,
+    is_finite_number,
+    probe_session,
+)
 
-MAX_SESSION_LOSSES = 3  # lost sessions in a row (over all workers) that stop the run
+if TYPE_CHECKING:
+    from envkit.server import ServerProcess
+
+MAX_SESSION_LOSSES = 3  # lost episodes in a row (over all workers) that stop the run
+# The largest observation an episode goes on with, bytes of its JSON: a bigger one ends the
+# episode with OBSERVATION_TOO_LARGE (every observation is kept in memory and written to
+# trajectories.jsonl; a model could not read it anyway). The WebSocket cuts frames at 16 MiB.
+MAX_OBSERVATION_BYTES = 4 * 1024 * 1024
+OBSERVATION_TOO_LARGE = "OBSERVATION_TOO_LARGE"
 RESULT_POLL_S = 0.2  # how often the main thread checks the budget and the server, seconds
 _SUCCESS_EPS = 1e-9
 CAPACITY_RETRIES = 3  # more rounds over the URLs after a CAPACITY_REACHED refusal
@@ -41,7 +65,8 @@ class PoolOutcome:
     """What the worker pool produced.
 
     Attributes:
-        episodes: the finished episodes, ordered by run-wide index.
+        episodes: the played episodes, lost ones included, ordered by run-wide index (the
+            lines of ``trajectories.jsonl``).
         concurrency_used: sessions the workers played on (after any capacity cap).
         capacity: the server's ``max_sessions`` when it capped the concurrency, else ``None``.
         fatal: what stopped the run early (:class:`EvalAbortedError`,
@@ -49,6 +74,7 @@ class PoolOutcome:
             ``None``.
         interrupted: Ctrl-C (KeyboardInterrupt) stopped the run.
         kept: how many of ``episodes`` an earlier process of the run played (``--resume``).
+        retried: episodes played again on a fresh session after theirs was lost.
     """
 
     episodes: list[EpisodeRecord]
@@ -57,6 +83,17 @@ class PoolOutcome:
     fatal: BaseException | None
     interrupted: bool
     kept: int = 0
+    retried: int = 0
+
+    @property
+    def finished(self) -> list[EpisodeRecord]:
+        """The episodes that are results (not lost)."""
+        return [e for e in self.episodes if not e.lost]
+
+    @property
+    def lost(self) -> list[EpisodeRecord]:
+        """The episodes whose session was lost, also after the retries."""
+        return [e for e in self.episodes if e.lost]
 
 
 class _Stopped(Exception):
@@ -69,6 +106,15 @@ class _Lost(Exception):
     def __init__(self, what: str, exc: WireError):
         super().__init__(f"{what}: {exc.message}")
         self.text = f"{what}: {exc.message}"
+        self.timed_out = isinstance(exc, WireTimeout)
+
+
+@dataclass
+class _Holder:
+    """A worker's current session and the base URL it is on (replaced after a loss)."""
+
+    session: EnvSession
+    url: str
 
 
 @dataclass
@@ -79,10 +125,12 @@ class _Ctx:
     hi: float
     urls: list[str]
     reply_s: float
+    session_retries: int = 0
     tasks: queue.Queue = field(default_factory=queue.Queue)
     results: queue.Queue = field(default_factory=queue.Queue)
     stop: threading.Event = field(default_factory=threading.Event)
-    losses: int = 0  # sessions lost in a row, over all workers (reset by a finished episode)
+    losses: int = 0  # episodes lost in a row, over all workers (reset by a finished one)
+    retried: int = 0  # episodes played again after a lost session
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -121,7 +169,7 @@ class WorkerPool:
         urls: list[str],
         hi: float,
         deadline: float | None,
-        server: Any,
+        server: ServerProcess | None,
         notes: Notes,
         on_episode: Callable[[EpisodeRecord, int, int], None] | None,
         prior: list[EpisodeRecord] | None = None,
@@ -136,16 +184,18 @@ class WorkerPool:
             hi=float(hi),
             urls=list(urls),
             reply_s=settings.timeouts.reply_s,
+            session_retries=settings.session_retries,
         )
         self._finished: list[EpisodeRecord] = list(prior or ())
         self._kept = len(self._finished)
-        done = {e.episode for e in self._finished}
+        done = {e.episode for e in self._finished if not e.lost}
+        self._finished = [e for e in self._finished if not e.lost]
         self._todo = [t for t in settings.tasks() if t[0] not in done]
         for task in self._todo:
             self._ctx.tasks.put(task)
         self._sessions: list[EnvSession] = []
         self._policies: list[EpisodePolicy] = []
-        self._holders: list[dict[str, Any]] = []
+        self._holders: list[_Holder] = []
         self._capacity: int | None = None
         self._fatal: BaseException | None = None
         self._interrupted = False
@@ -168,11 +218,11 @@ class WorkerPool:
             for _ in self._sessions:
                 self._policies.append(make_policy())
             for (session, url), policy in zip(opened, self._policies):
-                holder = {"session": session, "url": url}
+                holder = _Holder(session, url)
                 self._holders.append(holder)
                 threading.Thread(
                     target=_worker,
-                    args=(session, policy, self._ctx, holder),
+                    args=(policy, self._ctx, holder),
                     daemon=True,
                     name="envkit-eval-worker",
                 ).start()
@@ -205,7 +255,7 @@ class WorkerPool:
 
     def _stop_reason(self) -> EvalAbortedError | None:
         """Why the run must stop now (budget spent, server exited), else ``None``."""
-        done, total = len(self._finished), self.settings.total
+        done, total = sum(1 for e in self._finished if not e.lost), self.settings.total
         if self._deadline is not None and time.perf_counter() > self._deadline:
             return EvalAbortedError(
                 f"The run exceeded --timeout {self.settings.timeouts.budget_s:g} s with "
@@ -227,7 +277,7 @@ class WorkerPool:
         """Tell the workers to stop; close every session and policy. Idempotent."""
         self._ctx.stop.set()
         for holder in self._holders:
-            holder["session"].close()
+            holder.session.close()
         for session in self._sessions:
             session.close()
         for policy in self._policies:
@@ -253,6 +303,7 @@ class WorkerPool:
             fatal=self._fatal,
             interrupted=self._interrupted,
             kept=self._kept,
+            retried=self._ctx.retried,
         )
 
 
@@ -290,8 +341,6 @@ def _open_sessions(
         WireTimeout: a probe got no answer (the server hangs). Sessions opened so far are
             closed first.
     """
-    from envkit.wire import CAPACITY_REACHED
-
     opened: list[tuple[EnvSession, str]] = []
     refusal: Refusal | None = None
     try:
@@ -328,10 +377,15 @@ def _open_sessions(
 
 
 def _open_one(
-    urls: list[str], start: int, reply_s: float
+    urls: list[str], start: int, reply_s: float, *, skip_unreachable: bool = False
 ) -> tuple[tuple[EnvSession, str] | None, Refusal | None]:
     """One probed session: ``urls[start % n]`` first, then the next URLs; when all answer
     CAPACITY_REACHED, :data:`CAPACITY_RETRIES` more rounds after a doubling backoff.
+
+    Args:
+        skip_unreachable: a URL that cannot be connected to is passed over for the next one
+            (a fresh session after a lost one: its replica may be gone), instead of ending
+            the search.
 
     Returns:
         ``((session, url), None)``, or ``(None, refusal)``: the last CAPACITY_REACHED, or the
@@ -340,18 +394,20 @@ def _open_one(
     Raises:
         WireTimeout: a probe got no answer.
     """
-    from envkit.wire import CAPACITY_REACHED, CONNECT_FAILED, probe_session
-
     refusal: Refusal | None = None
     for attempt in range(CAPACITY_RETRIES + 1):
         if attempt:
             time.sleep(CAPACITY_BACKOFF_S * 2 ** (attempt - 1))
+        full = False
         for k in range(len(urls)):
             url = urls[(start + k) % len(urls)]
             try:
                 session = EnvSession(url, timeout_s=reply_s)
             except WireError as exc:
-                return None, Refusal(CONNECT_FAILED, {"message": exc.message, "url": url})
+                refusal = Refusal(CONNECT_FAILED, {"message": exc.message, "url": url})
+                if skip_unreachable:
+                    continue
+                return None, refusal
             try:
                 refusal = probe_session(session)
             except BaseException:
@@ -363,10 +419,36 @@ def _open_one(
             if refusal.code != CAPACITY_REACHED:
                 refusal.data.setdefault("url", url)
                 return None, refusal
+            full = True
+        if not full:  # none was full, none answered: waiting frees no slot
+            break
     return None, refusal
 
 
-def _error_text(exc: Any) -> str:
+def _reopen(ctx: _Ctx, url: str) -> tuple[EnvSession, str]:
+    """A fresh probed session after a lost one: on ``url`` first, then on the other URLs.
+
+    Raises:
+        WireError: no URL accepted a session (the message names the last refusal).
+        WireTimeout: a probe got no answer.
+    """
+    start = ctx.urls.index(url) if url in ctx.urls else 0
+    got, refusal = _open_one(ctx.urls, start, ctx.reply_s, skip_unreachable=True)
+    if got is not None:
+        return got
+    if refusal is not None and refusal.code == CAPACITY_REACHED:
+        raise _capacity_error(refusal, ctx.urls)
+    data = refusal.data if refusal is not None else {}
+    raise WireError(
+        f"No server accepted a new session after one was lost: "
+        f"{refusal.code if refusal else CONNECT_FAILED}: "
+        f"{data.get('message', '')} ({data.get('url', url)}).",
+        hint="Check the servers are up (`envkit validate --url URL`); `envkit eval --resume "
+        "DIR` plays the missing episodes once they are.",
+    )
+
+
+def _error_text(exc: EnvErrorFrame) -> str:
     """One line for an error frame: its code, message and first validation error."""
     data = getattr(exc, "data", {}) or {}
     msg = str(data.get("message", "")).strip()
@@ -381,9 +463,10 @@ def _error_text(exc: Any) -> str:
 # -- workers ---------------------------------------------------------------------------------
 
 
-def _worker(session: EnvSession, policy: EpisodePolicy, ctx: _Ctx, holder: dict[str, Any]) -> None:
+def _worker(policy: EpisodePolicy, ctx: _Ctx, holder: _Holder) -> None:
     """Play tasks until none is left or the run stops; every outcome goes to ``ctx.results``
-    as ``("episode", record)``, ``("fatal", exc)`` and finally ``("done", None)``."""
+    as ``("episode", record)`` (lost ones too), ``("fatal", exc)`` and finally
+    ``("done", None)``."""
     try:
         while not ctx.stop.is_set():
             try:
@@ -391,22 +474,33 @@ def _worker(session: EnvSession, policy: EpisodePolicy, ctx: _Ctx, holder: dict[
             except queue.Empty:
                 break
             try:
-                record = _play(session, policy, task, ctx)
+                record = _play_retrying(holder, policy, task, ctx)
             except _Stopped:
                 return
-            except _Lost as lost:
-                if ctx.stop.is_set():
-                    return
-                fresh = _after_loss(session, holder["url"], task, lost, ctx)
-                if fresh is None:
-                    return
-                session = holder["session"] = fresh
-                continue
             if ctx.stop.is_set():
                 return
-            with ctx.lock:
-                ctx.losses = 0
             ctx.results.put(("episode", record))
+            with ctx.lock:
+                ctx.losses = ctx.losses + 1 if record.lost else 0
+                losses = ctx.losses
+            if not record.lost:
+                continue
+            if losses >= MAX_SESSION_LOSSES:
+                last = (record.error or "").removeprefix(f"{SESSION_LOST}: ").rstrip(".")
+                ctx.results.put(
+                    (
+                        "fatal",
+                        EvalAbortedError(
+                            f"Stopped after {losses} lost episodes in a row; the last: {last}.",
+                            hint="Most likely `reset` or `step` hangs or crashes: `envkit "
+                            "validate` tells which. Raise --reply-timeout if answers are just "
+                            "slow.",
+                        ),
+                    )
+                )
+                return
+            holder.session.close()
+            holder.session, holder.url = _reopen(ctx, holder.url)
     except BaseException as exc:  # noqa: BLE001 - handed to the main thread
         if not ctx.stop.is_set():
             ctx.results.put(("fatal", exc))
@@ -414,35 +508,49 @@ def _worker(session: EnvSession, policy: EpisodePolicy, ctx: _Ctx, holder: dict[
         ctx.results.put(("done", None))
 
 
-def _after_loss(
-    session: EnvSession, url: str, task: Task, lost: _Lost, ctx: _Ctx
-) -> EnvSession | None:
-    """Record the episode a transport failure ended, then open one fresh session on the same
-    ``url``, unless
-    sessions keep getting lost (a hung or crashing server): then report the abort and return
-    ``None``."""
+def _play_retrying(holder: _Holder, policy: EpisodePolicy, task: Task, ctx: _Ctx) -> EpisodeRecord:
+    """:func:`_play` on the worker's session; after a lost session, again from reset on a
+    fresh one (:func:`_reopen`), up to ``ctx.session_retries`` times unless the answer timed
+    out. Returns the played episode, or the lost one.
+
+    Raises:
+        _Stopped: the run is stopping.
+        WireError: no server accepted a fresh session (the lost episode is recorded first).
+    """
+    retries = 0
+    while True:
+        try:
+            return _play(holder.session, policy, task, ctx)
+        except _Lost as lost:
+            if ctx.stop.is_set():
+                raise _Stopped from None
+            if lost.timed_out or retries >= ctx.session_retries:
+                return _lost_record(task, lost, retries)
+            holder.session.close()
+            try:
+                holder.session, holder.url = _reopen(ctx, holder.url)
+            except WireError:
+                if not ctx.stop.is_set():
+                    ctx.results.put(("episode", _lost_record(task, lost, retries)))
+                raise
+            if retries == 0:
+                with ctx.lock:
+                    ctx.retried += 1
+            retries += 1
+
+
+def _lost_record(task: Task, lost: _Lost, retries: int) -> EpisodeRecord:
+    """The record of an episode whose session was lost (after ``retries`` retries)."""
     episode, group, member, seed = task
-    record = EpisodeRecord(
+    after = f" (also on {retries} fresh session{'s' if retries > 1 else ''})" if retries else ""
+    return EpisodeRecord(
         episode=episode,
         group=group,
         member=member,
         seed=seed,
-        error=f"session lost: {lost.text}",
+        error=f"{SESSION_LOST}: {lost.text}{after}",
+        lost=True,
     )
-    ctx.results.put(("episode", record))
-    with ctx.lock:
-        ctx.losses += 1
-        losses = ctx.losses
-    if losses >= MAX_SESSION_LOSSES:
-        aborted = EvalAbortedError(
-            f"Stopped after {losses} lost sessions in a row; the last: {lost.text.rstrip('.')}.",
-            hint="Most likely `reset` or `step` hangs or crashes: `envkit validate` tells "
-            "which. Raise --reply-timeout if answers are just slow.",
-        )
-        ctx.results.put(("fatal", aborted))
-        return None
-    session.close()
-    return EnvSession(url, timeout_s=ctx.reply_s)
 
 
 def _play(session: EnvSession, policy: EpisodePolicy, task: Task, ctx: _Ctx) -> EpisodeRecord:
@@ -482,8 +590,6 @@ def _reset(session: EnvSession, rec: EpisodeRecord, seed: int) -> _Turn | None:
     Raises:
         _Lost: the session failed.
     """
-    from envkit.wire import EnvErrorFrame
-
     try:
         first = session.reset(seed=seed)
     except EnvErrorFrame as exc:
@@ -491,6 +597,10 @@ def _reset(session: EnvSession, rec: EpisodeRecord, seed: int) -> _Turn | None:
         return None
     except WireError as exc:
         raise _Lost(f"`reset(seed={seed})`", exc) from None
+    too_big = _oversized(first.observation)
+    if too_big is not None:
+        rec.error = f"reset failed: {OBSERVATION_TOO_LARGE}: {too_big}"
+        return None
     rec.reset = {
         "observation": first.observation,
         "reward": first.reward,
@@ -544,8 +654,6 @@ def _send(
     Raises:
         _Lost: the session failed.
     """
-    from envkit.wire import EnvErrorFrame
-
     try:
         res = session.step(step.action)
     except EnvErrorFrame as exc:
@@ -557,6 +665,12 @@ def _send(
         return False
     except WireError as exc:
         raise _Lost(f"`step` {step.step} of seed {seed}", exc) from None
+    too_big = _oversized(res.observation)
+    if too_big is not None:  # the observation is not kept: the reason it ends the episode
+        step.latency_s, step.done = res.latency_s, res.done
+        step.error, step.error_code = too_big, OBSERVATION_TOO_LARGE
+        rec.error = f"step failed: {OBSERVATION_TOO_LARGE}: {too_big}"
+        return False
     step.observation, step.reward, step.done = res.observation, res.reward, res.done
     step.latency_s = res.latency_s
     turn.observation, turn.reward, turn.last_error = res.observation, res.reward, None
@@ -564,10 +678,20 @@ def _send(
     return True
 
 
+def _oversized(observation: dict[str, Any]) -> str | None:
+    """Why ``observation`` is too large to go on with (over :data:`MAX_OBSERVATION_BYTES` of
+    JSON), else ``None``."""
+    size = len(json.dumps(observation, separators=(",", ":"), default=str).encode())
+    if size <= MAX_OBSERVATION_BYTES:
+        return None
+    return (
+        f"the observation is {size / 2**20:.1f} MiB of JSON, over eval's limit of "
+        f"{MAX_OBSERVATION_BYTES / 2**20:g} MiB"
+    )
+
+
 def _finish(rec: EpisodeRecord, t0: float, hi: float) -> EpisodeRecord:
     """Fill in ``rec``'s return, best reward, success, truncation and duration."""
-    from envkit.wire import is_finite_number
-
     rewards = [float(s.reward) for s in rec.steps if is_finite_number(s.reward)]
     rec.return_ = float(sum(rewards))
     rec.max_reward = max(rewards) if rewards else None

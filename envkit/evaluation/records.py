@@ -14,6 +14,10 @@ from typing import Any
 
 from envkit.envdir.project import Timeouts
 
+# The error of an episode whose session was lost; runs written before episodes were marked
+# ``lost`` are recognised by it.
+SESSION_LOST = "session lost"
+
 
 @dataclass
 class EvalSettings:
@@ -42,6 +46,7 @@ class EvalSettings:
     max_retries: int
     timeouts: Timeouts
     python: str | None = None
+    session_retries: int = 2
 
     @property
     def total(self) -> int:
@@ -84,6 +89,7 @@ class EvalSettings:
             "timeout_s": self.timeouts.budget_s,
             "startup_timeout_s": self.timeouts.startup_s,
             "reply_timeout_s": self.timeouts.reply_s,
+            "session_retries": self.session_retries,
         }
 
 
@@ -175,6 +181,9 @@ class EpisodeRecord:
             ``None`` when reset failed.
         steps: the steps played.
         error: why the episode ended early (environment, policy or session failure).
+        lost: its session was lost (also after the retries on fresh sessions): it is not a
+            result, so the statistics leave it out and ``--resume`` plays it again; written
+            as ``"lost": true`` only when set.
         return_: the sum of finite step rewards (``return`` in JSON).
         max_reward: the highest finite step reward, or ``None``.
         success: a step reward reached the manifest's maximum.
@@ -196,13 +205,14 @@ class EpisodeRecord:
     done: bool = False
     truncated: bool = False
     duration_s: float = 0.0
+    lost: bool = False
 
     @property
     def steps_taken(self) -> int:
         return len(self.steps)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "episode": self.episode,
             "group": self.group,
             "member": self.member,
@@ -218,6 +228,9 @@ class EpisodeRecord:
             "steps_taken": self.steps_taken,
             "duration_s": self.duration_s,
         }
+        if self.lost:
+            out["lost"] = True
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EpisodeRecord:
@@ -244,4 +257,5 @@ class EpisodeRecord:
             done=bool(data["done"]),
             truncated=bool(data["truncated"]),
             duration_s=float(data["duration_s"]),
+            lost=bool(data.get("lost")) or str(data["error"] or "").startswith(SESSION_LOST),
         )

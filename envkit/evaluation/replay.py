@@ -23,9 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir import EnvProject
+from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
 from envkit.errors import ExitCode, UsageError, WireError
 from envkit.evaluation.output import TRAJECTORIES_FILE
 from envkit.evaluation.records import EpisodeRecord
+from envkit.evaluation.rundir import kept_episodes
+from envkit.server import start_server
+from envkit.wire import EnvErrorFrame, EnvSession, is_finite_number, normalise_url
 
 SAME, CHANGED, NONDETERMINISTIC, SKIPPED = "same", "changed", "not deterministic", "skipped"
 _REL_TOL = 1e-9  # rewards travel as JSON floats: equal values come back bit-identical
@@ -140,11 +145,6 @@ def replay(
         ServerStartError: the environment server did not start.
         WireError: the server cannot be reached, or the session was lost twice in a row.
     """
-    from envkit.envdir import EnvProject
-    from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
-    from envkit.evaluation.rundir import kept_episodes
-    from envkit.wire import normalise_url
-
     run = Path(run_dir)
     saved, dropped = kept_episodes(run)
     if not saved:
@@ -160,8 +160,6 @@ def replay(
     server = None
     try:
         if url is None and project is not None:
-            from envkit.server import start_server
-
             py = resolve_python(project.root, python)
             server = start_server(project.root, project.manifest.app, python=py)
             server.wait_healthy(timeout_s=timeouts.startup_s)
@@ -182,8 +180,6 @@ def _replay_all(
     on_episode: Callable[[EpisodeReplay, int, int], None] | None,
 ) -> list[EpisodeReplay]:
     """Replay every saved episode twice on one session (a fresh one after a lost one)."""
-    from envkit.wire import EnvSession
-
     session = EnvSession(url, timeout_s=reply_s)
     results = []
     try:
@@ -208,15 +204,13 @@ def _replay_all(
 
 
 def _play_keeping_session(
-    session: Any, url: str, record: EpisodeRecord, reply_s: float
-) -> tuple[Trace, Any]:
+    session: EnvSession, url: str, record: EpisodeRecord, reply_s: float
+) -> tuple[Trace, EnvSession]:
     """:func:`play` on ``session``; when the session is lost, once more on a new one.
 
     Raises:
         WireError: the new session was lost too.
     """
-    from envkit.wire import EnvSession
-
     try:
         return play(session, record), session
     except WireError:
@@ -226,7 +220,7 @@ def _play_keeping_session(
 
 
 def _skip_reason(record: EpisodeRecord) -> str | None:
-    if record.error and record.error.startswith("session lost"):
+    if record.lost:
         return "the saved run lost its session in this episode: its trace is incomplete"
     return None
 
@@ -247,14 +241,12 @@ def saved_trace(record: EpisodeRecord) -> Trace:
     return trace
 
 
-def play(session: Any, record: EpisodeRecord) -> Trace:
+def play(session: EnvSession, record: EpisodeRecord) -> Trace:
     """Replay ``record``'s sent actions on ``session`` (an :class:`envkit.wire.EnvSession`).
 
     Raises:
         WireError: the session failed (transport, timeout).
     """
-    from envkit.wire import EnvErrorFrame
-
     try:
         session.reset(seed=record.seed)
     except EnvErrorFrame as exc:
@@ -290,8 +282,6 @@ def _judge(record: EpisodeRecord, first: Trace, second: Trace) -> EpisodeReplay:
 
 
 def _return(trace: Trace) -> float:
-    from envkit.wire import is_finite_number
-
     return float(sum(e["reward"] for e in trace if is_finite_number(e.get("reward"))))
 
 
@@ -312,9 +302,7 @@ def _same_entry(x: dict[str, Any], y: dict[str, Any]) -> bool:
     return x.get("done") == y.get("done") and _same_reward(x.get("reward"), y.get("reward"))
 
 
-def _same_reward(a: Any, b: Any) -> bool:
-    from envkit.wire import is_finite_number
-
+def _same_reward(a: object, b: object) -> bool:
     if is_finite_number(a) and is_finite_number(b):
         return math.isclose(float(a), float(b), rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
     return a == b

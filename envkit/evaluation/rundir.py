@@ -35,6 +35,7 @@ STORED = (
     "system_prompt",
     "max_tokens",
     "max_retries",
+    "session_retries",
     "concurrency",
     "timeout_s",
     "startup_timeout_s",
@@ -50,6 +51,7 @@ RESUME_MAY_CHANGE = frozenset(
         "startup_timeout_s",
         "reply_timeout_s",
         "max_retries",
+        "session_retries",
         "format",
     }
 )
@@ -72,6 +74,7 @@ def stored_options(settings: EvalSettings, options: EvalOptions) -> dict[str, An
         "system_prompt": settings.system_prompt,
         "max_tokens": settings.max_tokens,
         "max_retries": settings.max_retries,
+        "session_retries": settings.session_retries,
         "concurrency": settings.concurrency,
         "timeout_s": options.timeout_s,
         "startup_timeout_s": options.startup_timeout_s,
@@ -131,9 +134,11 @@ def kept_episodes(run_dir: Path) -> tuple[list[EpisodeRecord], int]:
     return kept, dropped
 
 
-def resume_options(run_dir: Path, **overrides: Any) -> tuple[EvalOptions, list[EpisodeRecord], int]:
+def resume_options(
+    run_dir: Path, **overrides: object
+) -> tuple[EvalOptions, list[EpisodeRecord], int]:
     """The options to continue ``run_dir`` with, the episodes it keeps and how many lines of
-    ``trajectories.jsonl`` were dropped.
+    ``trajectories.jsonl`` were dropped. Lost episodes are not kept: they are played again.
 
     Args:
         run_dir: the run directory.
@@ -162,7 +167,7 @@ def resume_options(run_dir: Path, **overrides: Any) -> tuple[EvalOptions, list[E
     )
     kept, dropped = kept_episodes(run_dir)
     planned = {t[0] for t in _tasks(options)}
-    return options, [e for e in kept if e.episode in planned], dropped
+    return options, [e for e in kept if e.episode in planned and not e.lost], dropped
 
 
 _ACCEPTED = RESUME_MAY_CHANGE | {"on_episode", "on_note"}

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envkit.envdir import EnvDir, EnvProject
+from envkit.envdir.digest import digests_of
+from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
 from envkit.errors import EnvkitError, EvalAbortedError, InternalError, WireError
 from envkit.evaluation.factory import (
     PolicyFactory,
@@ -32,12 +35,15 @@ from envkit.evaluation.factory import (
 from envkit.evaluation.options import (
     DEFAULT_BASE_URL,
     DEFAULT_MAX_RETRIES,
+    DEFAULT_SESSION_RETRIES,
     EVAL_DEFAULT_MAX_STEPS,
     EvalOptions,
     Notes,
 )
+from envkit.evaluation.output import append_record, run_metadata, write_run_start
 from envkit.evaluation.pool import WorkerPool
 from envkit.evaluation.records import EpisodeRecord, EvalSettings
+from envkit.evaluation.rundir import resume_options, stored_options
 from envkit.evaluation.summary import (
     EnvFacts,
     EvalInterrupted,
@@ -45,6 +51,8 @@ from envkit.evaluation.summary import (
     EvalSummary,
     write_files,
 )
+from envkit.server import ServerProcess, start_server
+from envkit.wire import normalise_url
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -84,6 +92,7 @@ def evaluate(
     system_prompt: str | None = None,
     max_tokens: int | None = None,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    session_retries: int = DEFAULT_SESSION_RETRIES,
     python: str | None = None,
     timeout_s: float | None = None,
     startup_timeout_s: float | None = None,
@@ -123,6 +132,13 @@ def evaluate(
         max_tokens: completion token cap sent to the endpoint (``None``: not sent).
         max_retries: retries of a failed model call (429, 5xx, connection) with the openai
             client's exponential backoff (honours ``Retry-After``); bounded, >= 0.
+        session_retries: plays more of an episode whose session was lost mid-episode
+            (connection dropped or closed: a replica gone), each on a fresh session (another
+            URL when its own is unreachable), from reset with the same seed; >= 0. An episode
+            still lost after them (or one whose answer did not come within
+            ``reply_timeout_s``: not retried) is recorded as *lost*: ``"lost": true`` in
+            ``trajectories.jsonl``, counted in ``lost_episodes``, left out of every other
+            statistic, and played again by :func:`resume`.
         python: interpreter that serves the environment and runs its policies
             (``--python``; resolved once with :func:`envkit.envdir.project.resolve_python`).
         timeout_s: seconds for the whole run (``--timeout``): start-up, every episode and
@@ -132,7 +148,7 @@ def evaluate(
             default the manifest's ``startup_timeout_s``, 60).
         reply_timeout_s: seconds to wait for one answer of the server (``--reply-timeout``;
             default ``max(2, 2 x step_timeout_s)`` of the manifest). A session without an
-            answer in time is lost; after 3 lost sessions in a row the run stops.
+            answer in time is lost; after 3 lost episodes in a row the run stops.
         on_episode: called in the calling thread as ``on_episode(record, finished, total)``.
         on_note: called with each note as it arises (capacity cap, missing key).
 
@@ -148,7 +164,7 @@ def evaluate(
             starts, so nothing is written), rejects the key (401), keeps rate-limiting (429)
             after ``max_retries``, or the context is too long. Finished episodes are written
             to ``out_dir`` first.
-        EvalAbortedError: the ``timeout_s`` budget ran out, 3 sessions in a row were lost
+        EvalAbortedError: the ``timeout_s`` budget ran out, 3 episodes in a row were lost
             (the server hangs or crashes in ``reset``/``step``), or the server envkit started
             exited; finished episodes and a partial summary are written first (exit 2).
         EvalInterrupted: Ctrl-C; finished episodes and a partial summary are written first.
@@ -171,6 +187,7 @@ def evaluate(
             system_prompt=system_prompt,
             max_tokens=max_tokens,
             max_retries=max_retries,
+            session_retries=session_retries,
             python=python,
             timeout_s=timeout_s,
             startup_timeout_s=startup_timeout_s,
@@ -225,18 +242,19 @@ def resume(
     startup_timeout_s: float | None = None,
     reply_timeout_s: float | None = None,
     max_retries: int | None = None,
+    session_retries: int | None = None,
     on_episode: Callable[[EpisodeRecord, int, int], None] | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> EvalResult:
     """Continue the run in ``run_dir`` (``envkit eval --resume DIR``): its stored settings
-    (``run.json``), its finished episodes kept, only the missing ones played, all of them
-    summarised. A line of ``trajectories.jsonl`` cut off by a killed process is dropped and
+    (``run.json``), its finished episodes kept, only the missing and the lost ones played,
+    all of them summarised. A line of ``trajectories.jsonl`` cut off by a killed process is dropped and
     its episode played again.
 
     Args:
         run_dir: the directory an earlier :func:`evaluate` wrote (its ``out_dir``).
-        concurrency, python, timeout_s, startup_timeout_s, reply_timeout_s, max_retries:
-            as for :func:`evaluate`; ``None`` keeps the stored value.
+        concurrency, python, timeout_s, startup_timeout_s, reply_timeout_s, max_retries,
+            session_retries: as for :func:`evaluate`; ``None`` keeps the stored value.
         on_episode, on_note: as for :func:`evaluate` (``finished`` counts kept episodes).
 
     Returns:
@@ -246,8 +264,6 @@ def resume(
         UsageError: ``run_dir`` holds no ``run.json`` of an eval run.
         The rest: as :func:`evaluate`.
     """
-    from envkit.evaluation.rundir import resume_options
-
     options, kept, dropped = resume_options(
         Path(run_dir),
         concurrency=concurrency,
@@ -256,6 +272,7 @@ def resume(
         startup_timeout_s=startup_timeout_s,
         reply_timeout_s=reply_timeout_s,
         max_retries=max_retries,
+        session_retries=session_retries,
         on_episode=on_episode,
         on_note=on_note,
     )
@@ -278,9 +295,6 @@ def run_evaluation(
     t_start = time.perf_counter()
     started_at = _dt.datetime.now(_dt.UTC)
     options.check_counts()
-    from envkit.envdir.project import resolve_python, resolve_timeouts
-    from envkit.wire import normalise_url
-
     notes = Notes(options.on_note)
     if prior or dropped:
         total = options.episodes * options.group_size
@@ -334,9 +348,6 @@ def _load_target(options: EvalOptions) -> _Target:
     Raises:
         SpecError: the manifest cannot be read.
     """
-    from envkit.envdir import EnvProject
-    from envkit.envdir.project import env_spec
-
     project = None
     if not options.urls or options.path is not None:
         project = EnvProject.load(options.path if options.path is not None else ".")
@@ -375,18 +386,17 @@ def _settings(
         max_retries=options.max_retries,
         timeouts=timeouts,
         python=python,
+        session_retries=options.session_retries,
     )
 
 
-def _start_server(target: _Target, python: str | None) -> Any:
+def _start_server(target: _Target, python: str | None) -> ServerProcess:
     """Start the environment's server on a free port of 127.0.0.1 (the caller waits for it
     to be healthy and stops it).
 
     Raises:
         ServerStartError: it did not start.
     """
-    from envkit.server import start_server
-
     manifest = target.manifest
     if target.project is None or manifest is None:
         raise InternalError("evaluate: no environment directory to start a server from.")
@@ -419,7 +429,7 @@ def _fetch_json(url: str, timeout_s: float) -> dict[str, Any]:
     return data
 
 
-def _stop_server(server: Any, notes: Notes) -> None:
+def _stop_server(server: ServerProcess | None, notes: Notes) -> None:
     """Stop the server envkit started; note the processes that had escaped its group."""
     if server is None:
         return
@@ -462,9 +472,6 @@ def _start_run_dir(job: _Job, options: EvalOptions, urls: list[str]) -> None:
     Raises:
         DestinationError: the directory cannot be created or written.
     """
-    from envkit.evaluation.output import run_metadata, write_run_start
-    from envkit.evaluation.rundir import stored_options
-
     out_dir = job.settings.out_dir
     if out_dir is None:
         return
@@ -486,8 +493,6 @@ def _start_run_dir(job: _Job, options: EvalOptions, urls: list[str]) -> None:
 def _recording(job: _Job) -> Callable[[EpisodeRecord, int, int], None]:
     """``on_episode`` that first appends the episode to ``trajectories.jsonl`` (flushed), then
     calls the caller's ``on_episode``."""
-    from envkit.evaluation.output import append_record
-
     out_dir, then = job.settings.out_dir, job.on_episode
 
     def on_episode(record: EpisodeRecord, finished: int, total: int) -> None:
@@ -499,7 +504,9 @@ def _recording(job: _Job) -> Callable[[EpisodeRecord, int, int], None]:
     return on_episode
 
 
-def _run(job: _Job, urls: list[str], server: Any, server_start_s: float | None) -> EvalResult:
+def _run(
+    job: _Job, urls: list[str], server: ServerProcess | None, server_start_s: float | None
+) -> EvalResult:
     """Play the run on the servers at ``urls``, write its files, and return or raise."""
     settings = job.settings
     env_url = urls[0]
@@ -521,6 +528,11 @@ def _run(job: _Job, urls: list[str], server: Any, server_start_s: float | None) 
         factory.close()
         _stop_server(server, job.notes)
     outcome = pool.outcome()
+    if outcome.retried:
+        job.notes.add(
+            f"{outcome.retried} episode(s) lost their session and were played again from "
+            f"reset on a fresh one (--session-retries {settings.session_retries})."
+        )
     records = [e.to_json() for e in outcome.episodes]
     target = job.target
     env = EnvFacts(
@@ -545,10 +557,11 @@ def _run(job: _Job, urls: list[str], server: Any, server_start_s: float | None) 
     summary_json["versions"] = _versions(target, schemas)
     result = EvalResult(
         summary=summary_json,
-        episodes=outcome.episodes,
+        episodes=outcome.finished,
         out_dir=settings.out_dir,
         notes=job.notes.items,
         interrupted=outcome.interrupted,
+        lost=outcome.lost,
     )
     plot_name = target.manifest.name if target.manifest else env_url
     title = " · ".join(x for x in (plot_name, settings.policy, settings.model) if x)
@@ -561,9 +574,6 @@ def _versions(target: _Target, schemas: dict[str, Any]) -> dict[str, Any]:
     """``summary.json``'s ``versions``: the environment digest of the directory (``None``
     with ``--url`` alone) and the schema digest of the ``/schema`` the run played by
     (docs/versions.md); nothing is imported or started for them."""
-    from envkit.envdir import EnvDir
-    from envkit.envdir.digest import digests_of
-
     envdir = EnvDir(target.project.root) if target.project else None
     return digests_of(envdir, schemas, None).to_dict()
 

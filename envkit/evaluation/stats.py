@@ -10,6 +10,8 @@ Definitions (also written into ``summary.json`` under ``definitions``):
 - *pass@k* of a group of ``n`` rollouts of one seed with ``c`` successes: the unbiased
   estimator ``1 - C(n-c, k) / C(n, k)`` (Chen et al. 2021, "Evaluating Large Language Models
   Trained on Code"), averaged over groups for the summary.
+- *lost* episodes (their session was lost, also after the retries on fresh sessions) are no
+  results: they are counted in ``lost_episodes`` and left out of every other statistic.
 - standard deviations are population standard deviations (``ddof=0``); percentiles use linear
   interpolation between closest ranks (numpy's default).
 """
@@ -31,6 +33,8 @@ DEFINITIONS = {
     "(validation.reward.range[1] in openenv.yaml, 1.0 without a manifest)",
     "pass_at_k": "per group of rollouts of one seed: 1 - C(n-c, k)/C(n, k) with n rollouts and "
     "c successes (unbiased estimator); `mean` averages over groups",
+    "lost_episodes": "episodes whose session was lost (also after the retries on fresh "
+    "sessions): no result, left out of every other statistic; --resume plays them again",
     "std": "population standard deviation (ddof=0)",
     "percentiles": "linear interpolation between closest ranks",
     "latency_s": "env_step: seconds from sending a step frame to its answer; policy: seconds "
@@ -112,7 +116,8 @@ def histogram(
 
 
 def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[str, Any]:
-    """Statistics over finished episode records (the dicts written to trajectories.jsonl).
+    """Statistics over finished episode records (the dicts written to trajectories.jsonl);
+    lost ones (``"lost": true``) are only counted, in ``lost_episodes``.
 
     Args:
         episodes: episode records with ``group``, ``seed``, ``return``, ``success``,
@@ -124,7 +129,8 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
     Returns:
         The statistics part of ``summary.json``.
     """
-    eps = sorted(episodes, key=lambda e: e["episode"])
+    played = list(episodes)
+    eps = sorted((e for e in played if not e.get("lost")), key=lambda e: e["episode"])
     steps = _StepTotals.of(eps)
     per_group, pass_mean, ks = _groups(eps, group_size)
     complete = [g for g in per_group if g["n"] == group_size]
@@ -150,6 +156,7 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
         "null_rewards": steps.null_rewards,
         "episode_errors": sum(1 for e in eps if e.get("error")),
         "truncated_episodes": sum(1 for e in eps if e.get("truncated")),
+        "lost_episodes": len(played) - len(eps),
         "usage": steps.usage if steps.usage_seen else None,
     }
 

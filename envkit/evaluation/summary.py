@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit._version import __version__
 from envkit.errors import ExitCode
 from envkit.evaluation import stats as _stats
 from envkit.evaluation.output import (
@@ -33,11 +34,13 @@ class EvalResult:
     Attributes:
         summary: what ``summary.json`` holds (statistics, settings, timings, notes).
         episodes: one record per finished episode (``to_json()`` gives the lines of
-            ``trajectories.jsonl``).
+            ``trajectories.jsonl``), lost ones excluded.
         out_dir: where files were written, or ``None``.
         files: ``{"trajectories": path, "summary": path, "plot": path}`` for files written.
         notes: things the user should know (capacity cap, plot skipped, missing API key).
         interrupted: Ctrl-C stopped the run; files hold the episodes finished before it.
+        lost: the episodes whose session was lost, also after the retries (no result;
+            ``--resume`` plays them again).
     """
 
     summary: dict[str, Any]
@@ -46,11 +49,16 @@ class EvalResult:
     files: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     interrupted: bool = False
+    lost: list[EpisodeRecord] = field(default_factory=list)
 
     @property
     def exit_code(self) -> ExitCode:
-        """``FINDINGS`` (1) when an episode ended with an environment error, else ``OK``."""
-        return ExitCode.FINDINGS if self.summary.get("episode_errors") else ExitCode.OK
+        """``FINDINGS`` (1) when an episode ended with an environment error or was lost (the
+        run measured fewer episodes than planned), else ``OK``."""
+        s = self.summary
+        return (
+            ExitCode.FINDINGS if s.get("episode_errors") or s.get("lost_episodes") else ExitCode.OK
+        )
 
 
 class EvalInterrupted(KeyboardInterrupt):
@@ -116,10 +124,8 @@ class EvalSummary:
 
     def to_json(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         """``summary.json``; ``records`` are the episodes' ``to_json()``."""
-        from envkit._version import __version__
-
         settings, outcome, env = self.settings, self.outcome, self.env
-        finished = outcome.episodes
+        finished = outcome.finished
         stats = _stats.summarize(records, group_size=settings.group_size)
         complete = not outcome.interrupted and outcome.fatal is None
         return {
@@ -150,7 +156,7 @@ class EvalSummary:
         }
 
     def _timings(self) -> dict[str, Any]:
-        finished, wall = self.outcome.episodes, self.wall_s
+        finished, wall = self.outcome.finished, self.wall_s
         return {
             "started_at": self.started_at.isoformat(timespec="seconds"),
             "finished_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -160,7 +166,9 @@ class EvalSummary:
             if finished
             else None,
             # This process's episodes only: a resumed run's kept ones took no time here.
-            "episodes_per_s": (len(finished) - self.outcome.kept) / wall if wall > 0 else None,
+            "episodes_per_s": (len(self.outcome.episodes) - self.outcome.kept) / wall
+            if wall > 0
+            else None,
         }
 
 
@@ -185,7 +193,8 @@ def write_files(
     atomic_write(traj, trajectories_bytes(records))
     result.files["trajectories"] = traj
     plot = out_dir / "rewards.png"
-    plot_note = write_plot(plot, records, reward_range=reward_range, title=title)
+    results = [r for r in records if not r.get("lost")]
+    plot_note = write_plot(plot, results, reward_range=reward_range, title=title)
     if plot_note:
         result.notes.append(plot_note)
     else:

@@ -31,6 +31,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import SafeRepresenter
+from ruamel.yaml.resolver import VersionedResolver
+
 from envkit.container.hardening import (
     CONTAINER_ENV,
     DEFAULT_CPU,
@@ -225,7 +230,7 @@ def _labels(name: str, facts: PodFacts) -> dict[str, str]:
     return labels
 
 
-def _metadata(options: DeployOptions, facts: PodFacts, **extra: Any) -> dict[str, Any]:
+def _metadata(options: DeployOptions, facts: PodFacts, **extra: object) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": options.name}
     if options.namespace:
         meta["namespace"] = options.namespace
@@ -446,8 +451,6 @@ def dump_manifests(docs: list[dict[str, Any]], header: str = "") -> str:
     Args:
         docs: the objects. header: comment lines put before the first document.
     """
-    from ruamel.yaml import YAML
-
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
     yaml.width = 4096
@@ -459,20 +462,16 @@ def dump_manifests(docs: list[dict[str, Any]], header: str = "") -> str:
 
 
 def _quoting_representer() -> type:
-    from ruamel.yaml.nodes import ScalarNode
-    from ruamel.yaml.representer import SafeRepresenter
-    from ruamel.yaml.resolver import VersionedResolver
-
     string = "tag:yaml.org,2002:str"
     readers = (VersionedResolver(version=(1, 1)), VersionedResolver(version=(1, 2)))
 
     class _Representer(SafeRepresenter):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
+        def __init__(self, *args: object, **kwargs: object) -> None:
             super().__init__(*args, **kwargs)
             # Kubernetes' own order (apiVersion, kind, metadata, spec; name first), as built.
             self.sort_base_mapping_type_on_output = False
 
-        def represent_str(self, data: str) -> Any:
+        def represent_str(self, data: str) -> ScalarNode:
             ambiguous = any(r.resolve(ScalarNode, data, (True, False)) != string for r in readers)
             return self.represent_scalar(string, data, style="'" if ambiguous else None)
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from envkit.envdir import EnvDir
 from envkit.envdir.constants import DEBRIS_DIRS
+from envkit.envdir.project import resolve_python
 from envkit.errors import ServerStartError, UsageError
 from envkit.scale.capacity import CAPACITY_VARIABLE, CapacityPlan, plan_capacity
 
@@ -274,8 +275,6 @@ def delete_ray(name: str, *, address: str = "auto", python: str | None = None) -
         UsageError: ray is missing from ``python``; no cluster at ``address``; no
             application named ``name``.
     """
-    from envkit.envdir.project import resolve_python
-
     interpreter = resolve_python(Path.cwd(), python)
     args = {"action": "delete", "address": address, "name": name}
     result = run_driver(interpreter, args, DRIVER_TIMEOUT_S)

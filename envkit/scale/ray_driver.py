@@ -22,9 +22,13 @@ Facts (Ray Serve 2.60, measured on 2-core machines, see docs/scale.md):
 from __future__ import annotations
 
 import json
+import re
+import socket
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 RESULT_PREFIX = "ENVKIT_RESULT "
@@ -40,7 +44,7 @@ def _emit(payload: dict[str, Any], code: int = 0) -> None:
     sys.exit(code)
 
 
-def _import_serve() -> Any:
+def _import_serve() -> ModuleType:
     try:
         import ray  # noqa: F401
         from ray import serve
@@ -52,8 +56,6 @@ def _import_serve() -> Any:
 def _reachable(address: str) -> str | None:
     """``None`` when ``host:port`` accepts a TCP connection (or is not ``host:port``, like
     ``auto``), else why not: ``ray.init`` retries an unreachable address for minutes."""
-    import socket
-
     host, sep, port = address.rpartition(":")
     if not sep or not port.isdigit() or "//" in address:
         return None
@@ -82,12 +84,12 @@ def _connect(args: dict[str, Any], runtime_env: dict[str, Any] | None) -> None:
         _emit({"error": "no-cluster", "detail": str(exc)}, EXIT_NO_CLUSTER)
 
 
-def _builder(app: str) -> Any:
+def _builder(app: str) -> Callable[[], object]:
     """A function that imports ``module:attr`` when the replica calls it (cloudpickle sends
     this function by value; the import happens in the replica's working_dir)."""
 
-    def build() -> Any:
-        import importlib
+    def build() -> object:
+        import importlib  # inside: the function is pickled by value and runs in the replica
 
         module_name, _, attr = app.partition(":")
         obj: Any = importlib.import_module(module_name)
@@ -131,8 +133,6 @@ def _failure(exc: BaseException) -> dict[str, Any]:
     """The result for a failed ``serve.run``: the last line of Serve's message without colour
     codes (a remote traceback otherwise), and ``prefix-taken`` when another application
     already serves ``/`` on this Serve instance."""
-    import re
-
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
     last = text.splitlines()[-1] if text else type(exc).__name__
     taken = re.search(r'Prefix / is being used by application "([^"]+)"', text)

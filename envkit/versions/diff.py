@@ -132,7 +132,7 @@ def _resolve(node: Any, root: dict[str, Any], depth: int = 0) -> Any:
     return node
 
 
-def _strip(node: Any, root: dict[str, Any]) -> Any:
+def _strip(node: object, root: dict[str, Any]) -> object:
     """``node`` resolved, without the cosmetic keywords (titles, descriptions, examples,
     defaults), recursively: what a field accepts or carries."""
     node = _resolve(node, root)
@@ -160,7 +160,7 @@ def _types(node: dict[str, Any]) -> set[str]:
     return {"any"}
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     """The JSON Schema type name of a JSON value (``True`` is a ``boolean``, not a number)."""
     if isinstance(value, bool):
         return "boolean"
@@ -175,12 +175,12 @@ def _admits(wide: set[str], narrow: set[str]) -> bool:
     return all(t in wide or (t == "integer" and "number" in wide) for t in narrow)
 
 
-def _shown(value: Any) -> Any:
+def _shown(value: object) -> object:
     """``value`` when its JSON is short (<= 200 characters), else a marker."""
     return value if len(canonical_json(value)) <= 200 else "(long)"
 
 
-def _props(schema: Any) -> tuple[dict[str, Any], set[str], dict[str, Any]]:
+def _props(schema: object) -> tuple[dict[str, Any], set[str], dict[str, Any]]:
     """``(properties, required, root)`` of a top-level object schema."""
     root = schema if isinstance(schema, dict) else {}
     resolved = _resolve(root, root)
@@ -224,7 +224,7 @@ class _Side:
     new_root: dict[str, Any]
 
 
-def _field_changes(side: _Side, name: str, old: Any, new: Any) -> list[Change]:
+def _field_changes(side: _Side, name: str, old: object, new: object) -> list[Change]:
     """How the schema of one field present on both sides changed."""
     a, b = _strip(old, side.old_root), _strip(new, side.new_root)
     where = f"{side.area} field `{name}`"
@@ -311,7 +311,7 @@ def _renames(
     return pairs
 
 
-def compare_models(area: str, old: Any, new: Any, *, writes: bool) -> list[Change]:
+def compare_models(area: str, old: object, new: object, *, writes: bool) -> list[Change]:
     """The changes of one model's JSON Schema (``/schema``'s ``action``, ``observation`` or
     ``state``), judged for a policy that writes it (``writes``) or reads it."""
     op, oreq, oroot = _props(old)
@@ -382,7 +382,7 @@ _REWARD_KEYS = ("validation.reward.range", "validation.reward_range")
 _METADATA_KEYS = ("name", "version", "description", "author", "documentation_url")
 
 
-def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+def _flatten(data: object, prefix: str = "") -> dict[str, Any]:
     """``{"a.b.c": value}`` of nested mappings (lists stay whole values)."""
     if not isinstance(data, dict):
         return {prefix: data} if prefix else {}

@@ -12,14 +12,22 @@ import. Importing ``models.py`` alone would be faster but would have to guess wh
 
 from __future__ import annotations
 
+import io
+import posixpath
 import subprocess
+import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir import EnvDir
 from envkit.envdir.digest import Digests, env_digest, schema_digest
+from envkit.envdir.manifest import to_plain
 from envkit.envdir.reset_options import source_reset_options
+from envkit.errors import UsageError, WireError
 from envkit.schemas import schemas_from_path
+from envkit.wire import normalise_url
 
 
 @dataclass
@@ -65,10 +73,6 @@ def from_path(root: Path, python: str | None = None, *, label: str | None = None
         UsageError: ``root`` is not a directory.
         WireError: its app cannot be imported (:func:`schemas_from_path`).
     """
-    from envkit.envdir import EnvDir
-    from envkit.envdir.manifest import to_plain
-    from envkit.errors import UsageError
-
     if not root.is_dir():
         raise UsageError(f"{root} is not a directory.", hint="Pass an environment directory.")
     envdir = EnvDir(root)
@@ -98,9 +102,6 @@ def from_url(url: str, *, timeout_s: float = 10.0) -> EnvSnapshot:
         WireError: ``/schema`` does not answer 200 with a JSON object.
     """
     import httpx
-
-    from envkit.errors import WireError
-    from envkit.wire import normalise_url
 
     base = normalise_url(url)
     bodies: dict[str, Any] = {}
@@ -148,13 +149,6 @@ def from_git(spec: str, python: str | None = None, *, cwd: Path | None = None) -
             not exist at ``REV``.
         WireError: the revision's app cannot be imported.
     """
-    import io
-    import posixpath
-    import tarfile
-    import tempfile
-
-    from envkit.errors import UsageError
-
     here = (cwd or Path.cwd()).resolve()
     rev, _, rel = spec.partition(":")
     top = _git(["rev-parse", "--show-toplevel"], here)

@@ -7,10 +7,13 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+
+if TYPE_CHECKING:
+    from tests.evaluation.flaky_server import Knobs
 
 STUB_KEY = "sk-stub-7f3a9c1e5b"
 
@@ -62,3 +65,40 @@ def stub_key(monkeypatch: pytest.MonkeyPatch, openai_stub: Stub) -> str:
     monkeypatch.delenv("API_BASE_URL", raising=False)
     monkeypatch.delenv("MODEL_NAME", raising=False)
     return openai_stub.key
+
+
+@dataclass
+class Flaky:
+    url: str
+    knobs: Knobs
+
+
+@pytest.fixture
+def flaky_server() -> Iterator[Flaky]:
+    """tests/evaluation/flaky_server.py served by a real uvicorn on 127.0.0.1, behaving well
+    until the test sets its knobs."""
+    import uvicorn
+
+    from envkit.server import free_port
+    from tests.evaluation.flaky_server import Knobs, make_app
+
+    knobs = Knobs()
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(
+            make_app(knobs), host="127.0.0.1", port=port, log_level="warning", lifespan="off",
+            ws_max_size=64 * 1024 * 1024,
+        )
+    )  # fmt: skip
+    thread = threading.Thread(target=server.run, daemon=True, name="flaky-server")
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("the flaky server did not start")
+        time.sleep(0.02)
+    try:
+        yield Flaky(url=f"http://127.0.0.1:{port}", knobs=knobs)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

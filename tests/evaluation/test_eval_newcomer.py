@@ -55,7 +55,7 @@ def test_unreachable_endpoint_fails_before_the_server_starts(cli, echo_env, tmp_
         started.append(args)
         raise AssertionError("the environment server was started")
 
-    monkeypatch.setattr("envkit.server.start_server", no_server)
+    monkeypatch.setattr("envkit.evaluation.runner.start_server", no_server)
     dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     out = tmp_path / "o"
     t0 = time.perf_counter()

@@ -31,8 +31,9 @@ def _start_eval(args: list[str], key: str) -> subprocess.Popen:
     )
 
 
-def _stop_after(proc: subprocess.Popen, traj: Path, episodes: int, sig: int) -> None:
-    """Send ``sig`` once ``traj`` holds ``episodes`` lines (polled), then reap the process."""
+def _stop_after(proc: subprocess.Popen, traj: Path, episodes: int, sig: int) -> str:
+    """Send ``sig`` once ``traj`` holds ``episodes`` lines (polled), then reap the process;
+    its stderr."""
     try:
         deadline = time.monotonic() + 120
         while len(_lines(traj)) < episodes:
@@ -40,7 +41,7 @@ def _stop_after(proc: subprocess.Popen, traj: Path, episodes: int, sig: int) -> 
             assert time.monotonic() < deadline, "the run wrote too few episodes"
             time.sleep(0.02)
         proc.send_signal(sig)
-        proc.communicate(timeout=30)
+        return proc.communicate(timeout=30)[1]
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -98,8 +99,11 @@ def test_ctrl_c_then_resume_restarts_the_stored_environment(
     args = [str(env), "--python", sys.executable, "--model", "slow:152",
             "--base-url", openai_stub.base_url, "-n", "8", "-c", "2", "--out", str(out)]  # fmt: skip
     proc = _start_eval(args, stub_key)
-    _stop_after(proc, out / "trajectories.jsonl", 3, signal.SIGINT)
+    stderr = _stop_after(proc, out / "trajectories.jsonl", 3, signal.SIGINT)
     assert proc.returncode == 130
+    # the options --resume accepts are repeated; the rest are in run.json
+    cmd = f"envkit eval --resume {out} --concurrency 2 --python {sys.executable}"
+    assert f"Continue with: {cmd}" in " ".join(stderr.split()), stderr
     partial = json.loads((out / "summary.json").read_text())
     assert partial["interrupted"] is True and 3 <= partial["episodes"] < 8
 

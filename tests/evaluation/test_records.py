@@ -30,6 +30,7 @@ SETTINGS_KEYS = [
     "timeout_s",
     "startup_timeout_s",
     "reply_timeout_s",
+    "session_retries",
 ]
 
 EPISODE_KEYS = [
@@ -115,6 +116,7 @@ def test_settings_json_of_the_openai_policy() -> None:
         "timeout_s": 120.0,
         "startup_timeout_s": 60.0,
         "reply_timeout_s": 6.0,
+        "session_retries": 2,
     }
     json.dumps(out)
 
