@@ -124,7 +124,9 @@ def _concurrency(ctx: StaticContext) -> Iterator[Finding]:
                 if isinstance(n, ast.ClassDef):
                     classes.setdefault(n.name, (rel, n))
     if call is None:
-        ctx.skip(("EK211", "EK213"), "no `create_app(...)` call found")
+        ctx.skip(
+            (CAPACITY_ONE.code, CONCURRENCY_UNDECLARED.code), "no `create_app(...)` call found"
+        )
     else:
         capacity, node, given = call_capacity(call, tree)
         where = Location(app_rel, node.lineno, node.col_offset + 1)

@@ -19,6 +19,7 @@ from typing import Any
 from envkit.envdir.constants import OPENENV_REQUIREMENT
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
+from envkit.validation.rules import project as project_rules
 
 LOCK_STALE = register(
     "EK222",
@@ -67,7 +68,11 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     data, error = ctx.pyproject()
     project = data.get("project") if isinstance(data, dict) else None
     if error is not None or not isinstance(project, dict):
-        ctx.skip(_CODES, "no readable `[project]` table in pyproject.toml (EK201/EK202)")
+        ctx.skip(
+            _CODES,
+            "no readable `[project]` table in pyproject.toml "
+            f"({project_rules.PYPROJECT_MISSING.code}/{project_rules.PYPROJECT_INVALID.code})",
+        )
         return
     from envkit.envdir.project import resolve_python
 
@@ -87,7 +92,7 @@ def _start_lock_check(
     from envkit.fsutil import is_regular_inside
 
     if not ctx.exists(LOCK_NAME):
-        ctx.skip((LOCK_STALE.code,), "no uv.lock (EK210)")
+        ctx.skip((LOCK_STALE.code,), f"no uv.lock ({project_rules.UV_LOCK_MISSING.code})")
         return None
     if not is_regular_inside(ctx.root / LOCK_NAME, ctx.root):
         ctx.skip((LOCK_STALE.code,), "uv.lock is not a regular file inside the environment")

@@ -211,7 +211,7 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     repo = enclosing_repository(root) if not (root / ".gitignore").is_file() else None
     if repo is not None and repo.gitignore is not None:
         ctx.skip(
-            ("EK604",),
+            (NO_GITIGNORE.code,),
             f"in-repo environment: `{repo.rel(root, repo.gitignore)}` of the "
             f"enclosing repository (`{repo.rel(root, repo.top)}`) applies",
         )

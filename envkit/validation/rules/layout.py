@@ -95,7 +95,7 @@ def _files(ctx: StaticContext) -> Iterator[Finding]:
     for rel in REQUIRED_FILES:
         if rel == "models.py" and not ctx.exists(rel) and (mcp := _mcp_models(ctx)):
             ctx.skip(
-                ["EK207"],
+                [MODELS_MISSING.code],
                 f"an MCP environment: its models are openenv's `{mcp[0]}` and "
                 f"`{mcp[1]}` (server/app.py)",
             )
@@ -119,7 +119,7 @@ def _is_main_guard(node: ast.stmt) -> bool:
 def _server_main(ctx: StaticContext) -> Iterator[Finding]:
     rel = "server/app.py"
     if not ctx.exists(rel):
-        ctx.skip(["EK206"], "no server/app.py")
+        ctx.skip([SERVER_NO_MAIN.code], "no server/app.py")
         return
     tree = ctx.python(rel)
     if tree is None:
@@ -186,7 +186,7 @@ def _models(ctx: StaticContext) -> Iterator[Finding]:
                 fix=f"Fix the syntax error in `{rel}`.",
             )
         else:
-            ctx.skip(["EK207"], "no models.py")
+            ctx.skip([MODELS_MISSING.code], "no models.py")
         return
     classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
     local = {c.name: c for c in classes}

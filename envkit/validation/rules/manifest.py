@@ -349,7 +349,34 @@ KNOWN_TOP_LEVEL = (
     "author",
     "tags",
 )
-_CODES = tuple(f"EK1{n:02d}" for n in range(1, 24))
+_RULES = (
+    MANIFEST_MISSING,
+    MANIFEST_YAML,
+    MANIFEST_SCHEMA,
+    MANIFEST_NAME_RULE,
+    MANIFEST_APP_FORM,
+    MANIFEST_APP_MISSING,
+    MANIFEST_PORT,
+    MANIFEST_VALIDATION,
+    MANIFEST_UNKNOWN_KEY,
+    MANIFEST_ORACLE_MISSING,
+    VALIDATION_MISSING,
+    VALIDATION_REQUIRED,
+    VALIDATION_VALUE,
+    VALIDATION_EXTRA,
+    VALIDATION_IGNORED,
+    VALIDATION_POLICY,
+    VALIDATION_JUDGE,
+    VALIDATION_ALLOWLIST,
+    VALIDATION_LEGACY,
+    VALIDATION_NO_EXECUTION,
+    PROBE_PLAN,
+    EXECUTION_PATH,
+    ENVKIT_TWICE,
+)
+_CODES = tuple(rule.code for rule in _RULES)
+# what is left to check once the file is there but not a readable mapping
+_BEYOND_YAML = tuple(c for c in _CODES if c not in (MANIFEST_MISSING.code, MANIFEST_YAML.code))
 
 
 def load(ctx: StaticContext) -> Iterator[Finding]:
@@ -367,7 +394,7 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
 
     path = ctx.root / MANIFEST_NAME
     if not path.is_file():
-        ctx.skip([c for c in _CODES if c != "EK101"], f"no {MANIFEST_NAME}")
+        ctx.skip([c for c in _CODES if c != MANIFEST_MISSING.code], f"no {MANIFEST_NAME}")
         yield MANIFEST_MISSING.finding(
             f"Expected `{MANIFEST_NAME}` in the environment directory; found none. Most likely "
             "this is not the environment's root directory.",
@@ -377,18 +404,18 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
     try:
         doc = load_yaml(path)
     except ManifestSyntaxError as exc:
-        ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml is not YAML")
+        ctx.skip(_BEYOND_YAML, "openenv.yaml is not YAML")
         yield MANIFEST_YAML.finding(exc.message.split(": ", 1)[-1], location=exc.location)
         return
     except Exception as exc:  # noqa: BLE001 - unreadable file
-        ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml unreadable")
+        ctx.skip(_BEYOND_YAML, "openenv.yaml unreadable")
         yield MANIFEST_YAML.finding(
             f"`{MANIFEST_NAME}` cannot be read: {exc}.", location=Location(MANIFEST_NAME)
         )
         return
     ctx.manifest_doc = doc
     if not isinstance(doc.data, dict):
-        ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml not a mapping")
+        ctx.skip(_BEYOND_YAML, "openenv.yaml not a mapping")
         got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
         yield MANIFEST_YAML.finding(
             f"`{MANIFEST_NAME}` must be a mapping of keys to values; got {got}.",
@@ -469,7 +496,7 @@ def _layout(ctx: StaticContext) -> Iterator[Finding]:
                 if raw is not None
                 else Location(MANIFEST_NAME, 1, 1),
             )
-        ctx.skip(["EK120"], "no RFC 008 `validation:` block")
+        ctx.skip([VALIDATION_NO_EXECUTION.code], "no RFC 008 `validation:` block")
         return
     for key in block:
         if key in RFC008_KEYS or not isinstance(key, str):
@@ -494,7 +521,7 @@ def _layout(ctx: StaticContext) -> Iterator[Finding]:
         )
 
 
-_CODE_BY_TYPE = {"judge_pin": "EK117", "allowlist": "EK118"}
+_RULE_BY_TYPE = {"judge_pin": VALIDATION_JUDGE, "allowlist": VALIDATION_ALLOWLIST}
 
 
 def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
@@ -525,9 +552,8 @@ def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
             )
         elif rfc and etype == "extra_forbidden":
             yield from _extra(err, loc, dotted, where)
-        elif rfc and etype in _CODE_BY_TYPE:
-            rule = VALIDATION_JUDGE if etype == "judge_pin" else VALIDATION_ALLOWLIST
-            yield rule.finding(f"`{dotted}`: {msg}.", location=where)
+        elif rfc and etype in _RULE_BY_TYPE:
+            yield _RULE_BY_TYPE[etype].finding(f"`{dotted}`: {msg}.", location=where)
         elif rfc:
             yield VALIDATION_VALUE.finding(f"`{dotted}`: {msg}{shown}.", location=where)
         elif etype == "missing":
@@ -689,7 +715,7 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     if isinstance(app, str) and APP_PATTERN.fullmatch(app):
         yield from _target_findings(ctx, app, ("app",), MANIFEST_APP_MISSING, "app")
     else:
-        ctx.skip(["EK106"], "`app` is malformed (EK105)")
+        ctx.skip([MANIFEST_APP_MISSING.code], f"`app` is malformed ({MANIFEST_APP_FORM.code})")
     oracle, keys = None, ("envkit", "oracle")
     for section in ("envkit", "validation"):
         value = ctx.manifest_data.get(section)
@@ -699,10 +725,10 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     if isinstance(oracle, str) and APP_PATTERN.fullmatch(oracle):
         yield from _target_findings(ctx, oracle, keys, MANIFEST_ORACLE_MISSING, "oracle")
     else:
-        ctx.skip(["EK110"], "no oracle declared")
+        ctx.skip([MANIFEST_ORACLE_MISSING.code], "no oracle declared")
     execution = _raw_execution(ctx.manifest_data)
     if execution is None:
-        ctx.skip(["EK121", "EK122"], "no valid `validation.execution`")
+        ctx.skip([PROBE_PLAN.code, EXECUTION_PATH.code], "no valid `validation.execution`")
         return
     yield from _execution(ctx, execution)
 

@@ -111,6 +111,9 @@ UV_LOCK_MISSING = register(
     fix="Run `uv lock` in the environment directory and commit `uv.lock`.",
 )
 
+# the rules on which OpenEnv distribution the project depends on, besides EK203
+_DISTRIBUTION_CODES = (OPENENV_CORE_DEP.code, OPENENV_BOTH.code)
+
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
     yield from _pyproject(ctx)
@@ -124,16 +127,16 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
 
 def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
     data, error = ctx.pyproject()
-    codes = ("EK202", "EK203", "EK204")
+    codes = (PYPROJECT_INVALID.code, NO_OPENENV_DEP.code, NO_SERVER_SCRIPT.code)
     if data is None and error is None:
-        ctx.skip(codes + ("EK214", "EK215"), "no pyproject.toml")
+        ctx.skip(codes + _DISTRIBUTION_CODES, "no pyproject.toml")
         yield PYPROJECT_MISSING.finding(
             "Expected `pyproject.toml` in the environment directory; found none.",
             location=Location("pyproject.toml"),
         )
         return
     if error is not None:
-        ctx.skip(("EK203", "EK204", "EK214", "EK215"), "pyproject.toml is not TOML")
+        ctx.skip(codes[1:] + _DISTRIBUTION_CODES, "pyproject.toml is not TOML")
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(error))
         loc = (
             Location("pyproject.toml", int(m.group(1)), int(m.group(2)))
@@ -153,7 +156,7 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
         return Location("pyproject.toml", line or proj_line or 1, 1)
 
     if not isinstance(project, dict):
-        ctx.skip(("EK203", "EK204", "EK214", "EK215"), "no [project] table")
+        ctx.skip(codes[1:] + _DISTRIBUTION_CODES, "no [project] table")
         yield PYPROJECT_INVALID.finding(
             "`pyproject.toml` must have a PEP 621 `[project]` table; found none. Most likely "
             "the metadata is in `[tool.poetry]` or `setup.py`.",
