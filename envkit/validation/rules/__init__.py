@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from envkit.envdir.constants import MANIFEST_NAME
-from envkit.findings import FAMILIES, Stage
+from envkit.findings import FAMILIES, Rule, Stage
 from envkit.validation.rules import (
     card_text,
     concurrency,
@@ -122,8 +122,6 @@ MODULES: tuple[RuleModule, ...] = (
 
 def lane_only_codes(lane: str) -> dict[str, tuple[str, ...]]:
     """Codes of the rules NOT evaluated in ``lane``, with the lanes that evaluate them."""
-    from envkit.findings import Rule
-
     return {
         v.code: m.lanes
         for m in MODULES

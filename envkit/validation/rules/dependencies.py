@@ -16,8 +16,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import PurePosixPath
 from typing import Any
 
+from envkit.deps import LOCK_NAME, check_lock, find_undeclared
 from envkit.envdir.constants import OPENENV_REQUIREMENT
+from envkit.envdir.project import resolve_python
 from envkit.findings import Finding, Location, Severity, register
+from envkit.fsutil import is_regular_inside
 from envkit.validation.context import StaticContext
 from envkit.validation.rules import project as project_rules
 
@@ -74,7 +77,6 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
             f"({project_rules.PYPROJECT_MISSING.code}/{project_rules.PYPROJECT_INVALID.code})",
         )
         return
-    from envkit.envdir.project import resolve_python
 
     python = resolve_python(ctx.root)
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -88,9 +90,6 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
 def _start_lock_check(
     ctx: StaticContext, project: dict[str, Any], python: str, pool: ThreadPoolExecutor
 ) -> Future[Any] | None:
-    from envkit.deps import LOCK_NAME, check_lock
-    from envkit.fsutil import is_regular_inside
-
     if not ctx.exists(LOCK_NAME):
         ctx.skip((LOCK_STALE.code,), f"no uv.lock ({project_rules.UV_LOCK_MISSING.code})")
         return None
@@ -120,8 +119,6 @@ def _lock_findings(ctx: StaticContext, lock: Any) -> Iterator[Finding]:
 
 
 def _imports(ctx: StaticContext, project: dict[str, Any], python: str) -> Iterator[Finding]:
-    from envkit.deps import find_undeclared
-
     if "dependencies" in (project.get("dynamic") or []):
         # read from requirements files by the build backend: what the image gets is not here
         ctx.skip((IMPORT_UNDECLARED.code,), "`[project] dependencies` is dynamic")

@@ -23,6 +23,7 @@ from envkit.envdir.dockerfile import (
     shown,
 )
 from envkit.findings import Finding, Location, Severity, register
+from envkit.secret_scan import looks_secret
 from envkit.validation.context import StaticContext
 from envkit.validation.rules.deploy import enclosing_repository
 
@@ -463,8 +464,6 @@ def _pairs(ins: str, value: str) -> list[tuple[str, str | None]]:
 
 
 def _secrets(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
-    from envkit.secret_scan import looks_secret
-
     for ins in parsed.instructions:
         if ins.name not in ("ENV", "ARG"):
             continue

@@ -15,8 +15,33 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
+from pydantic import ValidationError
+
+from envkit.envdir.constants import APP_PATTERN, DEFAULT_APP, ENVKIT_KEYS, MANIFEST_NAME
+from envkit.envdir.manifest import (
+    RFC008_KEYS,
+    CapabilitiesSpec,
+    ExecutionDeclaration,
+    JudgePin,
+    Manifest,
+    ManifestSyntaxError,
+    NetworkPolicy,
+    OracleDeclaration,
+    ResourceDeclaration,
+    RewardDeclaration,
+    TaskDistributionPin,
+    TypeSpec,
+    VerifierBinding,
+    load_yaml,
+    policy_violations,
+    split_validation,
+    to_plain,
+    user_loc,
+)
+from envkit.errors import UsageError
 from envkit.findings import Finding, Location, Rule, Severity, register
+from envkit.names import normalise_name
+from envkit.probe_plan import PlanError, read_plan
 from envkit.validation.context import StaticContext
 
 MANIFEST_MISSING = register(
@@ -382,16 +407,6 @@ _BEYOND_YAML = tuple(c for c in _CODES if c not in (MANIFEST_MISSING.code, MANIF
 def load(ctx: StaticContext) -> Iterator[Finding]:
     """Parse openenv.yaml into ``ctx`` (``manifest_doc``, ``manifest``) and yield the findings
     about its text (every EK1xx but EK106, EK110, EK121, EK122, which :func:`check` adds)."""
-    from pydantic import ValidationError
-
-    from envkit.envdir.manifest import (
-        Manifest,
-        ManifestSyntaxError,
-        load_yaml,
-        policy_violations,
-        to_plain,
-    )
-
     path = ctx.root / MANIFEST_NAME
     if not path.is_file():
         ctx.skip([c for c in _CODES if c != MANIFEST_MISSING.code], f"no {MANIFEST_NAME}")
@@ -455,8 +470,6 @@ def _typos(ctx: StaticContext) -> Iterator[Finding]:
 def _layout(ctx: StaticContext) -> Iterator[Finding]:
     """EK111, EK115, EK119, EK120, EK123: where envkit's and OpenEnv's facts sit (read from
     the raw YAML, so they are reported even when a value is invalid)."""
-    from envkit.envdir.manifest import RFC008_KEYS, split_validation
-
     data = ctx.manifest_data
     raw = data.get("validation")
     if raw is not None and not isinstance(raw, dict):
@@ -525,9 +538,6 @@ _RULE_BY_TYPE = {"judge_pin": VALIDATION_JUDGE, "allowlist": VALIDATION_ALLOWLIS
 
 
 def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
-    from envkit.envdir.constants import ENVKIT_KEYS
-    from envkit.envdir.manifest import RFC008_KEYS, user_loc
-
     doc = ctx.manifest_doc
     for err in exc.errors():
         raw_loc = tuple(err.get("loc", ()))
@@ -591,21 +601,22 @@ def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
 
 def _extra(err: Any, loc: tuple[Any, ...], dotted: str, where: Location) -> Iterator[Finding]:
     """EK114 with the closest field of the section as a suggestion."""
-    from envkit.envdir import manifest as m
-
     sections = {
-        "reward": m.RewardDeclaration,
-        "judge": m.JudgePin,
-        "resources": m.ResourceDeclaration,
-        "task_distribution": m.TaskDistributionPin,
-        "network": m.NetworkPolicy,
-        "capabilities": m.CapabilitiesSpec,
-        "types": m.TypeSpec,
-        "execution": m.ExecutionDeclaration,
+        "reward": RewardDeclaration,
+        "judge": JudgePin,
+        "resources": ResourceDeclaration,
+        "task_distribution": TaskDistributionPin,
+        "network": NetworkPolicy,
+        "capabilities": CapabilitiesSpec,
+        "types": TypeSpec,
+        "execution": ExecutionDeclaration,
     }
     model: Any = sections.get(str(loc[1]))
     for part in loc[2:-1]:  # nested sections (capabilities.verifier, capabilities.oracle)
-        sub = {"verifier": m.VerifierBinding, "oracle": m.OracleDeclaration}.get(str(part))
+        sub = {
+            "verifier": VerifierBinding,
+            "oracle": OracleDeclaration,
+        }.get(str(part))
         model = sub or model
     key = str(loc[-1])
     fields = list(model.model_fields) if model is not None else []
@@ -619,9 +630,6 @@ def _extra(err: Any, loc: tuple[Any, ...], dotted: str, where: Location) -> Iter
 
 
 def _name(ctx: StaticContext) -> Iterator[Finding]:
-    from envkit.errors import UsageError
-    from envkit.names import normalise_name
-
     name = ctx.manifest_data.get("name")
     if not isinstance(name, str):
         return
@@ -707,8 +715,6 @@ def _target_findings(
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
     """EK106, EK110, EK121, EK122 (the manifest's other findings come from :func:`load`)."""
-    from envkit.envdir.constants import APP_PATTERN
-
     if ctx.manifest_doc is None:
         return
     app = ctx.manifest_data.get("app", DEFAULT_APP)
@@ -736,10 +742,6 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
 def _raw_execution(data: dict[str, Any]) -> Any:
     """``validation.execution`` parsed on its own (so EK121/EK122 run even when another part
     of the manifest is invalid); ``None`` when absent or itself invalid (EK113 says why)."""
-    from pydantic import ValidationError
-
-    from envkit.envdir.manifest import ExecutionDeclaration, to_plain
-
     block = data.get("validation")
     raw = block.get("execution") if isinstance(block, dict) else None
     if not isinstance(raw, dict):
@@ -751,8 +753,6 @@ def _raw_execution(data: dict[str, Any]) -> Any:
 
 
 def _execution(ctx: StaticContext, execution: Any) -> Iterator[Finding]:
-    from envkit.probe_plan import PlanError, read_plan
-
     root = ctx.root.resolve()
     for key, want_dir in (("dockerfile", False), ("context", True)):
         rel = getattr(execution, key)

@@ -174,6 +174,7 @@ def _pyproject(ctx: StaticContext) -> Iterator[Finding]:
         )
     deps = project.get("dependencies", [])
     names: list[str] = []
+    # ~40 ms of imports that `envkit rules` and `--explain` (which import this module) never use
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.utils import canonicalize_name

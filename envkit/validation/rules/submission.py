@@ -8,6 +8,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from envkit.envdir.card import CardSyntaxError, check_card, read_card
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
 
@@ -75,8 +76,6 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
 
 
 def _card(ctx: StaticContext) -> Iterator[Finding]:
-    from envkit.envdir.card import CardSyntaxError, check_card, read_card
-
     rel = "README.md"
     text = ctx.text(rel)
     if text is None:
