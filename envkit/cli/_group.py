@@ -25,15 +25,22 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Iterator, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from typer.main import get_command_from_info, get_command_name, get_group_from_info
-from typer.models import CommandInfo, DefaultPlaceholder
+from typer.models import CommandInfo, DefaultPlaceholder, TyperInfo
+
+if TYPE_CHECKING:
+    import click
+    import typer
+    from typer.core import MarkupMode
+
+_T = TypeVar("_T")
 
 
 class _Option(TyperOption):
-    def display_type_rich(self, ctx: Any) -> str | None:
+    def display_type_rich(self, ctx: click.Context) -> str | None:
         if self.metavar is not None:
             return self.metavar
         if self.is_flag or self.count:
@@ -44,11 +51,11 @@ class _Option(TyperOption):
 
 
 class _Argument(TyperArgument):
-    def display_type_rich(self, ctx: Any) -> str | None:
+    def display_type_rich(self, ctx: click.Context) -> str | None:
         return None
 
 
-def _quiet(param: Any) -> None:
+def _quiet(param: click.Parameter) -> None:
     if type(param) is TyperOption:
         param.__class__ = _Option
     elif type(param) is TyperArgument:
@@ -87,7 +94,7 @@ def unwrap(help_text: str) -> str:
     return "\n\n".join(out)
 
 
-def value_names(command: Any, ctx: Any) -> None:
+def value_names(command: click.Command, ctx: click.Context) -> None:
     """Give ``command``'s parameters, its ``--help`` option and those of every command
     below it the display described in the module docstring. Idempotent.
 
@@ -114,8 +121,10 @@ class _Commands(MutableMapping):
     names are known at once and a command is built when it is looked up.
     """
 
-    def __init__(self, registry: Any, settings: dict[str, Any], order: tuple[str, ...]) -> None:
-        infos: dict[str, Any] = {}
+    def __init__(
+        self, registry: typer.Typer, settings: dict[str, Any], order: tuple[str, ...]
+    ) -> None:
+        infos: dict[str, CommandInfo | TyperInfo] = {}
         for info in registry.registered_commands:
             infos[info.name or get_command_name(info.callback.__name__)] = info
         for info in registry.registered_groups:
@@ -123,18 +132,18 @@ class _Commands(MutableMapping):
         # typer keeps commands and groups apart; the help lists them in ``order``
         rank = {name: i for i, name in enumerate(order)}
         self._infos = dict(sorted(infos.items(), key=lambda kv: rank.get(kv[0], len(rank))))
-        self._built: dict[str, Any] = {}
+        self._built: dict[str, click.Command] = {}
         self._settings = settings
 
-    def built(self, name: str) -> Any | None:
+    def built(self, name: str) -> click.Command | None:
         """The command if it has been built, else ``None``."""
         return self._built.get(name)
 
-    def info(self, name: str) -> Any | None:
+    def info(self, name: str) -> CommandInfo | TyperInfo | None:
         """Typer's registration of ``name`` (``CommandInfo`` or ``TyperInfo``)."""
         return self._infos.get(name)
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> click.Command:
         if name not in self._built:
             info = self._infos[name]
             if isinstance(info, CommandInfo):
@@ -147,7 +156,7 @@ class _Commands(MutableMapping):
                 self._built[name] = get_group_from_info(info, **self._settings)
         return self._built[name]
 
-    def __setitem__(self, name: str, command: Any) -> None:
+    def __setitem__(self, name: str, command: click.Command) -> None:
         self._infos.setdefault(name, None)
         self._built[name] = command
 
@@ -162,7 +171,7 @@ class _Commands(MutableMapping):
         return len(self._infos)
 
 
-def _group_name(info: Any) -> str:
+def _group_name(info: TyperInfo) -> str:
     """The name a sub-typer is added under (``add_typer(name=...)`` or its own ``name``)."""
     for name in (info.name, info.typer_instance.info.name):
         if isinstance(name, str):
@@ -170,13 +179,13 @@ def _group_name(info: Any) -> str:
     raise TypeError("every envkit sub-command group is added with a name")
 
 
-def _first_set(*values: Any) -> Any:
+def _first_set(*values: _T | DefaultPlaceholder | None) -> _T | None:
     return next(
         (v for v in values if v is not None and not isinstance(v, DefaultPlaceholder)), None
     )
 
 
-def _summary(name: str, info: Any, markup: Any) -> Any:
+def _summary(name: str, info: CommandInfo | TyperInfo, markup: MarkupMode) -> TyperCommand:
     """A parameterless stand-in carrying what a group's help lists of ``name``: its help,
     short help, panel and flags (``typer.rich_utils``'s commands panel reads only these)."""
     if isinstance(info, CommandInfo):
@@ -209,10 +218,10 @@ class EnvkitGroup(TyperGroup):
         order: the commands' names in the order the help lists them (others after).
     """
 
-    registry: Any = None
+    registry: typer.Typer | None = None
     order: tuple[str, ...] = ()
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._listing = False
         if self.registry is not None:
@@ -226,23 +235,23 @@ class EnvkitGroup(TyperGroup):
                 lazy[name] = command
             self.commands = lazy
 
-    def list_commands(self, ctx: Any) -> list[str]:
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
 
-    def get_params(self, ctx: Any) -> list[Any]:
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         params = super().get_params(ctx)  # its own, --help and the completion options
         for param in params:
             _quiet(param)
         return params
 
-    def format_help(self, ctx: Any, formatter: Any) -> None:
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         self._listing = True
         try:
             super().format_help(ctx, formatter)
         finally:
             self._listing = False
 
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         commands = self.commands
         if self._listing and isinstance(commands, _Commands) and commands.built(cmd_name) is None:
             info = commands.info(cmd_name)

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from envkit.envdir.constants import MANIFEST_NAME
-from envkit.findings import FAMILIES, Stage
+from envkit.findings import FAMILIES, Rule, Stage
 from envkit.validation.rules import (
     card_text,
+    concurrency,
     container,
     dependencies,
     deploy,
@@ -28,6 +29,7 @@ from envkit.validation.rules import (
     episodes,
     files,
     integrity,
+    layout,
     liveness,
     manifest,
     mcp,
@@ -36,6 +38,7 @@ from envkit.validation.rules import (
     reward,
     routes,
     sessions,
+    submission,
     training,
 )
 
@@ -63,11 +66,10 @@ class RuleModule:
 
 MODULES: tuple[RuleModule, ...] = (
     RuleModule(manifest, "1", MANIFEST_NAME),
-    RuleModule(
-        project,
-        "2",
-        "pyproject.toml, README card, server entry point, models, inference script, concurrency",
-    ),
+    RuleModule(project, "2", "pyproject.toml: the project table, the OpenEnv dependency, uv.lock"),
+    RuleModule(layout, "2", "OpenEnv's file layout, the server entry point, the models"),
+    RuleModule(submission, "2", "the README card and the inference script"),
+    RuleModule(concurrency, "2", "the session capacity and the state concurrent sessions share"),
     RuleModule(
         dependencies,
         "2",
@@ -120,8 +122,6 @@ MODULES: tuple[RuleModule, ...] = (
 
 def lane_only_codes(lane: str) -> dict[str, tuple[str, ...]]:
     """Codes of the rules NOT evaluated in ``lane``, with the lanes that evaluate them."""
-    from envkit.findings import Rule
-
     return {
         v.code: m.lanes
         for m in MODULES

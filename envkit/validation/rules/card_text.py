@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from envkit.catalog import template_phrases
+from envkit.envdir.template_record import read_template_record, source_fingerprint
 from envkit.findings import Finding, Location, Severity, register
 from envkit.validation.context import StaticContext
 
@@ -62,9 +64,6 @@ def _phrase_lines(text: str, phrases: tuple[str, ...]) -> list[tuple[int, str]]:
 
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
-    from envkit.catalog import template_phrases
-    from envkit.envdir.template_record import read_template_record, source_fingerprint
-
     text = ctx.text(README)
     record = read_template_record(text) if text is not None else None
     if text is None or record is None:

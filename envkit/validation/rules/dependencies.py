@@ -16,9 +16,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import PurePosixPath
 from typing import Any
 
+from envkit.deps import LOCK_NAME, check_lock, find_undeclared
 from envkit.envdir.constants import OPENENV_REQUIREMENT
+from envkit.envdir.project import resolve_python
 from envkit.findings import Finding, Location, Severity, register
+from envkit.fsutil import is_regular_inside
 from envkit.validation.context import StaticContext
+from envkit.validation.rules import project as project_rules
 
 LOCK_STALE = register(
     "EK222",
@@ -67,9 +71,12 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     data, error = ctx.pyproject()
     project = data.get("project") if isinstance(data, dict) else None
     if error is not None or not isinstance(project, dict):
-        ctx.skip(_CODES, "no readable `[project]` table in pyproject.toml (EK201/EK202)")
+        ctx.skip(
+            _CODES,
+            "no readable `[project]` table in pyproject.toml "
+            f"({project_rules.PYPROJECT_MISSING.code}/{project_rules.PYPROJECT_INVALID.code})",
+        )
         return
-    from envkit.envdir.project import resolve_python
 
     python = resolve_python(ctx.root)
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -83,11 +90,8 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
 def _start_lock_check(
     ctx: StaticContext, project: dict[str, Any], python: str, pool: ThreadPoolExecutor
 ) -> Future[Any] | None:
-    from envkit.deps import LOCK_NAME, check_lock
-    from envkit.fsutil import is_regular_inside
-
     if not ctx.exists(LOCK_NAME):
-        ctx.skip((LOCK_STALE.code,), "no uv.lock (EK210)")
+        ctx.skip((LOCK_STALE.code,), f"no uv.lock ({project_rules.UV_LOCK_MISSING.code})")
         return None
     if not is_regular_inside(ctx.root / LOCK_NAME, ctx.root):
         ctx.skip((LOCK_STALE.code,), "uv.lock is not a regular file inside the environment")
@@ -115,8 +119,6 @@ def _lock_findings(ctx: StaticContext, lock: Any) -> Iterator[Finding]:
 
 
 def _imports(ctx: StaticContext, project: dict[str, Any], python: str) -> Iterator[Finding]:
-    from envkit.deps import find_undeclared
-
     if "dependencies" in (project.get("dynamic") or []):
         # read from requirements files by the build backend: what the image gets is not here
         ctx.skip((IMPORT_UNDECLARED.code,), "`[project] dependencies` is dynamic")

@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.errors import ServerStartError
 from envkit.findings import Severity, register
+from envkit.probe_plan import PlanError, read_plan
+from envkit.server import _spawn, free_port, url_host
 from envkit.validation import fuzz
 from envkit.validation.engine import ActionPool, Episode, Policy, ServerPlayer
 from envkit.validation.rules.episodes import visible_json
-from envkit.wire import EnvErrorFrame
+from envkit.wire import EnvErrorFrame, EnvSession, WireError
 
 #: State fields that are not the episode's content (EK415/EK416 check them).
 STATE_BOOKKEEPING = ("episode_id", "step_count")
@@ -490,10 +493,6 @@ def _process_control(
     compares it with the first process's. It costs one server start, paid only by an
     environment that looks free of randomness; a second process that does not start or
     answer is skipped (the first one was checked by the other rules)."""
-    from envkit.errors import ServerStartError
-    from envkit.server import _spawn, free_port, url_host
-    from envkit.wire import EnvSession, WireError
-
     server = engine.server
     cand = getattr(server, "candidate", None)
     if server is None or cand is None or engine.remaining_s() < 5:
@@ -554,8 +553,6 @@ def replay_plan(engine: ServerPlayer, root: Path | None) -> None:
     """EK431: replay the declared probe plan twice on fresh sessions (``root`` is the
     environment directory; nothing to do without it, without ``validation.execution`` or
     when the plan cannot be read, which the static stage reports)."""
-    from envkit.probe_plan import PlanError, read_plan
-
     path = engine.settings.probe_path
     if root is None or path is None:
         return

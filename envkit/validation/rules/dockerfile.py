@@ -23,6 +23,7 @@ from envkit.envdir.dockerfile import (
     shown,
 )
 from envkit.findings import Finding, Location, Severity, register
+from envkit.secret_scan import looks_secret
 from envkit.validation.context import StaticContext
 from envkit.validation.rules.deploy import enclosing_repository
 
@@ -174,9 +175,6 @@ _LOOPBACK_ARG = re.compile(
     r"(?:--host|--bind|-b)(?:=|\s+)[\"']?(127(?:\.\d{1,3}){3}|localhost|\[?::1\]?)(?![\w.-])",
     re.IGNORECASE,
 )
-_ALL = ("EK303", "EK304", "EK305", "EK306", "EK307", "EK308", "EK309", "EK310", "EK311")
-
-
 LOOPBACK_BIND = register(
     "EK311",
     "dockerfile-server-on-loopback",
@@ -191,6 +189,22 @@ LOOPBACK_BIND = register(
     "under `envkit run`, which is why it ships.",
     example='`CMD ["uvicorn", "server.app:app", "--host", "127.0.0.1", "--port", "8000"]`.',
     fix="Bind every interface in the image: `--host 0.0.0.0` (or `--bind 0.0.0.0:8000`).",
+)
+
+# every rule reading the parsed Dockerfile (the first, EK303, is the parse itself)
+_ALL = tuple(
+    rule.code
+    for rule in (
+        UNPARSEABLE,
+        NO_FROM,
+        UNPINNED_BASE,
+        BUILDKIT_ONLY,
+        PORT_MISMATCH,
+        RUNS_AS_ROOT,
+        SECRET_IN_IMAGE,
+        COPY_BEFORE_INSTALL,
+        LOOPBACK_BIND,
+    )
 )
 
 
@@ -237,7 +251,7 @@ def _where(ctx: StaticContext) -> Generator[Finding, None, str | None]:
     root_df = ctx.exists("Dockerfile")
     server_df = ctx.exists("server/Dockerfile")
     if not root_df and not server_df:
-        ctx.skip(("EK302",) + _ALL, "no Dockerfile")
+        ctx.skip((SERVER_ONLY.code, *_ALL), "no Dockerfile")
         yield NO_DOCKERFILE.finding(
             "Expected a `Dockerfile` at the environment root (Docker Spaces build it); found none.",
             location=Location("Dockerfile"),
@@ -247,7 +261,7 @@ def _where(ctx: StaticContext) -> Generator[Finding, None, str | None]:
     repo = None if root_df else enclosing_repository(ctx.root)
     if repo is not None:
         ctx.skip(
-            ("EK302",),
+            (SERVER_ONLY.code,),
             "in-repo environment (repository at "
             f"`{repo.rel(ctx.root, repo.top)}`): OpenEnv's `envs/NAME` layout keeps the "
             "Dockerfile in `server/`; `envkit push` moves it to the root of its staged copy",
@@ -315,7 +329,7 @@ def _no_from(
     first = parsed.first_non_arg
     if parsed.stages and first is not None and first.name == "FROM":
         return True
-    ctx.skip(("EK305", "EK308"), "no FROM")
+    ctx.skip((UNPINNED_BASE.code, RUNS_AS_ROOT.code), "no FROM")
     where = _loc(rel, first) if first else Location(rel, 1)
     got = "it has no FROM" if not parsed.stages else f"the first instruction is {first.name}"  # type: ignore[union-attr]
     yield NO_FROM.finding(
@@ -450,8 +464,6 @@ def _pairs(ins: str, value: str) -> list[tuple[str, str | None]]:
 
 
 def _secrets(rel: str, parsed: ParsedDockerfile) -> Iterator[Finding]:
-    from envkit.secret_scan import looks_secret
-
     for ins in parsed.instructions:
         if ins.name not in ("ENV", "ARG"):
             continue

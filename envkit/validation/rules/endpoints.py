@@ -109,6 +109,7 @@ def check(engine: ServerPlayer) -> Api | None:
 
 
 def _schema(engine: ServerPlayer) -> Api:
+    # jsonschema takes ~250 ms to import: only a run that reaches /schema pays it
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
 

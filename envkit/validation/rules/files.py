@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.findings import Finding, Location, Severity, register
+from envkit.fsutil import FileTooLargeError, probe
 from envkit.validation.context import StaticContext
 
 FILE_TOO_LARGE = register(
@@ -57,8 +58,6 @@ KNOWN_FILES = (
 
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
-    from envkit.fsutil import FileTooLargeError, probe
-
     seen = dict(getattr(ctx, "read_errors", {}))
     for rel in KNOWN_FILES:
         if rel not in seen:

@@ -15,8 +15,32 @@ from collections.abc import Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
-from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
+from pydantic import ValidationError
+
+from envkit.envdir.constants import APP_PATTERN, DEFAULT_APP, ENVKIT_KEYS, MANIFEST_NAME
+from envkit.envdir.manifest import (
+    RFC008_KEYS,
+    CapabilitiesSpec,
+    ExecutionDeclaration,
+    JudgePin,
+    Manifest,
+    ManifestSyntaxError,
+    NetworkPolicy,
+    OracleDeclaration,
+    ResourceDeclaration,
+    RewardDeclaration,
+    TaskDistributionPin,
+    TypeSpec,
+    VerifierBinding,
+    policy_violations,
+    split_validation,
+    to_plain,
+    user_loc,
+)
+from envkit.errors import UsageError
 from envkit.findings import Finding, Location, Rule, Severity, register
+from envkit.names import normalise_name
+from envkit.probe_plan import PlanError, read_plan
 from envkit.validation.context import StaticContext
 
 MANIFEST_MISSING = register(
@@ -349,24 +373,42 @@ KNOWN_TOP_LEVEL = (
     "author",
     "tags",
 )
-_CODES = tuple(f"EK1{n:02d}" for n in range(1, 24))
+_RULES = (
+    MANIFEST_MISSING,
+    MANIFEST_YAML,
+    MANIFEST_SCHEMA,
+    MANIFEST_NAME_RULE,
+    MANIFEST_APP_FORM,
+    MANIFEST_APP_MISSING,
+    MANIFEST_PORT,
+    MANIFEST_VALIDATION,
+    MANIFEST_UNKNOWN_KEY,
+    MANIFEST_ORACLE_MISSING,
+    VALIDATION_MISSING,
+    VALIDATION_REQUIRED,
+    VALIDATION_VALUE,
+    VALIDATION_EXTRA,
+    VALIDATION_IGNORED,
+    VALIDATION_POLICY,
+    VALIDATION_JUDGE,
+    VALIDATION_ALLOWLIST,
+    VALIDATION_LEGACY,
+    VALIDATION_NO_EXECUTION,
+    PROBE_PLAN,
+    EXECUTION_PATH,
+    ENVKIT_TWICE,
+)
+_CODES = tuple(rule.code for rule in _RULES)
+# what is left to check once the file is there but not a readable mapping
+_BEYOND_YAML = tuple(c for c in _CODES if c not in (MANIFEST_MISSING.code, MANIFEST_YAML.code))
 
 
 def load(ctx: StaticContext) -> Iterator[Finding]:
     """Parse openenv.yaml into ``ctx`` (``manifest_doc``, ``manifest``) and yield the findings
     about its text (every EK1xx but EK106, EK110, EK121, EK122, which :func:`check` adds)."""
-    from pydantic import ValidationError
-
-    from envkit.envdir.manifest import (
-        Manifest,
-        ManifestSyntaxError,
-        policy_violations,
-        to_plain,
-    )
-
     path = ctx.root / MANIFEST_NAME
-    if not path.is_file() and not path.is_symlink():
-        ctx.skip([c for c in _CODES if c != "EK101"], f"no {MANIFEST_NAME}")
+    if not path.is_file():
+        ctx.skip([c for c in _CODES if c != MANIFEST_MISSING.code], f"no {MANIFEST_NAME}")
         yield MANIFEST_MISSING.finding(
             f"Expected `{MANIFEST_NAME}` in the environment directory; found none. Most likely "
             "this is not the environment's root directory.",
@@ -375,11 +417,11 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
         return
     doc, error = ctx.envdir.manifest_doc, ctx.envdir.manifest_doc_error
     if isinstance(error, ManifestSyntaxError):
-        ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml is not YAML")
+        ctx.skip(_BEYOND_YAML, "openenv.yaml is not YAML")
         yield MANIFEST_YAML.finding(error.message.split(": ", 1)[-1], location=error.location)
         return
     if doc is None:  # unreadable: a FIFO, a link out of the directory, over 1 MiB, not UTF-8
-        ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml unreadable")
+        ctx.skip(_BEYOND_YAML, "openenv.yaml unreadable")
         why = ctx.read_errors.get(MANIFEST_NAME) or error or "not UTF-8 text"
         yield MANIFEST_YAML.finding(
             f"`{MANIFEST_NAME}` cannot be read: {why}.", location=Location(MANIFEST_NAME)
@@ -387,7 +429,7 @@ def load(ctx: StaticContext) -> Iterator[Finding]:
         return
     ctx.manifest_doc = doc
     if not isinstance(doc.data, dict):
-        ctx.skip([c for c in _CODES if c not in ("EK101", "EK102")], "openenv.yaml not a mapping")
+        ctx.skip(_BEYOND_YAML, "openenv.yaml not a mapping")
         got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
         yield MANIFEST_YAML.finding(
             f"`{MANIFEST_NAME}` must be a mapping of keys to values; got {got}.",
@@ -427,8 +469,6 @@ def _typos(ctx: StaticContext) -> Iterator[Finding]:
 def _layout(ctx: StaticContext) -> Iterator[Finding]:
     """EK111, EK115, EK119, EK120, EK123: where envkit's and OpenEnv's facts sit (read from
     the raw YAML, so they are reported even when a value is invalid)."""
-    from envkit.envdir.manifest import RFC008_KEYS, split_validation
-
     data = ctx.manifest_data
     raw = data.get("validation")
     if raw is not None and not isinstance(raw, dict):
@@ -468,7 +508,7 @@ def _layout(ctx: StaticContext) -> Iterator[Finding]:
                 if raw is not None
                 else Location(MANIFEST_NAME, 1, 1),
             )
-        ctx.skip(["EK120"], "no RFC 008 `validation:` block")
+        ctx.skip([VALIDATION_NO_EXECUTION.code], "no RFC 008 `validation:` block")
         return
     for key in block:
         if key in RFC008_KEYS or not isinstance(key, str):
@@ -493,13 +533,10 @@ def _layout(ctx: StaticContext) -> Iterator[Finding]:
         )
 
 
-_CODE_BY_TYPE = {"judge_pin": "EK117", "allowlist": "EK118"}
+_RULE_BY_TYPE = {"judge_pin": VALIDATION_JUDGE, "allowlist": VALIDATION_ALLOWLIST}
 
 
 def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
-    from envkit.envdir.constants import ENVKIT_KEYS
-    from envkit.envdir.manifest import RFC008_KEYS, user_loc
-
     doc = ctx.manifest_doc
     for err in exc.errors():
         raw_loc = tuple(err.get("loc", ()))
@@ -524,9 +561,8 @@ def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
             )
         elif rfc and etype == "extra_forbidden":
             yield from _extra(err, loc, dotted, where)
-        elif rfc and etype in _CODE_BY_TYPE:
-            rule = VALIDATION_JUDGE if etype == "judge_pin" else VALIDATION_ALLOWLIST
-            yield rule.finding(f"`{dotted}`: {msg}.", location=where)
+        elif rfc and etype in _RULE_BY_TYPE:
+            yield _RULE_BY_TYPE[etype].finding(f"`{dotted}`: {msg}.", location=where)
         elif rfc:
             yield VALIDATION_VALUE.finding(f"`{dotted}`: {msg}{shown}.", location=where)
         elif etype == "missing":
@@ -564,21 +600,22 @@ def _schema_findings(ctx: StaticContext, exc: Any) -> Iterator[Finding]:
 
 def _extra(err: Any, loc: tuple[Any, ...], dotted: str, where: Location) -> Iterator[Finding]:
     """EK114 with the closest field of the section as a suggestion."""
-    from envkit.envdir import manifest as m
-
     sections = {
-        "reward": m.RewardDeclaration,
-        "judge": m.JudgePin,
-        "resources": m.ResourceDeclaration,
-        "task_distribution": m.TaskDistributionPin,
-        "network": m.NetworkPolicy,
-        "capabilities": m.CapabilitiesSpec,
-        "types": m.TypeSpec,
-        "execution": m.ExecutionDeclaration,
+        "reward": RewardDeclaration,
+        "judge": JudgePin,
+        "resources": ResourceDeclaration,
+        "task_distribution": TaskDistributionPin,
+        "network": NetworkPolicy,
+        "capabilities": CapabilitiesSpec,
+        "types": TypeSpec,
+        "execution": ExecutionDeclaration,
     }
     model: Any = sections.get(str(loc[1]))
     for part in loc[2:-1]:  # nested sections (capabilities.verifier, capabilities.oracle)
-        sub = {"verifier": m.VerifierBinding, "oracle": m.OracleDeclaration}.get(str(part))
+        sub = {
+            "verifier": VerifierBinding,
+            "oracle": OracleDeclaration,
+        }.get(str(part))
         model = sub or model
     key = str(loc[-1])
     fields = list(model.model_fields) if model is not None else []
@@ -592,9 +629,6 @@ def _extra(err: Any, loc: tuple[Any, ...], dotted: str, where: Location) -> Iter
 
 
 def _name(ctx: StaticContext) -> Iterator[Finding]:
-    from envkit.errors import UsageError
-    from envkit.names import normalise_name
-
     name = ctx.manifest_data.get("name")
     if not isinstance(name, str):
         return
@@ -680,15 +714,13 @@ def _target_findings(
 
 def check(ctx: StaticContext) -> Iterator[Finding]:
     """EK106, EK110, EK121, EK122 (the manifest's other findings come from :func:`load`)."""
-    from envkit.envdir.constants import APP_PATTERN
-
     if ctx.manifest_doc is None:
         return
     app = ctx.manifest_data.get("app", DEFAULT_APP)
     if isinstance(app, str) and APP_PATTERN.fullmatch(app):
         yield from _target_findings(ctx, app, ("app",), MANIFEST_APP_MISSING, "app")
     else:
-        ctx.skip(["EK106"], "`app` is malformed (EK105)")
+        ctx.skip([MANIFEST_APP_MISSING.code], f"`app` is malformed ({MANIFEST_APP_FORM.code})")
     oracle, keys = None, ("envkit", "oracle")
     for section in ("envkit", "validation"):
         value = ctx.manifest_data.get(section)
@@ -698,10 +730,10 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
     if isinstance(oracle, str) and APP_PATTERN.fullmatch(oracle):
         yield from _target_findings(ctx, oracle, keys, MANIFEST_ORACLE_MISSING, "oracle")
     else:
-        ctx.skip(["EK110"], "no oracle declared")
+        ctx.skip([MANIFEST_ORACLE_MISSING.code], "no oracle declared")
     execution = _raw_execution(ctx.manifest_data)
     if execution is None:
-        ctx.skip(["EK121", "EK122"], "no valid `validation.execution`")
+        ctx.skip([PROBE_PLAN.code, EXECUTION_PATH.code], "no valid `validation.execution`")
         return
     yield from _execution(ctx, execution)
 
@@ -709,10 +741,6 @@ def check(ctx: StaticContext) -> Iterator[Finding]:
 def _raw_execution(data: dict[str, Any]) -> Any:
     """``validation.execution`` parsed on its own (so EK121/EK122 run even when another part
     of the manifest is invalid); ``None`` when absent or itself invalid (EK113 says why)."""
-    from pydantic import ValidationError
-
-    from envkit.envdir.manifest import ExecutionDeclaration, to_plain
-
     block = data.get("validation")
     raw = block.get("execution") if isinstance(block, dict) else None
     if not isinstance(raw, dict):
@@ -724,8 +752,6 @@ def _raw_execution(data: dict[str, Any]) -> Any:
 
 
 def _execution(ctx: StaticContext, execution: Any) -> Iterator[Finding]:
-    from envkit.probe_plan import PlanError, read_plan
-
     root = ctx.root.resolve()
     for key, want_dir in (("dockerfile", False), ("context", True)):
         rel = getattr(execution, key)

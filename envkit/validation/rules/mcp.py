@@ -11,6 +11,7 @@ are findings: an environment need not offer MCP tools.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,7 +72,7 @@ class Reply:
 def post(engine: ServerPlayer, content: bytes) -> Reply:
     """``POST /mcp`` with ``content`` as the body, on a fresh connection
     (:meth:`ServerPlayer.post_client`)."""
-    import httpx
+    import httpx  # ~450 ms: `envkit rules` imports this module and never posts
 
     engine.check_budget()
     try:
@@ -117,8 +118,6 @@ def envelope_problem(reply: Reply, request_id: Any) -> str | None:
 
 def check(engine: ServerPlayer) -> None:
     """EK424, EK425: a ``tools/list`` request and a body that is not JSON."""
-    import json
-
     engine.progress("checking POST /mcp")
     first = post(engine, json.dumps(PROBE).encode())
     engine.ran(MCP_NOT_JSON_RPC, MCP_MISSING)

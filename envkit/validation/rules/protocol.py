@@ -17,6 +17,7 @@ from envkit.errors import WireError
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import ActionPool, ServerPlayer
+from envkit.validation.rules import routes
 from envkit.wire import EnvErrorFrame
 
 ROUND_TRIP_FAILED = register(
@@ -160,9 +161,7 @@ def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = Fal
             first = engine.reset(s, engine.settings.seeds[0], episode_id=eid)
         except EnvErrorFrame as exc:
             if production:
-                from envkit.validation.rules.routes import episodes_not_applicable
-
-                episodes_not_applicable(engine, exc)
+                routes.episodes_not_applicable(engine, exc)
             else:
                 reset_failed(engine, exc)
             return False

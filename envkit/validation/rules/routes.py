@@ -12,8 +12,10 @@ when the environment has no TaskProvider: that is not a defect.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
@@ -141,8 +143,6 @@ def _task_api(engine: ServerPlayer, listed: frozenset[str]) -> None:
             f"{_shown(status, body, text)}"
         )
     if names:
-        from urllib.parse import quote
-
         env = quote(names[0], safe="")
         split = "train"
         if "/{env_name}/splits" in listed:
@@ -179,8 +179,6 @@ def _task_api(engine: ServerPlayer, listed: frozenset[str]) -> None:
 
 
 def _post_json(engine: ServerPlayer, path: str, payload: Any) -> tuple[int | None, Any, str]:
-    import json
-
     status, text = engine.post(path, payload)
     try:
         body = json.loads(text) if status is not None else None
