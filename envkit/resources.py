@@ -28,6 +28,35 @@ def data_dir(name: str) -> Path:
     )
 
 
+def install_origin() -> str:
+    """Where the imported envkit comes from, for ``envkit --version``.
+
+    Returns:
+        ``"editable, <checkout>"`` for an editable install of a checkout (PEP 610's
+        ``direct_url.json`` of ``rl-envkit`` says ``editable`` and points at the folder that
+        holds the imported ``envkit/``); ``"checkout, <checkout>"`` for a checkout imported
+        without an install of it (``PYTHONPATH``, or a different editable install); else the
+        installed package's folder (``.../site-packages/envkit``). Paths are absolute. Never
+        raises: unreadable metadata counts as none.
+    """
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    root = _PKG.parent
+    try:
+        direct = json.loads(metadata.distribution("rl-envkit").read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        direct = {}
+    url = urlparse(str(direct.get("url", "")))
+    editable = bool((direct.get("dir_info") or {}).get("editable"))
+    if editable and url.scheme == "file" and Path(unquote(url.path)).resolve() == root:
+        return f"editable, {root}"
+    if (root / "pyproject.toml").is_file() and (root / "templates").is_dir():
+        return f"checkout, {root}"
+    return str(_PKG)
+
+
 def templates_dir() -> Path:
     return data_dir("templates")
 

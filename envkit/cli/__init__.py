@@ -115,7 +115,9 @@ def handled(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _version_callback(value: bool) -> None:
     if value:
-        _output.Output().text(f"envkit {__version__}")
+        from envkit.resources import install_origin
+
+        _output.Output().text(f"envkit {__version__} ({install_origin()})")
         raise typer.Exit()
 
 

@@ -24,8 +24,8 @@ SessionsOpt = Annotated[
         "-s",
         min=1,
         metavar="S",
-        help="Sessions the trainer holds at once (TRL: training processes x "
-        "generation_batch_size; see docs/scale.md).",
+        help="Sessions the trainer holds at once (TRL: its generation_batch_size, over all "
+        "processes; how to compute S: docs/scale.md, 'What S is').",
     ),
 ]
 HeadroomOpt = Annotated[

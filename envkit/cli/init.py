@@ -204,10 +204,12 @@ def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
     err.print("\nNext:")
     for cmd in (
         f"cd {rel}",
-        "uv venv && uv pip install -e . pytest   # install the environment",
-        "pytest -q                               # its own tests",
-        "envkit validate                         # static + runtime checks",
-        "envkit run                              # serve on http://127.0.0.1:8000",
+        # --python names the environment's own venv: an activated venv elsewhere would
+        # otherwise receive the install
+        "uv venv && uv pip install --python .venv/bin/python -e . pytest   # or: uv sync",
+        ".venv/bin/python -m pytest -q    # its own tests",
+        "envkit validate                  # static + runtime checks",
+        "envkit run                       # serve on http://127.0.0.1:8000",
     ):
         err.print(f"  {_output.esc(cmd)}")
 

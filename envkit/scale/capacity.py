@@ -1,7 +1,8 @@
 """How many replicas of an environment a number of concurrent sessions needs.
 
-A trainer holds S WebSocket sessions at once (TRL 1.16: training processes x the generation
-batch size; verl: rollout workers x the agent loops each runs). One server process accepts C
+A trainer holds S WebSocket sessions at once (TRL 1.16: its ``generation_batch_size``, which
+already counts every process; verl: rollout workers x the agent loops each runs; docs/scale.md,
+"What S is"). One server process accepts C
 of them (``max_concurrent_envs``, read from the app module or ``MAX_CONCURRENT_ENVS``), so
 a pool needs ``N = ceil(S x (1 + headroom) / C)`` replicas. The headroom covers sessions a
 balancer places unevenly and slots held by dropped connections until the server frees them.

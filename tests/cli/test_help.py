@@ -56,7 +56,7 @@ def test_subcommand_help_imports_nothing_heavy():
 def test_version(cli):
     result = cli("--version")
     assert result.exit_code == 0
-    assert result.stdout.strip() == f"envkit {__version__}"
+    assert result.stdout.strip().startswith(f"envkit {__version__} (")
 
 
 def test_python_dash_m():

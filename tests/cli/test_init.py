@@ -283,3 +283,22 @@ def test_init_help_says_a_template_is_code(cli):
     text = " ".join(result.stdout.replace("│", " ").split())  # rich's panels wrap the help
     assert "gh:owner/repo" in text and "--no-hooks" in text
     assert "code that runs on this machine" in text and "arbitrary code" in text
+
+
+def _installs(text: str) -> list[str]:
+    return [line for line in text.splitlines() if "pip install" in line and "-e ." in line]
+
+
+def test_next_steps_install_into_the_environments_own_venv(cli, tmp_path):
+    """`uv pip install` without `--python` follows an activated venv (VIRTUAL_ENV) before the
+    `.venv` beside it: every install step init prints or generates names the venv."""
+    result = cli("init", "my-env", "--output-dir", tmp_path, "--no-lock", "--no-skills")
+    assert result.exit_code == 0, result.output
+    printed = _installs(result.stderr)
+    assert printed == [
+        "  uv venv && uv pip install --python .venv/bin/python -e . pytest   # or: uv sync"
+    ]
+    assert ".venv/bin/python -m pytest -q" in result.stderr
+    for name in ("README.md", "AGENTS.md"):
+        lines = _installs((tmp_path / "my-env" / name).read_text())
+        assert lines and all("--python .venv/bin/python" in line for line in lines), name

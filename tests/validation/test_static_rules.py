@@ -163,8 +163,12 @@ CASES: dict[str, tuple[Callable[[Path], None], tuple[str, int | None] | None]] =
     "EK204": (edit("pyproject.toml", "server = ", "serve = "), ("pyproject.toml", 17)),
     "EK205": (delete("client.py"), ("client.py", None)),
     "EK206": (
-        edit("server/app.py", "    main(host=args.host, port=args.port)", "    pass"),
-        ("server/app.py", 44),
+        edit(
+            "server/app.py",
+            '__name__ == "__main__":\n    main()',
+            '__name__ == "__main__":\n    pass',
+        ),
+        ("server/app.py", 56),
     ),
     "EK207": (edit("models.py", "(Action):", "(BaseModel):"), ("models.py", 1)),
     "EK208": (edit("README.md", "colorFrom: blue", "colorFrom: '#00C9FF'"), ("README.md", 4)),
