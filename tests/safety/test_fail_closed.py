@@ -19,12 +19,12 @@ def _broken(*args, **kwargs):
 
 def test_build_stops_on_a_crashing_dockerfile_rule(cli, echo_env, monkeypatch):
     import envkit.container.build
-    import envkit.secret_scan
+    import envkit.validation.rules.dockerfile
 
     def no_docker(*args, **kwargs):  # the preflight must stop the build before the engine
         raise AssertionError("the Docker engine was contacted after a rule crashed")
 
-    monkeypatch.setattr(envkit.secret_scan, "looks_secret", _broken)
+    monkeypatch.setattr(envkit.validation.rules.dockerfile, "looks_secret", _broken)
     monkeypatch.setattr(envkit.container.build, "docker_client", no_docker)
     r = cli("build", echo_env, "--tag", "envkit-safety-test:never")
     assert r.exit_code == 2, r.output
