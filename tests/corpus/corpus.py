@@ -1,0 +1,65 @@
+"""The independent corpora of envkit's runtime rules: reading and playing them.
+
+``tests/corpus/<rule-name>/<case>/`` is a small real OpenEnv 0.10 environment written from the
+rule's one-paragraph description by someone who had not read the rule's code: ``case.toml``
+says whether it is a ``defect`` (the rule must report it) or a ``nearmiss`` (it looks like the
+defect but is correct: the rule must stay quiet) and by which mechanism. A rule must find at
+least :data:`MIN_CAUGHT` of its defects; the ones it misses are named in :data:`KNOWN_MISSES`
+(and in the rule's docs as known limits) until a probe catches them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).parent
+MIN_CAUGHT = 4  # of each rule's defects (at least 5)
+
+#: case directory (``rule-name/case``) -> why the rule does not catch it yet.
+KNOWN_MISSES: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class Case:
+    rule: str  # the rule's name (its folder)
+    name: str  # the case's folder
+    kind: str  # "defect" or "nearmiss"
+    code: str  # the rule's code, e.g. "EK505"
+    mechanism: str
+    path: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.rule}/{self.name}"
+
+
+def cases() -> list[Case]:
+    """Every case of every corpus, sorted by rule then case."""
+    found = []
+    for toml in sorted(HERE.glob("*/*/case.toml")):
+        meta = tomllib.loads(toml.read_text(encoding="utf-8"))
+        found.append(
+            Case(
+                rule=toml.parent.parent.name,
+                name=toml.parent.name,
+                kind=str(meta["kind"]),
+                code=str(meta["code"]),
+                mechanism=str(meta.get("mechanism", "")),
+                path=toml.parent,
+            )
+        )
+    return found
+
+
+def play(case: Case, workdir: Path, python: str) -> set[str]:
+    """Validate a copy of ``case`` (runtime stage, only its rule selected) and return the
+    codes reported. The copy keeps the corpus free of anything a run writes."""
+    from envkit.validation import validate
+
+    copy = workdir / case.name
+    shutil.copytree(case.path, copy)
+    report = validate(copy, python=python, select=[case.code], train_path=False, episodes=3)
+    return {f.code for f in report.findings}
