@@ -31,6 +31,11 @@ from envkit.fsutil import cache_dir
 
 STRIPPED_FIELDS = ("metadata",)
 _SANDBOX_LOCK = threading.Lock()
+IMPORT_LOCK = _SANDBOX_LOCK
+"""Held while hypothesis, hypothesis-jsonschema and so jsonschema are imported (the warm-up
+thread of :func:`warm_up` does it beside the runtime stage): a check that imports jsonschema
+itself takes it first, since two threads importing jsonschema at once can each see the other's
+partly initialised module (``cannot import name 'Draft3Validator'``)."""
 MAX_STRING = 1000  # "maximum" strings when the schema sets no maxLength
 
 

@@ -109,9 +109,11 @@ def check(engine: ServerPlayer) -> Api | None:
 
 
 def _schema(engine: ServerPlayer) -> Api:
-    # jsonschema takes ~250 ms to import: only a run that reaches /schema pays it
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
+    # jsonschema takes ~250 ms to import: only a run that reaches /schema pays it. The
+    # fuzzer's warm-up thread may be importing it right now: one importer at a time.
+    with fuzz.IMPORT_LOCK:
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
 
     status, body, text = engine.get("/schema")
     engine.ran(SCHEMA_INVALID)
