@@ -73,6 +73,17 @@ SLOW_PATHS = (
     "hub/test_push.py::test_subprocess_",
     "cli/test_init.py::test_generated_tests_pass",
     "validation/test_signal.py::test_rfc008_ids_match_openenv_010_policy_and_graders",
+    # each starts a server (an environment's, or the Hub stand-in with its uploads) or a
+    # second interpreter that imports openenv: seconds apiece, not the fast tier's
+    "validation/test_declared_startup.py",
+    "validation/test_seeds.py",
+    "migrate/test_rerecord.py",
+    "hub/test_push.py::test_ctrl_c_mid_push",
+    "hub/test_push.py::test_unchanged_repush",
+    "hub/test_plan.py::test_apply_carries_out_the_plan",
+    "hub/test_push_fail_closed.py::test_credentials_store_name_needs_an_explicit_allow",
+    "hub/test_dry_run_offline.py::test_a_hub_that_never_answers",
+    "evaluation/test_eval_lost.py",
 )
 # xdist_group per tier: one worker runs the whole group (session fixtures built once; one
 # Docker build at a time on a 2-core machine).
