@@ -3,6 +3,8 @@
 ``huggingface_hub`` is imported only inside these functions, so ``import envkit.hub`` is cheap.
 """
 
-from envkit.hub.deploy import AppCheck, ForkResult, PushResult, check_app, fork, push
+from envkit.hub.deploy import fork, push
+from envkit.hub.results import AppCheck, ForkResult, PushResult
+from envkit.hub.verify import check_app
 
 __all__ = ["AppCheck", "ForkResult", "PushResult", "check_app", "fork", "push"]

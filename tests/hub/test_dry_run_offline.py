@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from envkit.hub.deploy import HUB_PROBE_TIMEOUT_S, PushOptions, hub_unreachable, plan_push
+from envkit.hub.plan import PushOptions, plan_push
+from envkit.hub.space import HUB_PROBE_TIMEOUT_S, hub_unreachable
 
 ENVKIT = str(Path(sys.executable).parent / "envkit")
 TOKEN = "hf_offlineDryRunTokenABCDEFGHIJKLMNOP"

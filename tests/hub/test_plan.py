@@ -1,4 +1,4 @@
-"""`envkit.hub.deploy`'s two steps: ``plan_push`` (read-only requests, a frozen PushPlan that
+"""`envkit.hub`'s two steps: ``plan_push`` (read-only requests, a frozen PushPlan that
 renders without network) and ``apply_push`` (the writes), against the Hub stand-in."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ import dataclasses
 import pytest
 
 from envkit.errors import UsageError
-from envkit.hub.deploy import PushOptions, PushPlan, apply_push, plan_push, push
+from envkit.hub.deploy import push
+from envkit.hub.plan import PushOptions, PushPlan, plan_push
+from envkit.hub.upload import apply_push
 from tests.hubstub import WRITE_TOKEN
 
 
