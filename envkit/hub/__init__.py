@@ -1,6 +1,7 @@
 """Deploying environments to Hugging Face Spaces: :func:`push` and :func:`fork`.
 
-``huggingface_hub`` is imported only inside these functions, so ``import envkit.hub`` is cheap.
+``huggingface_hub`` is imported only inside the functions that call the Hub, so ``import
+envkit.hub`` does not import it.
 """
 
 from envkit.hub.deploy import fork, push

@@ -25,6 +25,10 @@ Apply:
    ``create_pr``. Interrupting before the commit request completes leaves the Space at its
    previous commit. No change -> no commit, no PR.
 3. ``wait``: poll the runtime until RUNNING or an error stage, then check the app.
+
+Where each part lives: :mod:`envkit.hub.plan` (the plan), :mod:`envkit.hub.preflight` (step 3),
+:mod:`envkit.hub.space` (what the Hub reports), :mod:`envkit.hub.upload` (apply),
+:mod:`envkit.hub.verify` (``wait``), :mod:`envkit.hub.results` (what is returned).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from envkit.hub.auth import check_repo_id, hub_endpoint, resolve_token, space_ur
 from envkit.hub.errors import call_hub
 from envkit.hub.plan import PushOptions, plan_push
 from envkit.hub.results import ForkResult, Progress, PushResult
-from envkit.hub.space import _api, _check_hardware
+from envkit.hub.space import check_hardware, hub_api
 from envkit.hub.upload import apply_push
 
 
@@ -144,10 +148,10 @@ def fork(
         HubAuthError, HubError: as for :func:`push` (409 when the destination exists).
     """
     source = check_repo_id(source)
-    _check_hardware(hardware)
+    check_hardware(hardware)
     creds = resolve_token(token)
     endpoint = hub_endpoint()
-    api = _api(endpoint, creds)
+    api = hub_api(endpoint, creds)
     if destination is None or "/" not in destination:
         me = call_hub(
             lambda: api.whoami(), action="check the token", repo_id=None, endpoint=endpoint

@@ -9,9 +9,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from envkit.envdir.manifest import Manifest
+from envkit.envdir.project import EnvProject
 from envkit.errors import UsageError
 from envkit.hub.auth import (
     Credentials,
@@ -22,18 +23,22 @@ from envkit.hub.auth import (
     space_urls,
 )
 from envkit.hub.errors import HubNetworkError, call_hub
-from envkit.hub.preflight import _preflight_gate
-from envkit.hub.results import Progress, PushResult, _noop
+from envkit.hub.preflight import preflight_gate
+from envkit.hub.results import Progress, PushResult, no_progress
 from envkit.hub.space import (
     KEEP_REMOTE,
     RemoteSpace,
-    _api,
-    _check_hardware,
-    _git_oids,
-    _remote_state,
+    check_hardware,
+    git_oids,
+    hub_api,
     hub_unreachable,
+    remote_state,
 )
 from envkit.hub.staging import StagedFolder, stage
+from envkit.names import normalise_name
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
 
 
 def _resolve_secrets(secrets: Mapping[str, str | None] | None) -> dict[str, str]:
@@ -200,9 +205,7 @@ def plan_push(
     Raises:
         UsageError, SpecError, PushBlockedError, HubAuthError, HubError: as :func:`push`.
     """
-    from envkit.envdir.project import EnvProject
-
-    say = progress or _noop
+    say = progress or no_progress
     project = EnvProject.load(path)
     inputs = _check_inputs(project.manifest, options)
     endpoint = hub_endpoint()
@@ -211,7 +214,7 @@ def plan_push(
     with tempfile.TemporaryDirectory(prefix="envkit-push-") as tmp:
         say("Staging the files to upload…")
         staged = stage(project.root, project.manifest, Path(tmp) / "space", title=title)
-        warnings, preflight = _preflight_gate(staged, options.validate, creds, say)
+        warnings, preflight = preflight_gate(staged, options.validate, creds, say)
         local = _LocalPlan(
             project.root, endpoint, creds, inputs, staged, tuple(warnings), preflight
         )
@@ -226,7 +229,7 @@ def _check_inputs(manifest: Manifest, options: PushOptions) -> _Inputs:
         UsageError: the first problem found, in that order.
     """
     repo_id = check_repo_id(options.repo_id) if options.repo_id is not None else None
-    _check_hardware(options.hardware)
+    check_hardware(options.hardware)
     secret_values = _resolve_secrets(options.secrets)
     variables = {str(k): str(v) for k, v in manifest.variables.items()}
     variables.update({str(k): str(v) for k, v in options.env.items()})
@@ -250,8 +253,6 @@ def _check_inputs(manifest: Manifest, options: PushOptions) -> _Inputs:
 
 def _title(manifest_name: str) -> str:
     """The Space title a repaired card gets when it has none."""
-    from envkit.names import normalise_name
-
     try:
         return normalise_name(manifest_name).title
     except UsageError:
@@ -291,7 +292,7 @@ def _plan_remote(
         repo_id = inputs.repo_id or f"<your-namespace>/{space_name(manifest_name)}"
         remote, current_vars = None, {}
     remote_files = remote.files if remote else {}
-    oids = _git_oids(staged.path, staged.files)
+    oids = git_oids(staged.path, staged.files)
     added = sorted(p for p in oids if p not in remote_files)
     updated = sorted(p for p in oids if p in remote_files and remote_files[p] != oids[p])
     sizes = {f.path: f.size for f in staged.files}
@@ -332,12 +333,12 @@ def _read_remote(
         HubNetworkError: the Hub cannot be reached. HubError, HubAuthError: as :func:`push`.
     """
     endpoint, creds, inputs = local.endpoint, local.creds, local.inputs
-    api = _api(endpoint, creds)
+    api = hub_api(endpoint, creds)
     repo_id = _resolve_repo_id(api, creds, inputs.repo_id, manifest_name, endpoint, say)
     remote = None
     if creds is not None:
         say(f"Reading {repo_id}…")
-        remote = _remote_state(api, repo_id, endpoint)
+        remote = remote_state(api, repo_id, endpoint)
     current_vars: dict[str, str] = {}
     if remote is not None and inputs.variables:
         current_vars = {
@@ -353,7 +354,7 @@ def _read_remote(
 
 
 def _resolve_repo_id(
-    api: Any,
+    api: HfApi,
     creds: Credentials | None,
     repo_id: str | None,
     manifest_name: str,

@@ -4,35 +4,35 @@ what would be uploaded."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from envkit.errors import PushBlockedError
+from envkit.findings import Finding
 from envkit.hub.auth import Credentials
 from envkit.hub.results import Progress
 from envkit.hub.staging import SecretHit, StagedFolder, scan_secrets
+from envkit.validation import validate as run_validate
 
 PREFLIGHT_SELECT = ["EK1", "EK2", "EK3", "EK6"]
 
 
-def _preflight(root: Path, run_all: bool) -> tuple[list[Any], str]:
+def _preflight(root: Path, run_all: bool) -> tuple[list[Finding], str]:
     """Static validate findings on ``root`` (all static rules, or the EK6xx ones only).
 
     Fails closed: an exception from a rule propagates (the CLI reports an internal
     error, exit 2); it never degrades the preflight to a bare secret scan.
     """
-    from envkit.validation import validate
-
     select = PREFLIGHT_SELECT if run_all else ["EK6"]
-    report = validate(root, static=True, select=select)
+    report = run_validate(root, static=True, select=select)
     return list(report.findings), "validate" if run_all else "validate (EK6 only)"
 
 
-def _finding_line(f: Any) -> str:
+def finding_line(f: Finding) -> str:
+    """``CODE location: message`` (``CODE: message`` without a location), one line."""
     loc = f" {f.location}" if getattr(f, "location", None) else ""
     return f"{f.code}{loc}: {f.message}"
 
 
-def _preflight_gate(
+def preflight_gate(
     staged: StagedFolder, validate: bool, creds: Credentials | None, say: Progress
 ) -> tuple[list[str], str]:
     """Static rules and the secret scan on the staged copy, i.e. on exactly what would be
@@ -53,7 +53,7 @@ def _preflight_gate(
         for f in findings
         if f.severity.value == "error" and (validate or f.code.startswith("EK6"))
     ]
-    warnings = [_finding_line(f) for f in findings if f not in blocking]
+    warnings = [finding_line(f) for f in findings if f not in blocking]
     hits: list[SecretHit] = scan_secrets(
         staged.path,
         [f.path for f in staged.files],
@@ -61,7 +61,7 @@ def _preflight_gate(
     )
     ek6 = [f for f in blocking if f.code.startswith("EK6")]
     if hits or ek6:
-        lines = [f"{h.file}:{h.line}: {h.kind}" for h in hits] + [_finding_line(f) for f in ek6]
+        lines = [f"{h.file}:{h.line}: {h.kind}" for h in hits] + [finding_line(f) for f in ek6]
         files = sorted(
             {h.file for h in hits} | {str(getattr(f.location, "file", "?")) for f in ek6}
         )
@@ -77,6 +77,6 @@ def _preflight_gate(
             f"Refusing to push: static validate found {len(blocking)} error(s).",
             hint="Fix them (`envkit validate --static` explains each), or push anyway with "
             "--no-validate.",
-            details="\n".join(_finding_line(f) for f in blocking),
+            details="\n".join(finding_line(f) for f in blocking),
         )
     return warnings, preflight

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit.envdir.upload_set import UploadFile
+
+if TYPE_CHECKING:
+    from envkit.validation.report import ValidationReport
 
 Progress = Callable[[str], None]
 
@@ -28,7 +31,7 @@ class AppCheck:
     ok: bool
     method: str
     detail: str
-    report: Any = None
+    report: ValidationReport | None = None
 
 
 @dataclass
@@ -164,8 +167,9 @@ class ForkResult:
     files_copy_pending: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON shape (``envkit fork --format json``): the attributes by name."""
         return dict(self.__dict__)
 
 
-def _noop(_: str) -> None:
-    pass
+def no_progress(_: str) -> None:
+    """The :data:`Progress` callback of a caller that passed none: says nothing."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from envkit._version import __version__
 from envkit.envdir.upload_set import UploadFile
@@ -14,10 +14,15 @@ from envkit.errors import UsageError
 from envkit.hub.auth import Credentials
 from envkit.hub.errors import call_hub, is_network_error
 
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi, SpaceInfo
+
 KEEP_REMOTE = frozenset({".gitattributes"})  # created by the Hub, not part of an environment
 
 
-def _api(endpoint: str, creds: Credentials | None):
+def hub_api(endpoint: str, creds: Credentials | None) -> HfApi:
+    """The Hub client for ``endpoint``: with ``creds``' token, else with none (``token=False``
+    stops the client from falling back on a saved token)."""
     from huggingface_hub import HfApi
 
     return HfApi(
@@ -28,7 +33,12 @@ def _api(endpoint: str, creds: Credentials | None):
     )
 
 
-def _check_hardware(hardware: str | None) -> None:
+def check_hardware(hardware: str | None) -> None:
+    """Check a Space hardware flavour name (``None``: nothing asked).
+
+    Raises:
+        UsageError: not one of huggingface_hub's ``SpaceHardware`` values.
+    """
     if hardware is None:
         return
     from huggingface_hub import SpaceHardware
@@ -41,7 +51,8 @@ def _check_hardware(hardware: str | None) -> None:
         )
 
 
-def _git_oids(folder: Path, files: list[UploadFile]) -> dict[str, str]:
+def git_oids(folder: Path, files: list[UploadFile]) -> dict[str, str]:
+    """``{path: git blob sha1}`` of ``files`` under ``folder``, as the Hub's tree lists them."""
     from huggingface_hub.utils.sha import git_hash
 
     return {f.path: git_hash((folder / f.path).read_bytes()) for f in files}
@@ -56,15 +67,15 @@ class RemoteSpace:
         files: ``{path: git blob oid}`` of the Space's tree at ``info.sha``.
     """
 
-    info: Any
+    info: SpaceInfo
     files: Mapping[str, str]
 
 
-def _remote_state(api: Any, repo_id: str, endpoint: str) -> RemoteSpace | None:
+def remote_state(api: HfApi, repo_id: str, endpoint: str) -> RemoteSpace | None:
     """The Space's info and tree, or ``None`` when the Space does not exist."""
     from huggingface_hub.errors import RepositoryNotFoundError
 
-    def info():
+    def info() -> SpaceInfo | None:
         try:
             return api.space_info(repo_id)
         except RepositoryNotFoundError:

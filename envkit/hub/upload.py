@@ -3,16 +3,20 @@ then one commit (or one pull request)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from envkit._version import __version__
 from envkit.errors import UsageError
 from envkit.hub.auth import space_urls
 from envkit.hub.errors import call_hub
 from envkit.hub.plan import PushPlan
-from envkit.hub.results import Progress, PushResult, _noop
-from envkit.hub.space import KEEP_REMOTE, _api, _remote_state
-from envkit.hub.verify import _wait
+from envkit.hub.results import Progress, PushResult, no_progress
+from envkit.hub.space import KEEP_REMOTE, hub_api, remote_state
+from envkit.hub.verify import wait_for_space
+from envkit.schemas import path_digests
+
+if TYPE_CHECKING:
+    from huggingface_hub import CommitOperation, HfApi
 
 
 def apply_push(plan: PushPlan, progress: Progress | None = None) -> PushResult:
@@ -28,24 +32,24 @@ def apply_push(plan: PushPlan, progress: Progress | None = None) -> PushResult:
         UsageError: the plan was made without a token (a dry run without one).
         HubAuthError, HubError: as :func:`push`.
     """
-    say = progress or _noop
+    say = progress or no_progress
     if plan.creds is None:
         raise UsageError(
             "This push plan was made without a Hub token; it cannot be applied.",
             hint="Pass --token or set HF_TOKEN, then push again.",
         )
-    api = _api(plan.endpoint, plan.creds)
+    api = hub_api(plan.endpoint, plan.creds)
     result = plan.to_result()
     head = _ensure_space(api, plan, result, say)
     _set_variables_and_secrets(api, plan, result, say)
     if result.added + result.updated + result.deleted:
         _commit(api, plan, result, head, say)
     if plan.options.wait:
-        _wait(api, result, plan.root, plan.endpoint, plan.options.wait_timeout_s, say)
+        wait_for_space(api, result, plan.root, plan.endpoint, plan.options.wait_timeout_s, say)
     return result
 
 
-def _ensure_space(api: Any, plan: PushPlan, result: PushResult, say: Progress) -> str | None:
+def _ensure_space(api: HfApi, plan: PushPlan, result: PushResult, say: Progress) -> str | None:
     """Create the Space (docker SDK), or apply the requested visibility and hardware to the
     existing one.
 
@@ -87,7 +91,7 @@ def _ensure_space(api: Any, plan: PushPlan, result: PushResult, say: Progress) -
         repo_id=repo_id,
         endpoint=endpoint,
     )
-    fresh = _remote_state(api, repo_id, endpoint)
+    fresh = remote_state(api, repo_id, endpoint)
     if fresh is None:
         return None
     result.app_url = space_urls(repo_id, endpoint, getattr(fresh.info, "host", None))[1]
@@ -98,7 +102,9 @@ def _ensure_space(api: Any, plan: PushPlan, result: PushResult, say: Progress) -
     return fresh.info.sha
 
 
-def _set_variables_and_secrets(api: Any, plan: PushPlan, result: PushResult, say: Progress) -> None:
+def _set_variables_and_secrets(
+    api: HfApi, plan: PushPlan, result: PushResult, say: Progress
+) -> None:
     """Write the changed variables, then every secret (the Hub never returns their values,
     so they cannot be compared)."""
     repo_id, endpoint = plan.repo_id, plan.endpoint
@@ -120,11 +126,11 @@ def _set_variables_and_secrets(api: Any, plan: PushPlan, result: PushResult, say
         )
 
 
-def _commit(api: Any, plan: PushPlan, result: PushResult, head: str | None, say: Progress) -> None:
+def _commit(
+    api: HfApi, plan: PushPlan, result: PushResult, head: str | None, say: Progress
+) -> None:
     """One commit of ``result``'s changes on ``head`` (or on a new pull request ref)."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-
-    from envkit.schemas import path_digests
 
     repo_id, endpoint, folder = result.repo_id, plan.endpoint, plan.staged.path
     create_pr = plan.options.create_pr
@@ -150,8 +156,8 @@ def _commit(api: Any, plan: PushPlan, result: PushResult, head: str | None, say:
         revision = pr.git_reference
         result.pr_url = pr.url
 
-    def operations() -> list[Any]:  # fresh objects per attempt (the client mutates them)
-        ops: list[Any] = [CommitOperationDelete(p) for p in result.deleted]
+    def operations() -> list[CommitOperation]:  # fresh per attempt (the client mutates them)
+        ops: list[CommitOperation] = [CommitOperationDelete(p) for p in result.deleted]
         ops += [CommitOperationAdd(p, str(folder / p)) for p in result.added + result.updated]
         return ops
 

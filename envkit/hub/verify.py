@@ -4,20 +4,34 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from envkit.hub.errors import call_hub
-from envkit.hub.preflight import _finding_line
+from envkit.hub.preflight import finding_line
 from envkit.hub.results import AppCheck, Progress, PushResult
+from envkit.validation import validate
+from envkit.wire import get_health
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
 
 ERROR_STAGES = frozenset(
     {"BUILD_ERROR", "RUNTIME_ERROR", "CONFIG_ERROR", "NO_APP_FILE", "DELETING", "STOPPED", "PAUSED"}
 )
 
 
-def _wait(
-    api: Any, result: PushResult, root: Path, endpoint: str, timeout_s: float, say: Progress
+def wait_for_space(
+    api: HfApi, result: PushResult, root: Path, endpoint: str, timeout_s: float, say: Progress
 ) -> None:
+    """Poll the Space's runtime (every 1 s, growing to 10 s) until RUNNING, an error stage or
+    ``timeout_s`` seconds, then, when RUNNING, check the app (:func:`check_app`).
+
+    Sets ``result.runtime_stage`` (``TIMEOUT (STAGE after N s)`` on a timeout) and
+    ``result.app_check``.
+
+    Raises:
+        HubAuthError, HubError: reading the runtime failed.
+    """
     repo_id = result.repo_id
     start = time.monotonic()
     interval = 1.0
@@ -57,22 +71,18 @@ def check_app(url: str, root: Path | None = None, *, timeout_s: float = 60.0) ->
     health = _check_health(url, timeout_s)
     if not health.ok:
         return health
-    from envkit.validation import validate
-
     # An exception here propagates: never a silent fall back to the health check.
     report = validate(root, url=url, select=["EK4", "EK5"])
     errors = [f for f in report.findings if f.severity.value == "error"]
     detail = "runtime validate: " + (
         "no errors"
         if not errors
-        else f"{len(errors)} error(s): " + "; ".join(_finding_line(f) for f in errors[:5])
+        else f"{len(errors)} error(s): " + "; ".join(finding_line(f) for f in errors[:5])
     )
     return AppCheck(ok=not errors, method="validate", detail=detail, report=report)
 
 
 def _check_health(url: str, timeout_s: float) -> AppCheck:
-    from envkit.wire import get_health
-
     deadline = time.monotonic() + timeout_s
     while True:
         health = get_health(url, timeout_s=10.0)  # the one definition of healthy
