@@ -7,6 +7,8 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envkit.fsutil import write_atomic
+
 
 @dataclass
 class FileChange:
@@ -52,6 +54,7 @@ class MigrationResult:
 
     @property
     def changed(self) -> bool:
+        """Something was (or, with ``dry_run``, would be) written, created or removed."""
         return bool(self.changes)
 
     def diff(self) -> str:
@@ -59,18 +62,24 @@ class MigrationResult:
         return "".join(c.diff() for c in self.changes)
 
 
-def _add(changes: list[FileChange], change: FileChange | None) -> None:
+def add_change(changes: list[FileChange], change: FileChange | None) -> None:
+    """Append ``change`` to ``changes`` unless it is ``None`` (the file needs no change)."""
     if change is not None:
         changes.append(change)
 
 
-def _rel(root: Path, p: Path) -> str:
+def rel_path(root: Path, p: Path) -> str:
+    """``p`` as a POSIX path relative to ``root`` (``p`` must be under ``root``)."""
     return p.relative_to(root).as_posix()
 
 
-def _apply(root: Path, changes: list[FileChange]) -> None:
-    from envkit.fsutil import write_atomic
+def apply_changes(root: Path, changes: list[FileChange]) -> None:
+    """Write every new text (atomically, per file), then remove the files moved away, so an
+    interrupted run never loses a file's content.
 
+    Raises:
+        OSError: a file cannot be written or removed (the ones before it stay written).
+    """
     for c in changes:
         if c.after is not None:
             write_atomic(root / c.path, c.after)

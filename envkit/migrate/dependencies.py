@@ -8,11 +8,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import tomlkit
+from tomlkit.exceptions import ParseError
+
 from envkit.envdir import EnvDir
 from envkit.envdir.constants import DOCKERFILE_NAME, OPENENV_REQUIREMENT
 from envkit.envdir.toml import PYPROJECT_NAME
 from envkit.errors import MigrationRefused
-from envkit.migrate.changes import FileChange, _add, _rel
+from envkit.migrate.changes import FileChange, add_change, rel_path
 
 MOVED_DOCKERFILE = (
     "moved from server/Dockerfile (a Docker Space and RFC 008's "
@@ -74,15 +77,18 @@ def _migrate_dependency_list(items: list[str]) -> tuple[list[str | None], list[s
 
 
 def _migrate_pyproject(root: Path, path: Path) -> FileChange | None:
-    import tomlkit
-    from tomlkit.exceptions import ParseError
+    """The OpenEnv requirement in ``[project] dependencies``, ``optional-dependencies`` and
+    ``[dependency-groups]`` (tomlkit keeps comments and layout); ``None``: no change.
 
+    Raises:
+        MigrationRefused: the file is not TOML (``PATH:LINE:COL``).
+    """
     text = path.read_text(encoding="utf-8")
     try:
         doc = tomlkit.parse(text)
     except ParseError as exc:
         raise MigrationRefused(
-            f"{_rel(root, path)}:{exc.line}:{exc.col}: cannot parse TOML ({exc}); migrate "
+            f"{rel_path(root, path)}:{exc.line}:{exc.col}: cannot parse TOML ({exc}); migrate "
             "changed nothing.",
             hint="Fix the TOML syntax, then run `envkit migrate` again.",
         ) from None
@@ -111,7 +117,7 @@ def _migrate_pyproject(root: Path, path: Path) -> FileChange | None:
                 arr[i] = new[i]
     if not summary:
         return None
-    return FileChange(_rel(root, path), text, tomlkit.dumps(doc), summary)
+    return FileChange(rel_path(root, path), text, tomlkit.dumps(doc), summary)
 
 
 def _migrate_requirements(root: Path, path: Path) -> FileChange | None:
@@ -131,7 +137,7 @@ def _migrate_requirements(root: Path, path: Path) -> FileChange | None:
         if body and repl != body:
             line = line.replace(body, repl, 1)
         out.append(line)
-    return FileChange(_rel(root, path), text, "".join(out), summary)
+    return FileChange(rel_path(root, path), text, "".join(out), summary)
 
 
 def _migrate_dockerfile_text(text: str) -> str:
@@ -160,10 +166,10 @@ def _migrate_dockerfile(root: Path, path: Path) -> FileChange | None:
     new = _migrate_dockerfile_text(text)
     if new == text:
         return None
-    return FileChange(_rel(root, path), text, new, ["openenv-core -> openenv in RUN lines"])
+    return FileChange(rel_path(root, path), text, new, ["openenv-core -> openenv in RUN lines"])
 
 
-def _migrate_dependencies(env: EnvDir) -> list[FileChange]:
+def migrate_dependencies(env: EnvDir) -> list[FileChange]:
     """pyproject.toml, then ``requirements*.txt`` at the root and in ``server/``, sorted.
 
     Raises:
@@ -173,13 +179,13 @@ def _migrate_dependencies(env: EnvDir) -> list[FileChange]:
     changes: list[FileChange] = []
     pyproject = root / PYPROJECT_NAME
     if pyproject.is_file():
-        _add(changes, _migrate_pyproject(root, pyproject))
+        add_change(changes, _migrate_pyproject(root, pyproject))
     for req in sorted([*root.glob("requirements*.txt"), *root.glob("server/requirements*.txt")]):
-        _add(changes, _migrate_requirements(root, req))
+        add_change(changes, _migrate_requirements(root, req))
     return changes
 
 
-def _migrate_dockerfiles(env: EnvDir) -> tuple[list[FileChange], bool]:
+def migrate_dockerfiles(env: EnvDir) -> tuple[list[FileChange], bool]:
     """Move ``server/Dockerfile`` to the root when there is no root one, else migrate each
     Dockerfile's ``RUN`` lines in place.
 
@@ -202,5 +208,5 @@ def _migrate_dockerfiles(env: EnvDir) -> tuple[list[FileChange], bool]:
     changes: list[FileChange] = []
     for df in (root_df, server_df):
         if df.is_file():
-            _add(changes, _migrate_dockerfile(root, df))
+            add_change(changes, _migrate_dockerfile(root, df))
     return changes, root_df.is_file()

@@ -8,6 +8,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark, MarkedYAMLError, YAMLError
+from ruamel.yaml.tokens import CommentToken
+
 from envkit.envdir import EnvDir
 from envkit.envdir.constants import DOCKERFILE_NAME, LEGACY_KEYS, MANIFEST_NAME, PROBE_PLAN_PATH
 from envkit.errors import MigrationRefused
@@ -35,7 +40,7 @@ _ENVKIT_COMMENT = "envkit's own facts (OpenEnv ignores this key): what `envkit v
 
 
 @dataclass(frozen=True)
-class _DirFacts:
+class DirFacts:
     """What the rest of the directory says about the manifest's ``validation.execution``.
 
     Attributes:
@@ -50,18 +55,25 @@ class _DirFacts:
 
 
 @dataclass
-class _ManifestChange:
+class ManifestChange:
+    """The manifest's change, as :func:`migrate_manifest` made it.
+
+    Attributes:
+        change: the new ``openenv.yaml`` (``None``: already current).
+        plan_needed: ``change`` adds ``validation.execution`` and the probe plan it points at
+            must still be made.
+    """
+
     change: FileChange | None
     plan_needed: bool
     _without_execution: FileChange | None = None
 
-    def without_execution(self) -> _ManifestChange:
-        return _ManifestChange(self._without_execution, False)
+    def without_execution(self) -> ManifestChange:
+        """The same change without ``validation.execution`` (when the plan cannot be made)."""
+        return ManifestChange(self._without_execution, False)
 
 
-def _yaml() -> Any:
-    from ruamel.yaml import YAML
-
+def _yaml() -> YAML:
     y = YAML(typ="rt")
     y.preserve_quotes = True
     y.width = 4096
@@ -69,16 +81,14 @@ def _yaml() -> Any:
     return y
 
 
-def _dump(y: Any, data: Any) -> str:
+def _dump(y: YAML, data: CommentedMap) -> str:
     buf = io.StringIO()
     y.dump(data, buf)
     return buf.getvalue()
 
 
-def _flow(value: Any) -> Any:
+def _flow(value: object) -> object:
     """Short lists in flow style (``[0.0, 1.0]``), as people write them in manifests."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     if isinstance(value, list):
         seq = CommentedSeq(value)
         seq.fa.set_flow_style()
@@ -91,15 +101,13 @@ def _flow(value: Any) -> Any:
     return value
 
 
-def _inline_map(value: dict[str, Any]) -> Any:
-    from ruamel.yaml.comments import CommentedMap
-
+def _inline_map(value: dict[str, Any]) -> CommentedMap:
     m = CommentedMap(value)
     m.fa.set_flow_style()
     return m
 
 
-def _comment_token(mapping: Any, key: Any) -> Any:
+def _comment_token(mapping: object, key: object) -> CommentToken | None:
     items = getattr(getattr(mapping, "ca", None), "items", None)
     entry = items.get(key) if items else None
     return entry[2] if entry and len(entry) > 2 else None
@@ -113,7 +121,7 @@ def _split_comment(value: str) -> tuple[str | None, str]:
     return eol, rest
 
 
-def _move_comment(src: Any, key: str, dst: Any, new_key: str) -> None:
+def _move_comment(src: CommentedMap, key: str, dst: CommentedMap, new_key: str) -> None:
     """Carry an end-of-line comment of ``src[key]`` over to ``dst[new_key]``."""
     tok = _comment_token(src, key)
     if tok is not None:
@@ -122,10 +130,8 @@ def _move_comment(src: Any, key: str, dst: Any, new_key: str) -> None:
             dst.yaml_add_eol_comment(eol, new_key, column=tok.column)
 
 
-def _last_leaf(mapping: Any) -> tuple[Any, Any] | None:
+def _last_leaf(mapping: CommentedMap) -> tuple[CommentedMap, object] | None:
     """The mapping and key whose comment token holds what follows ``mapping`` in the file."""
-    from ruamel.yaml.comments import CommentedMap
-
     while isinstance(mapping, CommentedMap) and len(mapping):
         key = list(mapping.keys())[-1]
         value = mapping[key]
@@ -136,7 +142,7 @@ def _last_leaf(mapping: Any) -> tuple[Any, Any] | None:
     return None
 
 
-def _take_following(mapping: Any) -> str:
+def _take_following(mapping: CommentedMap) -> str:
     """Detach the blank/comment lines that follow ``mapping`` (they introduce the next key);
     an end-of-line comment stays where it is."""
     leaf = _last_leaf(mapping)
@@ -155,11 +161,8 @@ def _take_following(mapping: Any) -> str:
     return following
 
 
-def _put_following(mapping: Any, following: str) -> None:
+def _put_following(mapping: CommentedMap, following: str) -> None:
     """Re-attach lines detached by :func:`_take_following` after ``mapping``'s last value."""
-    from ruamel.yaml.error import CommentMark
-    from ruamel.yaml.tokens import CommentToken
-
     leaf = _last_leaf(mapping)
     if not following or leaf is None:
         return
@@ -177,14 +180,14 @@ def _tag_from_name(name: str) -> str:
     return tag or "environment"
 
 
-def _migrate_manifest(
-    env: EnvDir, facts: _DirFacts, notes: list[str]
-) -> tuple[_ManifestChange | None, str | None]:
+def migrate_manifest(
+    env: EnvDir, facts: DirFacts, notes: list[str]
+) -> tuple[ManifestChange | None, str | None]:
     """Migrate ``openenv.yaml`` in memory, step by step (each step appends to ``summary``).
 
     Args:
         env: the environment directory.
-        facts: what the rest of the directory says (see :class:`_DirFacts`).
+        facts: what the rest of the directory says (see :class:`DirFacts`).
         notes: what migrate could not do is appended here.
 
     Returns:
@@ -195,8 +198,6 @@ def _migrate_manifest(
         MigrationRefused: the manifest, ``validation:`` or ``envkit:`` is not a mapping, or
             the file is not YAML.
     """
-    from ruamel.yaml.comments import CommentedMap
-
     text = env.manifest_path.read_text(encoding="utf-8")
     y = _yaml()
     data = _load_manifest(y, text)
@@ -225,16 +226,13 @@ def _migrate_manifest(
     return _manifest_change(y, data, text, summary, plan_needed), oracle
 
 
-def _load_manifest(y: Any, text: str) -> Any:
+def _load_manifest(y: YAML, text: str) -> CommentedMap:
     """``openenv.yaml``'s text as a round-trip ``CommentedMap``.
 
     Raises:
         MigrationRefused: not YAML (located when the parser gives a position), or not a
             mapping.
     """
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     try:
         data = y.load(text)
     except MarkedYAMLError as exc:
@@ -258,7 +256,7 @@ def _load_manifest(y: Any, text: str) -> Any:
     return data
 
 
-def _add_version(data: Any, env: EnvDir, summary: list[str]) -> None:
+def _add_version(data: CommentedMap, env: EnvDir, summary: list[str]) -> None:
     """``version`` next to ``name`` (RFC 008 reads it there): pyproject's, else ``0.1.0``."""
     if "version" in data:
         return
@@ -268,15 +266,13 @@ def _add_version(data: Any, env: EnvDir, summary: list[str]) -> None:
     summary.append(f"added version: {version}")
 
 
-def _sections(data: Any) -> tuple[Any, Any]:
+def _sections(data: CommentedMap) -> tuple[CommentedMap, CommentedMap | None]:
     """``(validation, envkit)``: ``validation:`` (added empty when missing) and ``envkit:``
     (``None`` when missing).
 
     Raises:
         MigrationRefused: either is present but not a mapping.
     """
-    from ruamel.yaml.comments import CommentedMap
-
     validation = data.get("validation")
     if validation is None:
         validation = CommentedMap()
@@ -296,16 +292,17 @@ def _sections(data: Any) -> tuple[Any, Any]:
 
 
 def _move_legacy_keys(
-    validation: Any, envkit_section: Any, legacy: list[str], summary: list[str]
-) -> Any:
+    validation: CommentedMap,
+    envkit_section: CommentedMap | None,
+    legacy: list[str],
+    summary: list[str],
+) -> CommentedMap | None:
     """Move envkit's pre-0.10 keys out of ``validation:``: to ``validation.reward`` or to
     ``envkit:``. A key already present at its destination wins; the old one is dropped.
 
     Returns:
         The ``envkit:`` mapping (made when a key goes there and there was none), or ``None``.
     """
-    from ruamel.yaml.comments import CommentedMap
-
     if envkit_section is None and any(k in LEGACY_TO_ENVKIT for k in legacy):
         envkit_section = CommentedMap()
     reward = validation.get("reward")
@@ -330,11 +327,9 @@ def _move_legacy_keys(
     return envkit_section
 
 
-def _add_required_blocks(data: Any, validation: Any, summary: list[str]) -> None:
+def _add_required_blocks(data: CommentedMap, validation: CommentedMap, summary: list[str]) -> None:
     """The RFC 008 blocks OpenEnv requires (``reward``, ``resources``, ``capabilities``,
     ``types``), with OpenEnv's defaults, each in that order; missing ``reward`` fields too."""
-    from ruamel.yaml.comments import CommentedMap
-
     order = ["reward", "resources", "capabilities", "types"]
     reward = validation.get("reward")
     if reward is None:
@@ -361,7 +356,11 @@ def _add_required_blocks(data: Any, validation: Any, summary: list[str]) -> None
 
 
 def _add_execution(
-    validation: Any, oracle: str | None, facts: _DirFacts, summary: list[str], notes: list[str]
+    validation: CommentedMap,
+    oracle: str | None,
+    facts: DirFacts,
+    summary: list[str],
+    notes: list[str],
 ) -> bool:
     """``validation.execution`` (manifest schema 2) when a root Dockerfile and a probe plan
     exist or the plan can be made; otherwise a note saying why not.
@@ -400,8 +399,8 @@ def _add_execution(
 
 
 def _manifest_change(
-    y: Any, data: Any, text: str, summary: list[str], plan_needed: bool
-) -> _ManifestChange:
+    y: YAML, data: CommentedMap, text: str, summary: list[str], plan_needed: bool
+) -> ManifestChange:
     """The manifest's :class:`FileChange`; when the probe plan must still be made, also the
     change without ``validation.execution`` (used if making the plan fails)."""
     change = FileChange(MANIFEST_NAME, text, _dump(y, data), summary)
@@ -411,14 +410,14 @@ def _manifest_change(
         alt_summary = [s for s in summary if not s.startswith("added validation.execution")]
         alt_text = _dump(y, data)
         alt = FileChange(MANIFEST_NAME, text, alt_text, alt_summary) if alt_text != text else None
-    return _ManifestChange(change, plan_needed, alt)
+    return ManifestChange(change, plan_needed, alt)
 
 
-def _set_before_comment(data: Any, key: str, comment: str) -> None:
+def _set_before_comment(data: CommentedMap, key: str, comment: str) -> None:
     data.yaml_set_comment_before_after_key(key, before="\n" + comment, indent=0)
 
 
-def _replace_legacy_comment(data: Any) -> None:
+def _replace_legacy_comment(data: CommentedMap) -> None:
     """The comment envkit's templates wrote above ``validation:`` described the old layout:
     replace those lines (only those) with one that describes the new block."""
     for key in list(data.ca.items):

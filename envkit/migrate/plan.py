@@ -3,29 +3,36 @@ plan ``validation.execution`` declares is missing, invalid or stale."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from envkit.envdir import EnvDir
 from envkit.envdir.constants import PROBE_PLAN_PATH
+from envkit.envdir.manifest import read_manifest
+from envkit.envdir.project import resolve_python
+from envkit.errors import EnvkitError
 from envkit.migrate.changes import FileChange
+from envkit.probe_plan import PlanError, make_probe_plan, read_plan
+from envkit.server import start_server
+from envkit.wire import EnvErrorFrame, EnvSession
 
 PlanMaker = Callable[[Path], dict[str, Any]]
 # ``(root, plan) -> why the plan is stale`` (``None``: it still replays).
 PlanChecker = Callable[[Path, dict[str, Any]], str | None]
 
 
-def _default_plan_maker(python: str | None) -> PlanMaker:
-    def make(root: Path) -> dict[str, Any]:
-        from envkit.probe_plan import make_probe_plan
+def default_plan_maker(python: str | None) -> PlanMaker:
+    """Play the oracle with ``python`` (:func:`envkit.probe_plan.make_probe_plan`)."""
 
+    def make(root: Path) -> dict[str, Any]:
         return make_probe_plan(root, python=python)
 
     return make
 
 
-def _make_plan(
+def make_plan(
     root: Path,
     maker: PlanMaker,
     oracle: str | None,
@@ -45,10 +52,6 @@ def _make_plan(
         why: why an existing plan is re-recorded (``missing``, ``stale: ...``); ``None`` for
             a plan that ``validation.execution`` is about to declare.
     """
-    import json
-
-    from envkit.errors import EnvkitError
-
     try:
         plan = maker(root)
     except EnvkitError as exc:
@@ -68,7 +71,7 @@ def _make_plan(
     return FileChange(PROBE_PLAN_PATH, before, text, [line])
 
 
-def _refresh_plan(
+def refresh_plan(
     env: EnvDir, maker: PlanMaker, checker: PlanChecker | None, notes: list[str]
 ) -> list[FileChange]:
     """Re-record the probe plan that ``validation.execution`` already declares when it is
@@ -88,9 +91,6 @@ def _refresh_plan(
     Returns:
         The plan's change, or nothing.
     """
-    from envkit.errors import EnvkitError
-    from envkit.probe_plan import PlanError, read_plan
-
     spec = env.spec
     if env.manifest is None or spec.probe_path != PROBE_PLAN_PATH:
         return []
@@ -121,19 +121,15 @@ def _refresh_plan(
             return []
     if why is None:
         return []
-    change = _make_plan(env.root, maker, spec.oracle, notes, before=before, why=why)
+    change = make_plan(env.root, maker, spec.oracle, notes, before=before, why=why)
     return [change] if change is not None else []
 
 
-def _default_plan_checker(python: str | None) -> PlanChecker:
+def default_plan_checker(python: str | None) -> PlanChecker:
     """Serve the environment with ``python`` (one server start, 1-3 s) and replay the plan:
     the first refused action makes it stale (the check EK431 makes in ``envkit validate``)."""
 
     def check(root: Path, plan: dict[str, Any]) -> str | None:
-        from envkit.envdir.manifest import read_manifest
-        from envkit.envdir.project import resolve_python
-        from envkit.server import start_server
-
         manifest = read_manifest(root)
         spec = manifest.spec
         server = start_server(root, manifest.app, python=resolve_python(root, python))
@@ -154,8 +150,6 @@ def _replay_refusal(base_url: str, plan: dict[str, Any], *, timeout_s: float) ->
         WireError: the server cannot be reached or does not answer within ``timeout_s``
             seconds (that says nothing about the plan).
     """
-    from envkit.wire import EnvErrorFrame, EnvSession
-
     reset, actions = plan["reset"], plan["actions"]
     with EnvSession(base_url, timeout_s=timeout_s) as session:
         result = session.reset(

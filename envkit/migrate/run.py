@@ -8,16 +8,16 @@ from pathlib import Path
 from envkit.envdir import EnvDir
 from envkit.envdir.constants import MANIFEST_NAME, PROBE_PLAN_PATH
 from envkit.errors import SpecError
-from envkit.migrate.changes import FileChange, MigrationResult, _apply
-from envkit.migrate.dependencies import _migrate_dependencies, _migrate_dockerfiles
-from envkit.migrate.manifest import _DirFacts, _ManifestChange, _migrate_manifest
+from envkit.migrate.changes import FileChange, MigrationResult, apply_changes
+from envkit.migrate.dependencies import migrate_dependencies, migrate_dockerfiles
+from envkit.migrate.manifest import DirFacts, ManifestChange, migrate_manifest
 from envkit.migrate.plan import (
     PlanChecker,
     PlanMaker,
-    _default_plan_checker,
-    _default_plan_maker,
-    _make_plan,
-    _refresh_plan,
+    default_plan_checker,
+    default_plan_maker,
+    make_plan,
+    refresh_plan,
 )
 
 
@@ -65,29 +65,29 @@ def migrate(
             hint="Pass the environment's directory: `envkit migrate PATH`.",
         )
     notes: list[str] = []
-    changes = _migrate_dependencies(env)
-    dockerfile_changes, has_root_dockerfile = _migrate_dockerfiles(env)
+    changes = migrate_dependencies(env)
+    dockerfile_changes, has_root_dockerfile = migrate_dockerfiles(env)
     changes += dockerfile_changes
-    facts = _DirFacts(
+    facts = DirFacts(
         has_root_dockerfile=has_root_dockerfile,
         plan_exists=(root / PROBE_PLAN_PATH).is_file(),
         plan_possible=probe_plan,
     )
-    manifest_change, oracle = _migrate_manifest(env, facts, notes)
-    maker = plan_maker or _default_plan_maker(python)
+    manifest_change, oracle = migrate_manifest(env, facts, notes)
+    maker = plan_maker or default_plan_maker(python)
     if manifest_change is not None:
         changes += _manifest_and_plan(root, manifest_change, maker, oracle, notes)
     if not any(c.path == PROBE_PLAN_PATH for c in changes):
-        checker = plan_checker or _default_plan_checker(python)
-        changes += _refresh_plan(env, maker, checker if probe_plan else None, notes)
+        checker = plan_checker or default_plan_checker(python)
+        changes += refresh_plan(env, maker, checker if probe_plan else None, notes)
     if not dry_run:
-        _apply(root, changes)
+        apply_changes(root, changes)
     return MigrationResult(root=root, changes=changes, notes=notes, dry_run=dry_run)
 
 
 def _manifest_and_plan(
     root: Path,
-    manifest_change: _ManifestChange,
+    manifest_change: ManifestChange,
     maker: PlanMaker,
     oracle: str | None,
     notes: list[str],
@@ -97,7 +97,7 @@ def _manifest_and_plan(
     appended to ``notes``), so the manifest never names a missing file."""
     plan_change = None
     if manifest_change.plan_needed:
-        plan_change = _make_plan(root, maker, oracle, notes)
+        plan_change = make_plan(root, maker, oracle, notes)
         if plan_change is None:
             manifest_change = manifest_change.without_execution()
     return [c for c in (manifest_change.change, plan_change) if c is not None]
