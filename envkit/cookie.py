@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -261,8 +262,6 @@ def _quiet_cookiecutter_logs() -> None:
     without a handler of its own Python's last-resort handler prints it on stderr. The error
     envkit raises says it in one line instead; an application that configures logging still
     sees cookiecutter's records."""
-    import logging
-
     log = logging.getLogger("cookiecutter")
     if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
         log.addHandler(logging.NullHandler())

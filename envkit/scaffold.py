@@ -14,14 +14,15 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envkit._version import __version__
 from envkit.catalog import DEFAULT_TEMPLATE, TemplateInfo, get_template
-from envkit.cookie import BUILTIN_ORIGIN, TemplateSource, is_external
+from envkit.cookie import BUILTIN_ORIGIN, TemplateSource, is_external, render_external
 from envkit.envdir.constants import (
     DEBRIS_DIRS,
     DEFAULT_PORT,
@@ -32,10 +33,16 @@ from envkit.envdir.constants import (
 from envkit.envdir.project import uv_binary
 from envkit.envdir.template_record import TEMPLATE_RECORD_TAG, source_fingerprint
 from envkit.envdir.toml import TomlError, parse_toml
-from envkit.errors import DestinationError, TemplateError, UsageError
+from envkit.errors import DestinationError, EnvkitError, TemplateError, UsageError
 from envkit.fsutil import cache_dir
 from envkit.names import EnvNames, normalise_name
+from envkit.probe_plan import dumps, plan_document
 from envkit.resources import templates_dir
+from envkit.skills import install_skills
+from envkit.validation import validate
+
+if TYPE_CHECKING:
+    from envkit.validation.report import ValidationReport
 
 # Never copied out of a template: debris, plus the template's own metadata and egg-info.
 _TEMPLATE_ONLY_FILES = {"template.toml"}
@@ -83,7 +90,7 @@ class InitResult:
     lock: LockResult
     notes: list[str] = field(default_factory=list)
     source: TemplateSource | None = None
-    report: Any = None
+    report: ValidationReport | None = None
 
 
 def write_project(
@@ -285,8 +292,6 @@ def _check_destination(dest: Path, force: bool) -> bool:
 def lock_environment(path: Path, timeout_s: float = 300.0) -> LockResult:
     """Run ``uv lock`` in ``path`` (needs PyPI). Never raises: failures come back as a
     :class:`LockResult` with the command to retry."""
-    import time
-
     uv = uv_binary()
     retry = f"cd {path} && uv lock"
     if not uv:
@@ -405,8 +410,6 @@ def _render_external(
 ) -> tuple[dict[Path, bytes], set[Path], TemplateSource, list[str]]:
     """Render a cookiecutter template (:func:`envkit.cookie.render_external`); the files,
     the executable ones, the source and the notes for the user."""
-    from envkit.cookie import render_external
-
     ext = render_external(template, names, options, accept_hooks=accept_hooks)
     notes = []
     if Path(PROBE_PLAN_PATH) not in ext.files:
@@ -453,12 +456,9 @@ def _toml_str(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _static_report(dest: Path, notes: list[str]) -> Any:
+def _static_report(dest: Path, notes: list[str]) -> ValidationReport | None:
     """``envkit validate --static`` on a new environment from an external template; ``None``
     (and a note) when validation itself refuses (e.g. a bad ``[tool.envkit.validate]``)."""
-    from envkit.errors import EnvkitError
-    from envkit.validation import validate
-
     try:
         return validate(dest, static=True)
     except EnvkitError as exc:
@@ -483,8 +483,6 @@ def _add_probe_plan(
             "`envkit migrate` to record it."
         )
         return [note]
-    from envkit.probe_plan import dumps
-
     rendered[Path(PROBE_PLAN_PATH)] = dumps(plan).encode("utf-8")
     return []
 
@@ -552,8 +550,6 @@ def probe_plan_for(tpl: TemplateInfo, options: Mapping[str, str]) -> dict[str, A
     the options differ from the defaults the episode was recorded with, or the template has
     none; ``envkit migrate`` then records one by playing the oracle.
     """
-    from envkit.probe_plan import plan_document
-
     defaults = {k: o.default for k, o in tpl.options.items()}
     if not tpl.probe_actions or dict(options) != defaults:
         return None
@@ -563,8 +559,6 @@ def probe_plan_for(tpl: TemplateInfo, options: Mapping[str, str]) -> dict[str, A
 def _install_skills(root: Path, *, force: bool) -> list[Path]:
     """Install every bundled skill for every supported agent into ``root``; the files written
     (or already identical), relative to ``root``."""
-    from envkit.skills import install_skills
-
     base = root.resolve()
     return [item.path.relative_to(base) for item in install_skills(base, force=force).files]
 

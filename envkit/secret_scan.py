@@ -37,6 +37,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_bounded
+
 SCAN_LIMIT = 16 * 1024 * 1024  # bytes; a larger file is reported as not scanned (EK606)
 _LINE_WINDOW = 8192  # characters; longer lines are scanned in overlapping windows
 _WINDOW_OVERLAP = 512  # characters; longer than any token the detectors know
@@ -471,7 +473,7 @@ def is_credentials_name(name: str) -> bool:
     return any(fnmatch.fnmatchcase(lower, p) for p in CREDENTIAL_FILE_PATTERNS)
 
 
-def allowed_patterns(pyproject: Any) -> tuple[str, ...]:
+def allowed_patterns(pyproject: object) -> tuple[str, ...]:
     """The ``[tool.envkit.push] allow`` globs of a parsed ``pyproject.toml`` (``()`` when
     absent or not a list of strings).
 
@@ -514,8 +516,6 @@ def scan_files(
         ``(hits, unscanned)``: what was found, and the files that could not be read whole
         (too large, not a regular file, unreadable) -- the caller decides (EK606 stops a push).
     """
-    from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_bounded
-
     lits = tuple(literals)
     hits: list[FileHit] = []
     unscanned: list[Unscanned] = []

@@ -32,6 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
 from envkit.envdir.constants import DEBRIS_DIRS, is_debris
 from envkit.errors import DestinationError, InternalError, UsageError
 from envkit.fsutil import write_atomic
@@ -137,9 +140,6 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str, int]:
         FrontMatterError: no ``---`` fenced front matter at the top, or it is not a YAML
             mapping (parsed with ruamel.yaml's safe loader).
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         raise FrontMatterError("SKILL.md must start with `---` and YAML front matter", 1)
@@ -273,7 +273,7 @@ def _front_matter_problems(data: dict[str, Any], folder_name: str) -> list[str]:
     return out
 
 
-def _name_problems(name: Any, folder_name: str) -> list[str]:
+def _name_problems(name: object, folder_name: str) -> list[str]:
     """What is wrong with the front matter's ``name`` (given, possibly not a string)."""
     if not isinstance(name, str) or not name:
         return [f"`name` must be a non-empty string; got {name!r}"]

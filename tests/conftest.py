@@ -70,7 +70,7 @@ SLOW_PATHS = (
     "templates/test_wire_compat.py",
     "templates/test_code_limits.py",
     "safety/test_fuzz_static.py::test_static_validate_survives_any_single_file_mutation",
-    "hub/test_push.py::test_subprocess_",
+    "hub/test_deploy.py::test_subprocess_",
     "cli/test_init.py::test_generated_tests_pass",
     "validation/test_signal.py::test_rfc008_ids_match_openenv_010_policy_and_graders",
     # each starts a server (an environment's, or the Hub stand-in with its uploads) or a

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from envkit.errors import HubAuthError, UsageError
+from envkit.names import normalise_name
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
@@ -82,8 +83,6 @@ def check_repo_id(repo_id: str) -> str:
 
 def space_name(manifest_name: str) -> str:
     """The manifest ``name`` in kebab-case, e.g. ``echo_env`` -> ``echo-env``."""
-    from envkit.names import normalise_name
-
     try:
         return normalise_name(manifest_name).space
     except UsageError:

@@ -17,9 +17,13 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envkit.envdir.card import CardSyntaxError, repair_card
 from envkit.envdir.manifest import Manifest
+from envkit.envdir.toml import read_pyproject
 from envkit.envdir.upload_set import UploadFile, upload_set
 from envkit.errors import SpecError
+from envkit.fsutil import read_text_bounded
+from envkit.secret_scan import SCAN_LIMIT, allowed_patterns, is_allowed, scan_files
 
 
 @dataclass(frozen=True)
@@ -75,8 +79,6 @@ def scan_secrets(
         files: POSIX paths relative to ``root``.
         extra_literals: exact strings that must not be uploaded either (the token in use).
     """
-    from envkit.secret_scan import scan_files
-
     found, _unscanned = scan_files(root, files, extra_literals)
     return [SecretHit(h.file, h.line, h.kind, h.preview) for h in found]
 
@@ -151,13 +153,9 @@ def _refuse_unscannable(root: Path, chosen: list[UploadFile]) -> None:
     Raises:
         SpecError: such a file is in the upload set (EK606).
     """
-    from envkit.secret_scan import SCAN_LIMIT, allowed_patterns, is_allowed
-
     too_big = [f for f in chosen if f.size > SCAN_LIMIT]
     if not too_big:
         return
-    from envkit.envdir.toml import read_pyproject
-
     data, _error = read_pyproject(root)  # a broken pyproject allows nothing (EK202 reports it)
     allow = allowed_patterns(data) if data is not None else ()
     refused = [f.path for f in too_big if not is_allowed(f.path, allow)]
@@ -179,9 +177,6 @@ def _repair_readme(dest: Path, manifest: Manifest, title: str) -> list[str]:
     Raises:
         SpecError: the README is unreadable, over 1 MiB, or its front matter is not YAML.
     """
-    from envkit.envdir.card import CardSyntaxError, repair_card
-    from envkit.fsutil import read_text_bounded
-
     readme = dest / "README.md"
     try:
         text = read_text_bounded(readme, root=dest) if readme.is_file() else ""

@@ -20,12 +20,11 @@ import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from envkit.errors import UsageError
-
-if TYPE_CHECKING:
-    from envkit.scaffold import InitResult
+from envkit.errors import DestinationError, UsageError
+from envkit.importers import reasoning_gym, verifiers
+from envkit.names import normalise_name
+from envkit.scaffold import InitResult, init_project, write_project
 
 KINDS = ("reasoning-gym", "verifiers", "gymnasium")
 """The source kinds ``envkit import`` knows (``KIND:TARGET``)."""
@@ -96,14 +95,10 @@ def import_environment(
         DestinationError: the destination exists or cannot be written. Nothing is written
             on any error.
     """
-    from envkit.names import normalise_name
-
     kind, target = parse_source(source)
     names = normalise_name(name)
     dest = (Path(output_dir).expanduser() / names.raw).absolute()
     if dest.exists():
-        from envkit.errors import DestinationError
-
         raise DestinationError(
             f"{dest} already exists.", hint="Choose another name or --output-dir."
         )
@@ -114,8 +109,6 @@ def import_environment(
             "`reset(seed=0, max_animals=5)`.",
         )
     if kind == "gymnasium":
-        from envkit.scaffold import init_project
-
         return init_project(
             name,
             template="gymnasium",
@@ -125,15 +118,9 @@ def import_environment(
             skills=skills,
         )
     if kind == "reasoning-gym":
-        from envkit.importers.reasoning_gym import render
-
-        rendered, src = render(target, names)
+        rendered, src = reasoning_gym.render(target, names)
     else:
-        from envkit.importers.verifiers import render
-
-        rendered, src = render(target, names, dict(options or {}))
-    from envkit.scaffold import write_project
-
+        rendered, src = verifiers.render(target, names, dict(options or {}))
     return write_project(
         names, rendered, output_dir=output_dir, source=src, lock=lock, skills=skills
     )

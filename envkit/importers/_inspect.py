@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.project import uv_binary
 from envkit.errors import UsageError
 
 INSPECT_TIMEOUT_S = 900.0
@@ -39,8 +40,6 @@ def run_inspector(
         UsageError: uv is missing, the packages cannot be installed (no PyPI), the script
             failed or timed out.
     """
-    from envkit.envdir.project import uv_binary
-
     uv = uv_binary()
     if not uv:
         raise UsageError(f"Reading {what} needs uv.", hint="Install it: `pip install uv`.")

@@ -13,9 +13,15 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from envkit.catalog import load_template
 from envkit.cookie import TemplateSource
+from envkit.envdir.constants import PROBE_PLAN_PATH
 from envkit.errors import UsageError
+from envkit.importers._inspect import run_inspector
 from envkit.names import EnvNames
+from envkit.probe_plan import dumps, plan_document
+from envkit.resources import templates_dir
+from envkit.scaffold import render_context, render_template
 
 VERSION = "0.1.25"
 """The reasoning-gym release generated environments pin (``reasoning-gym==VERSION``)."""
@@ -31,8 +37,6 @@ def inspect_task(task: str) -> dict[str, Any]:
         UsageError: ``task`` is not a reasoning-gym task (the message names close matches),
             or reasoning-gym cannot be installed.
     """
-    from envkit.importers._inspect import run_inspector
-
     doc = run_inspector(
         "reasoning_gym_task.py",
         [task],
@@ -62,11 +66,6 @@ def render(task: str, names: EnvNames) -> tuple[dict[Path, bytes], TemplateSourc
     Raises:
         UsageError: see :func:`inspect_task`.
     """
-    from envkit.catalog import load_template
-    from envkit.probe_plan import dumps, plan_document
-    from envkit.resources import templates_dir
-    from envkit.scaffold import render_context, render_template
-
     doc = inspect_task(task)
     tpl = load_template(templates_dir() / "_import" / "reasoning_gym")
     options = [
@@ -84,8 +83,6 @@ def render(task: str, names: EnvNames) -> tuple[dict[Path, bytes], TemplateSourc
     }
     context["validation"] = {**tpl.validation, "tags": ["reasoning-gym", "rlvr"]}
     rendered = render_template(tpl, context)
-    from envkit.envdir.constants import PROBE_PLAN_PATH
-
     plan = plan_document([{"answer": doc["answer"]}])
     rendered[Path(PROBE_PLAN_PATH)] = dumps(plan).encode("utf-8")
     source = TemplateSource(name=f"reasoning-gym:{task}", origin=IMPORT_ORIGIN)

@@ -22,10 +22,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from envkit.catalog import load_template
 from envkit.cookie import TemplateSource
+from envkit.envdir.constants import PROBE_PLAN_PATH
 from envkit.errors import UsageError
+from envkit.importers._inspect import run_inspector
 from envkit.importers.reasoning_gym import IMPORT_ORIGIN
 from envkit.names import EnvNames
+from envkit.probe_plan import dumps, plan_document
+from envkit.resources import templates_dir
+from envkit.scaffold import render_context, render_template
 
 ENTRY = "load_environment"
 
@@ -126,13 +132,6 @@ def render(
             the environment cannot be loaded, has no dataset or rubric, or its oracle (the
             row's answer) does not reach the rubric's maximum.
     """
-    from envkit.catalog import load_template
-    from envkit.envdir.constants import PROBE_PLAN_PATH
-    from envkit.importers._inspect import run_inspector
-    from envkit.probe_plan import dumps, plan_document
-    from envkit.resources import templates_dir
-    from envkit.scaffold import render_context, render_template
-
     path, label = locate(target)
     tree = read_module(path)
     pins = pinned_requirements(tree, label)
@@ -170,7 +169,8 @@ def render(
     return rendered, source
 
 
-def _parse_value(text: str) -> Any:
+def _parse_value(text: str) -> object:
+    """A ``--set`` value: its JSON value when it parses as JSON, else the text itself."""
     try:
         return json.loads(text)
     except ValueError:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.errors import DestinationError, UsageError
+from envkit.fsutil import write_atomic
 from envkit.label.folder import EvalFolder
 from envkit.label.pairs import select_pairs
 from envkit.label.store import Label, LabelStore
@@ -260,8 +261,6 @@ def export(
             f"-o {path}: is a directory.",
             hint=f"Pass a file name, e.g. -o {path / ('preferences.' + format)}.",
         )
-    from envkit.fsutil import write_atomic
-
     try:
         write_atomic(path, data)
     except OSError as exc:

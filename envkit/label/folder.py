@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.errors import UsageError, UserError
+from envkit.evaluation.prompts import observation_message
 
 TRAJECTORIES = "trajectories.jsonl"
 SUMMARY = "summary.json"
@@ -63,7 +64,8 @@ class Trajectory:
         return list(self.record.get("steps") or [])
 
     @property
-    def reset_observation(self) -> Any:
+    def reset_observation(self) -> object:
+        """The observation ``reset`` returned (JSON: usually a dict), ``None`` if not recorded."""
         reset = self.record.get("reset") or {}
         return reset.get("observation")
 
@@ -72,8 +74,6 @@ class Trajectory:
         ``summary.json`` ``settings.system_prompt_text`` of an ``openai`` run, when recorded)
         then the reset observation as the user message the ``openai`` policy sends
         (``envkit.evaluation.prompts``)."""
-        from envkit.evaluation.prompts import observation_message
-
         obs = self.reset_observation
         head = [{"role": "system", "content": system}] if system else []
         return head + [
@@ -91,8 +91,6 @@ class Trajectory:
         steps, the ``user`` message the policy received (next observation, reward, or why
         the reply was not accepted). Ends with the last ``assistant`` message, as TRL's
         preference format expects of ``chosen``/``rejected``."""
-        from envkit.evaluation.prompts import observation_message
-
         steps = self.steps
         obs = self.reset_observation if isinstance(self.reset_observation, dict) else {}
         reward: Any = None
@@ -130,7 +128,8 @@ def action_text(step: dict[str, Any]) -> str:
     return "" if action is None else json.dumps(action, ensure_ascii=False, sort_keys=True)
 
 
-def _strip(value: Any) -> Any:
+def _strip(value: object) -> object:
+    """``value`` without the volatile keys (at any depth) the fingerprint must not see."""
     if isinstance(value, dict):
         return {k: _strip(v) for k, v in value.items() if k not in _VOLATILE}
     if isinstance(value, list):

@@ -15,6 +15,8 @@ from typing import Any
 
 from envkit._version import __version__
 from envkit.errors import UsageError
+from envkit.hub.auth import check_repo_id, hub_endpoint, resolve_token
+from envkit.hub.errors import call_hub
 from envkit.label.dataset import ExportResult, export
 from envkit.label.folder import EvalFolder
 from envkit.label.store import LabelStore
@@ -91,8 +93,6 @@ def _dataset_id(repo_id: str) -> str:
     Raises:
         UsageError: malformed, with a dataset example in the hint.
     """
-    from envkit.hub.auth import check_repo_id
-
     try:
         return check_repo_id(repo_id)
     except UsageError:
@@ -142,9 +142,6 @@ def push_dataset(
         HubAuthError: no token, 401, 403.
         HubError: other Hub failures after bounded retries (429/5xx).
     """
-    from envkit.hub.auth import hub_endpoint, resolve_token
-    from envkit.hub.errors import call_hub
-
     repo_id = _dataset_id(repo_id)
     if format is None:
         format = _default_format()

@@ -274,10 +274,3 @@ class LabelStore:
 _COLUMNS = (
     "id, labeler, a, b, left_id, right_id, label, note, a_fingerprint, b_fingerprint, created_at"
 )
-
-
-def open_store(path: str | os.PathLike[str], *, create: bool = True) -> LabelStore | None:
-    """The store at ``path``; ``None`` when it does not exist and ``create`` is false."""
-    if not create and not Path(path).is_file():
-        return None
-    return LabelStore(path)

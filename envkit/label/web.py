@@ -19,14 +19,22 @@ several people can label through one server (``/?labeler=bob``) or each run thei
 # at runtime, and `Request` is imported inside create_app (fastapi is an optional extra).
 
 import json
+import socket
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
 from envkit.errors import UsageError
 from envkit.label.folder import EvalFolder, action_text
 from envkit.label.pairs import Pair, select_pairs
 from envkit.label.store import LabelStore, check_labeler
+
+if TYPE_CHECKING:
+    import jinja2
+    from fastapi import FastAPI
 
 LABEL_TEXT = {
     "left": "left better",
@@ -54,13 +62,14 @@ def _require_web() -> None:
         ) from None
 
 
-def _as_json(value: Any) -> str:
+def _as_json(value: object) -> str:
+    """A string as it is; anything else as indented JSON (keys sorted, ``str`` of the rest)."""
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _templates() -> Any:
+def _templates() -> "jinja2.Environment":
     """The jinja2 environment of ``templates/``: autoescape on, undefined names are errors."""
     import jinja2
 
@@ -116,7 +125,7 @@ def _viewer_rows(folder: EvalFolder, seed: int | None, sort: str) -> list[Any]:
 
 def create_app(
     folder: EvalFolder, store: LabelStore, *, labeler: str = "anonymous", pairs: str = "all"
-) -> Any:
+) -> "FastAPI":
     """The FastAPI app serving ``folder``'s pairs.
 
     A route factory: the routes are closures over the folder, the store and the pair
@@ -149,7 +158,7 @@ def create_app(
         except UsageError:
             return default_labeler
 
-    def render(name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+    def render(name: str, status: int = 200, **ctx: object) -> HTMLResponse:
         html = env.get_template(name).render(title=folder.title, **ctx)
         return HTMLResponse(html, status_code=status, headers={"Cache-Control": "no-store"})
 
@@ -275,8 +284,6 @@ def create_app(
 
 def check_port(host: str, port: int) -> None:
     """Raise :class:`UsageError` when ``host:port`` cannot be bound (in use, bad address)."""
-    import socket
-
     try:
         info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         with socket.socket(info[0], socket.SOCK_STREAM) as s:
@@ -297,7 +304,7 @@ def serve(
     port: int = 8765,
     labeler: str = "anonymous",
     pairs: str = "all",
-    on_ready: Any = None,
+    on_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve the labeling page until Ctrl-C (blocks).
 
@@ -310,9 +317,6 @@ def serve(
         UsageError: fastapi/uvicorn missing, port unavailable.
     """
     _require_web()
-    import threading
-    import time
-
     import uvicorn
 
     app = create_app(folder, store, labeler=labeler, pairs=pairs)

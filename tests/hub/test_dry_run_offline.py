@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from envkit.hub.deploy import HUB_PROBE_TIMEOUT_S, PushOptions, hub_unreachable, plan_push
+from envkit.hub.plan import PushOptions, plan_push
+from envkit.hub.space import HUB_PROBE_TIMEOUT_S, hub_unreachable
 
 ENVKIT = str(Path(sys.executable).parent / "envkit")
 TOKEN = "hf_offlineDryRunTokenABCDEFGHIJKLMNOP"
@@ -118,3 +119,16 @@ def test_a_real_push_still_fails_on_an_unreachable_hub(echo_env, copy_env):
     )
     assert proc.returncode != 0
     assert "Cannot reach the Hugging Face Hub" in proc.stderr
+
+
+def test_a_file_name_that_is_not_utf8_blocks_the_push_without_calling_it_a_secret(
+    echo_env, copy_env
+):
+    env_dir = copy_env(echo_env)
+    with open(os.path.join(os.fsencode(env_dir), b"notes-\xff.txt"), "wb") as fh:
+        fh.write(b"x")
+    proc, _took = _push(env_dir, _closed_port())
+    assert proc.returncode == 1, proc.stderr
+    assert "files that cannot be uploaded safely (notes-\\xff.txt)" in proc.stderr
+    assert "EK607" in proc.stderr
+    assert "secrets would be uploaded" not in proc.stderr

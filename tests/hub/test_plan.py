@@ -1,4 +1,4 @@
-"""`envkit.hub.deploy`'s two steps: ``plan_push`` (read-only requests, a frozen PushPlan that
+"""`envkit.hub`'s two steps: ``plan_push`` (read-only requests, a frozen PushPlan that
 renders without network) and ``apply_push`` (the writes), against the Hub stand-in."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from envkit.errors import UsageError
-from envkit.hub.deploy import PushOptions, PushPlan, apply_push, plan_push, push
+from envkit.hub.deploy import push
+from envkit.hub.plan import PushOptions, PushPlan, plan_push
 from tests.hubstub import WRITE_TOKEN
 
 
@@ -50,26 +50,3 @@ def test_dry_run_result_is_the_rendered_plan(hub, env_copy, space_id):
     dry = push(env_copy, repo_id=space_id, token=WRITE_TOKEN, dry_run=True).to_dict()
     assert dry == planned
     assert dry["dry_run"] is True and hub.writes() == []
-
-
-def test_apply_carries_out_the_plan(hub, env_copy, space_id):
-    options = PushOptions(repo_id=space_id, token=WRITE_TOKEN, env={"A": "1"})
-    with plan_push(env_copy, options) as plan:
-        result = apply_push(plan)
-    assert result.committed and result.commit_oid == hub.head(space_id)
-    assert set(hub.files(space_id)) >= set(plan.added)
-    assert result.variables_changed == ["A"]
-    # A second plan of the same files has nothing to add, update or delete.
-    with plan_push(env_copy, options) as again:
-        assert (again.added, again.updated, again.deleted) == ((), (), ())
-        assert again.remote is not None and again.variables_changed == ()
-
-
-def test_a_plan_without_a_token_cannot_be_applied(hub, env_copy):
-    options = PushOptions(dry_run=True)  # no token anywhere: a dry run still plans
-    with plan_push(env_copy, options) as plan:
-        assert plan.creds is None and plan.repo_id.startswith("<your-namespace>/")
-        assert hub.requests == []  # without a token nothing is asked of the Hub
-        with pytest.raises(UsageError, match="without a Hub token"):
-            apply_push(plan)
-    assert hub.writes() == []

@@ -80,25 +80,6 @@ def test_legacy_rendering_moves_forward(legacy_copy, template: str) -> None:
     assert again.changes == [] and _tree(root) == tree
 
 
-def test_comments_and_unknown_keys_survive(legacy_copy) -> None:
-    root = legacy_copy("rlvr")
-    path = root / "openenv.yaml"
-    text = path.read_text().replace("  seeds: [0, 1, 2]", "  seeds: [0, 1, 2]  # three seeds")
-    path.write_text(text + "custom_tool_key:\n  keep: me  # a note of mine\n")
-    migrate(root, probe_plan=False)
-    out = path.read_text()
-    # the rubric's explanatory comment, the user's key with its comment, the moved key's
-    # end-of-line comment
-    assert "# The reward rubric of this environment" in out
-    assert out.index("# The reward rubric") < out.index("rubric:\n")
-    assert "custom_tool_key:\n  keep: me  # a note of mine" in out
-    assert "seeds: [0, 1, 2]  # three seeds" in out
-    m = _manifest(root)
-    assert m["rubric"] == {"format": 0.2, "correctness": 0.8}
-    # the template's comment about the old block is replaced, not left stale
-    assert "envkit's extension of the manifest" not in out
-
-
 def test_dry_run_writes_nothing_and_prints_a_diff(legacy_copy, cli) -> None:
     root = legacy_copy("echo")
     tree = _tree(root)
@@ -129,23 +110,6 @@ def test_not_an_environment(tmp_path: Path, cli) -> None:
     res = cli("migrate", str(tmp_path))
     assert res.exit_code == 2
     assert "No openenv.yaml" in res.stderr
-
-
-def test_both_distributions_keep_one(tmp_path: Path, legacy_copy) -> None:
-    root = legacy_copy("echo")
-    pp = root / "pyproject.toml"
-    pp.write_text(
-        pp.read_text().replace(
-            '"openenv-core>=0.3.0,<0.4",', '"openenv-core>=0.3.0,<0.4",\n    "openenv>=0.10",'
-        )
-    )
-    (root / "requirements.txt").write_text("openenv-core[core]>=0.2  # pinned by hand\nnumpy\n")
-    migrate(root, probe_plan=False)
-    text = pp.read_text()
-    assert "openenv-core" not in text and '"openenv>=0.10",' in text
-    assert (
-        root / "requirements.txt"
-    ).read_text() == "openenv>=0.10,<0.11  # pinned by hand\nnumpy\n"
 
 
 def test_legacy_manifest_passes_openenv_static(legacy_copy, openenv010_bin: Path) -> None:

@@ -1,4 +1,5 @@
-"""`envkit push`: the real huggingface_hub client against the Hub stand-in (tests/hubstub)."""
+"""`envkit push` and `envkit fork` (`envkit.hub.deploy`): the real huggingface_hub client against
+the Hub stand-in (tests/hubstub), and the --help pages of push and fork."""
 
 from __future__ import annotations
 
@@ -243,30 +244,6 @@ def test_read_only_token_gets_403_hint(cli, hub, env_copy, space_id):
     assert READ_TOKEN not in r.output
 
 
-def test_wait_checks_the_running_app(cli, hub, env_copy, space_id, echo_server):
-    hub.seed_space(space_id, {})
-    hub.set_host(space_id, echo_server.url)
-    hub.set_runtime(space_id, "BUILDING", "RUNNING_BUILDING", "RUNNING")
-    r = cli(
-        "push",
-        env_copy,
-        "--repo-id",
-        space_id,
-        "--token",
-        WRITE_TOKEN,
-        "--wait",
-        "--wait-timeout",
-        "60",
-    )
-    assert r.exit_code == 0, r.output
-    assert "RUNNING" in r.output and echo_server.url in r.output
-    hub.set_runtime(space_id, "BUILDING", "BUILD_ERROR")
-    (env_copy / "models.py").write_text((env_copy / "models.py").read_text() + "\n# v3\n")
-    r = cli("push", env_copy, "--repo-id", space_id, "--token", WRITE_TOKEN, "--wait")
-    assert r.exit_code == 1, r.output
-    assert "BUILD_ERROR" in r.output and "logs=build" in r.output
-
-
 def test_library_push_returns_a_result(hub, env_copy, space_id):
     from envkit.hub import PushResult, push
 
@@ -344,3 +321,30 @@ def test_ctrl_c_mid_push_leaves_the_previous_commit(hub, env_copy, space_id):
         ".gitattributes": hub.files(space_id)[".gitattributes"],
         "README.md": b"previous\n",
     }
+
+
+def test_fork_copies_files_and_variables(cli, hub, space_id):
+    src = hub.seed_space("envkit-org/source-env", {"Dockerfile": b"FROM x\n", "app.py": b"a\n"})
+    src.variables["LEVEL"] = {"value": "2", "updatedAt": "2026-01-01T00:00:00.000Z"}
+    r = cli(
+        "fork", "envkit-org/source-env", space_id.split("/")[1], "--private", "--token", WRITE_TOKEN
+    )
+    assert r.exit_code == 0, r.output
+    assert hub.files(space_id)["app.py"] == b"a\n"
+    assert hub.space(space_id).private is True
+    assert hub.space(space_id).variables["LEVEL"]["value"] == "2"
+    assert f"/spaces/{space_id}" in r.output and WRITE_TOKEN not in r.output
+    again = cli("fork", "envkit-org/source-env", space_id, "--token", WRITE_TOKEN)
+    assert again.exit_code == 2 and "already exists (409" in again.output
+
+
+def test_fork_of_a_missing_space(cli, hub):
+    r = cli("fork", "nobody/missing", "alice/copy", "--token", WRITE_TOKEN)
+    assert r.exit_code == 2 and "`nobody/missing` was not found (404)" in r.output
+
+
+def test_help_pages_have_examples(cli):
+    for command in ("push", "fork"):
+        r = cli(command, "--help")
+        assert r.exit_code == 0 and "Examples:" in r.output
+    assert "--dry-run" in cli("push", "--help").output
