@@ -16,9 +16,9 @@ def _broken(*args, **kwargs):
 
 @pytest.mark.parametrize("extra", [[], ["--no-validate"], ["--dry-run"]])
 def test_a_crashing_rule_stops_the_push(cli, hub, env_copy, space_id, monkeypatch, extra):
-    import envkit.secret_scan
+    import envkit.validation.rules.deploy
 
-    monkeypatch.setattr(envkit.secret_scan, "scan_files", _broken)  # used by the EK6xx rules
+    monkeypatch.setattr(envkit.validation.rules.deploy, "scan_files", _broken)  # the EK6xx rules
     r = cli("push", env_copy, "--repo-id", space_id, "--token", WRITE_TOKEN, *extra)
     assert r.exit_code == 2, r.output
     assert "Internal error: TypeError: simulated bug in a static rule" in r.stderr
