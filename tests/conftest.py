@@ -77,11 +77,11 @@ SLOW_PATHS = (
     # second interpreter that imports openenv: seconds apiece, not the fast tier's
     "validation/test_declared_startup.py",
     "validation/test_seeds.py",
-    "migrate/test_rerecord.py",
-    "hub/test_push.py::test_ctrl_c_mid_push",
-    "hub/test_push.py::test_unchanged_repush",
-    "hub/test_plan.py::test_apply_carries_out_the_plan",
-    "hub/test_push_fail_closed.py::test_credentials_store_name_needs_an_explicit_allow",
+    "migrate/test_plan.py::test_",
+    "hub/test_deploy.py::test_ctrl_c_mid_push",
+    "hub/test_deploy.py::test_unchanged_repush",
+    "hub/test_upload.py::test_apply_carries_out_the_plan",
+    "hub/test_preflight.py::test_credentials_store_name_needs_an_explicit_allow",
     "hub/test_dry_run_offline.py::test_a_hub_that_never_answers",
     "evaluation/test_eval_lost.py",
 )
