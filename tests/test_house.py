@@ -15,17 +15,14 @@ import envkit
 PKG = Path(envkit.__file__).parent
 
 # Ceilings (the targets are 5 % and 12 %): lower them as modules are cleaned.
-MAX_BARE_ANY_SHARE = 0.16
-MAX_INNER_IMPORT_SHARE = 0.29
+MAX_BARE_ANY_SHARE = 0.10
+MAX_INNER_IMPORT_SHARE = 0.16
 MAX_MODULE_LINES = 800
 MAX_PROGRAM_STRING_LINES = 40
 # Modules still over MAX_MODULE_LINES: the list may only shrink.
 OVERSIZED = {
     "container/build.py",
-    "hub/deploy.py",
-    "migrate.py",
     "validation/probes.py",
-    "validation/rules/project.py",
 }
 
 
