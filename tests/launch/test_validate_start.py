@@ -65,6 +65,12 @@ def test_no_form_serves_ek401_leads_with_the_root_cause(cli, in_repo: Path) -> N
     assert "1. manifest app from the environment folder: uvicorn server.app:app" in msg
     assert "attempted relative import beyond top-level package" in msg
     assert msg.rstrip().splitlines()[-1].startswith("ModuleNotFoundError")
+    # the server exited for want of a module and the environment has no venv: the fix says
+    # so (waiting longer, the rule's generic advice, would not help)
+    assert not (in_repo / ".venv").exists()
+    assert "The environment has no venv" in ek401["fix"], ek401["fix"]
+    assert "uv pip install --python .venv/bin/python -e ." in ek401["fix"]
+    assert "startup_timeout_s" not in ek401["fix"]
 
 
 def test_library_callers_of_start_server_get_the_fallback_too(in_repo: Path) -> None:

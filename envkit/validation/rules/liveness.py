@@ -143,6 +143,7 @@ def start(engine: ServerPlayer, root: Path, app: str, python: str) -> bool:
         engine.add(
             SERVER_START_FAILED,
             message,
+            fix=_start_fix(root, python, cause, exited=bool(attempts)),
             log_tail=details,
             root_cause=cause,
             tried=[a.command for a in attempts],
@@ -153,6 +154,23 @@ def start(engine: ServerPlayer, root: Path, app: str, python: str) -> bool:
         engine.progress(f"started with the {engine.launch}")
         declared_start(engine, engine.server.attempts[0])
     return True
+
+
+def _start_fix(root: Path, python: str, cause: str | None, *, exited: bool) -> str | None:
+    """The fix that fits how the start failed; ``None`` keeps the rule's own (which also
+    names the start-up timeout, the one fix for a server too slow to answer)."""
+    if not exited:
+        return None
+    venv = root / ".venv" / "bin" / "python"
+    # ``cause``: the root-cause line of the log (:func:`envkit.envdir.launch.root_cause`)
+    missing = cause is not None and cause.startswith(("ModuleNotFoundError", "ImportError"))
+    if missing and not venv.exists():
+        return (
+            f"The environment has no venv, so envkit served it with {python}, which lacks "
+            f"what it imports: `cd {root} && uv venv && uv pip install --python "
+            ".venv/bin/python -e .`, or pass --python with an interpreter that has it."
+        )
+    return "Fix the error the message starts with (the log's root cause); waiting longer does not help: the server exited."
 
 
 def declared_start(engine: ServerPlayer, declared: Any) -> None:
