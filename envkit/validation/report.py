@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -380,11 +381,16 @@ def _finding_lines(f: Finding) -> list[_Line]:
             ("  ", ""),
             (f"{f.code} {f.name}", quiet or "bold"),
         ],
-        [(f"           {f.message}", quiet)],
+        # every line of a multi-line message (a log tail, a library's error) sits under the
+        # finding, not at the left margin among the file headings
+        [(textwrap.indent(f.message, _MESSAGE_INDENT), quiet)],
     ]
     if f.fix:
         out.append([(f"           fix: {f.fix}", quiet or "cyan")])
     return out
+
+
+_MESSAGE_INDENT = " " * 11  # under the finding's code
 
 
 def _text_lines(report: ValidationReport, show_all: bool) -> list[_Line]:

@@ -280,9 +280,12 @@ def _failure(root: Path, python: str, item: dict[str, Any]) -> Finding:
     where = f" at `{item['text']}`" if item.get("text") else ""
     subject = f" (tool `{item['tool']}`)" if item.get("tool") else ""
     action = f" for the oracle's action {json.dumps(item['action'])}" if item.get("action") else ""
+    # a library error can span lines (pydantic's ValidationError: one line per field): its
+    # first line reads on, the rest is indented under the finding
+    first, *rest = str(item.get("error")).splitlines() or [""]
     message = (
         f"{_PHASE_WANT.get(phase, 'The training path must run')}{subject}; it raised "
-        f"{item.get('error')}{where}{action}."
+        f"{first}{where}{action}." + "".join(f"\n    {line}" for line in rest if line.strip())
     )
     severity = None
     missing = item.get("missing")
