@@ -147,6 +147,14 @@ def capacity(engine: ServerPlayer) -> int:
         pool = SessionPool([], Refusal(SESSION_CLOSED, {"message": exc.message}))
     pool.close()
     accepted, why = len(pool.sessions), pool.refusal
+    # the session past the others' was neither refused nor accepted: its opening handshake
+    # timed out, as behind a proxy that queues sessions until a replica is free
+    queued = (
+        why is not None
+        and why.code == CONNECT_FAILED
+        and accepted > 0
+        and "timed out" in str(why.message).lower()
+    )
     refused: str | None = None
     if why is not None:
         if why.code in (CONNECT_FAILED, SESSION_CLOSED):
@@ -172,6 +180,20 @@ def capacity(engine: ServerPlayer) -> int:
             f"The server must refuse sessions beyond its capacity with "
             f"CAPACITY_REACHED; it accepted {accepted} concurrent sessions (probe "
             "limit). Most likely sessions are not limited at all.",
+            accepted=accepted,
+        )
+    elif queued:
+        # what a proxy that queues sessions does (Ray Serve past its replicas' capacity): the
+        # app's own setting is not what the user can change here
+        engine.add(
+            CAPACITY_NOT_ENFORCED,
+            f"A session beyond capacity ({accepted} open) must be refused with a "
+            "CAPACITY_REACHED error frame; it got no answer at all, as behind a proxy that "
+            "queues sessions until a replica is free (Ray Serve does).",
+            fix="Behind Ray Serve (`envkit deploy ray`) sessions past replicas x capacity wait "
+            "in its proxy: size the replicas with `envkit capacity` and give clients a "
+            "handshake timeout. Served by the app itself, pass `max_concurrent_envs=N` to "
+            "`create_app`.",
             accepted=accepted,
         )
     elif refused:
