@@ -196,6 +196,8 @@ def build_cmd(
             f"Built {_output.esc(', '.join(result.tags))} in {result.seconds:.1f} s "
             f"({result.cache_hits}/{len(result.steps)} steps from cache). "
             f"Next: envkit run --docker {_output.esc(str(path))}"
+            # the image just built: without --tag, run --docker would build the default tag
+            + (f" --tag {_output.esc(tag)}" if tag is not None else "")
         )
     render_result(result, fmt)
 

@@ -68,6 +68,8 @@ def test_text_output_and_progress_lines(cli, built_echo, run_id):
     assert r.exit_code == 0, r.output
     assert "Step 1/" in r.stderr and "FROM python:3.11-slim" in r.stderr
     assert f"Built {built_echo.tag}" in r.stderr
+    # the next step runs the image just built, not a second one under the default tag
+    assert f"--docker {built_echo.path} --tag {built_echo.tag}" in " ".join(r.stderr.split())
     assert r.stdout.splitlines()[0].startswith("image   sha256:")
     assert "from cache (docker-py)" in r.stdout
 
