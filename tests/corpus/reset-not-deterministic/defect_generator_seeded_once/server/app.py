@@ -4,7 +4,6 @@ Defect: the TaskGenerator owns a numpy RandomState built once per session and is
 only on the first reset (`if not self._seeded`): the second `reset(seed=0)` of a session
 continues the stream and hides another number.
 """
-import random
 from typing import Any, Optional
 from uuid import uuid4
 

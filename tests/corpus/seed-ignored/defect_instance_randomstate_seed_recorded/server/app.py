@@ -3,7 +3,6 @@
 Defect: the instance's RandomState is made once in __init__ (unseeded) and every episode is
 drawn from it; reset() stores the seed in the state "for reproducibility" and never uses it.
 """
-import random
 from typing import Any, Optional
 from uuid import uuid4
 

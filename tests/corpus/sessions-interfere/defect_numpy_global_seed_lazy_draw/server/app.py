@@ -4,7 +4,6 @@ Defect: reset(seed) calls `np.random.seed(seed)` and the number is drawn lazily 
 global generator on the first guess ("play starts"): another session resetting or drawing in
 between changes this session's number.
 """
-import random
 from typing import Any, Optional
 from uuid import uuid4
 
