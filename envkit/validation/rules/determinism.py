@@ -37,8 +37,10 @@ RESET_NONDETERMINISTIC = register(
     rfc008="runtime.episode_determinism",
     summary="The same seed and actions give different observations or `state`.",
     what="For each seed in `envkit.seeds`, envkit plays the same actions twice after "
-    "`reset(seed=s)` on fresh sessions and deep-compares the observations and `state` "
-    "(after `reset` and after the last step), reporting the first differing field; "
+    "`reset(seed=s)` on fresh sessions, and once more on the first session after its "
+    "episode (TRL resets the same environment for the next rollout), and deep-compares "
+    "the observations and `state` (after `reset` and after the last step), reporting the "
+    "first differing field; "
     "when the two agree, it resets 3 more fresh sessions with the seed (a coin flip "
     "per reset passes two plays half the time). Fields fresh on every reply of a "
     "single run (timings, request ids) and float fields named like timings (`*_time`, "
@@ -306,10 +308,14 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
         return actions.at(i)
 
     runs: dict[int, tuple[Episode, Episode]] = {}
+    # the seed's episode again on the session that just played it: TRL keeps one
+    # environment per rollout and resets it for the next one
+    again: dict[int, Episode] = {}
     for seed in engine.settings.seeds:
         try:
+            first, again[seed] = _twice_on_one_session(engine, seed, replay)
             runs[seed] = (
-                engine.play_alone(seed, replay, name="determinism", with_state=True),
+                first,
                 engine.play_alone(seed, replay, name="determinism", with_state=True),
             )
         except EnvErrorFrame as exc:
@@ -323,6 +329,9 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
     deterministic = True
     for seed, (a, b) in runs.items():
         diffs = compare(a, b, volatile) or _resets_differ(engine, seed, a, volatile)
+        same_session = not diffs
+        if same_session:
+            diffs = compare(a, again[seed], volatile)
         for d in diffs:
             deterministic = False
             if d.where.startswith("reward"):
@@ -358,10 +367,17 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
                     f"The same seed ({seed}) and the same actions must give the same "
                     f"episode; {d.where} gave two different `{d.path}` values"
                 )
+            if same_session:
+                lead += " on one session (the second `reset` after an episode)"
+            cause = (
+                "`reset` leaves something of the previous episode (a history, a counter, a "
+                "generator seeded only once)"
+                if same_session
+                else "the episode draws from an unseeded random generator"
+            )
             engine.add(
                 RESET_NONDETERMINISTIC,
-                f"{lead} ({_fmt(d.first)}, {_fmt(d.second)}). Most likely the "
-                "episode draws from an unseeded random generator"
+                f"{lead} ({_fmt(d.first)}, {_fmt(d.second)}). Most likely {cause}"
                 + (f" (actions sent: {_fmt(a.actions)})." if d.where != "reset" else "."),
                 seed=seed,
                 field=d.path,
@@ -380,6 +396,18 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
         if same and not _seed_control(engine, list(runs), volatile, replay):
             _process_control(engine, list(runs), first, volatile)
     return reference
+
+
+def _twice_on_one_session(
+    engine: ServerPlayer, seed: int, policy: Policy
+) -> tuple[Episode, Episode]:
+    """The seed's episode played twice on one session (``reset(seed)`` again after it)."""
+    s = engine.open()
+    try:
+        first = engine.play_episode(s, seed, policy, name="determinism", with_state=True)
+        return first, engine.play_episode(s, seed, policy, name="determinism", with_state=True)
+    finally:
+        s.close()
 
 
 RESET_REPEATS = 3  # more fresh-session resets per seed when its two plays agreed
