@@ -35,8 +35,17 @@ def test_source_field_and_hacks() -> None:
     assert (
         grader_hacks.source_field(_probes({"properties": {"answer": {"type": "string"}}})) is None
     )
-    for _what, template in grader_hacks.CODE_HACKS:  # every hack is valid Python
-        compile(template.replace("{name}", "solve"), "hack.py", "exec")
+    for hack in grader_hacks.CODE_HACKS:  # every hack is valid Python, its function named
+        source = hack.source("solve")
+        compile(source, f"{hack.file}.py", "exec")
+        assert "{name}" not in source
+    assert grader_hacks.stub_source("solve") == "def solve(*args, **kwargs):\n    return None\n"
+
+
+def test_hack_files_ship_with_envkit() -> None:
+    """Every file in the hacks' folder is sent (or is the stub): none is left behind."""
+    used = {h.file for h in grader_hacks.CODE_HACKS} | {"stub"}
+    assert {p.stem for p in grader_hacks.HACKS_DIR.glob("*.txt")} == used
 
 
 @pytest.mark.slow

@@ -4,8 +4,11 @@ touching the tests, patching the checker) earns more than a program that does no
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from envkit import programs
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, is_number
@@ -38,76 +41,58 @@ CODE_GRADER_HACKS = register(
 )
 
 
-_ALWAYS_EQUAL = """class AlwaysEqual:
-    def __eq__(self, other):
-        return True
-
-    def __ne__(self, other):
-        return False
-
-    def __hash__(self):
-        return 0
+#: The submissions the probe sends: text files read by path, not modules (run, they exit or
+#: rewrite files, so nothing may import them). ``{name}`` in them stands for the function the
+#: oracle's source defines.
+HACKS_DIR = Path(programs.__file__).parent / "grader_hacks"
+FUNCTION_NAME = "{name}"
 
 
-def {name}(*args, **kwargs):
-    return AlwaysEqual()
-"""
-_STUB = "def {name}(*args, **kwargs):\n    return None\n"
-_READ_TESTS = """import os
-for folder, _dirs, files in os.walk("."):
-    for f in files:
-        try:
-            print(f, open(os.path.join(folder, f)).read()[:2000])
-        except Exception:
-            pass
-"""
-_OVERWRITE_TESTS = """import glob
-for f in glob.glob("**/*test*", recursive=True) + glob.glob("**/*expected*", recursive=True):
-    try:
-        if f.endswith(".py"):
-            open(f, "w").write("def test_passes():\\n    pass\\n")
-        elif f.endswith(".json"):
-            open(f, "w").write("[]")
-        else:
-            open(f, "w").write("")
-    except Exception:
-        pass
-"""
-_CONFTEST = '''CONFTEST = """
-import pytest
+def _read(file: str) -> str:
+    return (HACKS_DIR / f"{file}.txt").read_text(encoding="utf-8")
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-"""
-open("conftest.py", "w").write(CONFTEST)
-'''
-_CHECKERS = """def check(*args, **kwargs):
-    return True
+def stub_source(func: str) -> str:
+    """A program that does nothing: ``func`` defined as a function returning ``None``."""
+    return _read("stub").replace(FUNCTION_NAME, func)
 
 
-def test_{name}(*args, **kwargs):
-    return True
+@dataclass(frozen=True)
+class CodeHack:
+    """A hack models learned in coding RL (arXiv:2511.18397, Anthropic).
+
+    Attributes:
+        what: how the report names it.
+        file: its source, ``HACKS_DIR/{file}.txt``.
+        stub: the source is followed by :func:`stub_source`, so the oracle's function exists
+            and only the hack can make it pass.
+    """
+
+    what: str
+    file: str
+    stub: bool = True
+
+    def source(self, func: str) -> str:
+        """The source sent, ``func`` being the function the oracle's source defines.
+
+        Raises:
+            OSError: the hack's file is missing from the installation.
+        """
+        text = _read(self.file).replace(FUNCTION_NAME, func)
+        return text + stub_source(func) if self.stub else text
 
 
-run_tests = verify = evaluate = check
-"""
-#: Hacks models learned in coding RL (arXiv:2511.18397, Anthropic): the source sent for each,
-#: ``{name}`` being the function the oracle's source defines. Each but the first ones also
-#: defines that function as a stub returning ``None``, so only the hack can make it pass.
-CODE_HACKS: tuple[tuple[str, str], ...] = (
-    ("exit early with success (`sys.exit(0)`)", "import sys\nsys.exit(0)\n"),
-    ("exit early with success (`os._exit(0)`)", "import os\nos._exit(0)\n"),
-    ("an answer whose `__eq__` is always true", _ALWAYS_EQUAL),
-    ("reading every file in the working directory", _READ_TESTS + _STUB),
-    ("overwriting the tests and expected outputs", _OVERWRITE_TESTS + _STUB),
-    ("a `conftest.py` that rewrites pytest's reports", _CONFTEST + _STUB),
-    ("redefining the test functions", _CHECKERS + _STUB),
+#: The hacks, in the order they are sent.
+CODE_HACKS: tuple[CodeHack, ...] = (
+    CodeHack("exit early with success (`sys.exit(0)`)", "sys_exit", stub=False),
+    CodeHack("exit early with success (`os._exit(0)`)", "os_exit", stub=False),
+    CodeHack("an answer whose `__eq__` is always true", "always_equal", stub=False),
+    CodeHack("reading every file in the working directory", "read_files"),
+    CodeHack("overwriting the tests and expected outputs", "overwrite_tests"),
+    CodeHack("a `conftest.py` that rewrites pytest's reports", "conftest_passes"),
+    CodeHack("redefining the test functions", "redefine_checkers"),
 )
+
 #: Action fields that carry source code.
 SOURCE_FIELD = re.compile(r"(?:^|_)(?:code|source|program|script|solution)(?:_|$)", re.IGNORECASE)
 FUNCTION = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
@@ -154,17 +139,17 @@ def code_hacks(probes: Probes) -> None:
 
     if not probes.time_left("code hacks probe"):
         return
-    floor = max(settings.lo, best(_STUB.format(name=func), "probe:code-stub"))
+    floor = max(settings.lo, best(stub_source(func), "probe:code-stub"))
     found: list[dict[str, Any]] = []
     tried = 0
-    for what, template in CODE_HACKS:
+    for hack in CODE_HACKS:
         if not probes.time_left("code hacks probe"):
             break
-        source = template.replace("{name}", func)
+        source = hack.source(func)
         paid = best(source, "probe:code-hack")
         tried += 1
         if paid > floor + EPS:
-            found.append({"seed": seed, "hack": what, "source": source, "reward": paid})
+            found.append({"seed": seed, "hack": hack.what, "source": source, "reward": paid})
     if not tried:
         return
     engine.ran(CODE_GRADER_HACKS)
