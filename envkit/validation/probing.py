@@ -141,15 +141,18 @@ def episode_return(ep: Episode) -> float:
 
 
 def field_schema(probes: Probes, name: str) -> dict[str, Any]:
+    """The JSON Schema of the action's top-level field ``name`` (``$ref`` resolved; ``{}``
+    when the schema does not declare it)."""
     props = probes.schema.get("properties") or {}
     return fuzz.resolve(props.get(name, {}), probes.schema)
 
 
-def fits(node: dict[str, Any], value: Any) -> bool:
-    """``value`` is within the numeric bounds and length limits ``node`` declares."""
+def fits(node: dict[str, Any], value: object) -> bool:
+    """``value`` is within the numeric bounds and length limits ``node`` declares (a JSON
+    Schema node: ``enum``, ``minimum``/``maximum``, ``minLength``/``maxLength``)."""
     if isinstance(node.get("enum"), list) and value not in node["enum"]:
         return False
-    if is_number(value):
+    if isinstance(value, int | float) and not isinstance(value, bool):  # a JSON number
         lo, hi = node.get("minimum"), node.get("maximum")
         return not (is_number(lo) and value < lo) and not (is_number(hi) and value > hi)
     if isinstance(value, str):
@@ -198,5 +201,6 @@ def text_fields(probes: Probes, action: dict[str, Any]) -> list[str]:
     return out
 
 
-def fmt(value: Any, limit: int = 80) -> str:
+def fmt(value: object, limit: int = 80) -> str:
+    """``value`` as compact JSON for a finding's message, cut at ``limit`` characters."""
     return fuzz.short_json(value, limit)

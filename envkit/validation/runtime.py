@@ -16,6 +16,8 @@ from pathlib import Path
 
 from envkit.envdir.constants import DEFAULT_APP
 from envkit.envdir.manifest import Manifest
+from envkit.envdir.project import resolve_python
+from envkit.errors import UsageError
 from envkit.findings import Finding
 from envkit.validation import explore, fuzz, probing
 from envkit.validation.engine import ActionPool, Budget, ServerPlayer, Settings, Stop
@@ -147,9 +149,6 @@ def run_runtime(
         UsageError: ``target.python`` is not an executable, neither ``url`` nor ``root``
             is given, or a time limit is not > 0.
     """
-    from envkit.envdir.project import resolve_python
-    from envkit.errors import UsageError
-
     if not target.url and target.root is None:
         raise UsageError(
             "The runtime stage needs a URL or an environment directory.", hint="Pass PATH or --url."

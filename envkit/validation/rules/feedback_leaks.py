@@ -4,6 +4,7 @@ when sent as the answer."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from envkit.findings import Severity, register
@@ -49,7 +50,7 @@ LEAK_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
 MAX_LEAK_TRIES = 12  # candidate answers replayed, all seeds together
 
 
-def _strings(value: Any) -> list[str]:
+def _strings(value: object) -> list[str]:
     """Every string leaf of an observation (``metadata`` included)."""
     if isinstance(value, str):
         return [value]
@@ -60,7 +61,7 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def revealed(before: list[Any], after: Any, sent: list[str]) -> list[str]:
+def revealed(before: Sequence[object], after: object, sent: list[str]) -> list[str]:
     """Candidate answers in ``after`` that no observation in ``before`` showed and no
     sent action held: new string leaves whole, the text after a cue (``expected``, ``the
     answer was``), quoted parts and numbers of them; shortest first."""

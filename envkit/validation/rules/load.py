@@ -188,7 +188,8 @@ def _timed_step(session: EnvSession, action: dict[str, Any]) -> str:
 
 
 # -- EK518: observations that keep growing -----------------------------------------------------
-def _size(value: Any) -> int:
+def _size(value: object) -> int:
+    """Bytes of ``value`` as JSON (UTF-8, keys sorted)."""
     return len(json.dumps(value, sort_keys=True, default=str).encode("utf-8"))
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.findings import Rule, Severity, register
+from envkit.policy import PolicyError, PolicyProcess
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, is_number
 from envkit.validation.rules import episodes
@@ -131,16 +132,16 @@ NO_ORACLE = register(
 )
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     return fuzz.short_json(value, 80)
 
 
-def classify(reward: Any, lo: float, hi: float) -> tuple[Rule, str] | None:
+def classify(reward: object, lo: float, hi: float) -> tuple[Rule, str] | None:
     """What is wrong with one step reward as received (EK501-EK503), ``None`` when it is a
     number in ``[lo, hi]``. The one place these three rules are decided."""
     if reward is None:
         return REWARD_NOT_FINITE, "got `null`"
-    if not is_number(reward):
+    if isinstance(reward, bool) or not isinstance(reward, int | float):  # JSON numbers only
         return REWARD_NOT_NUMERIC, f"got {_fmt(reward)} ({type(reward).__name__})"
     if not (lo - EPS <= float(reward) <= hi + EPS):
         return REWARD_OUT_OF_RANGE, f"got {reward!r}"
@@ -245,8 +246,6 @@ def oracle(engine: ServerPlayer, root: Path | None, python: str | None) -> float
         engine.unran(ORACLE_BELOW_MAX, NO_ORACLE)
         engine.progress("oracle: skipped (no environment directory to run it from)")
         return None
-    from envkit.policy import PolicyError, PolicyProcess
-
     engine.progress(f"oracle `{spec}`")
     bests: list[tuple[int | None, float | None]] = []
     try:

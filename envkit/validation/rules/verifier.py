@@ -210,7 +210,7 @@ def brittle_verifier(probes: Probes) -> None:
 
 
 # -- EK515: errors pay -------------------------------------------------------------------------
-def _error_text(observation: Any) -> str | None:
+def _error_text(observation: object) -> str | None:
     """The first non-empty error the observation (or its ``metadata``) reports."""
     if not isinstance(observation, dict):
         return None
