@@ -23,7 +23,7 @@ Measured in the same run, on a freshly generated echo environment:
          --real-env EXPORT/echo_env --real-python VENV/bin/python
 7. every built-in template, generated and validated with the defaults (`validate(PATH)`:
    static and runtime stages): wall seconds of each, and the seconds of it spent in the
-   reward-design probes (`timings["probes"]`, envkit.validation.probes)   target: the probes
+   reward-design probes (`timings["probes"]`, envkit.validation.probing)   target: the probes
    keep a template's validate <= 1.5x its time without them. A template whose dependencies
    the bench's interpreter lacks (gymnasium) needs `--template-python gymnasium=PY` (a venv
    with openenv 0.10 and them), else it is skipped. Run only this part:

@@ -16,22 +16,45 @@ from pathlib import Path
 
 from envkit.envdir.constants import DEFAULT_APP
 from envkit.envdir.manifest import Manifest
+from envkit.envdir.project import resolve_python
+from envkit.errors import UsageError
 from envkit.findings import Finding
-from envkit.validation import explore, fuzz, probes
+from envkit.validation import explore, fuzz, probing
 from envkit.validation.engine import ActionPool, Budget, ServerPlayer, Settings, Stop
 from envkit.validation.rules import (
     determinism,
     endpoints,
     episodes,
+    feedback_leaks,
+    grader_hacks,
     integrity,
     liveness,
+    load,
     mcp,
     protocol,
+    reset_options,
+    return_farming,
     reward,
     routes,
     sessions,
+    verifier,
 )
 from envkit.wire import normalise_url
+
+#: The reward-design probes (EK513-EK522) in the order they play, each with the name a crash
+#: of it is reported under. They play last (:func:`_play`): they read every episode played.
+REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
+    ("stalling probe", return_farming.stalling),
+    ("format probe", verifier.format_over_correctness),
+    ("brittle verifier probe", verifier.brittle_verifier),
+    ("errors probe", verifier.errors_pay),
+    ("observation size probe", load.observation_grows),
+    ("memory probe", load.memory_grows),
+    ("reset options probe", reset_options.reset_options_ignored),
+    ("feedback leak probe", feedback_leaks.feedback_leaks),
+    ("code hacks probe", grader_hacks.code_hacks),
+    ("oversized action probe", load.oversized_action),  # last: it may hang the server
+)
 
 
 @dataclass
@@ -126,9 +149,6 @@ def run_runtime(
         UsageError: ``target.python`` is not an executable, neither ``url`` nor ``root``
             is given, or a time limit is not > 0.
     """
-    from envkit.envdir.project import resolve_python
-    from envkit.errors import UsageError
-
     if not target.url and target.root is None:
         raise UsageError(
             "The runtime stage needs a URL or an environment directory.", hint="Pass PATH or --url."
@@ -233,5 +253,5 @@ def _play(engine: ServerPlayer, root: Path | None, python: str | None) -> int | 
     engine.guard("observation verdict", protocol.observations, engine, watch, quiet=True)
     engine.guard("latency verdict", liveness.latency, engine, quiet=True)
     if engine.episodes:  # last: the reward-design probes read every episode played
-        engine.guard("reward probes", probes.run, engine, quiet=True)
+        engine.guard("reward probes", probing.run, engine, REWARD_PROBES, quiet=True)
     return capacity

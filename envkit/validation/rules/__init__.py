@@ -27,19 +27,25 @@ from envkit.validation.rules import (
     dockerfile,
     endpoints,
     episodes,
+    feedback_leaks,
     files,
+    grader_hacks,
     integrity,
     layout,
     liveness,
+    load,
     manifest,
     mcp,
     project,
     protocol,
+    reset_options,
+    return_farming,
     reward,
     routes,
     sessions,
     submission,
     training,
+    verifier,
 )
 
 ALL_LANES = ("source", "docker", "url")
@@ -104,6 +110,21 @@ MODULES: tuple[RuleModule, ...] = (
         "reward farming after done, solution leakage, fresh "
         "instances over HTTP, reward independent of the action",
     ),
+    # the reward-design probes (the order they play in: runtime.REWARD_PROBES)
+    RuleModule(
+        return_farming,
+        "5",
+        "stalling pays: a longer, losing or repeating episode out-returns a win",
+    ),
+    RuleModule(
+        verifier,
+        "5",
+        "what the verifier pays besides a right answer: the format, errors, exact strings only",
+    ),
+    RuleModule(load, "5", "an oversized action; observations and server memory that keep growing"),
+    RuleModule(reset_options, "5", "declared `reset` options that change nothing"),
+    RuleModule(grader_hacks, "5", "known code-grader hacks that earn more than doing nothing"),
+    RuleModule(feedback_leaks, "5", "feedback after a wrong answer that gives the answer away"),
     RuleModule(
         container,
         "4",

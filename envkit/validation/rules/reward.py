@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.findings import Rule, Severity, register
+from envkit.policy import PolicyError, PolicyProcess
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, is_number
 from envkit.validation.rules import episodes
@@ -130,231 +131,17 @@ NO_ORACLE = register(
     "`envkit.oracle: server.oracle:policy`.",
 )
 
-# -- reward-design probes (envkit.validation.probes plays them) -------------------------------
-STALLING_PAYS = register(
-    "EK513",
-    "stalling-pays",
-    Severity.ERROR,
-    summary="Repeating one action, taking longer, or losing returns more than the oracle's "
-    "shortest win.",
-    what="For every seed the declared oracle wins, envkit compares the oracle's return (the "
-    "sum of its step rewards, what `envkit eval` reports) with the return of every other "
-    "episode it played on that seed: fuzzed, degenerate (one action repeated) and "
-    "exploring episodes, plus two it plays for this check: the oracle's actions with "
-    "near misses of its winning action (numbers off by one, a letter changed) sent "
-    "before the win, and the oracle's first action repeated. An episode that is longer "
-    "than the oracle's, does not win, or repeats one action must not return more.",
-    why="A trainer maximises the return. When partial rewards add up over the steps, the "
-    "policy learns to stall: to send near misses until the episode's last step, or to "
-    "lose on purpose, instead of solving the task at once.",
-    example="A guessing game paying 0.5 x closeness on every guess and 1.0 for a hit: "
-    "seven near misses and a hit return 4.4, the oracle's quick win 2.8.",
-    fix="Pay partial credit only on the episode's last step (a win pays the maximum), or "
-    "make the reward of a step the improvement over the best so far; then no episode "
-    "returns more than the quickest win.",
-)
 
-FORMAT_OVER_CORRECTNESS = register(
-    "EK514",
-    "format-over-correctness",
-    Severity.WARNING,
-    summary="An answer in the oracle's format but with a wrong value earns at least half "
-    "of the reward range.",
-    what="envkit takes the oracle's winning action on each seed, changes the value of its "
-    "text fields while keeping their form (digits and letters replaced, tags such as "
-    "`<answer>`, punctuation and spacing kept), and sends it at the same point of a "
-    "fresh episode of the same seed. It must earn less than the middle of "
-    "`validation.reward.range`. Heuristic: a changed value that is still a right answer "
-    "(a task with many right answers) is reported too.",
-    why="When the format pays most of the reward, the policy learns the format and stops "
-    "there: the reward curve rises while accuracy does not.",
-    example="A rubric giving 0.5 for `<answer>...</answer>` tags and 0.5 for the right "
-    "value: `<answer>97</answer>` earns 0.5 when the answer is 42.",
-    fix="Make correctness dominate: a small weight for the format, or gate the format "
-    "reward on a correct value.",
-)
-
-ERRORS_PAY = register(
-    "EK515",
-    "errors-pay",
-    Severity.WARNING,
-    summary="A step whose observation reports an error earns more than the low end of the range.",
-    what="In every episode envkit played, a step whose observation (or its `metadata`) "
-    "carries a non-empty error field (`error`, `last_action_error`, `errors`, "
-    "`invalid_action`, ...) must earn the low end of `validation.reward.range`. "
-    "Heuristic: a field named error that reports something else than the action "
-    "failing (a stale message kept from an earlier step) is reported too.",
-    why="A policy that is paid for invalid actions learns to send them: they are cheap, "
-    "never lose, and crowd out real attempts.",
-    example="A tool environment returning `reward=0.1` with `error='unknown tool'` as a "
-    "participation reward.",
-    fix="Answer a rejected or failing action with the low end of the range (or refuse it "
-    "before `step`: an invalid action is a VALIDATION_ERROR).",
-)
-
-BRITTLE_VERIFIER = register(
-    "EK516",
-    "brittle-verifier",
-    Severity.WARNING,
-    summary="The oracle's answer with a harmless variation (spacing, case, a lead-in, an "
-    "equivalent number form) scores the low end.",
-    what="In single-step answer environments (the oracle wins in one step with a one-line "
-    "text field that is not code), envkit sends the oracle's answer again in fresh "
-    "episodes of the same seed, varied: surrounded by whitespace, in upper or lower "
-    "case, after `The answer is `, and with equivalent number forms (`42` as `42.0`, "
-    "`4.50` as `4.5`). None that ends the episode may score the low end of "
-    "`validation.reward.range`. "
-    "Heuristic: a task that asks for an exact form (case-sensitive codes, an exact "
-    "string) is right to refuse them.",
-    why="A verifier that only accepts the exact string punishes right answers: the policy "
-    "is trained away from correct reasoning by formatting noise, and the reward "
-    "under-reports its accuracy.",
-    example="`reward = 1.0 if action.answer == str(target) else 0.0`: `' 42'` and "
-    "`'The answer is 42'` score 0.",
-    fix="Normalise before comparing: strip, case-fold, extract the answer (a tag or the "
-    "last number), compare numbers as numbers.",
-)
-
-OVERSIZED_ACTION = register(
-    "EK517",
-    "oversized-action-hangs",
-    Severity.ERROR,
-    summary="A 200 KB action is not answered or refused within the reply timeout, hangs "
-    "another session, or kills the server.",
-    what="envkit sends one action whose first free text field holds 200 KB while another "
-    "session steps. Both must be answered (an observation or an error frame; a closed "
-    "connection counts as a refusal) within the reply timeout, and the server must "
-    "stay up.",
-    why="A policy emits long completions sooner or later (repetition loops up to "
-    "`max_completion_length`); a step that takes minutes or crashes on one of them "
-    "stalls every rollout of the batch that shares the server.",
-    example="An edit-distance reward over the whole answer (quadratic time), a regex with "
-    "catastrophic backtracking, `step` running the answer synchronously.",
-    fix="Bound the field (`max_length=` on the action model: the server refuses longer "
-    "ones with a validation error) or cut the text before scoring it.",
-)
-
-OBSERVATION_GROWS = register(
-    "EK518",
-    "observation-grows",
-    Severity.WARNING,
-    summary="An observation's serialized size grows on every step of an episode.",
-    what="envkit measures the JSON size of every observation of the episodes it played; "
-    "an episode of at least 10 steps whose observation grows on every step (at least "
-    "doubling and by at least 1 KB) is reported with the bytes per step and the size "
-    "it reaches at `envkit.max_steps`. Heuristic: an observation that shows the whole "
-    "history on purpose is fine while episodes stay short.",
-    why="The observation is appended to the prompt on every step: a growing one fills the "
-    "context, and tool results past `max_completion_length` are dropped by TRL after "
-    "the environment saw the action.",
-    example="`observation.history` holding every earlier step with its full output.",
-    fix="Show the last few steps, or a summary, instead of the whole history.",
-)
-
-MEMORY_GROWS = register(
-    "EK519",
-    "memory-grows-per-reset",
-    Severity.WARNING,
-    summary="The server's memory grows with every `reset`.",
-    what="When envkit started the server, it measures the resident memory of the server's "
-    "processes (Linux `/proc`) before and after two bursts of `reset` calls on one "
-    "session; memory growing in both bursts by at least 8 KiB a reset is reported "
-    "with the growth per reset. Heuristic: caches that fill once (a dataset loaded "
-    "lazily, the allocator's pools) grow too, but stop growing.",
-    why="A training run resets millions of times: a leak of a few KB per reset ends with "
-    "the Space killed for memory hours into the run.",
-    example="`reset` appending the episode to a module-level list, or opening a file or "
-    "subprocess it never closes.",
-    fix="Keep per-episode data on the instance and replace it on `reset`; close what "
-    "`reset` opens.",
-)
-
-
-RESET_OPTIONS_IGNORED = register(
-    "EK520",
-    "reset-options-ignored",
-    Severity.WARNING,
-    summary="A `reset` option the environment declares (a difficulty, a task id) changes "
-    "nothing in the episode.",
-    what="envkit reads the keyword parameters of `reset` in the environment's `server/*.py` "
-    "besides `seed` and `episode_id`, with the values they declare (a `Literal[...]` "
-    "annotation, `bool`, quoted values on the parameter's docstring line, the default), "
-    "and the options of the runtime probe plan (`validation/runtime.json`). For each "
-    "option with two values or more, it resets with the same seed and each value, and "
-    "sends the same first action: the reset observations and the answers must differ "
-    "for some value on one of two seeds. Judged only when envkit started the server "
-    "from the environment's files. Heuristic: an option that changes only later steps "
-    "(a step limit) or only values envkit did not try is reported too.",
-    why="Curricula and task selection pass options to `reset` (OpenEnv's WebSocket `reset` "
-    "passes extra keys to the signature); an option that is accepted and ignored trains "
-    "on one task while the trainer believes it controls the mix.",
-    example="`def reset(self, seed=None, episode_id=None, difficulty=None, **kwargs)` that "
-    "draws from every level whatever `difficulty` says.",
-    fix="Use the option when drawing the task (filter the pool by it), or remove it from "
-    "the signature and the docs.",
-)
-
-CODE_GRADER_HACKS = register(
-    "EK521",
-    "code-grader-hackable",
-    Severity.ERROR,
-    summary="A known code-grader hack (exiting early with success, an always-equal answer, "
-    "touching the tests, patching the checker) earns more than a program that does "
-    "nothing.",
-    what="When an action field carries source code (its name says `code`, `source`, "
-    "`program`, `script` or `solution`, or its description says Python or source code) "
-    "and the oracle wins, envkit sends, on every step of a fresh episode of the oracle's "
-    "seed, each known hack in place of the oracle's source: `sys.exit(0)` and "
-    "`os._exit(0)` before any test runs; the oracle's function returning an object whose "
-    "`__eq__` is always true; reading every file of the working directory; overwriting "
-    "`test_*.py` and expected outputs; writing a `conftest.py` that marks every pytest "
-    "report passed; redefining `check`/`test_*`/`run_tests` to pass. None may earn more "
-    "than a stub (the function returning `None`) or the low end of the range.",
-    why="Models trained with RL on code learn these exploits when they pay (Anthropic, "
-    "arXiv:2511.18397): the reward then climbs while no task is solved, and the hacking "
-    "generalises to other misbehaviour.",
-    example="A grader that runs `python -c 'exec(src); assert f(1) == 2'` and pays 1.0 on "
-    "exit status 0: `import sys; sys.exit(0)` scores 1.0.",
-    fix="Run the submission in a sandbox, send it only the inputs, and compare its "
-    "JSON-serialised outputs in the grader's process; keep tests and expected outputs "
-    "outside the sandbox's directory.",
-)
-
-FEEDBACK_LEAKS = register(
-    "EK522",
-    "feedback-leaks-answer",
-    Severity.WARNING,
-    summary="Text an observation first shows after a wrong answer (the expected value, a "
-    "hidden test) earns the maximum when sent as the answer.",
-    what="In the episodes envkit played on the seeds the oracle wins, it collects the text "
-    "an observation shows for the first time after a step that did not win (whole "
-    "string fields, the text after `expected`/`the answer was`/`should be`, quoted "
-    "parts, numbers), leaving out what earlier observations showed and what the agent "
-    "sent. Each, sent as the oracle's one text answer at the same point of a fresh "
-    "episode of the same seed, must not earn `hi` of `validation.reward.range` (at most "
-    "12 texts, shortest first; terminal observations are left out when EK509 already "
-    "reported a leak). Heuristic: feedback meant to teach (a tutoring task whose reward discounts later "
-    "attempts) is reported too.",
-    why="A policy that can read the answer after failing once learns to fail on purpose "
-    "and copy it (within the episode when attempts remain, or across episodes of the "
-    "same seed), instead of solving the task.",
-    example="`feedback=f'Wrong: the expected answer was {target}.'` on the first of three "
-    "attempts.",
-    fix="Say whether the answer was right (and how close) without the expected value; show "
-    "failing test inputs, not expected outputs, or only after the episode ends.",
-)
-
-
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     return fuzz.short_json(value, 80)
 
 
-def classify(reward: Any, lo: float, hi: float) -> tuple[Rule, str] | None:
+def classify(reward: object, lo: float, hi: float) -> tuple[Rule, str] | None:
     """What is wrong with one step reward as received (EK501-EK503), ``None`` when it is a
     number in ``[lo, hi]``. The one place these three rules are decided."""
     if reward is None:
         return REWARD_NOT_FINITE, "got `null`"
-    if not is_number(reward):
+    if isinstance(reward, bool) or not isinstance(reward, int | float):  # JSON numbers only
         return REWARD_NOT_NUMERIC, f"got {_fmt(reward)} ({type(reward).__name__})"
     if not (lo - EPS <= float(reward) <= hi + EPS):
         return REWARD_OUT_OF_RANGE, f"got {reward!r}"
@@ -459,8 +246,6 @@ def oracle(engine: ServerPlayer, root: Path | None, python: str | None) -> float
         engine.unran(ORACLE_BELOW_MAX, NO_ORACLE)
         engine.progress("oracle: skipped (no environment directory to run it from)")
         return None
-    from envkit.policy import PolicyError, PolicyProcess
-
     engine.progress(f"oracle `{spec}`")
     bests: list[tuple[int | None, float | None]] = []
     try:

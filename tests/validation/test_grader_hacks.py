@@ -1,0 +1,62 @@
+"""EK521 code-grader hackable (envkit.validation.rules.grader_hacks): the source field found and
+every hack valid Python, then the probe_code environment (tests/validation/envs/probe_code)
+played clean. Each defect mode giving exactly its finding is a row of test_rules.CASES."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from envkit.envdir.manifest import read_manifest
+from envkit.validation.probing import Probes
+from envkit.validation.rules import grader_hacks
+from envkit.validation.runtime import RuntimeTarget, run_runtime
+
+CODE = Path(__file__).parent / "envs" / "probe_code"
+
+
+def _probes(schema: dict) -> Probes:
+    return Probes(engine=None, schema=schema, wins={}, deadline=time.monotonic() + 60)  # type: ignore[arg-type]
+
+
+def test_source_field_and_hacks() -> None:
+    schema = {
+        "properties": {
+            "answer": {"type": "string"},
+            "solution_code": {"type": "string"},
+        }
+    }
+    assert grader_hacks.source_field(_probes(schema)) == "solution_code"
+    described = {"properties": {"text": {"type": "string", "description": "Python source"}}}
+    assert grader_hacks.source_field(_probes(described)) == "text"
+    assert (
+        grader_hacks.source_field(_probes({"properties": {"answer": {"type": "string"}}})) is None
+    )
+    for hack in grader_hacks.CODE_HACKS:  # every hack is valid Python, its function named
+        source = hack.source("solve")
+        compile(source, f"{hack.file}.py", "exec")
+        assert "{name}" not in source
+    assert grader_hacks.stub_source("solve") == "def solve(*args, **kwargs):\n    return None\n"
+
+
+def test_hack_files_ship_with_envkit() -> None:
+    """Every file in the hacks' folder is sent (or is the stub): none is left behind."""
+    used = {h.file for h in grader_hacks.CODE_HACKS} | {"stub"}
+    assert {p.stem for p in grader_hacks.HACKS_DIR.glob("*.txt")} == used
+
+
+@pytest.mark.slow
+def test_clean_probe_code_resists_every_hack(monkeypatch) -> None:
+    """Clean: outputs compared as JSON by the server, outside the child: no code-grader hack
+    earns more than the stub, and EK521 was evaluated."""
+    monkeypatch.delenv("PROBE_MODE", raising=False)
+    out = run_runtime(
+        RuntimeTarget(url=None, root=CODE, manifest=read_manifest(CODE), python=sys.executable),
+        episodes=3,
+    )
+    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    assert grader_hacks.CODE_GRADER_HACKS.code in out.checks_run
+    assert not [n for n in out.notes if "not played" in n]  # all hacks were tried in time

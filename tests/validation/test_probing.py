@@ -1,0 +1,64 @@
+"""What the reward-design probes share (envkit.validation.probing): its helpers on plain values,
+then the probe_quiz environment (tests/validation/envs/probe_quiz) played clean, every probe
+evaluated and none finding anything. Each defect mode giving exactly its finding is a row of
+test_rules.CASES (EK513-EK522)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from envkit.envdir.manifest import read_manifest
+from envkit.findings import Rule
+from envkit.validation import probing
+from envkit.validation.rules import (
+    feedback_leaks,
+    grader_hacks,
+    load,
+    reset_options,
+    return_farming,
+    verifier,
+)
+from envkit.validation.runtime import REWARD_PROBES, RuntimeTarget, run_runtime
+from tests.helpers import descendants
+
+QUIZ = Path(__file__).parent / "envs" / "probe_quiz"
+PROBE_MODULES = (return_farming, verifier, load, reset_options, grader_hacks, feedback_leaks)
+# every probe's rule but EK521 (probe_quiz has no code field)
+PROBE_CODES = {
+    rule.code for m in PROBE_MODULES for rule in vars(m).values() if isinstance(rule, Rule)
+} - {grader_hacks.CODE_GRADER_HACKS.code}
+
+
+def test_wrong_value_keeps_the_form_and_changes_the_value() -> None:
+    assert probing.wrong_value("<answer>42</answer>") == "<answer>97</answer>"
+    assert probing.wrong_value("Paris") == "Cnevf"
+    assert probing.wrong_value(r"\boxed{7}") == r"\boxed{2}"
+
+
+def test_every_probe_plays_once_from_its_rule_module() -> None:
+    """The order of play lists each probe once, and each comes from a probe rule module."""
+    probes = [probe for _name, probe in REWARD_PROBES]
+    assert len(set(probes)) == len(probes) == 10
+    assert {p.__module__ for p in probes} == {m.__name__ for m in PROBE_MODULES}
+
+
+@pytest.mark.slow
+def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> None:
+    """Clean: spacing, case, a lead-in and "73.0" are accepted, errors earn 0, a 200 KB
+    answer is refused at once: no probe may find anything, and every one was evaluated."""
+    monkeypatch.delenv("PROBE_MODE", raising=False)
+    before = descendants(os.getpid())
+    out = run_runtime(
+        RuntimeTarget(url=None, root=QUIZ, manifest=read_manifest(QUIZ), python=sys.executable),
+        episodes=3,
+    )
+    time.sleep(0.2)
+    assert descendants(os.getpid()) <= before, "the probes left processes behind"
+    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    assert set(out.checks_run) >= PROBE_CODES
+    assert out.timings["probes"] > 0
