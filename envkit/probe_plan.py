@@ -23,8 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir.constants import MANIFEST_NAME, PROBE_PLAN_PATH
+from envkit.envdir.manifest import read_manifest
+from envkit.envdir.project import resolve_python
 from envkit.errors import PlanError  # also importable from here, its old home
 from envkit.findings import Location
+from envkit.policy import PolicyError, PolicyProcess
+from envkit.server import start_server
+from envkit.wire import EnvSession, WireError
 
 PLAN_SCHEMA_VERSION = "1"
 DEFAULT_EPISODE_ID = "envkit-probe"
@@ -221,9 +226,6 @@ def make_probe_plan(
         ServerStartError: the interpreter lacks the OpenEnv runtime, or the server does not
             become healthy within ``envkit.startup_timeout_s``.
     """
-    from envkit.envdir.manifest import read_manifest
-    from envkit.envdir.project import resolve_python
-    from envkit.server import start_server
 
     root = Path(root).resolve()
     if type(seed) is not int or not 0 <= seed <= MAX_SEED:
@@ -283,8 +285,6 @@ def play_probe_plan(
         PlanError: an error frame, a transport failure or an oracle failure (the message
             says after how many actions), or a plan that breaks the schema.
     """
-    from envkit.policy import PolicyError, PolicyProcess
-    from envkit.wire import EnvSession, WireError
 
     actions: list[dict[str, Any]] = []
     try:

@@ -7,7 +7,10 @@ next to ``envkit/``.
 
 from __future__ import annotations
 
+import json
+from importlib import metadata
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from envkit.errors import InternalError
 
@@ -39,9 +42,6 @@ def install_origin() -> str:
         installed package's folder (``.../site-packages/envkit``). Paths are absolute. Never
         raises: unreadable metadata counts as none.
     """
-    import json
-    from importlib import metadata
-    from urllib.parse import unquote, urlparse
 
     root = _PKG.parent
     try:

@@ -41,8 +41,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+from envkit.envdir.launch import LaunchCandidate, launch_candidates, root_cause
 from envkit.envdir.project import check_runtime, resolve_python
 from envkit.errors import ServerStartError, UsageError
+from envkit.fsutil import cache_dir
+from envkit.wire import wait_healthy
 
 if TYPE_CHECKING:
     from envkit.envdir.launch import LaunchCandidate, RootCause
@@ -84,7 +87,6 @@ def bytecode_env(base: Mapping[str, str]) -> dict[str, str]:
     openenv and what it imports from source (about 2.5 s of a 6 s start here). A user's own
     ``PYTHONPYCACHEPREFIX`` or ``PYTHONDONTWRITEBYTECODE`` is kept; without a writable cache
     directory nothing is written (``PYTHONDONTWRITEBYTECODE=1``)."""
-    from envkit.fsutil import cache_dir
 
     if base.get("PYTHONPYCACHEPREFIX") or base.get("PYTHONDONTWRITEBYTECODE"):
         return {}
@@ -334,7 +336,6 @@ class ServerProcess:
                 with the root-cause line of the most telling log, then the command tried;
                 the details list every way tried and that log's tail.
         """
-        from envkit.wire import wait_healthy
 
         class _Exited(Exception):
             pass
@@ -378,7 +379,6 @@ class ServerProcess:
         return f"uvicorn {self.app} in {self.root}"
 
     def _record_exit(self) -> None:
-        from envkit.envdir.launch import LaunchCandidate, root_cause
 
         try:
             self.popen.wait(timeout=2)
@@ -522,7 +522,6 @@ def start_server(
         UsageError: ``port`` is already taken.
         ServerStartError: the interpreter lacks the runtime or the process cannot start.
     """
-    from envkit.envdir.launch import LaunchCandidate, launch_candidates
 
     interpreter = python if python is not None else resolve_python(root)
     if check:

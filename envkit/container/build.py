@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from docker.errors import APIError, DockerException
+from docker.utils.build import exclude_paths
+
 from envkit._version import __version__
 from envkit.container._engine import ENV_LABEL, MANIFEST_SHA_LABEL, docker_client
 from envkit.container.dockerfile import (
@@ -205,7 +208,6 @@ def default_tag(name: str, version: str | None) -> str:
 def scan_context(root: Path, dockerfile: str = "Dockerfile") -> ContextScan:
     """Size of the build context docker-py will send, with the same ``.dockerignore``
     semantics (``docker.utils.build.exclude_paths``, the function that makes the tar)."""
-    from docker.utils.build import exclude_paths
 
     patterns: list[str] = []
     ignore = root / ".dockerignore"
@@ -533,7 +535,6 @@ def _timeout_error(job: _BuildJob, step: BuildStep | None) -> BuildTimeoutError:
 
 
 def _image_id(client: Any, tag: str) -> str | None:
-    from docker.errors import DockerException
 
     try:
         return str(client.images.get(tag).id)
@@ -545,7 +546,6 @@ def _remove_if_dangling(client: Any, image_id: str) -> None:
     """Remove the image the tag pointed to before this build when nothing else uses it (no
     tag left, no container): every build gets a fresh ``created`` label, so the previous
     image would otherwise pile up as ``<none>``."""
-    from docker.errors import DockerException
 
     try:
         image = client.images.get(image_id)
@@ -715,7 +715,6 @@ _TIMED_OUT = object()
 def _remove_container(client: Any, cid: str | None) -> None:
     """Kill and remove the build's running intermediate container (the build then fails
     on the engine side; ``forcerm`` would only remove it once the step ends)."""
-    from docker.errors import DockerException
 
     if not cid:
         return
@@ -726,7 +725,6 @@ def _remove_container(client: Any, cid: str | None) -> None:
 
 
 def _build_with_sdk(client: Any, job: _BuildJob) -> tuple[str, list[BuildStep]]:
-    from docker.errors import APIError, DockerException
 
     progress = _SdkProgress(job)
     image_id: str | None = None
@@ -789,7 +787,6 @@ def _tagged_image_id(client: Any, tag: str, output: deque[str]) -> str:
     Raises:
         BuildError: the tag does not exist.
     """
-    from docker.errors import DockerException
 
     try:
         return str(client.images.get(tag).id)

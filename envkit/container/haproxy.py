@@ -11,11 +11,14 @@ docker's SDK is imported inside functions only.
 
 from __future__ import annotations
 
+import csv
 import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from docker.errors import ImageNotFound
 
 from envkit.container._engine import MANAGED_LABEL
 from envkit.container.build import BuildEvent
@@ -176,7 +179,6 @@ def ensure_haproxy_image(
 
 
 def _local_base(client: Any, bases: tuple[str, ...]) -> tuple[str, str]:
-    from docker.errors import ImageNotFound
 
     for base in bases:
         try:
@@ -262,7 +264,6 @@ def parse_stats(csv_text: str) -> list[dict[str, str]]:
         One dict per configured server slot (``svname``, ``status`` such as ``UP``, ``DOWN``,
         ``MAINT (resolution)``, ``scur`` current sessions, ``addr`` when resolved).
     """
-    import csv
 
     lines = csv_text.splitlines()
     if not lines:

@@ -12,6 +12,7 @@ the image runs the static Dockerfile rules as a preflight.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import secrets
@@ -20,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from docker.errors import DockerException, ImageNotFound
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client
 from envkit.container.build import build_image, default_tag
@@ -114,7 +117,6 @@ def _has(text: str, needles: Sequence[str]) -> bool:
 
 def _exec(container: Any, argv: list[str]) -> tuple[int, str]:
     """Run ``argv`` in the container as the lane's user; (exit code, output)."""
-    from docker.errors import DockerException
 
     try:
         code, out = container.exec_run(argv, user=HARDENED_USER, demux=False)
@@ -156,7 +158,6 @@ def listening_addresses(container: Any, port: int) -> set[str]:
             found.add(".".join(str(b) for b in reversed(raw)))
         elif len(raw) == 16:
             words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
-            import ipaddress
 
             found.add(str(ipaddress.IPv6Address(b"".join(words))))
     return found
@@ -262,7 +263,6 @@ class _Attempt:
         return f"http://127.0.0.1:{bindings[0]['HostPort']}"
 
     def logs(self, lines: int | None = LOG_TAIL) -> str:
-        from docker.errors import DockerException
 
         if self.container is None:
             return ""
@@ -356,7 +356,6 @@ def _evaluated_codes(options: HardenedOptions) -> list[str]:
 
 def _require_image(client: Any, image: str) -> None:
     """Raises UserError when ``image`` does not exist on the engine."""
-    from docker.errors import ImageNotFound
 
     try:
         client.images.get(image)

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
 from envkit.container.build import BuildEvent, BuildResult, build_image, default_tag
 from envkit.container.hardening import HardenedOptions, container_facts
@@ -76,7 +78,6 @@ class RunningContainer:
 
     def status(self) -> str:
         """``running``, ``exited``, ... or ``removed``."""
-        from docker.errors import NotFound
 
         try:
             return str(self._container().status)
@@ -85,7 +86,6 @@ class RunningContainer:
 
     def exit_code(self) -> int | None:
         """The exit code once the container stopped, else ``None``."""
-        from docker.errors import NotFound
 
         try:
             c = self._container()
@@ -100,7 +100,6 @@ class RunningContainer:
 
     def follow_logs(self) -> Iterator[str]:
         """Lines of the container's output from its start, following until it stops."""
-        from docker.errors import NotFound
 
         try:
             stream = self._container().logs(stream=True, follow=True)
@@ -128,7 +127,6 @@ class RunningContainer:
 
 
 def _log_tail(client: Any, cid: str, lines: int) -> str:
-    from docker.errors import DockerException
 
     try:
         data = client.containers.get(cid).logs(tail=lines)
@@ -138,7 +136,6 @@ def _log_tail(client: Any, cid: str, lines: int) -> str:
 
 
 def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
-    from docker.errors import APIError, NotFound
 
     try:
         c = client.containers.get(cid)
@@ -167,7 +164,6 @@ REMOVAL_WAIT_S = 15.0
 def _wait_gone(client: Any, cid: str, wait_s: float = REMOVAL_WAIT_S) -> None:
     """Return once the engine no longer knows container ``cid``, or after ``wait_s`` seconds
     (the engine then finishes on its own; nothing is raised)."""
-    from docker.errors import APIError, NotFound
 
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
@@ -388,7 +384,6 @@ def _ensure_image(client: Any, project: Any, opts: _RunOptions, tag: str) -> Bui
     Returns:
         The build done, or ``None`` when the existing image is used.
     """
-    from docker.errors import ImageNotFound
 
     image = None
     if not opts.build:
@@ -474,7 +469,6 @@ def _start(container: Any, running: RunningContainer, hardening: HardenedOptions
         UsageError: the engine could not publish the port (it was taken meanwhile).
         ContainerError: the engine refused to start it for another reason.
     """
-    from docker.errors import APIError
 
     try:
         container.start()
@@ -499,7 +493,6 @@ def _start(container: Any, running: RunningContainer, hardening: HardenedOptions
 
 
 def _refuse_taken_name(client: Any, name: str) -> None:
-    from docker.errors import NotFound
 
     try:
         other = client.containers.get(name)
@@ -563,7 +556,6 @@ def missing_module_hint(log: str) -> str | None:
 def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> float:
     """Seconds until healthy; raises ContainerError (after which the caller removes it)."""
     import httpx
-    from docker.errors import NotFound
 
     start = time.monotonic()
     deadline = start + timeout_s
@@ -645,7 +637,6 @@ def stop_containers(
             (envkit never stops those); nothing is stopped then.
         DockerUnavailableError: no engine answers.
     """
-    from docker.errors import NotFound
 
     client = docker_client()
     try:

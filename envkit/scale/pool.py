@@ -21,14 +21,21 @@ that crash on their own and brings the pool back after an engine restart.
 
 from __future__ import annotations
 
+import io
 import os
 import secrets
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from docker.errors import APIError, DockerException, NotFound
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client
 from envkit.container.build import BuildEvent, default_tag
@@ -240,7 +247,6 @@ def _env_bases(envdir: EnvDir) -> list[str]:
 
 def _refuse_taken(client: Any, name: str, replicas: int) -> None:
     """Refuse a pool name that labels anything, or whose container/network names are taken."""
-    from docker.errors import NotFound
 
     selector = {"label": [f"{POOL_LABEL}={name}"]}
     if client.containers.list(all=True, filters=selector) or client.networks.list(filters=selector):
@@ -373,10 +379,6 @@ def _start_balancer(
     Raises:
         UsageError: the engine could not publish ``port`` (taken meanwhile).
     """
-    import io
-    import tarfile
-
-    from docker.errors import APIError
 
     container = client.containers.create(
         image,
@@ -493,7 +495,6 @@ def stop_pool(name: str, *, timeout_s: float = 3.0, client: Any = None) -> list[
         rest = [c for c in containers if c not in lb]
         if rest:
             # In parallel: each replica may take its grace period to stop.
-            from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=min(8, len(rest))) as pool:
                 list(pool.map(lambda c: _stop_and_remove(client, c.id, timeout_s), rest))
@@ -507,7 +508,6 @@ def stop_pool(name: str, *, timeout_s: float = 3.0, client: Any = None) -> list[
 
 
 def _force_remove(client: Any, container: Any) -> None:
-    from docker.errors import APIError, NotFound
 
     try:
         container.remove(force=True)
@@ -539,7 +539,6 @@ def remove_orphan_networks(client: Any = None) -> list[str]:
 
 
 def _remove_network(net: Any) -> None:
-    from docker.errors import NotFound
 
     try:
         net.remove()
@@ -569,7 +568,6 @@ def watch_once(client: Any, name: str) -> tuple[bool, list[WatchEvent]]:
         ``(alive, events)``: ``alive`` is false once the balancer is gone (the pool was
         stopped): nothing is started then.
     """
-    from docker.errors import APIError, NotFound
 
     selector = {"label": [f"{MANAGED_LABEL}=true", f"{POOL_LABEL}={name}"]}
     containers = client.containers.list(all=True, filters=selector)
@@ -604,7 +602,6 @@ def watch_pool(
     Raises:
         DockerUnavailableError: no engine answers when it starts.
     """
-    from docker.errors import DockerException
 
     client = docker_client()
     emit = on_event or (lambda _e: None)
@@ -625,7 +622,6 @@ def watch_pool(
 
 def watcher_log(name: str) -> Path:
     """Where a detached pool's watcher writes what it did."""
-    import tempfile
 
     return Path(tempfile.gettempdir()) / f"envkit-pool-{name}.log"
 
@@ -637,7 +633,6 @@ def start_watcher(name: str) -> int:
     the shell does not reach it), logs to :func:`watcher_log`, and ends by itself within
     :data:`WATCH_INTERVAL_S` once ``envkit stop NAME`` removed the balancer.
     """
-    import subprocess
 
     log = watcher_log(name).open("ab")
     try:

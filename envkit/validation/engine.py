@@ -24,8 +24,10 @@ from typing import Any, TypeVar
 
 from envkit.envdir.constants import VALIDATE_MAX_STEPS
 from envkit.envdir.manifest import EnvSpec, Manifest
+from envkit.envdir.project import env_spec, resolve_timeouts
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
+from envkit.server import start_server
 from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
 
 DEFAULT_MAX_STEPS = VALIDATE_MAX_STEPS  # episode bound when max_steps is not declared
@@ -41,7 +43,6 @@ def runtime_spec(manifest: Manifest | None) -> EnvSpec:
     """envkit's facts about the environment (reward range, max_steps, oracle, seeds, ...):
     :func:`envkit.envdir.project.env_spec`, the one accessor every command reads them through;
     ``None`` (a pure ``--url`` run) gives the defaults."""
-    from envkit.envdir.project import env_spec
 
     return env_spec(manifest)
 
@@ -105,7 +106,6 @@ class Settings:
         Raises:
             UsageError: a given time limit is not > 0.
         """
-        from envkit.envdir.project import resolve_timeouts
 
         spec = runtime_spec(manifest)
         limits = resolve_timeouts(
@@ -384,7 +384,6 @@ class ServerPlayer:
         Raises:
             ServerStartError: it exited or did not answer within ``settings.startup_s``.
         """
-        from envkit.server import start_server
 
         t = time.perf_counter()
         try:

@@ -14,8 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit._version import __version__
 from envkit.envdir.digest import Digests
-from envkit.findings import FAMILIES, RULES, Finding, Rule, Severity
+from envkit.findings import (
+    FAMILIES,
+    RFC008_LOCAL,
+    RFC008_OPENENV_010,
+    RULES,
+    Finding,
+    Rule,
+    Severity,
+)
 from envkit.fsutil import write_atomic  # noqa: F401 - re-exported for the CLI
 
 FORMATS = ("text", "json", "github", "junit")
@@ -208,7 +217,6 @@ class ValidationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract of ``--format json``."""
-        from envkit._version import __version__
 
         return {
             "envkit_version": __version__,
@@ -657,7 +665,6 @@ def rfc008_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
         ``openenv_0_10`` (bool). Source: openenv 0.10.0's ``severity-v2`` policy and the
         graders its runner registers (:data:`envkit.findings.RFC008_OPENENV_010`).
     """
-    from envkit.findings import RFC008_LOCAL, RFC008_OPENENV_010
 
     rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
     return [
