@@ -21,7 +21,6 @@ MAX_MODULE_LINES = 800
 MAX_PROGRAM_STRING_LINES = 40
 # Modules still over MAX_MODULE_LINES: the list may only shrink.
 OVERSIZED = {
-    "container/build.py",
     "hub/deploy.py",
     "migrate.py",
     "validation/probes.py",

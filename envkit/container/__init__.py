@@ -4,7 +4,8 @@
 """
 
 from envkit.container._engine import MANAGED_LABEL, docker_client, docker_host
-from envkit.container.build import BuildEvent, BuildResult, BuildStep, build_image
+from envkit.container.build import build_image
+from envkit.container.build_result import BuildEvent, BuildResult, BuildStep
 from envkit.container.hardening import HardenedOptions, container_facts
 from envkit.container.lane import validate_docker
 from envkit.container.run import (

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from envkit.container._engine import MANAGED_LABEL
-from envkit.container.build import BuildEvent
+from envkit.container.build_result import BuildEvent
 from envkit.errors import BuildError, UserError
 
 #: Image repository of the balancer image (tagged with the HAProxy package version).

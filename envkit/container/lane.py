@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client
-from envkit.container.build import build_image, default_tag
+from envkit.container.build import build_image
+from envkit.container.build_context import default_tag
 from envkit.container.hardening import (
     HARDENED_USER,
     ContainerFacts,

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
-from envkit.container.build import BuildEvent, BuildResult, build_image, default_tag
+from envkit.container.build import build_image
+from envkit.container.build_context import default_tag
+from envkit.container.build_result import BuildEvent, BuildResult
 from envkit.container.hardening import HardenedOptions, container_facts
 from envkit.container.relay import ExecRelay
 from envkit.envdir import EnvProject

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client
-from envkit.container.build import BuildEvent, default_tag
+from envkit.container.build_context import default_tag
+from envkit.container.build_result import BuildEvent
 from envkit.container.haproxy import (
     CONFIG_PATH,
     DEFAULT_BASES,

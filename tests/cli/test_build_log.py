@@ -13,7 +13,8 @@ from rich.console import Console
 
 from envkit.cli import _output
 from envkit.cli.build import BuildProgress
-from envkit.container.build import _BuildJob, _CliProgress, strip_ansi
+from envkit.container.build_cli import _CliProgress
+from envkit.container.build_job import _BuildJob, strip_ansi
 
 # As BuildKit's --progress=plain relays a RUN step where pip warns in yellow and hides the
 # cursor for its progress bar.
