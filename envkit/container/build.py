@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.container._engine import docker_client
-from envkit.container.build_cli import _build_with_cli, find_buildkit_cli
+from envkit.container.build_cli import build_with_cli, find_buildkit_cli
 from envkit.container.build_context import (
     LARGE_CONTEXT_BYTES,
     ContextScan,
@@ -24,9 +24,9 @@ from envkit.container.build_context import (
     scan_context,
     valid_reference,
 )
-from envkit.container.build_job import _BuildJob
+from envkit.container.build_job import BuildJob
 from envkit.container.build_result import BuildEvent, BuildResult, BuildStep
-from envkit.container.build_sdk import _build_with_sdk
+from envkit.container.build_sdk import build_with_sdk
 from envkit.container.dockerfile import BuildKitFeature, parse, preflight, read_dockerfile
 from envkit.envdir import EnvProject
 from envkit.errors import BuildError, UsageError
@@ -90,7 +90,7 @@ def build_image(
     instructions = parsed.instructions if parsed.error is None else ()
     scan = scan_context(root)
     warnings += _context_warnings(scan, emit)
-    job = _BuildJob(
+    job = BuildJob(
         root=root,
         tag=tag,
         build_args=dict(build_args or {}),
@@ -172,7 +172,7 @@ def _context_warnings(scan: ContextScan, emit: Callable[[BuildEvent], None]) -> 
 
 
 def _build(
-    job: _BuildJob, features: list[BuildKitFeature]
+    job: BuildJob, features: list[BuildKitFeature]
 ) -> tuple[str, list[BuildStep], str, float, int]:
     """Run the build with the right builder: ``(image_id, steps, builder, seconds, size)``.
 
@@ -188,10 +188,10 @@ def _build(
             cli = find_buildkit_cli()
             if cli is None:
                 raise _no_buildkit_error(features[0])
-            image_id, steps = _build_with_cli(cli, job)
+            image_id, steps = build_with_cli(cli, job)
             builder = "docker-cli-buildkit"
         else:
-            image_id, steps = _build_with_sdk(client, job)
+            image_id, steps = build_with_sdk(client, job)
             builder = "docker-py"
         seconds = time.monotonic() - start
         size = int(client.images.get(image_id).attrs.get("Size", 0))

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from envkit.container.build_job import (
     FAIL_TAIL_LINES,
-    _base_image_error,
-    _BuildJob,
-    _step_error,
-    _timeout_error,
+    BuildJob,
+    base_image_error,
+    step_error,
     strip_ansi,
+    timeout_error,
 )
 from envkit.container.build_result import BuildEvent, BuildStep
 from envkit.errors import UserError
@@ -73,7 +73,7 @@ def find_buildkit_cli() -> str | None:
     return None
 
 
-def _cli_command(cli: str, job: _BuildJob, iidfile: str) -> list[str]:
+def _cli_command(cli: str, job: BuildJob, iidfile: str) -> list[str]:
     """``<cli> build --progress=plain --iidfile F -t TAG -f Dockerfile ... ROOT``."""
     cmd = [cli, "build", "--progress=plain", "--iidfile", iidfile, "-t", job.tag]
     cmd += ["-f", str(job.root / "Dockerfile")]
@@ -98,7 +98,7 @@ class _CliProgress:
     """Reads BuildKit's ``--progress=plain`` lines (``#N [k/m] TITLE``, ``#N 0.1 output``,
     ``#N CACHED``, ``#N ERROR: ...``)."""
 
-    def __init__(self, job: _BuildJob) -> None:
+    def __init__(self, job: BuildJob) -> None:
         self.job = job
         self.steps: dict[int, BuildStep] = {}
         self.titles: dict[int, str] = {}
@@ -166,8 +166,8 @@ class _CliProgress:
                 if "load metadata for" in title
                 else None
             )
-            return _base_image_error(list(self.job.instructions), cause, image)
-        return _step_error(step, self.total, cause, self.outputs.get(vid or -1, deque()))
+            return base_image_error(list(self.job.instructions), cause, image)
+        return step_error(step, self.total, cause, self.outputs.get(vid or -1, deque()))
 
     def current(self) -> BuildStep | None:
         """The step with the highest number seen so far."""
@@ -183,7 +183,7 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
         proc.kill()
 
 
-def _build_with_cli(cli: str, job: _BuildJob) -> tuple[str, list[BuildStep]]:
+def build_with_cli(cli: str, job: BuildJob) -> tuple[str, list[BuildStep]]:
     """Build with ``DOCKER_BUILDKIT=1 <cli> build --progress=plain`` and parse its output."""
     fd, iidfile = tempfile.mkstemp(prefix="envkit-iid-")
     os.close(fd)
@@ -220,7 +220,7 @@ def _build_with_cli(cli: str, job: _BuildJob) -> tuple[str, list[BuildStep]]:
             if timer is not None:
                 timer.cancel()
         if timed_out.is_set():
-            raise _timeout_error(job, progress.current())
+            raise timeout_error(job, progress.current())
         if code != 0:
             raise progress.failure(code)
         image_id = Path(iidfile).read_text().strip()

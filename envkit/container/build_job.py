@@ -18,7 +18,7 @@ FAIL_TAIL_LINES = 30
 
 
 @dataclass(frozen=True)
-class _BuildJob:
+class BuildJob:
     """What one build needs, passed to either builder.
 
     Attributes:
@@ -50,7 +50,7 @@ class _BuildJob:
         return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
 
-def _timeout_error(job: _BuildJob, step: BuildStep | None) -> BuildTimeoutError:
+def timeout_error(job: BuildJob, step: BuildStep | None) -> BuildTimeoutError:
     where = f" during step {step.number} `{step.instruction}`" if step is not None else ""
     return BuildTimeoutError(
         f"The build of {job.tag} exceeded the time limit{where} and was stopped.",
@@ -59,7 +59,7 @@ def _timeout_error(job: _BuildJob, step: BuildStep | None) -> BuildTimeoutError:
     )
 
 
-def _base_image_error(
+def base_image_error(
     instructions: list[Instruction], cause: str, image: str | None = None
 ) -> UserError:
     bases = base_images(instructions)
@@ -76,7 +76,7 @@ def _base_image_error(
     )
 
 
-def _step_error(step: BuildStep | None, total: int, cause: str, output: deque[str]) -> BuildError:
+def step_error(step: BuildStep | None, total: int, cause: str, output: deque[str]) -> BuildError:
     if step is None:
         return BuildError(
             f"The build failed: {cause.strip()}",

@@ -13,11 +13,11 @@ from typing import Any
 
 from envkit.container.build_job import (
     FAIL_TAIL_LINES,
-    _base_image_error,
-    _BuildJob,
-    _step_error,
-    _timeout_error,
+    BuildJob,
+    base_image_error,
+    step_error,
     strip_ansi,
+    timeout_error,
 )
 from envkit.container.build_result import BuildEvent, BuildStep
 from envkit.container.dockerfile import instruction_at_step
@@ -30,7 +30,7 @@ class _SdkProgress:
     """Reads the legacy builder's ``stream`` lines: steps, cache hits, output, the running
     step's container (``---> Running in ID``, removed when the deadline passes)."""
 
-    def __init__(self, job: _BuildJob) -> None:
+    def __init__(self, job: BuildJob) -> None:
         self.job = job
         self.steps: list[BuildStep] = []
         self.current: BuildStep | None = None
@@ -92,14 +92,14 @@ class _SdkProgress:
         if current is not None and current.instruction.upper().startswith("FROM"):
             words = current.instruction.split()
             image = words[1] if len(words) > 1 else None
-            return _base_image_error(list(self.job.instructions), cause, image)
-        return _step_error(current, self.total, cause, self.output)
+            return base_image_error(list(self.job.instructions), cause, image)
+        return step_error(current, self.total, cause, self.output)
 
 
 _END = object()
 
 
-def _until_deadline(stream: Any, job: _BuildJob) -> Any:
+def _until_deadline(stream: Any, job: BuildJob) -> Any:
     """The chunks of ``stream``, read in a daemon thread so that waiting for the next one
     stops at the job's deadline (a silent ``RUN sleep`` sends nothing for minutes).
 
@@ -149,7 +149,7 @@ def _remove_container(client: Any, cid: str | None) -> None:
         pass  # already gone: the step ended between the deadline and now
 
 
-def _build_with_sdk(client: Any, job: _BuildJob) -> tuple[str, list[BuildStep]]:
+def build_with_sdk(client: Any, job: BuildJob) -> tuple[str, list[BuildStep]]:
     from docker.errors import APIError, DockerException
 
     progress = _SdkProgress(job)
@@ -171,7 +171,7 @@ def _build_with_sdk(client: Any, job: _BuildJob) -> tuple[str, list[BuildStep]]:
         for chunk in _until_deadline(stream, job):
             if chunk is _TIMED_OUT:
                 _remove_container(client, progress.container)
-                raise _timeout_error(job, progress.current)
+                raise timeout_error(job, progress.current)
             if "stream" in chunk:
                 progress.feed(chunk["stream"])
             elif "error" in chunk:
@@ -192,14 +192,14 @@ def _build_with_sdk(client: Any, job: _BuildJob) -> tuple[str, list[BuildStep]]:
     return image_id or _tagged_image_id(client, job.tag, progress.output), progress.steps
 
 
-def _sdk_api_error(exc: Exception, job: _BuildJob) -> UserError:
+def _sdk_api_error(exc: Exception, job: BuildJob) -> UserError:
     cause = str(getattr(exc, "explanation", None) or exc)
     if (
         "pull access denied" in cause
         or "manifest unknown" in cause
         or ("registry" in cause and "lookup" in cause)
     ):
-        return _base_image_error(list(job.instructions), cause)
+        return base_image_error(list(job.instructions), cause)
     return BuildError(
         f"The engine refused the build: {cause}",
         hint="Fix the Dockerfile (`envkit build` without --no-check runs the "

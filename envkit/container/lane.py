@@ -31,7 +31,7 @@ from envkit.container.hardening import (
     container_facts,
 )
 from envkit.container.relay import ExecRelay
-from envkit.container.run import ROOT_LABEL, _stop_and_remove
+from envkit.container.run import ROOT_LABEL, stop_and_remove
 from envkit.envdir import EnvDir
 from envkit.errors import UsageError, UserError
 from envkit.findings import Finding, Rule, Stage, codes_of
@@ -279,7 +279,7 @@ class _Attempt:
             self.relay.close()
             self.relay = None
         if self.container is not None:
-            _stop_and_remove(self.client, self.container.id, 0)
+            stop_and_remove(self.client, self.container.id, 0)
 
 
 def _labels(

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 #: Label holding the environment directory a container was started from.
 ROOT_LABEL = "envkit.root"
-_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$")
+#: Docker's rule for a container name (also a pool's name, which prefixes its containers').
+CONTAINER_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$")
 _PORT_BUSY = ("port is already allocated", "address already in use", "bind for")
 
 
@@ -98,7 +99,7 @@ class RunningContainer:
 
     def log_tail(self, lines: int = 30) -> str:
         """The last ``lines`` lines of the container's output ('' when it is gone)."""
-        return _log_tail(self._client, self.id, lines)
+        return container_log_tail(self._client, self.id, lines)
 
     def follow_logs(self) -> Iterator[str]:
         """Lines of the container's output from its start, following until it stops."""
@@ -121,7 +122,7 @@ class RunningContainer:
         if self._relay is not None:
             self._relay.close()
             self._relay = None
-        _stop_and_remove(self._client, self.id, timeout_s)
+        stop_and_remove(self._client, self.id, timeout_s)
 
     def close(self) -> None:
         """Close the engine connection (the container keeps running)."""
@@ -129,7 +130,7 @@ class RunningContainer:
             self._client.close()
 
 
-def _log_tail(client: Any, cid: str, lines: int) -> str:
+def container_log_tail(client: Any, cid: str, lines: int) -> str:
     from docker.errors import DockerException
 
     try:
@@ -139,7 +140,7 @@ def _log_tail(client: Any, cid: str, lines: int) -> str:
     return data.decode("utf-8", "replace").rstrip()
 
 
-def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
+def stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
     from docker.errors import APIError, NotFound
 
     try:
@@ -158,7 +159,7 @@ def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
     except APIError as exc:  # "removal already in progress": an auto-remove is under way
         if "in progress" not in str(exc):
             raise
-    _wait_gone(client, cid)
+    wait_gone(client, cid)
 
 
 #: Seconds to wait for the engine to finish removing a container (auto-remove runs after the
@@ -166,7 +167,7 @@ def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
 REMOVAL_WAIT_S = 15.0
 
 
-def _wait_gone(client: Any, cid: str, wait_s: float = REMOVAL_WAIT_S) -> None:
+def wait_gone(client: Any, cid: str, wait_s: float = REMOVAL_WAIT_S) -> None:
     """Return once the engine no longer knows container ``cid``, or after ``wait_s`` seconds
     (the engine then finishes on its own; nothing is raised)."""
     from docker.errors import APIError, NotFound
@@ -300,7 +301,7 @@ def _check_request(opts: _RunOptions) -> None:
             hint="Stop what listens there or pass another --port "
             "(or none: envkit picks a free one).",
         )
-    if opts.name is not None and not _NAME.match(opts.name):
+    if opts.name is not None and not CONTAINER_NAME.match(opts.name):
         raise UsageError(
             f"--name {opts.name!r} is not a valid container name.",
             hint="Use letters, digits, `_`, `.` and `-`, starting with a letter or digit.",
@@ -582,7 +583,7 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
             state = c.attrs.get("State", {})
             if state.get("Status") in ("exited", "dead"):
                 code = state.get("ExitCode")
-                tail = _log_tail(client, running.id, 30)
+                tail = container_log_tail(client, running.id, 30)
                 raise ContainerError(
                     f"The container {running.name} exited with code {code} before it was healthy.",
                     details=tail or None,
@@ -596,7 +597,7 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
             if health == "unhealthy":
                 raise ContainerError(
                     f"The container {running.name} is unhealthy: its HEALTHCHECK failed.",
-                    details=_log_tail(client, running.id, 30) or None,
+                    details=container_log_tail(client, running.id, 30) or None,
                     hint="Check that the server binds 0.0.0.0 on the manifest's port.",
                 )
             if get_health(running.url, client=http).healthy:  # the one definition
@@ -605,7 +606,7 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
                 raise ContainerError(
                     f"The container {running.name} did not answer GET /health within "
                     f"{timeout_s:g} s.",
-                    details=_log_tail(client, running.id, 30) or None,
+                    details=container_log_tail(client, running.id, 30) or None,
                     hint="Raise --startup-timeout (or `startup_timeout_s`), or look for "
                     "slow work at import time.",
                 )
@@ -677,7 +678,7 @@ def stop_containers(
         for c in targets:
             image = (c.attrs.get("Config") or {}).get("Image", "")
             out.append(StoppedContainer(name=c.name, id=c.id, image=image, status=c.status))
-            _stop_and_remove(client, c.id, timeout_s)
+            stop_and_remove(client, c.id, timeout_s)
         return out
     finally:
         client.close()

@@ -45,13 +45,13 @@ from envkit.container.haproxy import (
     slots_for,
 )
 from envkit.container.run import (
-    _NAME,
+    CONTAINER_NAME,
     ROOT_LABEL,
-    _log_tail,
-    _stop_and_remove,
-    _wait_gone,
+    container_log_tail,
     ensure_image,
     missing_module_hint,
+    stop_and_remove,
+    wait_gone,
 )
 from envkit.envdir import EnvDir, EnvProject
 from envkit.envdir.dockerfile import parse
@@ -215,7 +215,7 @@ def _check_request(req: PoolRequest, name: str) -> None:
 
     if req.replicas < 1:
         raise UsageError(f"--replicas must be at least 1, not {req.replicas}.")
-    if not _NAME.match(name) or len(name) > 100:
+    if not CONTAINER_NAME.match(name) or len(name) > 100:
         raise UsageError(
             f"--name {name!r} is not a valid pool name.",
             hint="Use letters, digits, `_`, `.` and `-`, starting with a letter or digit.",
@@ -434,7 +434,7 @@ def _wait_pool_healthy(client: Any, pool: RunningPool, timeout_s: float) -> None
     raise ContainerError(
         f"The pool {pool.name} was not healthy within {timeout_s:g} s: "
         f"{len(up)} of {want} replica(s) up behind the balancer.",
-        details=_log_tail(client, pool.replicas[0], 30) or None,
+        details=container_log_tail(client, pool.replicas[0], 30) or None,
         hint="Check the first replica's log above (`envkit run --docker` runs one alone), "
         "or raise --startup-timeout.",
     )
@@ -444,7 +444,7 @@ def _raise_if_exited(client: Any, cname: str) -> None:
     c = client.containers.get(cname)
     state = c.attrs.get("State", {})
     if state.get("Status") in ("exited", "dead") or state.get("Restarting"):
-        tail = _log_tail(client, cname, 30)
+        tail = container_log_tail(client, cname, 30)
         raise ContainerError(
             f"The container {cname} exited with code {state.get('ExitCode')} before the pool "
             "was healthy.",
@@ -497,7 +497,7 @@ def stop_pool(name: str, *, timeout_s: float = 3.0, client: Any = None) -> list[
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=min(8, len(rest))) as pool:
-                list(pool.map(lambda c: _stop_and_remove(client, c.id, timeout_s), rest))
+                list(pool.map(lambda c: stop_and_remove(client, c.id, timeout_s), rest))
         for net in client.networks.list(filters=selector):
             _remove_network(net)
             removed.append(net.name)
@@ -517,7 +517,7 @@ def _force_remove(client: Any, container: Any) -> None:
     except APIError as exc:  # "removal already in progress"
         if "in progress" not in str(exc):
             raise
-    _wait_gone(client, container.id)
+    wait_gone(client, container.id)
 
 
 def remove_orphan_networks(client: Any = None) -> list[str]:
