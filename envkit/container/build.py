@@ -12,7 +12,9 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from docker.errors import DockerException
 
 from envkit.container._engine import docker_client
 from envkit.container.build_cli import build_with_cli, find_buildkit_cli
@@ -30,6 +32,9 @@ from envkit.container.build_sdk import build_with_sdk
 from envkit.container.dockerfile import BuildKitFeature, parse, preflight, read_dockerfile
 from envkit.envdir import EnvProject
 from envkit.errors import BuildError, UsageError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 
 def build_image(
@@ -212,21 +217,17 @@ def _no_buildkit_error(first: BuildKitFeature) -> BuildError:
     )
 
 
-def _image_id(client: Any, tag: str) -> str | None:
-    from docker.errors import DockerException
-
+def _image_id(client: DockerClient, tag: str) -> str | None:
     try:
         return str(client.images.get(tag).id)
     except DockerException:
         return None
 
 
-def _remove_if_dangling(client: Any, image_id: str) -> None:
+def _remove_if_dangling(client: DockerClient, image_id: str) -> None:
     """Remove the image the tag pointed to before this build when nothing else uses it (no
     tag left, no container): every build gets a fresh ``created`` label, so the previous
     image would otherwise pile up as ``<none>``."""
-    from docker.errors import DockerException
-
     try:
         image = client.images.get(image_id)
         if not image.tags and not client.containers.list(all=True, filters={"ancestor": image_id}):

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from docker.utils.build import exclude_paths
+
 from envkit._version import __version__
 from envkit.container._engine import ENV_LABEL, MANIFEST_SHA_LABEL
 from envkit.envdir import EnvDir
@@ -68,8 +70,6 @@ def default_tag(name: str, version: str | None) -> str:
 def scan_context(root: Path, dockerfile: str = "Dockerfile") -> ContextScan:
     """Size of the build context docker-py will send, with the same ``.dockerignore``
     semantics (``docker.utils.build.exclude_paths``, the function that makes the tar)."""
-    from docker.utils.build import exclude_paths
-
     patterns: list[str] = []
     ignore = root / ".dockerignore"
     if ignore.is_file():

@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.text import Text
+
 from envkit.container.build_result import BuildEvent, BuildStep
 from envkit.container.dockerfile import Instruction, base_images
 from envkit.errors import BuildError, BuildTimeoutError, UserError
@@ -51,6 +53,7 @@ class BuildJob:
 
 
 def timeout_error(job: BuildJob, step: BuildStep | None) -> BuildTimeoutError:
+    """The error of a build stopped at its deadline, naming the running ``step`` if known."""
     where = f" during step {step.number} `{step.instruction}`" if step is not None else ""
     return BuildTimeoutError(
         f"The build of {job.tag} exceeded the time limit{where} and was stopped.",
@@ -62,6 +65,8 @@ def timeout_error(job: BuildJob, step: BuildStep | None) -> BuildTimeoutError:
 def base_image_error(
     instructions: list[Instruction], cause: str, image: str | None = None
 ) -> UserError:
+    """The error of a base ``image`` (default: the first ``FROM``) that is neither local nor
+    pullable; ``cause`` is the engine's or CLI's message."""
     bases = base_images(instructions)
     if image is None and bases:
         image = bases[0][0]
@@ -77,6 +82,8 @@ def base_image_error(
 
 
 def step_error(step: BuildStep | None, total: int, cause: str, output: deque[str]) -> BuildError:
+    """The error of a failed ``step`` (of ``total``; ``None``: before any step), with the
+    step's last ``output`` lines as ``details``."""
     if step is None:
         return BuildError(
             f"The build failed: {cause.strip()}",
@@ -101,6 +108,4 @@ def strip_ansi(text: str) -> str:
     """
     if "\x1b" not in text:
         return text
-    from rich.text import Text
-
     return Text.from_ansi(text).plain

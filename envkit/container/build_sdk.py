@@ -8,8 +8,10 @@ import queue
 import re
 import threading
 from collections import deque
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, cast
+
+from docker.errors import APIError, DockerException
 
 from envkit.container.build_job import (
     FAIL_TAIL_LINES,
@@ -23,7 +25,12 @@ from envkit.container.build_result import BuildEvent, BuildStep
 from envkit.container.dockerfile import instruction_at_step
 from envkit.errors import BuildError, DockerUnavailableError, UserError
 
+if TYPE_CHECKING:
+    from docker import DockerClient
+
 _STEP = re.compile(r"^Step (\d+)/(\d+) : (.*)$")
+#: A decoded chunk of the engine's build stream (``stream``, ``error``, ``aux``, ``status``...).
+Chunk = dict[str, Any]
 
 
 class _SdkProgress:
@@ -84,7 +91,7 @@ class _SdkProgress:
         number = self.current.number if self.current else 0
         self.job.emit(BuildEvent("output", text, number, self.total))
 
-    def failure(self, chunk: Mapping[str, Any]) -> UserError:
+    def failure(self, chunk: Chunk) -> UserError:
         """The error of an ``error`` chunk: a base image that cannot be had, or a step."""
         self.flush()
         cause = str(chunk.get("errorDetail", {}).get("message") or chunk["error"])
@@ -99,17 +106,17 @@ class _SdkProgress:
 _END = object()
 
 
-def _until_deadline(stream: Any, job: BuildJob) -> Any:
+def _until_deadline(stream: Iterable[Chunk], job: BuildJob) -> Iterator[Chunk | None]:
     """The chunks of ``stream``, read in a daemon thread so that waiting for the next one
     stops at the job's deadline (a silent ``RUN sleep`` sends nothing for minutes).
 
     Yields:
-        Each chunk; ``_TIMED_OUT`` once, last, when the deadline passes first.
+        Each chunk; ``None`` once, last, when the deadline passes first.
     """
     if job.deadline is None:
         yield from stream
         return
-    chunks: queue.Queue[Any] = queue.Queue()
+    chunks: queue.Queue[Chunk | BaseException | object] = queue.Queue()
 
     def pump() -> None:
         try:
@@ -124,23 +131,18 @@ def _until_deadline(stream: Any, job: BuildJob) -> Any:
         try:
             item = chunks.get(timeout=job.remaining())
         except queue.Empty:
-            yield _TIMED_OUT
+            yield None
             return
         if item is _END:
             return
         if isinstance(item, BaseException):
             raise item
-        yield item
+        yield cast(Chunk, item)
 
 
-_TIMED_OUT = object()
-
-
-def _remove_container(client: Any, cid: str | None) -> None:
+def _remove_container(client: DockerClient, cid: str | None) -> None:
     """Kill and remove the build's running intermediate container (the build then fails
     on the engine side; ``forcerm`` would only remove it once the step ends)."""
-    from docker.errors import DockerException
-
     if not cid:
         return
     try:
@@ -149,9 +151,14 @@ def _remove_container(client: Any, cid: str | None) -> None:
         pass  # already gone: the step ended between the deadline and now
 
 
-def build_with_sdk(client: Any, job: BuildJob) -> tuple[str, list[BuildStep]]:
-    from docker.errors import APIError, DockerException
+def build_with_sdk(client: DockerClient, job: BuildJob) -> tuple[str, list[BuildStep]]:
+    """Build ``job`` with the SDK's streaming API (the legacy builder): ``(image_id, steps)``.
 
+    Raises:
+        BuildTimeoutError: the deadline passed (the running step's container is removed).
+        BuildError, UserError: a step failed, or the base image cannot be had.
+        DockerUnavailableError: the connection to the engine broke.
+    """
     progress = _SdkProgress(job)
     image_id: str | None = None
     try:
@@ -169,7 +176,7 @@ def build_with_sdk(client: Any, job: BuildJob) -> tuple[str, list[BuildStep]]:
             platform=job.platform,
         )
         for chunk in _until_deadline(stream, job):
-            if chunk is _TIMED_OUT:
+            if chunk is None:  # the deadline passed
                 _remove_container(client, progress.container)
                 raise timeout_error(job, progress.current)
             if "stream" in chunk:
@@ -207,14 +214,12 @@ def _sdk_api_error(exc: Exception, job: BuildJob) -> UserError:
     )
 
 
-def _tagged_image_id(client: Any, tag: str, output: deque[str]) -> str:
+def _tagged_image_id(client: DockerClient, tag: str, output: deque[str]) -> str:
     """The id of ``tag`` when the stream named none.
 
     Raises:
         BuildError: the tag does not exist.
     """
-    from docker.errors import DockerException
-
     try:
         return str(client.images.get(tag).id)
     except DockerException:

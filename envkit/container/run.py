@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import httpx
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
 from envkit.container.build import build_image
 from envkit.container.build_context import default_tag
@@ -26,7 +29,9 @@ from envkit.server import free_port, port_in_use
 from envkit.wire import get_health
 
 if TYPE_CHECKING:
-    from envkit.container.hardening import HardenedOptions
+    from docker import DockerClient
+    from docker.models.containers import Container
+    from docker.models.images import Image
 
 #: Label holding the environment directory a container was started from.
 ROOT_LABEL = "envkit.root"
@@ -60,8 +65,8 @@ class RunningContainer:
     ready_s: float = 0.0
     build: BuildResult | None = None
     docker_run: str = ""
-    _client: Any = field(default=None, repr=False)
-    _relay: Any = field(default=None, repr=False)
+    _client: DockerClient | None = field(default=None, repr=False)
+    _relay: ExecRelay | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -74,13 +79,11 @@ class RunningContainer:
         """The exact command that stops it: ``envkit stop <name>``."""
         return f"envkit stop {self.name}"
 
-    def _container(self) -> Any:
+    def _container(self) -> Container:
         return self._client.containers.get(self.id)
 
     def status(self) -> str:
         """``running``, ``exited``, ... or ``removed``."""
-        from docker.errors import NotFound
-
         try:
             return str(self._container().status)
         except NotFound:
@@ -88,8 +91,6 @@ class RunningContainer:
 
     def exit_code(self) -> int | None:
         """The exit code once the container stopped, else ``None``."""
-        from docker.errors import NotFound
-
         try:
             c = self._container()
         except NotFound:
@@ -103,8 +104,6 @@ class RunningContainer:
 
     def follow_logs(self) -> Iterator[str]:
         """Lines of the container's output from its start, following until it stops."""
-        from docker.errors import NotFound
-
         try:
             stream = self._container().logs(stream=True, follow=True)
         except NotFound:
@@ -130,9 +129,9 @@ class RunningContainer:
             self._client.close()
 
 
-def container_log_tail(client: Any, cid: str, lines: int) -> str:
-    from docker.errors import DockerException
-
+def container_log_tail(client: DockerClient, cid: str, lines: int) -> str:
+    """The last ``lines`` lines of container ``cid``'s output, stdout and stderr ('' when
+    the engine does not have it any more)."""
     try:
         data = client.containers.get(cid).logs(tail=lines)
     except DockerException:
@@ -140,9 +139,13 @@ def container_log_tail(client: Any, cid: str, lines: int) -> str:
     return data.decode("utf-8", "replace").rstrip()
 
 
-def stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
-    from docker.errors import APIError, NotFound
+def stop_and_remove(client: DockerClient, cid: str, timeout_s: float) -> None:
+    """Stop container ``cid`` (SIGTERM, SIGKILL after ``timeout_s`` seconds), remove it and
+    wait until the engine has (:func:`wait_gone`). Nothing happens when it is already gone.
 
+    Raises:
+        docker.errors.APIError: the engine refused the removal (other than "in progress").
+    """
     try:
         c = client.containers.get(cid)
     except NotFound:
@@ -167,11 +170,9 @@ def stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
 REMOVAL_WAIT_S = 15.0
 
 
-def wait_gone(client: Any, cid: str, wait_s: float = REMOVAL_WAIT_S) -> None:
+def wait_gone(client: DockerClient, cid: str, wait_s: float = REMOVAL_WAIT_S) -> None:
     """Return once the engine no longer knows container ``cid``, or after ``wait_s`` seconds
     (the engine then finishes on its own; nothing is raised)."""
-    from docker.errors import APIError, NotFound
-
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         try:
@@ -308,7 +309,9 @@ def _check_request(opts: _RunOptions) -> None:
         )
 
 
-def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningContainer:
+def _launch(
+    client: DockerClient, project: EnvProject, opts: _RunOptions, tag: str
+) -> RunningContainer:
     """Image, create, start, wait: the container is removed again if any step fails.
 
     Args:
@@ -345,8 +348,8 @@ def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningCo
 
 
 def ensure_image(
-    client: Any,
-    project: Any,
+    client: DockerClient,
+    project: EnvProject,
     tag: str,
     *,
     build: bool = False,
@@ -385,15 +388,15 @@ def ensure_image(
     return _ensure_image(client, project, opts, tag)
 
 
-def _ensure_image(client: Any, project: Any, opts: _RunOptions, tag: str) -> BuildResult | None:
+def _ensure_image(
+    client: DockerClient, project: EnvProject, opts: _RunOptions, tag: str
+) -> BuildResult | None:
     """Build ``tag`` when it is missing or ``opts.build``; else warn on a stale manifest.
 
     Returns:
         The build done, or ``None`` when the existing image is used.
     """
-    from docker.errors import ImageNotFound
-
-    image = None
+    image: Image | None = None
     if not opts.build:
         try:
             image = client.images.get(tag)
@@ -422,8 +425,8 @@ def _ensure_image(client: Any, project: Any, opts: _RunOptions, tag: str) -> Bui
 
 
 def _create(
-    client: Any, project: Any, opts: _RunOptions, tag: str, port: int
-) -> tuple[Any, RunningContainer, HardenedOptions | None]:
+    client: DockerClient, project: EnvProject, opts: _RunOptions, tag: str, port: int
+) -> tuple[Container, RunningContainer, HardenedOptions | None]:
     """Create (not start) the labelled container publishing the manifest's port on ``port``.
 
     Returns:
@@ -470,15 +473,15 @@ def _create(
     return container, running, hardening
 
 
-def _start(container: Any, running: RunningContainer, hardening: HardenedOptions | None) -> None:
+def _start(
+    container: Container, running: RunningContainer, hardening: HardenedOptions | None
+) -> None:
     """Start the created container, plus the exec relay for an isolated hardened run.
 
     Raises:
         UsageError: the engine could not publish the port (it was taken meanwhile).
         ContainerError: the engine refused to start it for another reason.
     """
-    from docker.errors import APIError
-
     try:
         container.start()
         if hardening is not None and hardening.isolated:
@@ -501,9 +504,7 @@ def _start(container: Any, running: RunningContainer, hardening: HardenedOptions
         ) from None
 
 
-def _refuse_taken_name(client: Any, name: str) -> None:
-    from docker.errors import NotFound
-
+def _refuse_taken_name(client: DockerClient, name: str) -> None:
     try:
         other = client.containers.get(name)
     except NotFound:
@@ -563,11 +564,8 @@ def missing_module_hint(log: str) -> str | None:
     )
 
 
-def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> float:
+def _wait_healthy(client: DockerClient, running: RunningContainer, timeout_s: float) -> float:
     """Seconds until healthy; raises ContainerError (after which the caller removes it)."""
-    import httpx
-    from docker.errors import NotFound
-
     start = time.monotonic()
     deadline = start + timeout_s
     with httpx.Client(timeout=2.0) as http:
@@ -648,8 +646,6 @@ def stop_containers(
             (envkit never stops those); nothing is stopped then.
         DockerUnavailableError: no engine answers.
     """
-    from docker.errors import NotFound
-
     client = docker_client()
     try:
         targets = []
