@@ -73,7 +73,7 @@ class BuildProgress:
         """One line of the build's log as the user sees it: its own colours (pip's, apt's)
         on a colour terminal; plain text when stderr is not a terminal, under NO_COLOR or
         TERM=dumb (:func:`envkit.cli._output.colour`), so no escape codes reach a log file."""
-        from envkit.container.build import strip_ansi
+        from envkit.container.build_job import strip_ansi
 
         if _output.colour(_output.err):
             return Text.from_ansi(raw)

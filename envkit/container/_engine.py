@@ -1,13 +1,16 @@
 """Connecting to the Docker engine, and the labels envkit puts on what it creates.
 
-docker's Python SDK is imported here, inside functions only: ``envkit --help`` must not import
-it.
+docker's Python SDK is imported at the top of the modules of :mod:`envkit.container` that talk to
+the engine; the CLI imports them inside the commands that use Docker, so ``envkit --help``
+does not import it.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+
+import docker
+from docker.errors import DockerException
 
 from envkit.errors import DockerUnavailableError
 
@@ -25,7 +28,7 @@ def docker_host() -> str:
     return os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
 
 
-def docker_client(timeout_s: float = 60.0) -> Any:
+def docker_client(timeout_s: float = 60.0) -> docker.DockerClient:
     """A connected ``docker.DockerClient`` (API version negotiated, never pinned).
 
     Args:
@@ -35,14 +38,6 @@ def docker_client(timeout_s: float = 60.0) -> Any:
         DockerUnavailableError: no engine answers at ``$DOCKER_HOST`` / the default socket
             (``docker.from_env()`` raises at once when nothing listens).
     """
-    try:
-        import docker
-        from docker.errors import DockerException
-    except ImportError as exc:  # pragma: no cover - docker is a declared dependency
-        raise DockerUnavailableError(
-            f"The `docker` Python package is missing: {exc}.",
-            hint="Reinstall envkit: `pip install --force-reinstall rl-envkit`.",
-        ) from None
     host = docker_host()
     try:
         client = docker.from_env(timeout=int(timeout_s))

@@ -5,8 +5,6 @@ No image is pulled from a registry. :func:`ensure_haproxy_image` builds a one-st
 else the environment's own base) with ``apt-get install haproxy`` (HAProxy 2.6 on Debian 12,
 about 11 s), labelled ``envkit.managed=true`` and reused by every later pool built on the
 same base. :func:`render_config` writes the configuration the balancer runs.
-
-docker's SDK is imported inside functions only.
 """
 
 from __future__ import annotations
@@ -16,13 +14,16 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docker.errors import ImageNotFound
 
 from envkit.container._engine import MANAGED_LABEL
-from envkit.container.build import BuildEvent
+from envkit.container.build_result import BuildEvent
 from envkit.errors import BuildError, UserError
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 #: Image repository of the balancer image (tagged with the HAProxy package version).
 HAPROXY_REPO = "envkit-haproxy"
@@ -148,7 +149,7 @@ def slots_for(replicas: int) -> int:
 
 
 def ensure_haproxy_image(
-    client: Any,
+    client: DockerClient,
     bases: tuple[str, ...],
     labels: dict[str, str] | None = None,
     on_event: Callable[[BuildEvent], None] | None = None,
@@ -178,8 +179,7 @@ def ensure_haproxy_image(
     return _build(client, base, base_id, dict(labels or {}), on_event or (lambda _e: None))
 
 
-def _local_base(client: Any, bases: tuple[str, ...]) -> tuple[str, str]:
-
+def _local_base(client: DockerClient, bases: tuple[str, ...]) -> tuple[str, str]:
     for base in bases:
         try:
             return base, str(client.images.get(base).id)
@@ -201,7 +201,7 @@ class _Built:
 
 
 def _build(
-    client: Any,
+    client: DockerClient,
     base: str,
     base_id: str,
     labels: dict[str, str],
@@ -264,7 +264,6 @@ def parse_stats(csv_text: str) -> list[dict[str, str]]:
         One dict per configured server slot (``svname``, ``status`` such as ``UP``, ``DOWN``,
         ``MAINT (resolution)``, ``scur`` current sessions, ``addr`` when resolved).
     """
-
     lines = csv_text.splitlines()
     if not lines:
         return []

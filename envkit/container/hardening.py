@@ -54,7 +54,7 @@ class ContainerFacts:
     declared: frozenset[str] = frozenset()
 
 
-def _number(value: Any, *, whole: bool = False) -> float | None:
+def _number(value: object, *, whole: bool = False) -> float | None:
     """``value`` as a finite positive number, else ``None`` (the caller's default). With
     ``whole``, a count of MiB: below 1 it is ``None`` too, since ``int()`` would make it 0,
     which Docker (``--memory 0``) and a tmpfs (``size=0``) read as "no limit"."""

@@ -20,12 +20,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import httpx
 from docker.errors import DockerException, ImageNotFound
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client
-from envkit.container.build import build_image, default_tag
+from envkit.container.build import build_image
+from envkit.container.build_context import default_tag
 from envkit.container.hardening import (
     HARDENED_USER,
     ContainerFacts,
@@ -33,7 +35,7 @@ from envkit.container.hardening import (
     container_facts,
 )
 from envkit.container.relay import ExecRelay
-from envkit.container.run import ROOT_LABEL, _stop_and_remove
+from envkit.container.run import ROOT_LABEL, stop_and_remove
 from envkit.envdir import EnvDir
 from envkit.errors import UsageError, UserError
 from envkit.findings import Finding, Rule, Stage, codes_of
@@ -56,6 +58,12 @@ from envkit.validation.lanes.stages import (
 from envkit.validation.report import Evaluated, ValidationReport
 from envkit.validation.rules import container as RC
 from envkit.wire import get_health
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+
+    from envkit.container.build_result import BuildEvent
 
 #: Label with the lane's run id on the containers the lane starts.
 LANE_LABEL = "envkit.lane"
@@ -88,7 +96,7 @@ class Started:
     id: str
     url: str
     ready_s: float
-    relay: Any = None
+    relay: ExecRelay | None = None
 
 
 @dataclass
@@ -115,9 +123,8 @@ def _has(text: str, needles: Sequence[str]) -> bool:
     return any(n in low for n in needles)
 
 
-def _exec(container: Any, argv: list[str]) -> tuple[int, str]:
+def _exec(container: Container, argv: list[str]) -> tuple[int, str]:
     """Run ``argv`` in the container as the lane's user; (exit code, output)."""
-
     try:
         code, out = container.exec_run(argv, user=HARDENED_USER, demux=False)
     except DockerException as exc:
@@ -125,7 +132,7 @@ def _exec(container: Any, argv: list[str]) -> tuple[int, str]:
     return int(code if code is not None else 1), (out or b"").decode("utf-8", "replace")
 
 
-def listening_addresses(container: Any, port: int) -> set[str]:
+def listening_addresses(container: Container, port: int) -> set[str]:
     """Addresses the container listens on for TCP ``port`` (``0.0.0.0``, ``127.0.0.1``,
     ``::``, ``::1``, ...), read from ``/proc/net/tcp{,6}`` inside it (no traffic sent)."""
     code, out = _exec(container, ["cat", "/proc/net/tcp", "/proc/net/tcp6"])
@@ -158,7 +165,6 @@ def listening_addresses(container: Any, port: int) -> set[str]:
             found.add(".".join(str(b) for b in reversed(raw)))
         elif len(raw) == 16:
             words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
-
             found.add(str(ipaddress.IPv6Address(b"".join(words))))
     return found
 
@@ -167,7 +173,7 @@ def _loopback_only(addrs: set[str]) -> bool:
     return bool(addrs) and all(a.startswith("127.") or a == "::1" for a in addrs)
 
 
-def network_interfaces(container: Any) -> list[str] | None:
+def network_interfaces(container: Container) -> list[str] | None:
     """Interface names inside the container (``/proc/net/dev``), ``None`` if unreadable."""
     code, out = _exec(container, ["cat", "/proc/net/dev"])
     if code != 0:
@@ -180,7 +186,7 @@ class _Attempt:
 
     def __init__(
         self,
-        client: Any,
+        client: DockerClient,
         image: str,
         facts: ContainerFacts,
         kwargs: dict[str, Any],
@@ -195,16 +201,14 @@ class _Attempt:
         self.labels = labels
         self.timeout_s = timeout_s
         self.isolated = isolated
-        self.container: Any = None
-        self.relay: Any = None
+        self.container: Container | None = None
+        self.relay: ExecRelay | None = None
         self.failure: tuple[str, str] | None = None  # (kind, detail)
         # Docker's own HEALTHCHECK verdict (the image's), not envkit's GET /health check
         self.docker_healthcheck_status: str | None = None
 
     def run(self) -> Started | None:
         """Start and wait; ``None`` on failure (see :attr:`failure`)."""
-        import httpx
-
         name = (
             f"envkit-lane-{re.sub(r'[^a-z0-9-]', '-', self.facts.name.lower())}-"
             f"{secrets.token_hex(3)}"
@@ -263,7 +267,6 @@ class _Attempt:
         return f"http://127.0.0.1:{bindings[0]['HostPort']}"
 
     def logs(self, lines: int | None = LOG_TAIL) -> str:
-
         if self.container is None:
             return ""
         try:
@@ -278,7 +281,7 @@ class _Attempt:
             self.relay.close()
             self.relay = None
         if self.container is not None:
-            _stop_and_remove(self.client, self.container.id, 0)
+            stop_and_remove(self.client, self.container.id, 0)
 
 
 def _labels(
@@ -313,7 +316,7 @@ class _LaneRun:
         timeout_s: seconds to wait for ``GET /health`` per start. say: progress lines.
     """
 
-    client: Any
+    client: DockerClient
     image: str
     root: Path
     facts: ContainerFacts
@@ -354,9 +357,8 @@ def _evaluated_codes(options: HardenedOptions) -> list[str]:
     return [r.code for r in rules]
 
 
-def _require_image(client: Any, image: str) -> None:
+def _require_image(client: DockerClient, image: str) -> None:
     """Raises UserError when ``image`` does not exist on the engine."""
-
     try:
         client.images.get(image)
     except ImageNotFound:
@@ -615,7 +617,7 @@ class DockerOptions:
     image: str | None = None
     labels: Mapping[str, str] | None = None
     build_options: Mapping[str, Any] | None = None
-    on_event: Callable[[Any], None] | None = None
+    on_event: Callable[[BuildEvent], None] | None = None
 
 
 def validate_docker(
@@ -631,7 +633,7 @@ def validate_docker(
     reply_timeout_s: float | None = None,
     labels: Mapping[str, str] | None = None,
     build_options: Mapping[str, Any] | None = None,
-    on_event: Callable[[Any], None] | None = None,
+    on_event: Callable[[BuildEvent], None] | None = None,
     progress: Callable[[str], None] | None = None,
     python: str | None = None,
     train_path: bool = True,
@@ -750,7 +752,7 @@ def _build(
     root: Path,
     name: str,
     docker: DockerOptions,
-    budget: Any,
+    budget: Budget,
     ev: Evaluated,
     progress: Callable[[str], None] | None,
 ) -> str:
@@ -779,12 +781,10 @@ def _container_stage(
     progress: Callable[[str], None] | None,
     docker: DockerOptions,
     play: Callable[[str], None],
-) -> Any:
+) -> LaneOutcome:
     """Run ``image`` hardened, waiting ``startup_s`` seconds at most for ``GET /health``
     (already capped by what is left of the run's budget), and call ``play(url)`` once it
     answers; the :class:`envkit.container.lane.LaneOutcome`."""
-    from envkit.container.lane import run_lane
-
     return run_lane(
         root,
         image,

@@ -12,10 +12,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import httpx
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
-from envkit.container.build import BuildEvent, BuildResult, build_image, default_tag
+from envkit.container.build import build_image
+from envkit.container.build_context import default_tag
+from envkit.container.build_result import BuildEvent, BuildResult
 from envkit.container.hardening import HardenedOptions, container_facts
 from envkit.container.relay import ExecRelay
 from envkit.envdir import EnvProject
@@ -26,11 +29,14 @@ from envkit.server import free_port, port_in_use
 from envkit.wire import get_health
 
 if TYPE_CHECKING:
-    from envkit.container.hardening import HardenedOptions
+    from docker import DockerClient
+    from docker.models.containers import Container
+    from docker.models.images import Image
 
 #: Label holding the environment directory a container was started from.
 ROOT_LABEL = "envkit.root"
-_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$")
+#: Docker's rule for a container name (also a pool's name, which prefixes its containers').
+CONTAINER_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$")
 _PORT_BUSY = ("port is already allocated", "address already in use", "bind for")
 
 
@@ -59,8 +65,8 @@ class RunningContainer:
     ready_s: float = 0.0
     build: BuildResult | None = None
     docker_run: str = ""
-    _client: Any = field(default=None, repr=False)
-    _relay: Any = field(default=None, repr=False)
+    _client: DockerClient | None = field(default=None, repr=False)
+    _relay: ExecRelay | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -73,12 +79,11 @@ class RunningContainer:
         """The exact command that stops it: ``envkit stop <name>``."""
         return f"envkit stop {self.name}"
 
-    def _container(self) -> Any:
+    def _container(self) -> Container:
         return self._client.containers.get(self.id)
 
     def status(self) -> str:
         """``running``, ``exited``, ... or ``removed``."""
-
         try:
             return str(self._container().status)
         except NotFound:
@@ -86,7 +91,6 @@ class RunningContainer:
 
     def exit_code(self) -> int | None:
         """The exit code once the container stopped, else ``None``."""
-
         try:
             c = self._container()
         except NotFound:
@@ -96,11 +100,10 @@ class RunningContainer:
 
     def log_tail(self, lines: int = 30) -> str:
         """The last ``lines`` lines of the container's output ('' when it is gone)."""
-        return _log_tail(self._client, self.id, lines)
+        return container_log_tail(self._client, self.id, lines)
 
     def follow_logs(self) -> Iterator[str]:
         """Lines of the container's output from its start, following until it stops."""
-
         try:
             stream = self._container().logs(stream=True, follow=True)
         except NotFound:
@@ -118,7 +121,7 @@ class RunningContainer:
         if self._relay is not None:
             self._relay.close()
             self._relay = None
-        _stop_and_remove(self._client, self.id, timeout_s)
+        stop_and_remove(self._client, self.id, timeout_s)
 
     def close(self) -> None:
         """Close the engine connection (the container keeps running)."""
@@ -126,8 +129,9 @@ class RunningContainer:
             self._client.close()
 
 
-def _log_tail(client: Any, cid: str, lines: int) -> str:
-
+def container_log_tail(client: DockerClient, cid: str, lines: int) -> str:
+    """The last ``lines`` lines of container ``cid``'s output, stdout and stderr ('' when
+    the engine does not have it any more)."""
     try:
         data = client.containers.get(cid).logs(tail=lines)
     except DockerException:
@@ -135,8 +139,13 @@ def _log_tail(client: Any, cid: str, lines: int) -> str:
     return data.decode("utf-8", "replace").rstrip()
 
 
-def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
+def stop_and_remove(client: DockerClient, cid: str, timeout_s: float) -> None:
+    """Stop container ``cid`` (SIGTERM, SIGKILL after ``timeout_s`` seconds), remove it and
+    wait until the engine has (:func:`wait_gone`). Nothing happens when it is already gone.
 
+    Raises:
+        docker.errors.APIError: the engine refused the removal (other than "in progress").
+    """
     try:
         c = client.containers.get(cid)
     except NotFound:
@@ -153,7 +162,7 @@ def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
     except APIError as exc:  # "removal already in progress": an auto-remove is under way
         if "in progress" not in str(exc):
             raise
-    _wait_gone(client, cid)
+    wait_gone(client, cid)
 
 
 #: Seconds to wait for the engine to finish removing a container (auto-remove runs after the
@@ -161,10 +170,9 @@ def _stop_and_remove(client: Any, cid: str, timeout_s: float) -> None:
 REMOVAL_WAIT_S = 15.0
 
 
-def _wait_gone(client: Any, cid: str, wait_s: float = REMOVAL_WAIT_S) -> None:
+def wait_gone(client: DockerClient, cid: str, wait_s: float = REMOVAL_WAIT_S) -> None:
     """Return once the engine no longer knows container ``cid``, or after ``wait_s`` seconds
     (the engine then finishes on its own; nothing is raised)."""
-
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         try:
@@ -294,14 +302,16 @@ def _check_request(opts: _RunOptions) -> None:
             hint="Stop what listens there or pass another --port "
             "(or none: envkit picks a free one).",
         )
-    if opts.name is not None and not _NAME.match(opts.name):
+    if opts.name is not None and not CONTAINER_NAME.match(opts.name):
         raise UsageError(
             f"--name {opts.name!r} is not a valid container name.",
             hint="Use letters, digits, `_`, `.` and `-`, starting with a letter or digit.",
         )
 
 
-def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningContainer:
+def _launch(
+    client: DockerClient, project: EnvProject, opts: _RunOptions, tag: str
+) -> RunningContainer:
     """Image, create, start, wait: the container is removed again if any step fails.
 
     Args:
@@ -338,8 +348,8 @@ def _launch(client: Any, project: Any, opts: _RunOptions, tag: str) -> RunningCo
 
 
 def ensure_image(
-    client: Any,
-    project: Any,
+    client: DockerClient,
+    project: EnvProject,
     tag: str,
     *,
     build: bool = False,
@@ -378,14 +388,15 @@ def ensure_image(
     return _ensure_image(client, project, opts, tag)
 
 
-def _ensure_image(client: Any, project: Any, opts: _RunOptions, tag: str) -> BuildResult | None:
+def _ensure_image(
+    client: DockerClient, project: EnvProject, opts: _RunOptions, tag: str
+) -> BuildResult | None:
     """Build ``tag`` when it is missing or ``opts.build``; else warn on a stale manifest.
 
     Returns:
         The build done, or ``None`` when the existing image is used.
     """
-
-    image = None
+    image: Image | None = None
     if not opts.build:
         try:
             image = client.images.get(tag)
@@ -414,8 +425,8 @@ def _ensure_image(client: Any, project: Any, opts: _RunOptions, tag: str) -> Bui
 
 
 def _create(
-    client: Any, project: Any, opts: _RunOptions, tag: str, port: int
-) -> tuple[Any, RunningContainer, HardenedOptions | None]:
+    client: DockerClient, project: EnvProject, opts: _RunOptions, tag: str, port: int
+) -> tuple[Container, RunningContainer, HardenedOptions | None]:
     """Create (not start) the labelled container publishing the manifest's port on ``port``.
 
     Returns:
@@ -462,14 +473,15 @@ def _create(
     return container, running, hardening
 
 
-def _start(container: Any, running: RunningContainer, hardening: HardenedOptions | None) -> None:
+def _start(
+    container: Container, running: RunningContainer, hardening: HardenedOptions | None
+) -> None:
     """Start the created container, plus the exec relay for an isolated hardened run.
 
     Raises:
         UsageError: the engine could not publish the port (it was taken meanwhile).
         ContainerError: the engine refused to start it for another reason.
     """
-
     try:
         container.start()
         if hardening is not None and hardening.isolated:
@@ -492,8 +504,7 @@ def _start(container: Any, running: RunningContainer, hardening: HardenedOptions
         ) from None
 
 
-def _refuse_taken_name(client: Any, name: str) -> None:
-
+def _refuse_taken_name(client: DockerClient, name: str) -> None:
     try:
         other = client.containers.get(name)
     except NotFound:
@@ -553,10 +564,8 @@ def missing_module_hint(log: str) -> str | None:
     )
 
 
-def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> float:
+def _wait_healthy(client: DockerClient, running: RunningContainer, timeout_s: float) -> float:
     """Seconds until healthy; raises ContainerError (after which the caller removes it)."""
-    import httpx
-
     start = time.monotonic()
     deadline = start + timeout_s
     with httpx.Client(timeout=2.0) as http:
@@ -572,7 +581,7 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
             state = c.attrs.get("State", {})
             if state.get("Status") in ("exited", "dead"):
                 code = state.get("ExitCode")
-                tail = _log_tail(client, running.id, 30)
+                tail = container_log_tail(client, running.id, 30)
                 raise ContainerError(
                     f"The container {running.name} exited with code {code} before it was healthy.",
                     details=tail or None,
@@ -586,7 +595,7 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
             if health == "unhealthy":
                 raise ContainerError(
                     f"The container {running.name} is unhealthy: its HEALTHCHECK failed.",
-                    details=_log_tail(client, running.id, 30) or None,
+                    details=container_log_tail(client, running.id, 30) or None,
                     hint="Check that the server binds 0.0.0.0 on the manifest's port.",
                 )
             if get_health(running.url, client=http).healthy:  # the one definition
@@ -595,7 +604,7 @@ def _wait_healthy(client: Any, running: RunningContainer, timeout_s: float) -> f
                 raise ContainerError(
                     f"The container {running.name} did not answer GET /health within "
                     f"{timeout_s:g} s.",
-                    details=_log_tail(client, running.id, 30) or None,
+                    details=container_log_tail(client, running.id, 30) or None,
                     hint="Raise --startup-timeout (or `startup_timeout_s`), or look for "
                     "slow work at import time.",
                 )
@@ -637,7 +646,6 @@ def stop_containers(
             (envkit never stops those); nothing is stopped then.
         DockerUnavailableError: no engine answers.
     """
-
     client = docker_client()
     try:
         targets = []
@@ -666,7 +674,7 @@ def stop_containers(
         for c in targets:
             image = (c.attrs.get("Config") or {}).get("Image", "")
             out.append(StoppedContainer(name=c.name, id=c.id, image=image, status=c.status))
-            _stop_and_remove(client, c.id, timeout_s)
+            stop_and_remove(client, c.id, timeout_s)
         return out
     finally:
         client.close()

@@ -10,11 +10,11 @@ from __future__ import annotations
 import sys
 import time
 
+from envkit.scale.pool import WatchEvent, watch_pool
+
 
 def main(argv: list[str]) -> int:
     """Watch pool ``argv[0]``; one line per action on stdout (the watcher's log)."""
-    from envkit.scale.pool import WatchEvent, watch_pool
-
     if len(argv) != 1:
         print("usage: python -m envkit.scale._pool_watch POOL", file=sys.stderr)
         return 2

@@ -33,12 +33,14 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+import httpx
 from docker.errors import APIError, DockerException, NotFound
 
 from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client
-from envkit.container.build import BuildEvent, default_tag
+from envkit.container.build_context import default_tag
+from envkit.container.build_result import BuildEvent
 from envkit.container.haproxy import (
     CONFIG_PATH,
     DEFAULT_BASES,
@@ -51,20 +53,25 @@ from envkit.container.haproxy import (
     slots_for,
 )
 from envkit.container.run import (
-    _NAME,
+    CONTAINER_NAME,
     ROOT_LABEL,
-    _log_tail,
-    _stop_and_remove,
-    _wait_gone,
+    container_log_tail,
     ensure_image,
     missing_module_hint,
+    stop_and_remove,
+    wait_gone,
 )
 from envkit.envdir import EnvDir, EnvProject
 from envkit.envdir.dockerfile import parse
 from envkit.errors import ContainerError, UsageError
-from envkit.scale.capacity import plan_capacity
+from envkit.scale.capacity import CapacityPlan, plan_capacity
 from envkit.server import free_port, port_in_use
 from envkit.wire import get_health
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+    from docker.models.networks import Network
 
 #: Label carrying the pool's name on its replicas, balancer and network.
 POOL_LABEL = "envkit.pool"
@@ -120,7 +127,7 @@ class RunningPool:
 
     name: str
     url: str
-    plan: Any
+    plan: CapacityPlan
     replicas: list[str]
     balancer: str
     network: str
@@ -128,7 +135,7 @@ class RunningPool:
     stats_url: str
     ready_s: float = 0.0
     tunnel_s: float = DEFAULT_TUNNEL_S
-    _client: Any = field(default=None, repr=False)
+    _client: DockerClient | None = field(default=None, repr=False)
 
     @property
     def stop_command(self) -> str:
@@ -150,8 +157,6 @@ class RunningPool:
 
 def read_servers(stats_url: str) -> list[dict[str, str]]:
     """The replica rows of the balancer's ``/stats;csv`` (``[]`` on any HTTP failure)."""
-    import httpx
-
     try:
         r = httpx.get(stats_url + ";csv", timeout=2.0)
     except httpx.HTTPError:
@@ -221,7 +226,7 @@ def _check_request(req: PoolRequest, name: str) -> None:
 
     if req.replicas < 1:
         raise UsageError(f"--replicas must be at least 1, not {req.replicas}.")
-    if not _NAME.match(name) or len(name) > 100:
+    if not CONTAINER_NAME.match(name) or len(name) > 100:
         raise UsageError(
             f"--name {name!r} is not a valid pool name.",
             hint="Use letters, digits, `_`, `.` and `-`, starting with a letter or digit.",
@@ -245,9 +250,8 @@ def _env_bases(envdir: EnvDir) -> list[str]:
     return [stages[-1].resolved] if stages else []
 
 
-def _refuse_taken(client: Any, name: str, replicas: int) -> None:
+def _refuse_taken(client: DockerClient, name: str, replicas: int) -> None:
     """Refuse a pool name that labels anything, or whose container/network names are taken."""
-
     selector = {"label": [f"{POOL_LABEL}={name}"]}
     if client.containers.list(all=True, filters=selector) or client.networks.list(filters=selector):
         raise UsageError(
@@ -285,13 +289,13 @@ def _labels(req: PoolRequest, name: str, role: str, env_name: str, root: Path) -
 
 
 def _launch(
-    client: Any,
+    client: DockerClient,
     req: PoolRequest,
     name: str,
     tag: str,
     lb_image: str,
-    project: Any,
-    plan: Any,
+    project: EnvProject,
+    plan: CapacityPlan,
     say: Callable[[str], None],
 ) -> RunningPool:
     """Network, replicas, balancer, wait; the whole pool is removed on any failure."""
@@ -347,7 +351,7 @@ def _launch(
 
 
 def _start_replica(
-    client: Any,
+    client: DockerClient,
     rname: str,
     tag: str,
     network: str,
@@ -371,7 +375,7 @@ def _start_replica(
 
 
 def _start_balancer(
-    client: Any, image: str, network: str, port: int, config: str, labels: dict[str, str]
+    client: DockerClient, image: str, network: str, port: int, config: str, labels: dict[str, str]
 ) -> int:
     """Create the HAProxy container, copy its configuration in, start it; return the host
     port of its statistics page.
@@ -379,7 +383,6 @@ def _start_balancer(
     Raises:
         UsageError: the engine could not publish ``port`` (taken meanwhile).
     """
-
     container = client.containers.create(
         image,
         name=balancer_name(labels[POOL_LABEL]),
@@ -414,7 +417,7 @@ def _start_balancer(
     return int(binding["HostPort"])
 
 
-def _wait_pool_healthy(client: Any, pool: RunningPool, timeout_s: float) -> None:
+def _wait_pool_healthy(client: DockerClient, pool: RunningPool, timeout_s: float) -> None:
     """Return once HAProxy reports every replica UP and ``GET /health`` answers through it.
 
     Raises:
@@ -435,17 +438,17 @@ def _wait_pool_healthy(client: Any, pool: RunningPool, timeout_s: float) -> None
     raise ContainerError(
         f"The pool {pool.name} was not healthy within {timeout_s:g} s: "
         f"{len(up)} of {want} replica(s) up behind the balancer.",
-        details=_log_tail(client, pool.replicas[0], 30) or None,
+        details=container_log_tail(client, pool.replicas[0], 30) or None,
         hint="Check the first replica's log above (`envkit run --docker` runs one alone), "
         "or raise --startup-timeout.",
     )
 
 
-def _raise_if_exited(client: Any, cname: str) -> None:
+def _raise_if_exited(client: DockerClient, cname: str) -> None:
     c = client.containers.get(cname)
     state = c.attrs.get("State", {})
     if state.get("Status") in ("exited", "dead") or state.get("Restarting"):
-        tail = _log_tail(client, cname, 30)
+        tail = container_log_tail(client, cname, 30)
         raise ContainerError(
             f"The container {cname} exited with code {state.get('ExitCode')} before the pool "
             "was healthy.",
@@ -454,7 +457,7 @@ def _raise_if_exited(client: Any, cname: str) -> None:
         )
 
 
-def pool_exists(name: str, client: Any = None) -> bool:
+def pool_exists(name: str, client: DockerClient | None = None) -> bool:
     """Whether any container or network carries ``envkit.pool=name`` (and envkit's label)."""
     own = client is None
     client = client or docker_client()
@@ -469,7 +472,9 @@ def pool_exists(name: str, client: Any = None) -> bool:
             client.close()
 
 
-def stop_pool(name: str, *, timeout_s: float = 3.0, client: Any = None) -> list[str]:
+def stop_pool(
+    name: str, *, timeout_s: float = 3.0, client: DockerClient | None = None
+) -> list[str]:
     """Remove a pool's balancer, replicas and network (only what carries its labels).
 
     The balancer goes first: the watcher ends once it is gone, so it restarts nothing
@@ -495,9 +500,8 @@ def stop_pool(name: str, *, timeout_s: float = 3.0, client: Any = None) -> list[
         rest = [c for c in containers if c not in lb]
         if rest:
             # In parallel: each replica may take its grace period to stop.
-
             with ThreadPoolExecutor(max_workers=min(8, len(rest))) as pool:
-                list(pool.map(lambda c: _stop_and_remove(client, c.id, timeout_s), rest))
+                list(pool.map(lambda c: stop_and_remove(client, c.id, timeout_s), rest))
         for net in client.networks.list(filters=selector):
             _remove_network(net)
             removed.append(net.name)
@@ -507,8 +511,7 @@ def stop_pool(name: str, *, timeout_s: float = 3.0, client: Any = None) -> list[
             client.close()
 
 
-def _force_remove(client: Any, container: Any) -> None:
-
+def _force_remove(client: DockerClient, container: Container) -> None:
     try:
         container.remove(force=True)
     except NotFound:
@@ -516,10 +519,10 @@ def _force_remove(client: Any, container: Any) -> None:
     except APIError as exc:  # "removal already in progress"
         if "in progress" not in str(exc):
             raise
-    _wait_gone(client, container.id)
+    wait_gone(client, container.id)
 
 
-def remove_orphan_networks(client: Any = None) -> list[str]:
+def remove_orphan_networks(client: DockerClient | None = None) -> list[str]:
     """Remove pool networks (envkit's labels) no container is attached to any more: what
     ``envkit stop`` without names leaves after removing every envkit container."""
     own = client is None
@@ -538,8 +541,7 @@ def remove_orphan_networks(client: Any = None) -> list[str]:
             client.close()
 
 
-def _remove_network(net: Any) -> None:
-
+def _remove_network(net: Network) -> None:
     try:
         net.remove()
     except NotFound:
@@ -561,14 +563,13 @@ class WatchEvent:
     text: str = ""
 
 
-def watch_once(client: Any, name: str) -> tuple[bool, list[WatchEvent]]:
+def watch_once(client: DockerClient, name: str) -> tuple[bool, list[WatchEvent]]:
     """One look at pool ``name``: start its containers that exited or were killed.
 
     Returns:
         ``(alive, events)``: ``alive`` is false once the balancer is gone (the pool was
         stopped): nothing is started then.
     """
-
     selector = {"label": [f"{MANAGED_LABEL}=true", f"{POOL_LABEL}={name}"]}
     containers = client.containers.list(all=True, filters=selector)
     if not any((c.labels or {}).get(ROLE_LABEL) == "lb" for c in containers):
@@ -602,7 +603,6 @@ def watch_pool(
     Raises:
         DockerUnavailableError: no engine answers when it starts.
     """
-
     client = docker_client()
     emit = on_event or (lambda _e: None)
     try:
@@ -622,7 +622,6 @@ def watch_pool(
 
 def watcher_log(name: str) -> Path:
     """Where a detached pool's watcher writes what it did."""
-
     return Path(tempfile.gettempdir()) / f"envkit-pool-{name}.log"
 
 
@@ -633,7 +632,6 @@ def start_watcher(name: str) -> int:
     the shell does not reach it), logs to :func:`watcher_log`, and ends by itself within
     :data:`WATCH_INTERVAL_S` once ``envkit stop NAME`` removed the balancer.
     """
-
     log = watcher_log(name).open("ab")
     try:
         proc = subprocess.Popen(

@@ -13,7 +13,8 @@ from rich.console import Console
 
 from envkit.cli import _output
 from envkit.cli.build import BuildProgress
-from envkit.container.build import _BuildJob, _CliProgress, strip_ansi
+from envkit.container.build_cli import _CliProgress
+from envkit.container.build_job import BuildJob, strip_ansi
 
 # As BuildKit's --progress=plain relays a RUN step where pip warns in yellow and hides the
 # cursor for its progress bar.
@@ -34,7 +35,7 @@ PLAIN = [
 def _relay(console: Console, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(_output, "err", console)
     progress = BuildProgress(quiet=False, live=False)
-    job = _BuildJob(
+    job = BuildJob(
         root=Path("."),
         tag="echo-env:0.1.0",
         build_args={},
@@ -82,7 +83,7 @@ def test_colour_terminal_keeps_the_colours(monkeypatch):
 
 
 def test_failure_tail_is_plain():
-    job = _BuildJob(
+    job = BuildJob(
         root=Path("."),
         tag="t:1",
         build_args={},
