@@ -36,9 +36,7 @@ from envkit.errors import UsageError, UserError
 from envkit.findings import Finding, Rule, Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
-from envkit.validation.engine import Budget
 from envkit.validation.lanes.stages import (
-    RunOptions,
     checked_root,
     play_train_path,
     read_schemas,
@@ -50,6 +48,7 @@ from envkit.validation.lanes.stages import (
     train_path_skip,
     wants_runtime,
 )
+from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated, ValidationReport
 from envkit.validation.rules import container as RC
 from envkit.wire import get_health

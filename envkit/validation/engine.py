@@ -26,12 +26,12 @@ from envkit.envdir.constants import VALIDATE_MAX_STEPS
 from envkit.envdir.manifest import EnvSpec, Manifest
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
+from envkit.validation.options import DEFAULT_BUDGET_S, Budget
 from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
 
 DEFAULT_MAX_STEPS = VALIDATE_MAX_STEPS  # episode bound when max_steps is not declared
 ACTION_POOL = 100  # fuzzed actions generated at most (reused cyclically beyond)
 STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for in-flight steps)
-DEFAULT_BUDGET_S = 600.0  # whole runtime stage when --timeout is not given
 EPS = 1e-9  # tolerance of reward comparisons
 
 T = TypeVar("T")
@@ -137,41 +137,6 @@ class Settings:
 
 
 # -- why the stage stops ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Budget:
-    """One deadline for a whole ``envkit validate`` run (``--timeout``), spent by every stage.
-
-    Like httpx's ``Timeout``: made once at the start of the run from ``time.monotonic()``
-    and handed down, so the build, the start-up wait and the runtime stage share it instead
-    of each starting a fresh one.
-
-    Attributes:
-        deadline: ``time.monotonic()`` value at which the run's time is up.
-        total_s: seconds the run was given (``--timeout``, or :data:`DEFAULT_BUDGET_S`).
-    """
-
-    deadline: float
-    total_s: float
-
-    @classmethod
-    def start(cls, timeout_s: float | None) -> Budget:
-        """A budget of ``timeout_s`` seconds (``None``: :data:`DEFAULT_BUDGET_S`) from now."""
-        total = timeout_s if timeout_s is not None else DEFAULT_BUDGET_S
-        return cls(deadline=time.monotonic() + total, total_s=total)
-
-    def remaining_s(self) -> float:
-        """Seconds left, at least 0."""
-        return max(0.0, self.deadline - time.monotonic())
-
-    def expired(self) -> bool:
-        """The deadline has passed."""
-        return time.monotonic() > self.deadline
-
-    def cap(self, seconds: float) -> float:
-        """``seconds``, or what is left of the budget when that is less."""
-        return min(seconds, self.remaining_s())
-
-
 class Stop(Exception):
     """The stage cannot go on; :func:`envkit.validation.rules.liveness.stopped` reports why."""
 

@@ -18,7 +18,8 @@ from envkit.envdir.constants import DEFAULT_APP
 from envkit.envdir.manifest import Manifest
 from envkit.findings import Finding
 from envkit.validation import explore, fuzz, probes
-from envkit.validation.engine import ActionPool, Budget, ServerPlayer, Settings, Stop
+from envkit.validation.engine import ActionPool, ServerPlayer, Settings, Stop
+from envkit.validation.options import Budget
 from envkit.validation.rules import (
     determinism,
     endpoints,
@@ -116,7 +117,7 @@ def run_runtime(
         startup_timeout_s: seconds to wait for ``GET /health`` (default the manifest's).
         reply_timeout_s: seconds to wait for one answer (default 2 x ``step_timeout_s``).
         progress: called with short progress lines.
-        budget: the run's deadline (:class:`~envkit.validation.engine.Budget`), shared with
+        budget: the run's deadline (:class:`~envkit.validation.options.Budget`), shared with
             the stages before this one; ``None``: ``timeout_s`` (or 600 s) from now.
 
     Returns:

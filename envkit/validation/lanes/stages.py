@@ -3,13 +3,13 @@ static stage, the runtime plan and target, the runtime stage, the training lane'
 play, and the report's digests.
 
 A lane (:mod:`envkit.validation.lanes.source`, :mod:`envkit.container.lane`) strings these
-together with one :class:`RunOptions` and one :class:`~envkit.validation.engine.Budget`.
+together with one :class:`RunOptions` and one :class:`~envkit.validation.options.Budget`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from envkit.schemas import schemas_from_url
 from envkit.validation import report as R
 from envkit.validation.engine import DEFAULT_MAX_STEPS
 from envkit.validation.lanes.training import LanePlan, play_lane, start_lane
+from envkit.validation.options import RunOptions
 from envkit.validation.report import Evaluated
 from envkit.validation.rules import lane_only_codes
 from envkit.validation.runtime import RuntimeTarget, run_runtime
@@ -69,36 +70,6 @@ def assumed_defaults(why: str) -> list[str]:
 
 def load_rules() -> None:
     import envkit.validation.rules  # noqa: F401 - the one import that registers every rule
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """The options of one ``envkit validate`` run, shared by every lane.
-
-    Attributes:
-        python: interpreter for the server (source lane) and the oracle (``--python``).
-        select: rule codes or prefixes to run (replaces the config's ``select``).
-        ignore: codes or prefixes to drop (added to the config's ``ignore``).
-        episodes: fuzzed episodes in the runtime stage (>= 1).
-        seed: seed of the action generator.
-        timeout_s: the whole run's budget in seconds (``--timeout``; ``None``: 600).
-        startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
-        reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
-        progress: called with short progress lines.
-        train_path: play the training-path lane (EK7xx) when the environment has a TRL
-            adapter (``--no-train-path``: False).
-    """
-
-    python: str | None = None
-    select: Sequence[str] | None = None
-    ignore: Sequence[str] | None = None
-    episodes: int = 5
-    seed: int = 0
-    timeout_s: float | None = None
-    startup_timeout_s: float | None = None
-    reply_timeout_s: float | None = None
-    progress: Callable[[str], None] | None = None
-    train_path: bool = True
 
 
 @dataclass
