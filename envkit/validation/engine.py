@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from envkit.envdir.constants import VALIDATE_MAX_STEPS
-from envkit.envdir.manifest import EnvSpec, Manifest
+from envkit.envdir.manifest import Manifest
+from envkit.envdir.project import Timeouts, env_spec
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
-from envkit.validation.options import DEFAULT_BUDGET_S, Budget
+from envkit.validation.options import DEFAULT_BUDGET_S, Budget, RunOptions
 from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
 
 DEFAULT_MAX_STEPS = VALIDATE_MAX_STEPS  # episode bound when max_steps is not declared
@@ -37,15 +38,6 @@ EPS = 1e-9  # tolerance of reward comparisons
 T = TypeVar("T")
 
 
-def runtime_spec(manifest: Manifest | None) -> EnvSpec:
-    """envkit's facts about the environment (reward range, max_steps, oracle, seeds, ...):
-    :func:`envkit.envdir.project.env_spec`, the one accessor every command reads them through;
-    ``None`` (a pure ``--url`` run) gives the defaults."""
-    from envkit.envdir.project import env_spec
-
-    return env_spec(manifest)
-
-
 @dataclass(frozen=True)
 class Settings:
     """What the runtime stage was asked to do, resolved once.
@@ -53,12 +45,9 @@ class Settings:
     Attributes:
         episodes: fuzzed episodes (>= 1).
         seed: seed of the action generator.
-        timeout_s: ``--timeout`` in seconds, or ``None``.
-        budget_s: seconds for the whole stage (``timeout_s`` or 600).
-        reply_s: seconds allowed for each answer: twice ``step_timeout_s``, at least 2, at
-            most ``timeout_s`` (but >= 0.5).
-        startup_s: seconds to wait for ``GET /health`` after start (``timeout_s`` when given,
-            else ``startup_timeout_s``).
+        timeouts: the run's time limits, resolved once from the options and the manifest
+            (:meth:`envkit.validation.options.RunOptions.timeouts`); read through
+            :attr:`budget_s`, :attr:`reply_s` and :attr:`startup_s`.
         max_steps: episode bound (``max_steps`` or 50).
         max_steps_declared: whether the manifest declares ``max_steps``.
         lo, hi: the declared reward range.
@@ -73,10 +62,7 @@ class Settings:
 
     episodes: int
     seed: int
-    timeout_s: float | None
-    budget_s: float
-    reply_s: float
-    startup_s: float
+    timeouts: Timeouts
     max_steps: int
     max_steps_declared: bool
     lo: float
@@ -89,40 +75,21 @@ class Settings:
     probe_path: str | None = None
 
     @classmethod
-    def resolve(
-        cls,
-        manifest: Manifest | None,
-        *,
-        episodes: int,
-        seed: int,
-        timeout_s: float | None,
-        startup_timeout_s: float | None = None,
-        reply_timeout_s: float | None = None,
-    ) -> Settings:
-        """Resolve the settings once; the time limits come from
-        :func:`envkit.envdir.project.resolve_timeouts` (the same rules for validate, eval and run).
+    def resolve(cls, manifest: Manifest | None, opts: RunOptions) -> Settings:
+        """Resolve the settings once from the run's options and envkit's facts about the
+        environment (:func:`envkit.envdir.project.env_spec`; ``manifest`` ``None``, a pure
+        ``--url`` run, gives the defaults).
 
         Raises:
             UsageError: a given time limit is not > 0.
         """
-        from envkit.envdir.project import resolve_timeouts
-
-        spec = runtime_spec(manifest)
-        limits = resolve_timeouts(
-            spec,
-            timeout_s=timeout_s,
-            startup_timeout_s=startup_timeout_s,
-            reply_timeout_s=reply_timeout_s,
-        )
+        spec = env_spec(manifest)
         seeds = tuple(dict.fromkeys(spec.seeds))[:3] or (0,)
         lo, hi = (float(x) for x in spec.reward_range)
         return cls(
-            episodes=max(1, episodes),
-            seed=seed,
-            timeout_s=timeout_s,
-            budget_s=timeout_s if timeout_s is not None else DEFAULT_BUDGET_S,
-            reply_s=limits.reply_s,
-            startup_s=limits.startup_s,
+            episodes=max(1, opts.episodes),
+            seed=opts.seed,
+            timeouts=opts.timeouts(spec),
             max_steps=spec.max_steps or DEFAULT_MAX_STEPS,
             max_steps_declared=spec.max_steps is not None,
             lo=lo,
@@ -134,6 +101,24 @@ class Settings:
             has_manifest=manifest is not None,
             probe_path=spec.probe_path,
         )
+
+    @property
+    def budget_s(self) -> float:
+        """Seconds for the whole run (``--timeout``, else :data:`DEFAULT_BUDGET_S`)."""
+        budget = self.timeouts.budget_s
+        return budget if budget is not None else DEFAULT_BUDGET_S
+
+    @property
+    def reply_s(self) -> float:
+        """Seconds allowed for each answer: twice ``step_timeout_s``, at least 2, at most
+        ``--timeout`` (but >= 0.5); ``--reply-timeout`` when given."""
+        return self.timeouts.reply_s
+
+    @property
+    def startup_s(self) -> float:
+        """Seconds to wait for ``GET /health`` after start: ``--startup-timeout``, else the
+        manifest's ``startup_timeout_s``, at most ``--timeout``."""
+        return self.timeouts.startup_s
 
 
 # -- why the stage stops ------------------------------------------------------------------------
@@ -286,6 +271,7 @@ class ServerPlayer:
         episodes: every episode played to its end or bound, by any policy (in order).
         on_episode_end: called when an episode ends with ``done=true`` (see
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
+        budget: the run's deadline (see ``budget`` above).
     """
 
     def __init__(
@@ -315,9 +301,7 @@ class ServerPlayer:
         self._post_http: Any = None
         # the run's budget when the caller has one (it also paid for a build or a static
         # stage), else a fresh one of ``settings.budget_s``
-        self._deadline = (
-            budget.deadline if budget is not None else time.monotonic() + settings.budget_s
-        )
+        self.budget = budget if budget is not None else Budget.start(settings.budget_s)
 
     # -- findings ---------------------------------------------------------------------------
     def progress(self, line: str) -> None:
@@ -387,11 +371,11 @@ class ServerPlayer:
     # -- stops ------------------------------------------------------------------------------
     def remaining_s(self) -> float:
         """Seconds left of the stage's budget (``--timeout``), at least 0."""
-        return max(0.0, self._deadline - time.monotonic())
+        return self.budget.remaining_s()
 
     def check_budget(self) -> None:
         """Raises OutOfTime when the stage's budget is spent."""
-        if time.monotonic() > self._deadline:
+        if time.monotonic() > self.budget.deadline:
             raise OutOfTime
 
     def check_alive(self) -> None:
@@ -647,7 +631,3 @@ class ServerPlayer:
     def _crashed(self, name: str, error: str) -> None:
         tb = traceback.format_exc() if os.environ.get("ENVKIT_DEBUG") == "1" else ""
         self.crashes.append((name, error, tb))
-
-
-#: The former name of :class:`ServerPlayer`, kept so existing imports keep working.
-Engine = ServerPlayer

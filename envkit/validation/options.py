@@ -12,6 +12,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from envkit.envdir.manifest import EnvSpec
+from envkit.envdir.project import Timeouts, resolve_timeouts
+
 DEFAULT_BUDGET_S = 600.0  # whole run when --timeout is not given
 
 
@@ -44,6 +47,20 @@ class RunOptions:
     progress: Callable[[str], None] | None = None
     train_path: bool = True
 
+    def timeouts(self, spec: EnvSpec) -> Timeouts:
+        """The run's three time limits for an environment of ``spec``, resolved once by
+        :func:`envkit.envdir.project.resolve_timeouts` (the same rules as eval and run).
+
+        Raises:
+            UsageError: a given time limit is not > 0.
+        """
+        return resolve_timeouts(
+            spec,
+            timeout_s=self.timeout_s,
+            startup_timeout_s=self.startup_timeout_s,
+            reply_timeout_s=self.reply_timeout_s,
+        )
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -70,10 +87,6 @@ class Budget:
     def remaining_s(self) -> float:
         """Seconds left, at least 0."""
         return max(0.0, self.deadline - time.monotonic())
-
-    def expired(self) -> bool:
-        """The deadline has passed."""
-        return time.monotonic() > self.deadline
 
     def cap(self, seconds: float) -> float:
         """``seconds``, or what is left of the budget when that is less."""

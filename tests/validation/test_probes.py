@@ -15,6 +15,7 @@ from envkit.envdir import reset_options
 from envkit.envdir.manifest import read_manifest
 from envkit.validation import probes
 from envkit.validation.engine import Episode
+from envkit.validation.options import RunOptions
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from envkit.wire import StepResult
 from tests.helpers import descendants
@@ -153,7 +154,7 @@ def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> 
     before = descendants(os.getpid())
     out = run_runtime(
         RuntimeTarget(url=None, root=QUIZ, manifest=read_manifest(QUIZ), python=sys.executable),
-        episodes=3,
+        RunOptions(episodes=3),
     )
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the probes left processes behind"
@@ -169,7 +170,7 @@ def test_clean_probe_code_resists_every_hack(monkeypatch) -> None:
     monkeypatch.delenv("PROBE_MODE", raising=False)
     out = run_runtime(
         RuntimeTarget(url=None, root=CODE, manifest=read_manifest(CODE), python=sys.executable),
-        episodes=3,
+        RunOptions(episodes=3),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert "EK521" in out.checks_run

@@ -323,16 +323,7 @@ def runtime_stage(
     rules the stage did not reach with :data:`~envkit.validation.report.NOT_EVALUATED_BY_RUNTIME`.
     """
 
-    outcome = run_runtime(
-        target,
-        episodes=opts.episodes,
-        seed=opts.seed,
-        timeout_s=opts.timeout_s,
-        startup_timeout_s=opts.startup_timeout_s,
-        reply_timeout_s=opts.reply_timeout_s,
-        progress=opts.progress,
-        budget=budget,
-    )
+    outcome = run_runtime(target, opts, budget)
     findings = outcome.findings
     if target.manifest is None and target.root is not None:
         # the oracle may be declared in the unreadable manifest: "none declared" would
