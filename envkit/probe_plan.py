@@ -306,11 +306,3 @@ def play_probe_plan(
     check_plan(plan)
     return plan
 
-
-def write_plan(root: Path, plan: dict[str, Any], probe_path: str = PROBE_PLAN_PATH) -> Path:
-    """Write ``plan`` to ``root/probe_path`` (parents created); the path written."""
-    check_plan(plan)
-    path = Path(root) / probe_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(plan), encoding="utf-8")
-    return path
