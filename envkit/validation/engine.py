@@ -20,13 +20,16 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeGuard, TypeVar
+
+import httpx
 
 from envkit.envdir.constants import VALIDATE_MAX_STEPS
 from envkit.envdir.manifest import Manifest
 from envkit.envdir.project import Timeouts, env_spec
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
+from envkit.server import ServerProcess, start_server
 from envkit.validation.options import DEFAULT_BUDGET_S, Budget, RunOptions
 from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
 
@@ -36,6 +39,7 @@ STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for in-flight 
 EPS = 1e-9  # tolerance of reward comparisons
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,7 @@ class ServerDied(Stop):
 
 
 # -- what checks pass to each other -------------------------------------------------------------
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """An int or float, not a bool (JSON numbers)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -286,7 +290,7 @@ class ServerPlayer:
         self.checks_run: list[str] = []
         self.timings: dict[str, float] = {}
         self.url = ""
-        self.server: Any = None
+        self.server: ServerProcess | None = None
         self.latencies: list[float] = []
         self.rewards: list[SeenReward] = []
         self.checks: list[str] = []
@@ -296,9 +300,9 @@ class ServerPlayer:
         self.notes: list[str] = []
         self.episodes: list[Episode] = []
         self.on_episode_end: EpisodeEnd | None = None
-        self._watch: Callable[[Any, str], None] | None = None
-        self._http: Any = None
-        self._post_http: Any = None
+        self._watch: Callable[[dict[str, Any], str], None] | None = None
+        self._http: httpx.Client | None = None
+        self._post_http: httpx.Client | None = None
         # the run's budget when the caller has one (it also paid for a build or a static
         # stage), else a fresh one of ``settings.budget_s``
         self.budget = budget if budget is not None else Budget.start(settings.budget_s)
@@ -308,7 +312,7 @@ class ServerPlayer:
         if self._progress:
             self._progress(line)
 
-    def add(self, rule: Rule, message: str, **data: Any) -> None:
+    def add(self, rule: Rule, message: str, **data: object) -> None:
         """Record a finding of ``rule`` (its default severity)."""
         self.findings.append(rule.finding(message, **data))
 
@@ -333,8 +337,6 @@ class ServerPlayer:
         Raises:
             ServerStartError: it exited or did not answer within ``settings.startup_s``.
         """
-        from envkit.server import start_server
-
         t = time.perf_counter()
         try:
             self.server = start_server(root, app, python=python)
@@ -394,46 +396,40 @@ class ServerPlayer:
     def get(self, path: str) -> tuple[int | None, Any, str]:
         """``GET url+path``: ``(status, JSON body or None, text)``; ``status`` is ``None``
         when no answer came (``text`` says why)."""
-        import httpx
-
         if self._http is None:
             self._http = httpx.Client(timeout=self.settings.reply_s, trust_env=False)
         return self._request(self._http, "GET", path, 200)
 
-    def post(self, path: str, payload: Any) -> tuple[int | None, str]:
+    def post(self, path: str, payload: object) -> tuple[int | None, str]:
         """``POST url+path`` with a JSON body on a fresh connection (uvicorn drops keep-alive
         after a 500): ``(status or None, text)``; :meth:`post_json` without the parsed body."""
         status, _body, text = self.post_json(path, payload)
         return status, text
 
-    def post_client(self) -> Any:
+    def post_client(self) -> httpx.Client:
         """The ``httpx.Client`` every POST of the stage goes through: ``Connection: close``,
         so each request has a fresh connection (uvicorn drops keep-alive after a 500), but
         one client, because building one costs ~36 ms (its TLS context) and a run POSTs
         dozens of times. Closed by :meth:`close`."""
-        import httpx
-
         if self._post_http is None:
             self._post_http = httpx.Client(
                 timeout=self.settings.reply_s, trust_env=False, headers={"Connection": "close"}
             )
         return self._post_http
 
-    def post_json(self, path: str, payload: Any) -> tuple[int | None, Any, str]:
+    def post_json(self, path: str, payload: object) -> tuple[int | None, Any, str]:
         """:meth:`post`, with the JSON body parsed: ``(status or None, body or None, text)``
         (``text`` cut at 300 characters)."""
-        return self._request(self.post_client(), "POST", path, 300, json=payload)
+        return self._request(self.post_client(), "POST", path, 300, body=payload)
 
     def _request(
-        self, client: Any, method: str, path: str, limit: int, **kwargs: Any
+        self, client: httpx.Client, method: str, path: str, limit: int, *, body: object = None
     ) -> tuple[int | None, Any, str]:
         """One HTTP request of :meth:`get` / :meth:`post_json`: ``(status or None, JSON body
         or None, text cut at ``limit`` characters or why no answer came)``."""
-        import httpx
-
         self.check_budget()
         try:
-            r = client.request(method, self.url + path, **kwargs)
+            r = client.request(method, self.url + path, json=body)
         except httpx.TimeoutException:
             self.check_alive()
             return None, None, f"no answer within {self.settings.reply_s:g} s"
@@ -487,7 +483,7 @@ class ServerPlayer:
                 raise EnvErrorFrame(answer.get("data") or {})
             return s
 
-    def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def call(self, what: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run one session call; a hang or a crash stops the stage, other transport failures
         propagate as WireError (error frames as EnvErrorFrame)."""
         self.check_budget()
@@ -499,7 +495,7 @@ class ServerPlayer:
             self._wire_failure(exc, what)
             raise
 
-    def watch_observations(self, watch: Callable[[Any, str], None] | None) -> None:
+    def watch_observations(self, watch: Callable[[dict[str, Any], str], None] | None) -> None:
         """Call ``watch(observation, "reset" | "step")`` on every observation answered."""
         self._watch = watch
 
@@ -595,7 +591,7 @@ class ServerPlayer:
 
     # -- guarding checks --------------------------------------------------------------------
     def guard(
-        self, name: str, check: Callable[..., T], *args: Any, quiet: bool = False
+        self, name: str, check: Callable[..., T], *args: object, quiet: bool = False
     ) -> T | None:
         """Run one check; whatever it does not handle ends the check, not the stage.
 

@@ -9,6 +9,7 @@ together with one :class:`RunOptions` and one :class:`~envkit.validation.options
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +23,10 @@ from envkit.errors import UsageError
 from envkit.findings import Stage, codes_of, family_digits
 from envkit.schemas import schemas_from_url
 from envkit.validation import report as R
+from envkit.validation.config import RuleSelection
 from envkit.validation.engine import DEFAULT_MAX_STEPS
-from envkit.validation.lanes.training import LanePlan, play_lane, start_lane
-from envkit.validation.options import RunOptions
+from envkit.validation.lanes.training import LanePlan, StartedLane, play_lane, start_lane
+from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated
 from envkit.validation.rules import lane_only_codes
 from envkit.validation.runtime import RuntimeTarget, run_runtime
@@ -68,10 +70,6 @@ def assumed_defaults(why: str) -> list[str]:
     ]
 
 
-def load_rules() -> None:
-    import envkit.validation.rules  # noqa: F401 - the one import that registers every rule
-
-
 @dataclass
 class RuntimePlan:
     """Whether and how the runtime stage plays: ``not_run`` is the skip reason when it does
@@ -99,7 +97,6 @@ def checked_root(path: str | Path | None, url: str | None, episodes: int) -> Pat
     if episodes < 1:
         raise UsageError(f"--episodes must be >= 1; got {episodes}.", hint="Pass --episodes 5.")
     if path is None:
-        load_rules()
         return None
     root = Path(path).expanduser()
     if not root.exists():
@@ -111,9 +108,8 @@ def checked_root(path: str | Path | None, url: str | None, episodes: int) -> Pat
         raise UsageError(
             f"{root} is not a directory.", hint="Pass the directory that holds openenv.yaml."
         )
-    # Before the rules are imported (about 1 s): a refusal must come at once.
+    # Before anything is scanned: a refusal must come at once.
     _refuse_outside_environment(root)
-    load_rules()
     return root.resolve()
 
 
@@ -131,8 +127,6 @@ def _refuse_outside_environment(root: Path) -> None:
             down or above (``envkit validate wordle``, ``envkit validate ..``) when there is
             one.
     """
-    import shlex
-
     if (root / MANIFEST_NAME).is_file() or (root / "server" / "app.py").is_file():
         return
     found = [shlex.quote(_typed(p)) for p in _nearby_environments(root.resolve())]
@@ -182,7 +176,7 @@ def read_schemas(url: str) -> dict[str, Any] | None:
     return schemas_from_url(url, timeout_s=5.0)
 
 
-def read_schemas_while_up(target: Any, seen: dict[str, Any]) -> None:
+def read_schemas_while_up(target: RuntimeTarget, seen: dict[str, Any]) -> None:
     """Make ``target.while_up`` read ``GET /schema`` into ``seen["schemas"]`` first (the
     server envkit started is stopped when the runtime stage returns), then do what it did."""
     inner = target.while_up
@@ -204,8 +198,13 @@ def report_digests(envdir: EnvDir | None, schemas: dict[str, Any] | None, not_ru
 
 
 def start_train_path(
-    root: Path | None, manifest: Any, plan: RuntimePlan, opts: RunOptions, budget: Any, ev: Any
-) -> Any:
+    root: Path | None,
+    manifest: Manifest | None,
+    plan: RuntimePlan,
+    opts: RunOptions,
+    budget: Budget,
+    ev: Evaluated,
+) -> StartedLane | list[str]:
     """The training-path lane, started before its server
     (:func:`envkit.validation.lanes.training.start_lane`): a ``StartedLane``, or the notes for
     the report when it does not run."""
@@ -216,10 +215,10 @@ def start_train_path(
 def play_train_path(
     root: Path | None,
     url: str | None,
-    manifest: Any,
+    manifest: Manifest | None,
     plan: RuntimePlan,
     opts: RunOptions,
-    budget: Any,
+    budget: Budget,
     ev: Evaluated,
     skip: str,
 ) -> list[str]:
@@ -229,7 +228,9 @@ def play_train_path(
     return play_lane(LanePlan(root, url, manifest, plan.app, skip), opts, budget, ev)
 
 
-def train_path_skip(opts: RunOptions, selection: Any, plan: RuntimePlan, *, static: bool) -> str:
+def train_path_skip(
+    opts: RunOptions, selection: RuleSelection, plan: RuntimePlan, *, static: bool
+) -> str:
     """Why the training-path lane does not run (``""``: it runs)."""
     if not opts.train_path:
         return R.NO_TRAIN_PATH
@@ -252,7 +253,7 @@ def report_label(root: Path | None, url: str | None) -> str:
     return str(root) if root is not None else str(url)
 
 
-def wants_runtime(selection: Any) -> bool:
+def wants_runtime(selection: RuleSelection) -> bool:
     return selection.wants_stage(family_digits(Stage.RUNTIME))
 
 
@@ -298,11 +299,14 @@ def runtime_plan(
 def runtime_target(
     root: Path | None,
     url: str | None,
-    manifest: Any,
+    manifest: Manifest | None,
     plan: RuntimePlan,
     opts: RunOptions,
     oracle_with_url: bool,
-) -> Any:
+) -> RuntimeTarget:
+    """What the runtime stage plays: ``url``, or the server envkit starts from ``root``;
+    ``root`` is kept with ``url`` only when ``oracle_with_url`` (the oracle is imported
+    from it)."""
 
     # run_runtime resolves the interpreter once and hands it to the server and the oracle
     return RuntimeTarget(
@@ -315,7 +319,7 @@ def runtime_target(
 
 
 def runtime_stage(
-    target: Any, opts: RunOptions, budget: Any, ev: Evaluated, *, lane: str
+    target: RuntimeTarget, opts: RunOptions, budget: Budget, ev: Evaluated, *, lane: str
 ) -> tuple[str | None, list[str]]:
     """Play the runtime stage into ``ev``; ``(launch, notes)`` for the report's note.
 
