@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -75,8 +76,6 @@ class FileTooLargeError(OSError):
 
 
 def _kind(mode: int) -> str:
-    import stat
-
     for test, name in (
         (stat.S_ISFIFO, "a FIFO (named pipe)"),
         (stat.S_ISCHR, "a character device"),
@@ -116,8 +115,6 @@ def read_bounded(
         FileTooLargeError: more than ``limit`` bytes.
         OSError: any other read error (permissions, I/O).
     """
-    import stat
-
     shown = os.fspath(path)
     if root is not None:
         real = os.path.realpath(path)
@@ -179,8 +176,6 @@ def read_text_bounded(
 def is_regular_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a regular file whose real location is inside ``root`` (never
     opens it: safe on FIFOs and devices)."""
-    import stat
-
     try:
         st = os.stat(path)
     except OSError:
@@ -197,8 +192,6 @@ def probe(
     """Why :func:`read_bounded` would refuse ``path``, without opening it: an
     :class:`UnsafeFileError`, a :class:`FileTooLargeError`, or ``None`` (readable, or missing).
     """
-    import stat
-
     shown = os.fspath(path)
     try:
         st = os.stat(path)

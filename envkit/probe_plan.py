@@ -23,8 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir.constants import MANIFEST_NAME, PROBE_PLAN_PATH
+from envkit.envdir.manifest import read_manifest
+from envkit.envdir.project import resolve_python
 from envkit.errors import PlanError  # also importable from here, its old home
 from envkit.findings import Location
+from envkit.policy import PolicyError, PolicyProcess
+from envkit.server import start_server
+from envkit.wire import EnvSession, WireError
 
 PLAN_SCHEMA_VERSION = "1"
 DEFAULT_EPISODE_ID = "envkit-probe"
@@ -56,7 +61,7 @@ def dumps(plan: dict[str, Any]) -> str:
     return f'{body}, "actions": [\n{actions}\n]}}\n'
 
 
-def _json_only(value: Any, where: str, depth: int = 0, budget: list[int] | None = None) -> None:
+def _json_only(value: object, where: str, depth: int = 0, budget: list[int] | None = None) -> None:
     budget = budget if budget is not None else [_MAX_NODES]
     budget[0] -= 1
     if budget[0] < 0 or depth > _MAX_DEPTH:
@@ -81,7 +86,7 @@ def _json_only(value: Any, where: str, depth: int = 0, budget: list[int] | None 
     raise PlanError(f"`{where}` must be JSON data; got {type(value).__name__}.")
 
 
-def check_plan(plan: Any) -> None:
+def check_plan(plan: object) -> None:
     """Check a parsed plan against OpenEnv's plan schema 1 (strict types, as OpenEnv's
     ``RuntimePlan``: no extra keys, ``seed`` an int in 0..2**32-1, ``episode_id`` 1-128
     characters, ``options`` without ``seed``/``episode_id``, 1-100 action objects, finite
@@ -221,10 +226,6 @@ def make_probe_plan(
         ServerStartError: the interpreter lacks the OpenEnv runtime, or the server does not
             become healthy within ``envkit.startup_timeout_s``.
     """
-    from envkit.envdir.manifest import read_manifest
-    from envkit.envdir.project import resolve_python
-    from envkit.server import start_server
-
     root = Path(root).resolve()
     if type(seed) is not int or not 0 <= seed <= MAX_SEED:
         raise PlanError(f"`seed` must be an integer in 0..{MAX_SEED}; got {seed!r}.")
@@ -283,9 +284,6 @@ def play_probe_plan(
         PlanError: an error frame, a transport failure or an oracle failure (the message
             says after how many actions), or a plan that breaks the schema.
     """
-    from envkit.policy import PolicyError, PolicyProcess
-    from envkit.wire import EnvSession, WireError
-
     actions: list[dict[str, Any]] = []
     try:
         with (
@@ -305,4 +303,3 @@ def play_probe_plan(
     plan = plan_document(actions, seed=seed, episode_id=episode_id)
     check_plan(plan)
     return plan
-

@@ -39,13 +39,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
+from envkit.envdir.launch import LaunchCandidate, RootCause, launch_candidates, root_cause
 from envkit.envdir.project import check_runtime, resolve_python
 from envkit.errors import ServerStartError, UsageError
-
-if TYPE_CHECKING:
-    from envkit.envdir.launch import LaunchCandidate, RootCause
+from envkit.fsutil import cache_dir
+from envkit.wire import wait_healthy
 
 RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
 LOG_TAIL_BYTES = 1024 * 1024  # the most of a server's output kept (in memory), bytes
@@ -84,8 +83,6 @@ def bytecode_env(base: Mapping[str, str]) -> dict[str, str]:
     openenv and what it imports from source (about 2.5 s of a 6 s start here). A user's own
     ``PYTHONPYCACHEPREFIX`` or ``PYTHONDONTWRITEBYTECODE`` is kept; without a writable cache
     directory nothing is written (``PYTHONDONTWRITEBYTECODE=1``)."""
-    from envkit.fsutil import cache_dir
-
     if base.get("PYTHONPYCACHEPREFIX") or base.get("PYTHONDONTWRITEBYTECODE"):
         return {}
     cache = cache_dir("pycache")
@@ -334,7 +331,6 @@ class ServerProcess:
                 with the root-cause line of the most telling log, then the command tried;
                 the details list every way tried and that log's tail.
         """
-        from envkit.wire import wait_healthy
 
         class _Exited(Exception):
             pass
@@ -378,8 +374,6 @@ class ServerProcess:
         return f"uvicorn {self.app} in {self.root}"
 
     def _record_exit(self) -> None:
-        from envkit.envdir.launch import LaunchCandidate, root_cause
-
         try:
             self.popen.wait(timeout=2)
         except subprocess.TimeoutExpired:  # pragma: no cover - alive() said it exited
@@ -522,8 +516,6 @@ def start_server(
         UsageError: ``port`` is already taken.
         ServerStartError: the interpreter lacks the runtime or the process cannot start.
     """
-    from envkit.envdir.launch import LaunchCandidate, launch_candidates
-
     interpreter = python if python is not None else resolve_python(root)
     if check:
         check_runtime(interpreter, root)
