@@ -72,15 +72,8 @@ from envkit.safe_yaml import YamlLimitError, load_bounded
 class ManifestSyntaxError(SpecError):
     """``openenv.yaml`` is not valid YAML. ``location`` points at the offending line."""
 
-    def __init__(
-        self,
-        message: str,
-        location: Location,
-        *,
-        hint: str | None = None,
-        details: str | None = None,
-    ):
-        super().__init__(message, hint=hint, details=details)
+    def __init__(self, message: str, location: Location, *, hint: str | None = None):
+        super().__init__(message, hint=hint)
         self.location = location
 
 
