@@ -34,7 +34,7 @@ The tree (exit code in brackets)::
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from envkit.findings import Location
@@ -157,8 +157,15 @@ class PlanError(UserError):
         location: where in the plan file (JSON syntax errors), else ``None``.
     """
 
-    def __init__(self, message: str, *, location: Location | None = None, **kw: Any):
-        super().__init__(message, **kw)
+    def __init__(
+        self,
+        message: str,
+        *,
+        location: Location | None = None,
+        hint: str | None = None,
+        details: str | None = None,
+    ):
+        super().__init__(message, hint=hint, details=details)
         self.location = location
 
 

@@ -188,7 +188,7 @@ class Rule:
         location: Location | None = None,
         fix: str | None = None,
         severity: Severity | None = None,
-        **data: Any,
+        **data: object,
     ) -> Finding:
         """Make a finding of this rule. ``fix`` defaults to the rule's documented fix."""
         return Finding(

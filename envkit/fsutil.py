@@ -76,7 +76,6 @@ class FileTooLargeError(OSError):
 
 
 def _kind(mode: int) -> str:
-
     for test, name in (
         (stat.S_ISFIFO, "a FIFO (named pipe)"),
         (stat.S_ISCHR, "a character device"),
@@ -116,7 +115,6 @@ def read_bounded(
         FileTooLargeError: more than ``limit`` bytes.
         OSError: any other read error (permissions, I/O).
     """
-
     shown = os.fspath(path)
     if root is not None:
         real = os.path.realpath(path)
@@ -178,7 +176,6 @@ def read_text_bounded(
 def is_regular_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
     """True when ``path`` is a regular file whose real location is inside ``root`` (never
     opens it: safe on FIFOs and devices)."""
-
     try:
         st = os.stat(path)
     except OSError:
@@ -195,7 +192,6 @@ def probe(
     """Why :func:`read_bounded` would refuse ``path``, without opening it: an
     :class:`UnsafeFileError`, a :class:`FileTooLargeError`, or ``None`` (readable, or missing).
     """
-
     shown = os.fspath(path)
     try:
         st = os.stat(path)

@@ -61,7 +61,7 @@ def dumps(plan: dict[str, Any]) -> str:
     return f'{body}, "actions": [\n{actions}\n]}}\n'
 
 
-def _json_only(value: Any, where: str, depth: int = 0, budget: list[int] | None = None) -> None:
+def _json_only(value: object, where: str, depth: int = 0, budget: list[int] | None = None) -> None:
     budget = budget if budget is not None else [_MAX_NODES]
     budget[0] -= 1
     if budget[0] < 0 or depth > _MAX_DEPTH:
@@ -86,7 +86,7 @@ def _json_only(value: Any, where: str, depth: int = 0, budget: list[int] | None 
     raise PlanError(f"`{where}` must be JSON data; got {type(value).__name__}.")
 
 
-def check_plan(plan: Any) -> None:
+def check_plan(plan: object) -> None:
     """Check a parsed plan against OpenEnv's plan schema 1 (strict types, as OpenEnv's
     ``RuntimePlan``: no extra keys, ``seed`` an int in 0..2**32-1, ``episode_id`` 1-128
     characters, ``options`` without ``seed``/``episode_id``, 1-100 action objects, finite
@@ -226,7 +226,6 @@ def make_probe_plan(
         ServerStartError: the interpreter lacks the OpenEnv runtime, or the server does not
             become healthy within ``envkit.startup_timeout_s``.
     """
-
     root = Path(root).resolve()
     if type(seed) is not int or not 0 <= seed <= MAX_SEED:
         raise PlanError(f"`seed` must be an integer in 0..{MAX_SEED}; got {seed!r}.")
@@ -285,7 +284,6 @@ def play_probe_plan(
         PlanError: an error frame, a transport failure or an oracle failure (the message
             says after how many actions), or a plan that breaks the schema.
     """
-
     actions: list[dict[str, Any]] = []
     try:
         with (
@@ -305,12 +303,3 @@ def play_probe_plan(
     plan = plan_document(actions, seed=seed, episode_id=episode_id)
     check_plan(plan)
     return plan
-
-
-def write_plan(root: Path, plan: dict[str, Any], probe_path: str = PROBE_PLAN_PATH) -> Path:
-    """Write ``plan`` to ``root/probe_path`` (parents created); the path written."""
-    check_plan(plan)
-    path = Path(root) / probe_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(plan), encoding="utf-8")
-    return path

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 MAX_NODES = 20_000  # scalars + collections after alias expansion; a manifest has < 100
 MAX_DEPTH = 64  # nesting levels; a manifest has 3
@@ -41,20 +43,20 @@ class YamlLimitError(ValueError):
         self.column = column
 
 
-def _line_of(node: Any) -> int | None:
+def _line_of(node: object) -> int | None:
     lc = getattr(node, "lc", None)
     line = getattr(lc, "line", None)
     return line + 1 if isinstance(line, int) else None
 
 
-def check_tree(data: Any, text: str = "") -> None:
+def check_tree(data: object, text: str = "") -> None:
     """Walk ``data`` once; raise :class:`YamlLimitError` past the node, depth or Unicode limits.
 
     The walk stops at the first limit crossed, so it costs at most :data:`MAX_NODES` steps
     whatever the aliases would expand to.
     """
     count = 0
-    stack: list[tuple[Any, int, int | None]] = [(data, 0, None)]
+    stack: list[tuple[object, int, int | None]] = [(data, 0, None)]
     while stack:
         node, depth, line = stack.pop()
         count += 1
@@ -104,7 +106,7 @@ def _flow_depth_line(text: str) -> int | None:
     return None
 
 
-def load_bounded(text: str) -> Any:
+def load_bounded(text: str) -> object:
     """Parse ``text`` with ruamel.yaml's round-trip loader (positions kept) within the limits
     of this module.
 
@@ -113,9 +115,6 @@ def load_bounded(text: str) -> Any:
             of more than 4300 digits), nesting beyond Python's recursion limit, or a limit of
             :func:`check_tree`.
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     deep = _flow_depth_line(text)
     if deep is not None:
         raise YamlLimitError(f"values are nested more than {MAX_DEPTH} levels deep", deep)

@@ -61,7 +61,9 @@ def _probe_once(
         return None, f"{candidate.app} gave no answer the probe could read"
 
 
-def schemas_from_path(root: Path, python: str | None = None, *, memo_key: Any = None) -> dict:
+def schemas_from_path(
+    root: Path, python: str | None = None, *, memo_key: str | None = None
+) -> dict[str, Any]:
     """``GET /schema`` of the environment at ``root``, asked of its app in-process.
 
     Tries the ways the server would start (:meth:`envkit.envdir.EnvDir.launch_candidates`,

@@ -39,16 +39,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
-from envkit.envdir.launch import LaunchCandidate, launch_candidates, root_cause
+from envkit.envdir.launch import LaunchCandidate, RootCause, launch_candidates, root_cause
 from envkit.envdir.project import check_runtime, resolve_python
 from envkit.errors import ServerStartError, UsageError
 from envkit.fsutil import cache_dir
 from envkit.wire import wait_healthy
-
-if TYPE_CHECKING:
-    from envkit.envdir.launch import LaunchCandidate, RootCause
 
 RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
 LOG_TAIL_BYTES = 1024 * 1024  # the most of a server's output kept (in memory), bytes
@@ -87,7 +83,6 @@ def bytecode_env(base: Mapping[str, str]) -> dict[str, str]:
     openenv and what it imports from source (about 2.5 s of a 6 s start here). A user's own
     ``PYTHONPYCACHEPREFIX`` or ``PYTHONDONTWRITEBYTECODE`` is kept; without a writable cache
     directory nothing is written (``PYTHONDONTWRITEBYTECODE=1``)."""
-
     if base.get("PYTHONPYCACHEPREFIX") or base.get("PYTHONDONTWRITEBYTECODE"):
         return {}
     cache = cache_dir("pycache")
@@ -379,7 +374,6 @@ class ServerProcess:
         return f"uvicorn {self.app} in {self.root}"
 
     def _record_exit(self) -> None:
-
         try:
             self.popen.wait(timeout=2)
         except subprocess.TimeoutExpired:  # pragma: no cover - alive() said it exited
@@ -522,7 +516,6 @@ def start_server(
         UsageError: ``port`` is already taken.
         ServerStartError: the interpreter lacks the runtime or the process cannot start.
     """
-
     interpreter = python if python is not None else resolve_python(root)
     if check:
         check_runtime(interpreter, root)

@@ -20,7 +20,10 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
+
+import httpx
+from websockets.sync.client import connect
 
 from envkit.errors import WireError
 
@@ -95,8 +98,6 @@ class EnvSession:
     """
 
     def __init__(self, base_url: str, *, timeout_s: float = 10.0):
-        from websockets.sync.client import connect
-
         self.url = ws_url(normalise_url(base_url))
         self.timeout_s = timeout_s
         # `__enter__` marks the connection as managed (websockets >= 17.1 warns otherwise);
@@ -179,7 +180,7 @@ class EnvSession:
         )
 
     def reset(
-        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
+        self, seed: int | None = None, episode_id: str | None = None, **kwargs: object
     ) -> StepResult:
         """Reset the episode. Keys with ``None`` values are not sent.
 
@@ -243,7 +244,7 @@ class EnvSession:
         self.close()
 
 
-def is_finite_number(value: Any) -> bool:
+def is_finite_number(value: object) -> TypeGuard[int | float]:
     """True for an int/float that is neither NaN nor infinite (bools excluded)."""
     return (
         isinstance(value, (int, float))
@@ -289,7 +290,7 @@ class Health:
         return f"{self.status_code} {shown}"
 
 
-def get_health(url: str, *, client: Any = None, timeout_s: float = 2.0) -> Health:
+def get_health(url: str, *, client: httpx.Client | None = None, timeout_s: float = 2.0) -> Health:
     """``GET {url}/health`` once. Never raises.
 
     Args:
@@ -297,8 +298,6 @@ def get_health(url: str, *, client: Any = None, timeout_s: float = 2.0) -> Healt
         client: an ``httpx.Client`` to reuse, else a one-off request.
         timeout_s: seconds for the request (ignored with ``client``).
     """
-    import httpx
-
     target = normalise_url(url) + "/health"
     try:
         r = client.get(target) if client is not None else httpx.get(target, timeout=timeout_s)
@@ -336,8 +335,6 @@ def wait_healthy(
     Raises:
         TimeoutError: not healthy within ``timeout_s``; the message is the last answer.
     """
-    import httpx
-
     start = time.monotonic()
     deadline = start + timeout_s
     last = Health(None, None, "no answer yet")

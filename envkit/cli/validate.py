@@ -47,7 +47,7 @@ def explain(code: str) -> str:
 
 
 # `validate`'s own --timeout: the shared option's help says "[default: none]", but a validate
-# run always has a budget (600 s, envkit.validation.engine.DEFAULT_BUDGET_S) in every lane.
+# run always has a budget (600 s, envkit.validation.options.DEFAULT_BUDGET_S) in every lane.
 ValidateTimeoutOpt = Annotated[
     float | None,
     typer.Option(

@@ -41,9 +41,7 @@ from envkit.errors import UsageError, UserError
 from envkit.findings import Finding, Rule, Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
-from envkit.validation.engine import Budget
 from envkit.validation.lanes.stages import (
-    RunOptions,
     checked_root,
     play_train_path,
     read_schemas,
@@ -55,6 +53,7 @@ from envkit.validation.lanes.stages import (
     train_path_skip,
     wants_runtime,
 )
+from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated, ValidationReport
 from envkit.validation.rules import container as RC
 from envkit.wire import get_health
@@ -693,7 +692,7 @@ def run_docker(
 ) -> ValidationReport:
     """The docker lane with the run's options already made (the CLI's entry): build (or
     take) the image, run it hardened, play the runtime stage through it, and assemble one
-    report; one :class:`~envkit.validation.engine.Budget` for all of it. Errors as
+    report; one :class:`~envkit.validation.options.Budget` for all of it. Errors as
     :func:`validate_docker`."""
 
     t0 = time.perf_counter()

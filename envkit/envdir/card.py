@@ -16,6 +16,9 @@ import io
 from dataclasses import dataclass, field
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+
 from envkit.safe_yaml import YamlLimitError, load_bounded
 
 NAMED_COLOURS = ("red", "yellow", "green", "blue", "indigo", "purple", "pink", "gray")
@@ -160,9 +163,6 @@ def repair_card(
     Raises:
         CardSyntaxError: the existing front matter is not YAML (it cannot be repaired safely).
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap
-
     card = read_card(text)
     changes: list[str] = []
     if card is None:

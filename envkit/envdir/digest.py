@@ -114,7 +114,7 @@ def env_digest(root: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES) -> s
     return PREFIX + h.hexdigest()
 
 
-def _canonical(node: Any) -> Any:
+def _canonical(node: object) -> object:
     """``node`` with every ``required`` list of a JSON Schema sorted (recursively)."""
     if isinstance(node, dict):
         out = {k: _canonical(v) for k, v in node.items()}
@@ -127,7 +127,7 @@ def _canonical(node: Any) -> Any:
     return node
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: object) -> str:
     """``value`` as canonical JSON: keys sorted, ``required`` lists sorted, no whitespace,
     non-ASCII kept (UTF-8 when hashed)."""
     return json.dumps(

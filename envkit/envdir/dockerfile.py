@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from dockerfile_parse import DockerfileParser
+
 from envkit.envdir.constants import DOCKERFILE_NAME
 
 DOCKERFILE = DOCKERFILE_NAME
@@ -269,8 +271,6 @@ def parse(text: str) -> ParsedDockerfile:
 def _tokenise(text: str) -> tuple[list[Instruction], list[Instruction], list[str]]:
     """``(instructions, comments, parent images)`` from dockerfile-parse, heredoc bodies
     dropped (dockerfile-parse reads their lines as instructions: ``echo hi`` as ``ECHO``)."""
-    from dockerfile_parse import DockerfileParser
-
     parser = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8")), cache_content=True)
     structure = parser.structure
     parents = [str(p) for p in parser.parent_images]

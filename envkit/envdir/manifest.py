@@ -52,7 +52,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from envkit.envdir.constants import (
     APP_PATTERN,
@@ -72,8 +72,8 @@ from envkit.safe_yaml import YamlLimitError, load_bounded
 class ManifestSyntaxError(SpecError):
     """``openenv.yaml`` is not valid YAML. ``location`` points at the offending line."""
 
-    def __init__(self, message: str, location: Location, **kw: Any):
-        super().__init__(message, **kw)
+    def __init__(self, message: str, location: Location, *, hint: str | None = None):
+        super().__init__(message, hint=hint)
         self.location = location
 
 
@@ -645,7 +645,7 @@ class Manifest(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _split_validation(cls, data: Any) -> Any:
+    def _split_validation(cls, data: object) -> object:
         """Separate envkit's legacy keys from RFC 008's block (see :func:`split_validation`)."""
         if not isinstance(data, dict):
             return data
@@ -691,7 +691,7 @@ class Manifest(BaseModel):
         return self._spec
 
 
-def split_validation(raw: Any) -> tuple[Any, dict[str, Any] | None]:
+def split_validation(raw: object) -> tuple[object, dict[str, Any] | None]:
     """Split a raw ``validation:`` value into (RFC 008 block, envkit legacy keys).
 
     The block is ``None`` when ``validation:`` is absent, empty or holds only envkit's legacy
@@ -727,7 +727,7 @@ def pydantic_errors_to_locations(
     return out
 
 
-def user_loc(err: Any) -> tuple[Any, ...]:
+def user_loc(err: ErrorDetails) -> tuple[int | str, ...]:
     """The key path of a pydantic error of :class:`Manifest` as written in ``openenv.yaml``.
 
     Legacy keys are validated as ``legacy.<key>`` but live under ``validation:``; the
@@ -742,7 +742,7 @@ def user_loc(err: Any) -> tuple[Any, ...]:
     return loc
 
 
-def to_plain(data: Any) -> Any:
+def to_plain(data: object) -> object:
     """ruamel containers -> plain dict/list (pydantic accepts both, this keeps errors clean)."""
     if isinstance(data, dict):
         return {str(k): to_plain(v) for k, v in data.items()}

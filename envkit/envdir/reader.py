@@ -41,14 +41,14 @@ if TYPE_CHECKING:
     from envkit.envdir.project import Timeouts
 
 
-def raw_app(data: Any) -> str | None:
+def raw_app(data: object) -> str | None:
     """The ``app`` key of ``data`` (the manifest's YAML, even one that fails the schema) when
     it is a ``module:attr`` string, else ``None``."""
     app = data.get("app") if isinstance(data, dict) else None
     return app if isinstance(app, str) and APP_PATTERN.fullmatch(app) else None
 
 
-def declared_app(manifest: Manifest | None, data: Any) -> str:
+def declared_app(manifest: Manifest | None, data: object) -> str:
     """The ASGI app to serve: the validated manifest's, else :func:`raw_app`, else OpenEnv's
     default ``server.app:app``."""
     if manifest is not None:
@@ -56,7 +56,7 @@ def declared_app(manifest: Manifest | None, data: Any) -> str:
     return raw_app(data) or DEFAULT_APP
 
 
-def declared_port(manifest: Manifest | None, data: Any) -> int:
+def declared_port(manifest: Manifest | None, data: object) -> int:
     """The port a manifest declares (1-65535), read like :func:`declared_app`; else 8000."""
     if manifest is not None:
         return manifest.port
@@ -212,7 +212,7 @@ class EnvDir:
         return raw_app(self._manifest_data)
 
     @property
-    def _manifest_data(self) -> Any:
+    def _manifest_data(self) -> object:
         return self.manifest_doc.data if self.manifest_doc is not None else None
 
     @property

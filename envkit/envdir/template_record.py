@@ -9,7 +9,6 @@ import ast
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any
 
 # -- the template record: what envkit validate (EK224) compares ---------------------------------
 TEMPLATE_RECORD_TAG = "envkit:template"
@@ -56,7 +55,7 @@ def source_fingerprint(text: str) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
 
 
-def _tree_text(node: Any) -> str:
+def _tree_text(node: object) -> str:
     """A syntax tree as text: node names and their non-empty fields (see
     :func:`source_fingerprint`)."""
     if isinstance(node, list):

@@ -18,6 +18,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+import pathspec
+
 from envkit.fsutil import read_bounded
 
 ALWAYS_EXCLUDED = (
@@ -65,7 +67,6 @@ class UploadFile:
 
 
 def _read_patterns(path: Path) -> list[str]:
-
     try:  # a FIFO or a link to /dev/zero named .gitignore must not hang or fill memory
         data = read_bounded(path, root=path.parent)
     except OSError:
@@ -78,8 +79,6 @@ def ignore_spec(root: Path, *, use_gitignore: bool = True, use_dockerignore: boo
 
     Only the root ``.gitignore`` is read (nested ones are rare in environments).
     """
-    import pathspec
-
     lines = list(ALWAYS_EXCLUDED)
     if use_gitignore:
         lines += _read_patterns(root / ".gitignore")

@@ -20,7 +20,8 @@ public API.
 from __future__ import annotations
 
 from envkit.validation.lanes.source import run_source, run_static_only, validate
-from envkit.validation.lanes.stages import RunOptions, raw_app
+from envkit.validation.lanes.stages import raw_app
+from envkit.validation.options import RunOptions
 from envkit.validation.report import CheckResult, RuntimeNote, ValidationReport
 
 __all__ = [

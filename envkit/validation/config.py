@@ -17,6 +17,7 @@ the file's ``select``; ``--ignore`` adds to the file's ``ignore``. ``severity`` 
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -92,8 +93,6 @@ def check_code(value: str, source: str) -> str:
             hint="List the rules with `envkit rules`.",
         )
     if len(code) == 5 and code not in RULES:
-        import difflib
-
         close = difflib.get_close_matches(code, list(RULES), n=1)
         raise err(
             f"{source}: unknown rule code {code}{f' (did you mean {close[0]}?)' if close else ''}.",
@@ -102,7 +101,7 @@ def check_code(value: str, source: str) -> str:
     return code
 
 
-def _codes(values: Any, source: str) -> list[str]:
+def _codes(values: object, source: str) -> list[str]:
     if values is None:
         return []
     if isinstance(values, str):

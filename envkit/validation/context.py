@@ -67,7 +67,7 @@ class StaticContext:
         raw = self.manifest_data.get("app")
         return raw if isinstance(raw, str) else DEFAULT_APP
 
-    def manifest_loc(self, *keys: Any) -> Location:
+    def manifest_loc(self, *keys: str | int) -> Location:
         if self.manifest_doc is None:
             return Location(MANIFEST_NAME)
         return self.manifest_doc.locate(keys)

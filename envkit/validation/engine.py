@@ -20,31 +20,26 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeGuard, TypeVar
+
+import httpx
 
 from envkit.envdir.constants import VALIDATE_MAX_STEPS
-from envkit.envdir.manifest import EnvSpec, Manifest
-from envkit.envdir.project import env_spec, resolve_timeouts
+from envkit.envdir.manifest import Manifest
+from envkit.envdir.project import Timeouts, env_spec
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
-from envkit.server import start_server
+from envkit.server import ServerProcess, start_server
+from envkit.validation.options import DEFAULT_BUDGET_S, Budget, RunOptions
 from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
 
 DEFAULT_MAX_STEPS = VALIDATE_MAX_STEPS  # episode bound when max_steps is not declared
 ACTION_POOL = 100  # fuzzed actions generated at most (reused cyclically beyond)
 STOP_GRACE_S = 1.0  # SIGTERM grace before SIGKILL (uvicorn waits for in-flight steps)
-DEFAULT_BUDGET_S = 600.0  # whole runtime stage when --timeout is not given
 EPS = 1e-9  # tolerance of reward comparisons
 
 T = TypeVar("T")
-
-
-def runtime_spec(manifest: Manifest | None) -> EnvSpec:
-    """envkit's facts about the environment (reward range, max_steps, oracle, seeds, ...):
-    :func:`envkit.envdir.project.env_spec`, the one accessor every command reads them through;
-    ``None`` (a pure ``--url`` run) gives the defaults."""
-
-    return env_spec(manifest)
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -54,12 +49,9 @@ class Settings:
     Attributes:
         episodes: fuzzed episodes (>= 1).
         seed: seed of the action generator.
-        timeout_s: ``--timeout`` in seconds, or ``None``.
-        budget_s: seconds for the whole stage (``timeout_s`` or 600).
-        reply_s: seconds allowed for each answer: twice ``step_timeout_s``, at least 2, at
-            most ``timeout_s`` (but >= 0.5).
-        startup_s: seconds to wait for ``GET /health`` after start (``timeout_s`` when given,
-            else ``startup_timeout_s``).
+        timeouts: the run's time limits, resolved once from the options and the manifest
+            (:meth:`envkit.validation.options.RunOptions.timeouts`); read through
+            :attr:`budget_s`, :attr:`reply_s` and :attr:`startup_s`.
         max_steps: episode bound (``max_steps`` or 50).
         max_steps_declared: whether the manifest declares ``max_steps``.
         lo, hi: the declared reward range.
@@ -74,10 +66,7 @@ class Settings:
 
     episodes: int
     seed: int
-    timeout_s: float | None
-    budget_s: float
-    reply_s: float
-    startup_s: float
+    timeouts: Timeouts
     max_steps: int
     max_steps_declared: bool
     lo: float
@@ -90,39 +79,21 @@ class Settings:
     probe_path: str | None = None
 
     @classmethod
-    def resolve(
-        cls,
-        manifest: Manifest | None,
-        *,
-        episodes: int,
-        seed: int,
-        timeout_s: float | None,
-        startup_timeout_s: float | None = None,
-        reply_timeout_s: float | None = None,
-    ) -> Settings:
-        """Resolve the settings once; the time limits come from
-        :func:`envkit.envdir.project.resolve_timeouts` (the same rules for validate, eval and run).
+    def resolve(cls, manifest: Manifest | None, opts: RunOptions) -> Settings:
+        """Resolve the settings once from the run's options and envkit's facts about the
+        environment (:func:`envkit.envdir.project.env_spec`; ``manifest`` ``None``, a pure
+        ``--url`` run, gives the defaults).
 
         Raises:
             UsageError: a given time limit is not > 0.
         """
-
-        spec = runtime_spec(manifest)
-        limits = resolve_timeouts(
-            spec,
-            timeout_s=timeout_s,
-            startup_timeout_s=startup_timeout_s,
-            reply_timeout_s=reply_timeout_s,
-        )
+        spec = env_spec(manifest)
         seeds = tuple(dict.fromkeys(spec.seeds))[:3] or (0,)
         lo, hi = (float(x) for x in spec.reward_range)
         return cls(
-            episodes=max(1, episodes),
-            seed=seed,
-            timeout_s=timeout_s,
-            budget_s=timeout_s if timeout_s is not None else DEFAULT_BUDGET_S,
-            reply_s=limits.reply_s,
-            startup_s=limits.startup_s,
+            episodes=max(1, opts.episodes),
+            seed=opts.seed,
+            timeouts=opts.timeouts(spec),
             max_steps=spec.max_steps or DEFAULT_MAX_STEPS,
             max_steps_declared=spec.max_steps is not None,
             lo=lo,
@@ -135,43 +106,26 @@ class Settings:
             probe_path=spec.probe_path,
         )
 
+    @property
+    def budget_s(self) -> float:
+        """Seconds for the whole run (``--timeout``, else :data:`DEFAULT_BUDGET_S`)."""
+        budget = self.timeouts.budget_s
+        return budget if budget is not None else DEFAULT_BUDGET_S
+
+    @property
+    def reply_s(self) -> float:
+        """Seconds allowed for each answer: twice ``step_timeout_s``, at least 2, at most
+        ``--timeout`` (but >= 0.5); ``--reply-timeout`` when given."""
+        return self.timeouts.reply_s
+
+    @property
+    def startup_s(self) -> float:
+        """Seconds to wait for ``GET /health`` after start: ``--startup-timeout``, else the
+        manifest's ``startup_timeout_s``, at most ``--timeout``."""
+        return self.timeouts.startup_s
+
 
 # -- why the stage stops ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Budget:
-    """One deadline for a whole ``envkit validate`` run (``--timeout``), spent by every stage.
-
-    Like httpx's ``Timeout``: made once at the start of the run from ``time.monotonic()``
-    and handed down, so the build, the start-up wait and the runtime stage share it instead
-    of each starting a fresh one.
-
-    Attributes:
-        deadline: ``time.monotonic()`` value at which the run's time is up.
-        total_s: seconds the run was given (``--timeout``, or :data:`DEFAULT_BUDGET_S`).
-    """
-
-    deadline: float
-    total_s: float
-
-    @classmethod
-    def start(cls, timeout_s: float | None) -> Budget:
-        """A budget of ``timeout_s`` seconds (``None``: :data:`DEFAULT_BUDGET_S`) from now."""
-        total = timeout_s if timeout_s is not None else DEFAULT_BUDGET_S
-        return cls(deadline=time.monotonic() + total, total_s=total)
-
-    def remaining_s(self) -> float:
-        """Seconds left, at least 0."""
-        return max(0.0, self.deadline - time.monotonic())
-
-    def expired(self) -> bool:
-        """The deadline has passed."""
-        return time.monotonic() > self.deadline
-
-    def cap(self, seconds: float) -> float:
-        """``seconds``, or what is left of the budget when that is less."""
-        return min(seconds, self.remaining_s())
-
-
 class Stop(Exception):
     """The stage cannot go on; :func:`envkit.validation.rules.liveness.stopped` reports why."""
 
@@ -198,7 +152,7 @@ class ServerDied(Stop):
 
 
 # -- what checks pass to each other -------------------------------------------------------------
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """An int or float, not a bool (JSON numbers)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -321,6 +275,7 @@ class ServerPlayer:
         episodes: every episode played to its end or bound, by any policy (in order).
         on_episode_end: called when an episode ends with ``done=true`` (see
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
+        budget: the run's deadline (see ``budget`` above).
     """
 
     def __init__(
@@ -335,7 +290,7 @@ class ServerPlayer:
         self.checks_run: list[str] = []
         self.timings: dict[str, float] = {}
         self.url = ""
-        self.server: Any = None
+        self.server: ServerProcess | None = None
         self.latencies: list[float] = []
         self.rewards: list[SeenReward] = []
         self.checks: list[str] = []
@@ -345,21 +300,19 @@ class ServerPlayer:
         self.notes: list[str] = []
         self.episodes: list[Episode] = []
         self.on_episode_end: EpisodeEnd | None = None
-        self._watch: Callable[[Any, str], None] | None = None
-        self._http: Any = None
-        self._post_http: Any = None
+        self._watch: Callable[[dict[str, Any], str], None] | None = None
+        self._http: httpx.Client | None = None
+        self._post_http: httpx.Client | None = None
         # the run's budget when the caller has one (it also paid for a build or a static
         # stage), else a fresh one of ``settings.budget_s``
-        self._deadline = (
-            budget.deadline if budget is not None else time.monotonic() + settings.budget_s
-        )
+        self.budget = budget if budget is not None else Budget.start(settings.budget_s)
 
     # -- findings ---------------------------------------------------------------------------
     def progress(self, line: str) -> None:
         if self._progress:
             self._progress(line)
 
-    def add(self, rule: Rule, message: str, **data: Any) -> None:
+    def add(self, rule: Rule, message: str, **data: object) -> None:
         """Record a finding of ``rule`` (its default severity)."""
         self.findings.append(rule.finding(message, **data))
 
@@ -384,7 +337,6 @@ class ServerPlayer:
         Raises:
             ServerStartError: it exited or did not answer within ``settings.startup_s``.
         """
-
         t = time.perf_counter()
         try:
             self.server = start_server(root, app, python=python)
@@ -421,11 +373,11 @@ class ServerPlayer:
     # -- stops ------------------------------------------------------------------------------
     def remaining_s(self) -> float:
         """Seconds left of the stage's budget (``--timeout``), at least 0."""
-        return max(0.0, self._deadline - time.monotonic())
+        return self.budget.remaining_s()
 
     def check_budget(self) -> None:
         """Raises OutOfTime when the stage's budget is spent."""
-        if time.monotonic() > self._deadline:
+        if time.monotonic() > self.budget.deadline:
             raise OutOfTime
 
     def check_alive(self) -> None:
@@ -444,46 +396,40 @@ class ServerPlayer:
     def get(self, path: str) -> tuple[int | None, Any, str]:
         """``GET url+path``: ``(status, JSON body or None, text)``; ``status`` is ``None``
         when no answer came (``text`` says why)."""
-        import httpx
-
         if self._http is None:
             self._http = httpx.Client(timeout=self.settings.reply_s, trust_env=False)
         return self._request(self._http, "GET", path, 200)
 
-    def post(self, path: str, payload: Any) -> tuple[int | None, str]:
+    def post(self, path: str, payload: object) -> tuple[int | None, str]:
         """``POST url+path`` with a JSON body on a fresh connection (uvicorn drops keep-alive
         after a 500): ``(status or None, text)``; :meth:`post_json` without the parsed body."""
         status, _body, text = self.post_json(path, payload)
         return status, text
 
-    def post_client(self) -> Any:
+    def post_client(self) -> httpx.Client:
         """The ``httpx.Client`` every POST of the stage goes through: ``Connection: close``,
         so each request has a fresh connection (uvicorn drops keep-alive after a 500), but
         one client, because building one costs ~36 ms (its TLS context) and a run POSTs
         dozens of times. Closed by :meth:`close`."""
-        import httpx
-
         if self._post_http is None:
             self._post_http = httpx.Client(
                 timeout=self.settings.reply_s, trust_env=False, headers={"Connection": "close"}
             )
         return self._post_http
 
-    def post_json(self, path: str, payload: Any) -> tuple[int | None, Any, str]:
+    def post_json(self, path: str, payload: object) -> tuple[int | None, Any, str]:
         """:meth:`post`, with the JSON body parsed: ``(status or None, body or None, text)``
         (``text`` cut at 300 characters)."""
-        return self._request(self.post_client(), "POST", path, 300, json=payload)
+        return self._request(self.post_client(), "POST", path, 300, body=payload)
 
     def _request(
-        self, client: Any, method: str, path: str, limit: int, **kwargs: Any
+        self, client: httpx.Client, method: str, path: str, limit: int, *, body: object = None
     ) -> tuple[int | None, Any, str]:
         """One HTTP request of :meth:`get` / :meth:`post_json`: ``(status or None, JSON body
         or None, text cut at ``limit`` characters or why no answer came)``."""
-        import httpx
-
         self.check_budget()
         try:
-            r = client.request(method, self.url + path, **kwargs)
+            r = client.request(method, self.url + path, json=body)
         except httpx.TimeoutException:
             self.check_alive()
             return None, None, f"no answer within {self.settings.reply_s:g} s"
@@ -537,7 +483,7 @@ class ServerPlayer:
                 raise EnvErrorFrame(answer.get("data") or {})
             return s
 
-    def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def call(self, what: str, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run one session call; a hang or a crash stops the stage, other transport failures
         propagate as WireError (error frames as EnvErrorFrame)."""
         self.check_budget()
@@ -549,7 +495,7 @@ class ServerPlayer:
             self._wire_failure(exc, what)
             raise
 
-    def watch_observations(self, watch: Callable[[Any, str], None] | None) -> None:
+    def watch_observations(self, watch: Callable[[dict[str, Any], str], None] | None) -> None:
         """Call ``watch(observation, "reset" | "step")`` on every observation answered."""
         self._watch = watch
 
@@ -645,7 +591,7 @@ class ServerPlayer:
 
     # -- guarding checks --------------------------------------------------------------------
     def guard(
-        self, name: str, check: Callable[..., T], *args: Any, quiet: bool = False
+        self, name: str, check: Callable[..., T], *args: object, quiet: bool = False
     ) -> T | None:
         """Run one check; whatever it does not handle ends the check, not the stage.
 
@@ -681,7 +627,3 @@ class ServerPlayer:
     def _crashed(self, name: str, error: str) -> None:
         tb = traceback.format_exc() if os.environ.get("ENVKIT_DEBUG") == "1" else ""
         self.crashes.append((name, error, tb))
-
-
-#: The former name of :class:`ServerPlayer`, kept so existing imports keep working.
-Engine = ServerPlayer

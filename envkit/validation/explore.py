@@ -50,7 +50,7 @@ MAX_LEGAL = 4096  # longest list of legal actions read from an observation
 FUZZ_READ = 64  # fuzzed actions read from the pool for the fallback choices
 
 
-def _scalar_kind(value: Any) -> str | None:
+def _scalar_kind(value: object) -> str | None:
     """``integer``, ``number`` or ``string`` for a JSON scalar an action field could hold."""
     if isinstance(value, bool):
         return None
@@ -163,7 +163,7 @@ class ActionSpace:
                 return group[0]
         return None
 
-    def legal(self, observation: Any) -> list[dict[str, Any]]:
+    def legal(self, observation: object) -> list[dict[str, Any]]:
         """Actions built from the legal actions ``observation`` lists (``[]``: none listed).
 
         Args:
@@ -191,7 +191,7 @@ class ActionSpace:
                     return [{**self.base, name: v} for v in value]
         return []
 
-    def choices(self, observation: Any) -> list[dict[str, Any]]:
+    def choices(self, observation: object) -> list[dict[str, Any]]:
         """What the explorer chooses from in ``observation``: the listed legal actions,
         else the enumerated ones, else the fuzzed ones."""
         return self.legal(observation) or self.enumerated or self.fuzzed

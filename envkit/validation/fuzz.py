@@ -3,7 +3,8 @@
 Three families:
 
 * **fuzzed** actions: drawn with hypothesis-jsonschema (a well-kept generator of values that
-  satisfy a JSON Schema, built on hypothesis), seeded, derandomised and without a database;
+  satisfy a JSON Schema, built on hypothesis), seeded, derandomised and without a database
+  (:mod:`envkit.validation.schema_draws`, imported only when actions are drawn);
 * **degenerate** actions: empty values, minimum values, maximum values, and the first fuzzed
   action repeated — what a reward hacker tries first;
 * **invalid** actions: a required field missing, a field of the wrong type, an unknown extra
@@ -18,20 +19,15 @@ OpenEnv's ``Action`` carries a ``metadata`` field; it is never generated or sent
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import math
-import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-from envkit.fsutil import cache_dir
-
 STRIPPED_FIELDS = ("metadata",)
-_SANDBOX_LOCK = threading.Lock()
-IMPORT_LOCK = _SANDBOX_LOCK
+IMPORT_LOCK = threading.Lock()
 """Held while hypothesis, hypothesis-jsonschema and so jsonschema are imported (the warm-up
 thread of :func:`warm_up` does it beside the runtime stage): a check that imports jsonschema
 itself takes it first, since two threads importing jsonschema at once can each see the other's
@@ -52,7 +48,7 @@ def action_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _json_safe(value: Any) -> bool:
+def _json_safe(value: object) -> bool:
     """True when ``value`` survives JSON over a WebSocket as UTF-8 (no lone surrogates, no
     NaN)."""
     try:
@@ -62,49 +58,9 @@ def _json_safe(value: Any) -> bool:
     return True
 
 
-# -- hypothesis glue ---------------------------------------------------------------------------
-@contextlib.contextmanager
-def _hypothesis_sandbox() -> Iterator[None]:
-    """Run hypothesis without touching the user's disk and independently of loaded modules.
-
-    * hypothesis caches unicode tables under ``./.hypothesis`` of the working directory:
-      point its home at envkit's cache directory for the duration (restored after), so
-      nothing is written where the user runs envkit; no example database is ever used;
-    * hypothesis mixes constants found in "local" source files into its draws, which makes
-      the draws depend on the working directory and on which modules are loaded: switch that
-      off so a seed gives the same actions everywhere;
-    * hypothesis-jsonschema 0.23 calls ``many.more()``, which hypothesis >= 6.14x removed:
-      give it a compatible shim when needed.
-    """
-    with _SANDBOX_LOCK:  # hypothesis' home is process-wide: one sandbox at a time
-        from hypothesis import configuration
-
-        saved_home = getattr(configuration, "__hypothesis_home_directory", None)
-        with _cache_home() as home:
-            # Before importing hypothesis_jsonschema: its import builds the unicode tables.
-            configuration.set_hypothesis_home_dir(home)
-            import hypothesis_jsonschema._from_schema as hjs
-            from hypothesis.internal.conjecture import providers
-            from hypothesis.internal.conjecture import utils as cu
-
-            saved_constants = getattr(providers, "_get_local_constants", None)
-            saved_cu = hjs.cu
-            if saved_constants is not None:
-                empty = providers.Constants()
-                providers._get_local_constants = lambda: empty
-            if not hasattr(cu.many, "more"):
-                hjs.cu = _CuCompat(cu)
-            try:
-                yield
-            finally:
-                configuration.set_hypothesis_home_dir(saved_home)
-                if saved_constants is not None:
-                    providers._get_local_constants = saved_constants
-                hjs.cu = saved_cu
-
-
+# -- fuzzed actions ----------------------------------------------------------------------------
 def warm_up() -> threading.Thread:
-    """Import hypothesis and hypothesis-jsonschema (about 1 s of imports, half of a short
+    """Import hypothesis and hypothesis-jsonschema (about 0.7 s of imports, half of a short
     ``--url`` run) in a background thread, inside the sandbox, while the runtime stage waits
     for the server and plays the endpoint checks; :func:`generate_actions` then finds them
     loaded (it waits for the thread through the sandbox's lock). Never raises: a failure
@@ -116,60 +72,18 @@ def warm_up() -> threading.Thread:
 
     def load() -> None:
         try:
-            with _hypothesis_sandbox():
-                pass
+            # imported here, in the thread: the import is what is warmed up
+            with IMPORT_LOCK:
+                from envkit.validation import schema_draws
+
+                with schema_draws.sandbox():
+                    pass
         except Exception:  # noqa: BLE001, S110 - generate_actions reports it
             pass
 
     thread = threading.Thread(target=load, name="envkit-fuzz-warm-up", daemon=True)
     thread.start()
     return thread
-
-
-@contextlib.contextmanager
-def _cache_home() -> Iterator[str]:
-    """hypothesis' home: ``$XDG_CACHE_HOME/envkit/hypothesis`` (unicode tables only, reused
-    across runs), else a temporary directory removed afterwards."""
-    home = cache_dir("hypothesis")
-    if home is not None:
-        yield str(home)
-        return
-    with tempfile.TemporaryDirectory(prefix="envkit-hypothesis-") as tmp:
-        yield tmp
-
-
-class _ManyCompat:
-    """``many(...).more()`` on top of hypothesis' iterator-style ``many``."""
-
-    def __init__(self, impl: Any, data: Any, **kwargs: Any):
-        self._many = impl(data, **kwargs)
-        self._many.__enter__()
-        self._iter = iter(self._many)
-        self._open = True
-
-    def more(self) -> bool:
-        try:
-            next(self._iter)
-            return True
-        except StopIteration:
-            if self._open:
-                self._open = False
-                self._many.__exit__(None, None, None)
-            return False
-
-    def reject(self, why: str | None = None) -> None:
-        self._many.reject(why)
-
-
-class _CuCompat:
-    def __init__(self, cu: Any):
-        self._cu = cu
-
-    def many(self, data: Any, **kwargs: Any) -> _ManyCompat:
-        return _ManyCompat(self._cu.many, data, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._cu, name)
 
 
 def generate_actions(schema: dict[str, Any], count: int, seed: int) -> list[dict[str, Any]]:
@@ -190,38 +104,11 @@ def generate_actions(schema: dict[str, Any], count: int, seed: int) -> list[dict
     """
     if count <= 0:
         return []
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hseed
-    from hypothesis.errors import HypothesisException
+    # imported when actions are drawn, not with this module: a --static run never pays
+    # for hypothesis (about 0.3 s)
+    from envkit.validation import schema_draws
 
-    schema = action_schema(schema)
-    out: list[dict[str, Any]] = []
-    try:
-        with _hypothesis_sandbox():
-            from hypothesis_jsonschema import from_schema
-
-            strategy = from_schema(schema).filter(lambda v: isinstance(v, dict) and _json_safe(v))
-
-            @settings(
-                database=None,
-                max_examples=count,
-                phases=[Phase.generate],
-                deadline=None,
-                suppress_health_check=list(HealthCheck),
-                report_multiple_bugs=False,
-                print_blob=False,
-            )
-            @hseed(seed)
-            @given(strategy)
-            def _collect(value: dict[str, Any]) -> None:
-                if len(out) < count:
-                    out.append(value)
-
-            _collect()
-    except (HypothesisException, ValueError, TypeError, RecursionError) as exc:
-        raise ValueError(
-            f"cannot generate actions from the action schema: {type(exc).__name__}: {exc}"
-        ) from None
+    out = schema_draws.draw(action_schema(schema), count, seed, _json_safe)
     for action in out:
         for name in STRIPPED_FIELDS:
             action.pop(name, None)
@@ -229,13 +116,13 @@ def generate_actions(schema: dict[str, Any], count: int, seed: int) -> list[dict
 
 
 # -- schema walking --------------------------------------------------------------------------
-def resolve(node: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+def resolve(node: object, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     """Follow local ``$ref`` (``#/$defs/X``) and collapse ``allOf`` of one item."""
     while isinstance(node, dict) and "$ref" in node and depth < 20:
         ref = node["$ref"]
         if not isinstance(ref, str) or not ref.startswith("#/"):
             return {}
-        target: Any = root
+        target: object = root
         for part in ref[2:].split("/"):
             target = target.get(part, {}) if isinstance(target, dict) else {}
         node = target
@@ -257,7 +144,7 @@ def types_of(node: dict[str, Any]) -> list[str]:
     return []
 
 
-def extreme_value(node: Any, root: dict[str, Any], mode: str, depth: int = 0) -> Any:
+def extreme_value(node: object, root: dict[str, Any], mode: str, depth: int = 0) -> object:
     """A value allowed by ``node`` at one extreme.
 
     Args:
@@ -337,7 +224,7 @@ def degenerate_actions(
     schema = action_schema(schema)
     out: dict[str, dict[str, Any]] = {}
     seen: set[str] = set()
-    candidates: list[tuple[str, Any]] = [
+    candidates: list[tuple[str, object]] = [
         (mode, extreme_value(schema, schema, mode)) for mode in ("empty", "minimum", "maximum")
     ]
     if first_fuzzed is not None:
@@ -395,7 +282,7 @@ def invalid_actions(
 
 
 # -- shrinking -----------------------------------------------------------------------------
-def _smaller(value: Any) -> list[Any]:
+def _smaller(value: object) -> list[object]:
     if isinstance(value, str):
         out = [""]
         if len(value) > 1:
@@ -466,7 +353,7 @@ def shrink(
 _MISSING = object()
 
 
-def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+def first_difference(a: object, b: object, path: str = "") -> tuple[str, object, object] | None:
     """The first differing field of two JSON values: ``(path, a_value, b_value)`` or None.
 
     Paths look like ``target``, ``board[2].cell``; ``<missing>`` marks an absent key.
@@ -507,13 +394,13 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | N
     return None
 
 
-def json_key(value: Any) -> str:
+def json_key(value: object) -> str:
     """``value`` as canonical JSON (sorted keys; non-JSON values as ``str``): the key under
     which the runtime checks compare and count actions, observations and leaves."""
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def short_json(value: Any, limit: int = 160) -> str:
+def short_json(value: object, limit: int = 160) -> str:
     """Compact JSON for messages, cut at ``limit`` characters."""
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True)

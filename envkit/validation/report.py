@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from junit_xml import TestCase, TestSuite, to_xml_report_string
+from rich.text import Text
+
 from envkit._version import __version__
 from envkit.envdir.digest import Digests
 from envkit.findings import (
@@ -26,6 +29,7 @@ from envkit.findings import (
     Severity,
 )
 from envkit.fsutil import write_atomic  # noqa: F401 - re-exported for the CLI
+from envkit.validation.config import RuleSelection
 
 FORMATS = ("text", "json", "github", "junit")
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
@@ -217,7 +221,6 @@ class ValidationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON contract of ``--format json``."""
-
         return {
             "envkit_version": __version__,
             "target": self.target,
@@ -267,7 +270,7 @@ def assemble_report(
     lane: str,
     root: Path | None,
     evaluated: Evaluated,
-    selection: Any,
+    selection: RuleSelection,
     runtime: RuntimeNote | None = None,
 ) -> ValidationReport:
     """The one place a :class:`ValidationReport` is built, for every lane.
@@ -282,7 +285,7 @@ def assemble_report(
         lane: ``source``, ``url`` or ``docker``.
         root: the environment directory, ``None`` for ``--url`` only.
         evaluated: what the stages found (findings are modified in place: severities).
-        selection: the run's :class:`envkit.validation.config.Selection`.
+        selection: the run's :class:`envkit.validation.config.RuleSelection`.
         runtime: the runtime stage's note (default: it ran, nothing assumed).
 
     Returns:
@@ -484,13 +487,11 @@ def render_text(report: ValidationReport, show_all: bool = False) -> str:
     return "\n".join("".join(text for text, _ in line) for line in lines) + "\n"
 
 
-def render_text_styled(report: ValidationReport, show_all: bool = False) -> Any:
+def render_text_styled(report: ValidationReport, show_all: bool = False) -> Text:
     """The text report as a ``rich.text.Text`` with the same characters as
     :func:`render_text`, styled by severity (:data:`SEVERITY_STYLE`): errors red, warnings
     yellow, infos dim, the summary green or red. A rich console drops the styles itself
     where colour does not belong (not a terminal, ``TERM=dumb``)."""
-    from rich.text import Text
-
     out = Text(end="")
     for line in _text_lines(report, show_all):
         for text, style in line:
@@ -536,8 +537,6 @@ def render_github(report: ValidationReport) -> str:
 def render_junit(report: ValidationReport) -> str:
     """JUnit XML (``junit-xml``): one test suite per stage, one test case per check; a check
     fails on an error finding, warnings and infos go to its system-out."""
-    from junit_xml import TestCase, TestSuite, to_xml_report_string
-
     suites: dict[str, list[TestCase]] = {}
     for c in report.checks:
         fam = FAMILIES.get(c.code[2])
@@ -665,7 +664,6 @@ def rfc008_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
         ``openenv_0_10`` (bool). Source: openenv 0.10.0's ``severity-v2`` policy and the
         graders its runner registers (:data:`envkit.findings.RFC008_OPENENV_010`).
     """
-
     rules = sorted(rules if rules is not None else RULES.values(), key=lambda r: r.code)
     return [
         {

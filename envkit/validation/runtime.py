@@ -20,7 +20,8 @@ from envkit.envdir.project import resolve_python
 from envkit.errors import UsageError
 from envkit.findings import Finding
 from envkit.validation import explore, fuzz, probing
-from envkit.validation.engine import ActionPool, Budget, ServerPlayer, Settings, Stop
+from envkit.validation.engine import ActionPool, ServerPlayer, Settings, Stop
+from envkit.validation.options import Budget, RunOptions
 from envkit.validation.rules import (
     determinism,
     endpoints,
@@ -56,6 +57,8 @@ REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
     ("oversized action probe", load.oversized_action),  # last: it may hang the server
 )
 
+DEFAULT_OPTIONS = RunOptions()  # a run_runtime call without options: the defaults
+
 
 @dataclass
 class RuntimeTarget:
@@ -66,7 +69,7 @@ class RuntimeTarget:
         root: environment directory: without ``url`` envkit starts its server from
             ``manifest.app`` and stops it afterwards; the oracle is imported from it.
         manifest: the parsed ``openenv.yaml``; ``None`` for a pure ``--url`` run (the
-            defaults of :func:`envkit.validation.engine.runtime_spec` apply, no oracle).
+            defaults of :func:`envkit.envdir.project.env_spec` apply, no oracle).
         python: interpreter for the server and the oracle (``--python``; see
             :func:`envkit.envdir.project.resolve_python`).
         app: the ASGI app to start (``module:attr``) when ``manifest`` could not be read
@@ -112,15 +115,7 @@ class RuntimeOutcome:
 
 
 def run_runtime(
-    target: RuntimeTarget,
-    *,
-    episodes: int = 5,
-    seed: int = 0,
-    timeout_s: float | None = None,
-    startup_timeout_s: float | None = None,
-    reply_timeout_s: float | None = None,
-    progress: Callable[[str], None] | None = None,
-    budget: Budget | None = None,
+    target: RuntimeTarget, opts: RunOptions = DEFAULT_OPTIONS, budget: Budget | None = None
 ) -> RuntimeOutcome:
     """Run the runtime checks (EK4xx, EK5xx) against ``target``.
 
@@ -131,16 +126,13 @@ def run_runtime(
 
     Args:
         target: what to play.
-        episodes: fuzzed episodes (>= 1); each has at most ``max_steps`` steps (50 when not
-            declared).
-        seed: seed of the action generator; the same seed gives the same actions.
-        timeout_s: budget of the whole stage in seconds (``--timeout``; default 600); also
-            caps the start-up and reply timeouts (:func:`envkit.envdir.project.resolve_timeouts`).
-        startup_timeout_s: seconds to wait for ``GET /health`` (default the manifest's).
-        reply_timeout_s: seconds to wait for one answer (default 2 x ``step_timeout_s``).
-        progress: called with short progress lines.
-        budget: the run's deadline (:class:`~envkit.validation.engine.Budget`), shared with
-            the stages before this one; ``None``: ``timeout_s`` (or 600 s) from now.
+        opts: the run's options; this stage reads ``episodes`` (each has at most
+            ``max_steps`` steps, 50 when not declared), ``seed`` (the same seed gives the
+            same actions), the three time limits (resolved once with the manifest into
+            :class:`envkit.envdir.project.Timeouts`: ``timeout_s``, default 600, also caps
+            the start-up and reply timeouts) and ``progress``.
+        budget: the run's deadline (:class:`~envkit.validation.options.Budget`), shared with
+            the stages before this one; ``None``: ``opts.timeout_s`` (or 600 s) from now.
 
     Returns:
         The :class:`RuntimeOutcome`.
@@ -154,15 +146,8 @@ def run_runtime(
             "The runtime stage needs a URL or an environment directory.", hint="Pass PATH or --url."
         )
     python = resolve_python(target.root, target.python) if target.root is not None else None
-    settings = Settings.resolve(
-        target.manifest,
-        episodes=episodes,
-        seed=seed,
-        timeout_s=timeout_s,
-        startup_timeout_s=startup_timeout_s,
-        reply_timeout_s=reply_timeout_s,
-    )
-    engine = ServerPlayer(settings, progress, budget)
+    settings = Settings.resolve(target.manifest, opts)
+    engine = ServerPlayer(settings, opts.progress, budget)
     fuzz.warm_up()  # ~1 s of imports, overlapped with the start-up and the endpoint checks
     t0 = time.perf_counter()
     capacity = None

@@ -13,6 +13,7 @@ from envkit.envdir.launch import LaunchCandidate, root_cause
 from envkit.envdir.manifest import read_manifest
 from envkit.server import Attempt
 from envkit.validation.engine import ServerPlayer, Settings
+from envkit.validation.options import RunOptions
 from envkit.validation.rules.liveness import DECLARED_START_FAILS, declared_start
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from tests.helpers import descendants
@@ -26,7 +27,7 @@ def test_relative_imports_validate_by_the_package_form_and_warn_ek447() -> None:
         RuntimeTarget(
             url=None, root=DECLARED, manifest=read_manifest(DECLARED), python=sys.executable
         ),
-        episodes=1,
+        RunOptions(episodes=1),
     )
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
@@ -46,7 +47,7 @@ def test_relative_imports_validate_by_the_package_form_and_warn_ek447() -> None:
 
 
 def _engine() -> ServerPlayer:
-    engine = ServerPlayer(Settings.resolve(None, episodes=1, seed=0, timeout_s=None))
+    engine = ServerPlayer(Settings.resolve(None, RunOptions(episodes=1, seed=0)))
     engine.launch = "package form from the parent folder: uvicorn x_env.server.app:app in /e"
     return engine
 

@@ -5,27 +5,28 @@ from __future__ import annotations
 import pytest
 
 from envkit.envdir.manifest import read_manifest
-from envkit.validation.engine import Engine, NoAnswer, Settings
+from envkit.validation.engine import NoAnswer, ServerPlayer, Settings
+from envkit.validation.options import RunOptions
 from envkit.validation.rules import liveness, reward
 
 from .conftest import KNOBS
 
 
 def test_settings_from_the_manifest_and_the_timeout():
-    s = Settings.resolve(read_manifest(KNOBS), episodes=0, seed=3, timeout_s=None)
+    s = Settings.resolve(read_manifest(KNOBS), RunOptions(episodes=0, seed=3))
     assert s.episodes == 1 and s.seed == 3
     assert s.reply_s == 2.0  # 2 x step_timeout_s (1.0), at least 2 s
     assert s.startup_s == 90 and s.budget_s == 600
     assert s.max_steps == 4 and s.max_steps_declared and s.seeds == (0, 1)
     assert s.oracle == "server.oracle:policy" and s.has_manifest
-    t = Settings.resolve(None, episodes=2, seed=0, timeout_s=0.2)
+    t = Settings.resolve(None, RunOptions(episodes=2, seed=0, timeout_s=0.2))
     assert t.reply_s == 0.5 and t.startup_s == 0.2 and t.budget_s == 0.2
     assert t.max_steps == 50 and not t.max_steps_declared and t.oracle is None
     assert (t.lo, t.hi) == (0.0, 1.0) and not t.has_manifest
 
 
 def test_guard_turns_a_crash_into_a_finding_and_goes_on():
-    engine = Engine(Settings.resolve(None, episodes=1, seed=0, timeout_s=None))
+    engine = ServerPlayer(Settings.resolve(None, RunOptions(episodes=1, seed=0)))
 
     def broken():
         raise KeyError("observation")
@@ -40,7 +41,7 @@ def test_guard_turns_a_crash_into_a_finding_and_goes_on():
 
 
 def test_guard_lets_a_stop_through():
-    engine = Engine(Settings.resolve(None, episodes=1, seed=0, timeout_s=None))
+    engine = ServerPlayer(Settings.resolve(None, RunOptions(episodes=1, seed=0)))
 
     def hangs():
         raise NoAnswer("`step`")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from envkit.envdir.manifest import read_manifest
+from envkit.validation.options import RunOptions
 from envkit.validation.probing import Probes
 from envkit.validation.rules import grader_hacks
 from envkit.validation.runtime import RuntimeTarget, run_runtime
@@ -55,7 +56,7 @@ def test_clean_probe_code_resists_every_hack(monkeypatch) -> None:
     monkeypatch.delenv("PROBE_MODE", raising=False)
     out = run_runtime(
         RuntimeTarget(url=None, root=CODE, manifest=read_manifest(CODE), python=sys.executable),
-        episodes=3,
+        RunOptions(episodes=3),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert grader_hacks.CODE_GRADER_HACKS.code in out.checks_run

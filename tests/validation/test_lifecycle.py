@@ -11,6 +11,7 @@ import time
 import pytest
 
 from envkit.envdir.manifest import read_manifest
+from envkit.validation.options import RunOptions
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from tests.helpers import descendants
 
@@ -25,8 +26,7 @@ def _root_run(monkeypatch, mode="", start="", **kw):
     t0 = time.monotonic()
     out = run_runtime(
         RuntimeTarget(url=None, root=KNOBS, manifest=read_manifest(KNOBS), python=sys.executable),
-        episodes=kw.pop("episodes", 2),
-        **kw,
+        RunOptions(episodes=kw.pop("episodes", 2), **kw),
     )
     elapsed = time.monotonic() - t0
     time.sleep(0.2)
@@ -76,8 +76,7 @@ def test_budget_spent_stops_the_stage(knobs_server):
     t0 = time.monotonic()
     out = run_runtime(
         RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
-        episodes=3,
-        timeout_s=0.5,
+        RunOptions(episodes=3, timeout_s=0.5),
     )
     assert time.monotonic() - t0 < 5
     (f,) = out.findings

@@ -15,6 +15,7 @@ import pytest
 from envkit.envdir.manifest import read_manifest
 from envkit.findings import Rule
 from envkit.validation import probing
+from envkit.validation.options import RunOptions
 from envkit.validation.rules import (
     feedback_leaks,
     grader_hacks,
@@ -55,7 +56,7 @@ def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> 
     before = descendants(os.getpid())
     out = run_runtime(
         RuntimeTarget(url=None, root=QUIZ, manifest=read_manifest(QUIZ), python=sys.executable),
-        episodes=3,
+        RunOptions(episodes=3),
     )
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the probes left processes behind"

@@ -23,6 +23,7 @@ import pytest
 
 from envkit.envdir.manifest import read_manifest
 from envkit.findings import Finding, Stage, codes_of
+from envkit.validation.options import RunOptions
 from envkit.validation.runtime import RuntimeOutcome, RuntimeTarget, run_runtime
 from tests.helpers import descendants
 
@@ -371,7 +372,7 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
         before = descendants(os.getpid())
         out = run_runtime(
             RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
-            episodes=case.episodes,
+            RunOptions(episodes=case.episodes),
         )
         time.sleep(0.2)
         assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
@@ -385,7 +386,7 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
         t0 = time.monotonic()
         out = run_runtime(
             RuntimeTarget(url=None, root=KNOBS, manifest=manifest, python=sys.executable),
-            episodes=case.episodes,
+            RunOptions(episodes=case.episodes),
         )
         assert time.monotonic() - t0 < 60
         time.sleep(0.2)
@@ -398,7 +399,7 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
             mode_file.write_text(case.mode)
         out = run_runtime(
             RuntimeTarget(url=server.url, root=None, manifest=manifest, python=None),
-            episodes=case.episodes,
+            RunOptions(episodes=case.episodes),
         )
         assert server.alive()
     assert {f.code for f in out.findings} == {code} | case.also, [
@@ -416,7 +417,7 @@ def _run_env(name: str, episodes: int) -> RuntimeOutcome:
     before = descendants(os.getpid())
     out = run_runtime(
         RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
-        episodes=episodes,
+        RunOptions(episodes=episodes),
     )
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the runtime stage left processes behind"
@@ -464,7 +465,7 @@ def test_call_reset_first_is_one_finding(knobs_server) -> None:
     mode_file.write_text("reset_first")
     out = run_runtime(
         RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
-        episodes=2,
+        RunOptions(episodes=2),
     )
     assert {f.code for f in out.findings} == {"EK407"}, [(f.code, f.message) for f in out.findings]
     assert "Call reset() first" in out.findings[0].message
@@ -479,7 +480,7 @@ def test_timings_are_no_determinism_finding(knobs_server) -> None:
     mode_file.write_text("timed")
     out = run_runtime(
         RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
-        episodes=2,
+        RunOptions(episodes=2),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert {"EK411", "EK419"} <= set(out.checks_run)
@@ -492,7 +493,7 @@ def test_one_lucky_seed_is_no_reward_hack(knobs_server):
     mode_file.write_text("lucky")
     out = run_runtime(
         RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
-        episodes=3,
+        RunOptions(episodes=3),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert "EK505" in out.checks_run
@@ -503,7 +504,7 @@ def test_clean_knobs_has_no_finding(knobs_server):
     mode_file.write_text("")
     out = run_runtime(
         RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
-        episodes=3,
+        RunOptions(episodes=3),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert out.capacity == 4  # the knobs server's max_concurrent_envs

@@ -21,6 +21,7 @@ import pytest
 from envkit.envdir.manifest import read_manifest
 from envkit.findings import Finding
 from envkit.validation.engine import ActionPool, ServerPlayer, Settings
+from envkit.validation.options import RunOptions
 from envkit.validation.rules import determinism
 from tests.helpers import descendants
 
@@ -49,7 +50,9 @@ def duel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerPlaye
 
 
 def _engine() -> ServerPlayer:
-    settings = Settings.resolve(read_manifest(SEED_DUEL), episodes=1, seed=0, timeout_s=120)
+    settings = Settings.resolve(
+        read_manifest(SEED_DUEL), RunOptions(episodes=1, seed=0, timeout_s=120)
+    )
     return ServerPlayer(settings)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from envkit.envdir.manifest import read_manifest
+from envkit.validation.options import RunOptions
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from tests.helpers import descendants
 
@@ -54,7 +55,7 @@ def test_openenv_init_env_shows_upstream_defects(openenv_init_env: Path):
             manifest=read_manifest(openenv_init_env),
             python=sys.executable,
         ),
-        episodes=2,
+        RunOptions(episodes=2),
     )
     by_code = {f.code: f for f in out.findings}
     # `reset()` drops `seed`, but the template draws nothing at random: no EK413 (issue #13)

@@ -15,6 +15,7 @@ import pytest
 
 from envkit.envdir.manifest import read_manifest
 from envkit.validation import raw_app, validate
+from envkit.validation.options import RunOptions
 from envkit.validation.report import SCHEMA_PATH, render_json, render_text
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 
@@ -36,7 +37,7 @@ def test_distinct_reset_observation_and_metadata_give_no_finding(monkeypatch):
     monkeypatch.delenv("V010_MODE", raising=False)
     out = run_runtime(
         RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010), python=sys.executable),
-        episodes=2,
+        RunOptions(episodes=2),
     )
     # the fixture pays partial credit on every step, so stalling pays: EK513 is its one
     # finding (a reward-design defect; tests/validation/test_rules.py pins it)
@@ -69,7 +70,7 @@ def test_production_harness_is_not_applicable_not_broken(monkeypatch):
     monkeypatch.setenv("V010_MODE", "reset_fails")
     out = run_runtime(
         RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010), python=sys.executable),
-        episodes=1,
+        RunOptions(episodes=1),
     )
     assert {f.code for f in out.findings} == {"EK426"}, [(f.code, f.message) for f in out.findings]
     assert all(f.severity.value == "info" for f in out.findings)

@@ -14,9 +14,7 @@ from envkit.envdir import EnvDir
 from envkit.findings import Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
-from envkit.validation.engine import Budget
 from envkit.validation.lanes.stages import (
-    RunOptions,
     checked_root,
     lane_name,
     play_train_path,
@@ -32,6 +30,7 @@ from envkit.validation.lanes.stages import (
     train_path_skip,
     wants_runtime,
 )
+from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated, RuntimeNote, ValidationReport
 
 
@@ -135,7 +134,7 @@ def _run(
 
     Args:
         root: checked environment directory or ``None``. url: a running server or ``None``.
-        opts: the run's options. budget: the run's :class:`~envkit.validation.engine.Budget`.
+        opts: the run's options. budget: the run's :class:`~envkit.validation.options.Budget`.
         static: skip the runtime stage. oracle_with_url: see :func:`validate`.
         t0: ``time.perf_counter()`` at the start of the run (for ``timings["total"]``).
     """

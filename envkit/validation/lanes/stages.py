@@ -3,13 +3,14 @@ static stage, the runtime plan and target, the runtime stage, the training lane'
 play, and the report's digests.
 
 A lane (:mod:`envkit.validation.lanes.source`, :mod:`envkit.container.lane`) strings these
-together with one :class:`RunOptions` and one :class:`~envkit.validation.engine.Budget`.
+together with one :class:`RunOptions` and one :class:`~envkit.validation.options.Budget`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,10 @@ from envkit.errors import UsageError
 from envkit.findings import Stage, codes_of, family_digits
 from envkit.schemas import schemas_from_url
 from envkit.validation import report as R
+from envkit.validation.config import RuleSelection
 from envkit.validation.engine import DEFAULT_MAX_STEPS
-from envkit.validation.lanes.training import LanePlan, play_lane, start_lane
+from envkit.validation.lanes.training import LanePlan, StartedLane, play_lane, start_lane
+from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated
 from envkit.validation.rules import lane_only_codes
 from envkit.validation.runtime import RuntimeTarget, run_runtime
@@ -67,40 +70,6 @@ def assumed_defaults(why: str) -> list[str]:
     ]
 
 
-def load_rules() -> None:
-    import envkit.validation.rules  # noqa: F401 - the one import that registers every rule
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """The options of one ``envkit validate`` run, shared by every lane.
-
-    Attributes:
-        python: interpreter for the server (source lane) and the oracle (``--python``).
-        select: rule codes or prefixes to run (replaces the config's ``select``).
-        ignore: codes or prefixes to drop (added to the config's ``ignore``).
-        episodes: fuzzed episodes in the runtime stage (>= 1).
-        seed: seed of the action generator.
-        timeout_s: the whole run's budget in seconds (``--timeout``; ``None``: 600).
-        startup_timeout_s: seconds to wait for ``GET /health`` (``--startup-timeout``).
-        reply_timeout_s: seconds to wait for one answer (``--reply-timeout``).
-        progress: called with short progress lines.
-        train_path: play the training-path lane (EK7xx) when the environment has a TRL
-            adapter (``--no-train-path``: False).
-    """
-
-    python: str | None = None
-    select: Sequence[str] | None = None
-    ignore: Sequence[str] | None = None
-    episodes: int = 5
-    seed: int = 0
-    timeout_s: float | None = None
-    startup_timeout_s: float | None = None
-    reply_timeout_s: float | None = None
-    progress: Callable[[str], None] | None = None
-    train_path: bool = True
-
-
 @dataclass
 class RuntimePlan:
     """Whether and how the runtime stage plays: ``not_run`` is the skip reason when it does
@@ -128,7 +97,6 @@ def checked_root(path: str | Path | None, url: str | None, episodes: int) -> Pat
     if episodes < 1:
         raise UsageError(f"--episodes must be >= 1; got {episodes}.", hint="Pass --episodes 5.")
     if path is None:
-        load_rules()
         return None
     root = Path(path).expanduser()
     if not root.exists():
@@ -140,9 +108,8 @@ def checked_root(path: str | Path | None, url: str | None, episodes: int) -> Pat
         raise UsageError(
             f"{root} is not a directory.", hint="Pass the directory that holds openenv.yaml."
         )
-    # Before the rules are imported (about 1 s): a refusal must come at once.
+    # Before anything is scanned: a refusal must come at once.
     _refuse_outside_environment(root)
-    load_rules()
     return root.resolve()
 
 
@@ -160,8 +127,6 @@ def _refuse_outside_environment(root: Path) -> None:
             down or above (``envkit validate wordle``, ``envkit validate ..``) when there is
             one.
     """
-    import shlex
-
     if (root / MANIFEST_NAME).is_file() or (root / "server" / "app.py").is_file():
         return
     found = [shlex.quote(_typed(p)) for p in _nearby_environments(root.resolve())]
@@ -211,7 +176,7 @@ def read_schemas(url: str) -> dict[str, Any] | None:
     return schemas_from_url(url, timeout_s=5.0)
 
 
-def read_schemas_while_up(target: Any, seen: dict[str, Any]) -> None:
+def read_schemas_while_up(target: RuntimeTarget, seen: dict[str, Any]) -> None:
     """Make ``target.while_up`` read ``GET /schema`` into ``seen["schemas"]`` first (the
     server envkit started is stopped when the runtime stage returns), then do what it did."""
     inner = target.while_up
@@ -233,8 +198,13 @@ def report_digests(envdir: EnvDir | None, schemas: dict[str, Any] | None, not_ru
 
 
 def start_train_path(
-    root: Path | None, manifest: Any, plan: RuntimePlan, opts: RunOptions, budget: Any, ev: Any
-) -> Any:
+    root: Path | None,
+    manifest: Manifest | None,
+    plan: RuntimePlan,
+    opts: RunOptions,
+    budget: Budget,
+    ev: Evaluated,
+) -> StartedLane | list[str]:
     """The training-path lane, started before its server
     (:func:`envkit.validation.lanes.training.start_lane`): a ``StartedLane``, or the notes for
     the report when it does not run."""
@@ -245,10 +215,10 @@ def start_train_path(
 def play_train_path(
     root: Path | None,
     url: str | None,
-    manifest: Any,
+    manifest: Manifest | None,
     plan: RuntimePlan,
     opts: RunOptions,
-    budget: Any,
+    budget: Budget,
     ev: Evaluated,
     skip: str,
 ) -> list[str]:
@@ -258,7 +228,9 @@ def play_train_path(
     return play_lane(LanePlan(root, url, manifest, plan.app, skip), opts, budget, ev)
 
 
-def train_path_skip(opts: RunOptions, selection: Any, plan: RuntimePlan, *, static: bool) -> str:
+def train_path_skip(
+    opts: RunOptions, selection: RuleSelection, plan: RuntimePlan, *, static: bool
+) -> str:
     """Why the training-path lane does not run (``""``: it runs)."""
     if not opts.train_path:
         return R.NO_TRAIN_PATH
@@ -281,7 +253,7 @@ def report_label(root: Path | None, url: str | None) -> str:
     return str(root) if root is not None else str(url)
 
 
-def wants_runtime(selection: Any) -> bool:
+def wants_runtime(selection: RuleSelection) -> bool:
     return selection.wants_stage(family_digits(Stage.RUNTIME))
 
 
@@ -327,11 +299,14 @@ def runtime_plan(
 def runtime_target(
     root: Path | None,
     url: str | None,
-    manifest: Any,
+    manifest: Manifest | None,
     plan: RuntimePlan,
     opts: RunOptions,
     oracle_with_url: bool,
-) -> Any:
+) -> RuntimeTarget:
+    """What the runtime stage plays: ``url``, or the server envkit starts from ``root``;
+    ``root`` is kept with ``url`` only when ``oracle_with_url`` (the oracle is imported
+    from it)."""
 
     # run_runtime resolves the interpreter once and hands it to the server and the oracle
     return RuntimeTarget(
@@ -344,7 +319,7 @@ def runtime_target(
 
 
 def runtime_stage(
-    target: Any, opts: RunOptions, budget: Any, ev: Evaluated, *, lane: str
+    target: RuntimeTarget, opts: RunOptions, budget: Budget, ev: Evaluated, *, lane: str
 ) -> tuple[str | None, list[str]]:
     """Play the runtime stage into ``ev``; ``(launch, notes)`` for the report's note.
 
@@ -352,16 +327,7 @@ def runtime_stage(
     rules the stage did not reach with :data:`~envkit.validation.report.NOT_EVALUATED_BY_RUNTIME`.
     """
 
-    outcome = run_runtime(
-        target,
-        episodes=opts.episodes,
-        seed=opts.seed,
-        timeout_s=opts.timeout_s,
-        startup_timeout_s=opts.startup_timeout_s,
-        reply_timeout_s=opts.reply_timeout_s,
-        progress=opts.progress,
-        budget=budget,
-    )
+    outcome = run_runtime(target, opts, budget)
     findings = outcome.findings
     if target.manifest is None and target.root is not None:
         # the oracle may be declared in the unreadable manifest: "none declared" would

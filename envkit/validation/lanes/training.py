@@ -57,7 +57,7 @@ from envkit.server import (
     start_server,
 )
 from envkit.validation import report as R
-from envkit.validation.engine import Budget
+from envkit.validation.options import Budget
 from envkit.validation.report import Evaluated
 from envkit.validation.rules.training import (
     ADAPTER_BROKEN,
@@ -356,7 +356,7 @@ class StartedLane:
 
     Args:
         run: the started driver. budget: the run's
-            :class:`~envkit.validation.engine.Budget`. ev: where the outcome goes.
+            :class:`~envkit.validation.options.Budget`. ev: where the outcome goes.
     """
 
     def __init__(self, run: TrainPathRun, budget: Budget, ev: Evaluated) -> None:
@@ -401,7 +401,7 @@ def start_lane(
     Args:
         plan: what to play, or why not. opts: the run's
             :class:`~envkit.validation.RunOptions` (``python``, ``progress``).
-        budget: the run's :class:`~envkit.validation.engine.Budget`.
+        budget: the run's :class:`~envkit.validation.options.Budget`.
         ev: an :class:`~envkit.validation.report.Evaluated` for findings, evaluated
             codes, skip reasons and the lane's timing.
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from envkit.validation.engine import ServerPlayer, Settings
+from envkit.validation.options import RunOptions
 from envkit.validation.rules import sessions
 
 
@@ -71,7 +72,9 @@ def queueing_url(echo_server) -> Iterator[str]:
 
 
 def test_a_queued_session_gets_the_queueing_lane_s_message(queueing_url: str) -> None:
-    settings = Settings.resolve(None, episodes=1, seed=0, timeout_s=60, reply_timeout_s=2.0)
+    settings = Settings.resolve(
+        None, RunOptions(episodes=1, seed=0, timeout_s=60, reply_timeout_s=2.0)
+    )
     engine = ServerPlayer(settings)
     engine.url = queueing_url
     try:
