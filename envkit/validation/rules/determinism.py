@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.errors import ServerStartError
-from envkit.findings import Severity, register
+from envkit.findings import Rule, Severity, register
 from envkit.probe_plan import PlanError, read_plan
 from envkit.server import _spawn, free_port, url_host
 from envkit.validation import fuzz
@@ -327,6 +327,16 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
     for a, b in runs.values():
         volatile |= volatile_paths(a, b)
     deterministic = True
+    # findings of the replay on one session wait for EK413: a seed the environment ignores
+    # explains them (one cause, one finding)
+    held: dict[str, tuple[Rule, str, dict[str, object]]] = {}
+
+    def add(rule: Rule, message: str, same_session: bool, **data: object) -> None:
+        if same_session:
+            held.setdefault(rule.code, (rule, message, data))
+        else:
+            engine.add(rule, message, **data)
+
     for seed, (a, b) in runs.items():
         diffs = compare(a, b, volatile) or _resets_differ(engine, seed, a, volatile)
         same_session = not diffs
@@ -339,12 +349,13 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
             if d.where.startswith("reward"):
                 if engine.has(REWARD_NONDETERMINISTIC):
                     continue
-                engine.add(
+                add(
                     REWARD_NONDETERMINISTIC,
                     f"The same seed ({seed}) and the same actions must give the same "
                     f"rewards; step rewards differ at `{d.path}` ({_fmt(d.first)}, "
                     f"{_fmt(d.second)}). Most likely the reward uses an unseeded "
                     f"random generator or outside state. Actions: {_fmt(a.actions)}.",
+                    same_session,
                     seed=seed,
                     field=d.path,
                     first=d.first,
@@ -377,10 +388,11 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
                 if same_session
                 else "the episode draws from an unseeded random generator"
             )
-            engine.add(
+            add(
                 RESET_NONDETERMINISTIC,
                 f"{lead} ({_fmt(d.first)}, {_fmt(d.second)}). Most likely {cause}"
                 + (f" (actions sent: {_fmt(a.actions)})." if d.where != "reset" else "."),
+                same_session,
                 seed=seed,
                 field=d.path,
                 where=d.where,
@@ -389,6 +401,9 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
                 actions=a.actions,
             )
     if not deterministic:
+        for rule, message, data in held.values():
+            if not engine.has(rule):
+                engine.add(rule, message, **data)
         return None
     reference = Reference({seed: a for seed, (a, _b) in runs.items()}, volatile)
     if len(runs) >= 2:
@@ -397,6 +412,9 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
         same = all(not compare(first, e, volatile) for e in others)
         if same and not _seed_control(engine, list(runs), volatile, replay):
             _process_control(engine, list(runs), first, volatile)
+    if not engine.has(SEED_IGNORED):
+        for rule, message, data in held.values():
+            engine.add(rule, message, **data)
     return reference
 
 
