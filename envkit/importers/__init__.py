@@ -4,7 +4,8 @@ A source is ``KIND:TARGET``:
 
 - ``reasoning-gym:TASK``: a reasoning-gym procedural task (:mod:`envkit.importers.reasoning_gym`);
 - ``verifiers:MODULE`` or a path to a ``.py`` file with ``load_environment``: a Prime
-  verifiers environment (:mod:`envkit.importers.verifiers`);
+  verifiers environment (:mod:`envkit.importers.verifiers`); ``verifiers:DIR``, a package
+  name or a Hub id: a ``verifiers.v1`` taskset (:mod:`envkit.importers.verifiers_v1`);
 - ``gymnasium:ID``: the built-in ``gymnasium`` template with ``gym_id=ID``.
 
 The result is an ordinary envkit environment, rendered through the same renderer as
@@ -129,8 +130,10 @@ def import_environment(
 
         rendered, src = render(target, names)
     else:
-        from envkit.importers.verifiers import render
+        from envkit.importers import verifiers, verifiers_v1
 
+        v1 = verifiers_v1.is_taskset_source(target)
+        render = verifiers_v1.render if v1 else verifiers.render
         rendered, src = render(target, names, dict(options or {}))
     from envkit.scaffold import write_project
 
