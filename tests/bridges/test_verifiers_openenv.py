@@ -1,6 +1,7 @@
 """Every template plays under verifiers 0.4's own OpenEnv taskset (`verifiers.v1.tasksets.openenv`,
-`base_url` mode) with an offline stub model, and the per-step rewards verifiers sums
-(`openenv_reward` on its trace) equal the environment's own sum for the same episode.
+`base_url` mode) with an offline stub model, run with the `eval.toml` its README gives, and the
+per-step rewards verifiers sums (`openenv_reward` on its trace) equal the environment's own sum
+for the same episode.
 
 The stub is an OpenAI-compatible chat endpoint on 127.0.0.1 that answers each turn with the
 template's oracle action (as JSON) for the observation in the user turn OpenEnv's taskset
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -106,17 +108,22 @@ def own_return(url: str, env: BuiltEnv) -> float:
     return total
 
 
-def vf_eval(url: str, model_url: str, out: Path) -> float:
-    """`vf-eval` of verifiers 0.4 on OpenEnv's taskset at `url`; verifiers' summed reward."""
+def readme_config(env: BuiltEnv, url: str, model_url: str, out: Path) -> str:
+    """The `eval.toml` the environment's README gives, pointed at `url` and the stub."""
+    found = re.search(r"```toml\n(.*?)```", (env.path / "README.md").read_text(), re.DOTALL)
+    assert found, "the README shows no eval.toml for vf-eval"
+    text = re.sub(r'base_url = "http://127\.0\.0\.1:\d+"', f'base_url = "{url}"', found.group(1))
+    assert f"resets = [{{seed = {SEED}}}]" in text
+    text = text.replace('"MODEL_NAME"', '"stub"').replace('"API_BASE_URL"', f'"{model_url}"')
+    text = text.replace('"HF_TOKEN"', '"STUB_API_KEY"')
+    return f'num_rollouts = 1\noutput_dir = "{out}"\n{text}[select]\nlimit = 1\n'
+
+
+def vf_eval(config_text: str, out: Path) -> float:
+    """`vf-eval @ eval.toml` of verifiers 0.4 (OpenEnv's taskset); verifiers' summed reward."""
     vf = cached_venv("verifiers[openenv]==0.4.0\n")
     config = out / "eval.toml"
-    config.write_text(
-        f'model = "stub"\nnum_rollouts = 1\noutput_dir = "{out}"\n'
-        f'[env.taskset]\nid = "openenv"\nbase_url = "{url}"\nresets = [{{seed = {SEED}}}]\n'
-        '[env.player.harness]\nid = "null"\n[env.player.runtime]\ntype = "subprocess"\n'
-        f'[client]\nbase_url = "{model_url}"\napi_key_var = "STUB_API_KEY"\n'
-        "[select]\nlimit = 1\n"
-    )
+    config.write_text(config_text)
     proc = subprocess.run(
         [str(vf / "bin" / "vf-eval"), "@", str(config), "--no-rich"],
         capture_output=True,
@@ -145,7 +152,7 @@ def test_template_plays_under_verifiers_openenv_taskset(template, every_env, tmp
     try:
         server.wait_healthy(timeout_s=120)
         with stub_model(env) as model_url:
-            summed = vf_eval(server.url, model_url, tmp_path)
+            summed = vf_eval(readme_config(env, server.url, model_url, tmp_path), tmp_path)
         assert summed == pytest.approx(own_return(server.url, env))
         assert summed > 0
     finally:
