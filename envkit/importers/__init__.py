@@ -4,7 +4,8 @@ A source is ``KIND:TARGET``:
 
 - ``reasoning-gym:TASK``: a reasoning-gym procedural task (:mod:`envkit.importers.reasoning_gym`);
 - ``verifiers:MODULE`` or a path to a ``.py`` file with ``load_environment``: a Prime
-  verifiers environment (:mod:`envkit.importers.verifiers`);
+  verifiers environment (:mod:`envkit.importers.verifiers`); ``verifiers:DIR``, a package
+  name or a Hub id: a ``verifiers.v1`` taskset (:mod:`envkit.importers.verifiers_v1`);
 - ``gymnasium:ID``: the built-in ``gymnasium`` template with ``gym_id=ID``.
 
 The result is an ordinary envkit environment, rendered through the same renderer as
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from envkit.errors import DestinationError, UsageError
-from envkit.importers import reasoning_gym, verifiers
+from envkit.importers import reasoning_gym, verifiers, verifiers_v1
 from envkit.names import normalise_name
 from envkit.scaffold import InitResult, init_project, write_project
 
@@ -120,7 +121,9 @@ def import_environment(
     if kind == "reasoning-gym":
         rendered, src = reasoning_gym.render(target, names)
     else:
-        rendered, src = verifiers.render(target, names, dict(options or {}))
+        v1 = verifiers_v1.is_taskset_source(target)
+        render = verifiers_v1.render if v1 else verifiers.render
+        rendered, src = render(target, names, dict(options or {}))
     return write_project(
         names, rendered, output_dir=output_dir, source=src, lock=lock, skills=skills
     )
