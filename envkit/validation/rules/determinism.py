@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -346,60 +347,7 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
             # a seed that fixes the fresh sessions' episodes still decides EK413 and is the
             # reference of the sessions check; only the replay on one session differed
             deterministic = deterministic and same_session
-            if d.where.startswith("reward"):
-                if engine.has(REWARD_NONDETERMINISTIC):
-                    continue
-                add(
-                    REWARD_NONDETERMINISTIC,
-                    f"The same seed ({seed}) and the same actions must give the same "
-                    f"rewards; step rewards differ at `{d.path}` ({_fmt(d.first)}, "
-                    f"{_fmt(d.second)}). Most likely the reward uses an unseeded "
-                    f"random generator or outside state. Actions: {_fmt(a.actions)}.",
-                    same_session,
-                    seed=seed,
-                    field=d.path,
-                    first=d.first,
-                    second=d.second,
-                    actions=a.actions,
-                )
-                continue
-            if engine.has(RESET_NONDETERMINISTIC):
-                continue
-            if d.where == "reset":
-                lead = (
-                    f"`reset(seed={seed})` must return the same observation twice; got "
-                    f"two different `{d.path}` values"
-                )
-            elif d.where == "state after reset":
-                lead = (
-                    f"`reset(seed={seed})` must give the same `state` twice; got two "
-                    f"different `{d.path}` values"
-                )
-            else:
-                lead = (
-                    f"The same seed ({seed}) and the same actions must give the same "
-                    f"episode; {d.where} gave two different `{d.path}` values"
-                )
-            if same_session:
-                lead += " on one session (the second `reset` after an episode)"
-            cause = (
-                "`reset` leaves something of the previous episode (a history, a counter, a "
-                "generator seeded only once)"
-                if same_session
-                else "the episode draws from an unseeded random generator"
-            )
-            add(
-                RESET_NONDETERMINISTIC,
-                f"{lead} ({_fmt(d.first)}, {_fmt(d.second)}). Most likely {cause}"
-                + (f" (actions sent: {_fmt(a.actions)})." if d.where != "reset" else "."),
-                same_session,
-                seed=seed,
-                field=d.path,
-                where=d.where,
-                first=d.first,
-                second=d.second,
-                actions=a.actions,
-            )
+            _report(engine, add, seed, d, a, same_session)
     if not deterministic:
         for rule, message, data in held.values():
             if not engine.has(rule):
@@ -416,6 +364,72 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
         for rule, message, data in held.values():
             engine.add(rule, message, **data)
     return reference
+
+
+def _report(
+    engine: ServerPlayer,
+    add: Callable[..., None],
+    seed: int,
+    d: Difference,
+    a: Episode,
+    same_session: bool,
+) -> None:
+    """Report one difference between two plays of ``seed`` (EK412 for a reward, else EK411),
+    once per rule; ``add`` holds the ones from the replay on one session."""
+    if d.where.startswith("reward"):
+        if engine.has(REWARD_NONDETERMINISTIC):
+            return
+        add(
+            REWARD_NONDETERMINISTIC,
+            f"The same seed ({seed}) and the same actions must give the same "
+            f"rewards; step rewards differ at `{d.path}` ({_fmt(d.first)}, "
+            f"{_fmt(d.second)}). Most likely the reward uses an unseeded "
+            f"random generator or outside state. Actions: {_fmt(a.actions)}.",
+            same_session,
+            seed=seed,
+            field=d.path,
+            first=d.first,
+            second=d.second,
+            actions=a.actions,
+        )
+        return
+    if engine.has(RESET_NONDETERMINISTIC):
+        return
+    if d.where == "reset":
+        lead = (
+            f"`reset(seed={seed})` must return the same observation twice; got "
+            f"two different `{d.path}` values"
+        )
+    elif d.where == "state after reset":
+        lead = (
+            f"`reset(seed={seed})` must give the same `state` twice; got two "
+            f"different `{d.path}` values"
+        )
+    else:
+        lead = (
+            f"The same seed ({seed}) and the same actions must give the same "
+            f"episode; {d.where} gave two different `{d.path}` values"
+        )
+    if same_session:
+        lead += " on one session (the second `reset` after an episode)"
+    cause = (
+        "`reset` leaves something of the previous episode (a history, a counter, a "
+        "generator seeded only once)"
+        if same_session
+        else "the episode draws from an unseeded random generator"
+    )
+    add(
+        RESET_NONDETERMINISTIC,
+        f"{lead} ({_fmt(d.first)}, {_fmt(d.second)}). Most likely {cause}"
+        + (f" (actions sent: {_fmt(a.actions)})." if d.where != "reset" else "."),
+        same_session,
+        seed=seed,
+        field=d.path,
+        where=d.where,
+        first=d.first,
+        second=d.second,
+        actions=a.actions,
+    )
 
 
 def _twice_on_one_session(
