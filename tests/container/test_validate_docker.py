@@ -131,9 +131,15 @@ def _images(dclient) -> set[str]:
 
 
 def _lane_containers(dclient, root: Path) -> list:
-    return dclient.containers.list(
-        all=True, filters={"label": [f"envkit.root={root}", "envkit.lane"]}
-    )
+    from docker.errors import NotFound
+
+    filters = {"label": [f"envkit.root={root}", "envkit.lane"]}
+    for _ in range(5):  # docker-py inspects each listed container: one may go in between
+        try:
+            return dclient.containers.list(all=True, filters=filters)
+        except NotFound:
+            time.sleep(0.2)
+    return dclient.containers.list(all=True, filters=filters)
 
 
 @pytest.fixture(scope="module")
