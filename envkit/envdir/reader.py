@@ -15,9 +15,9 @@ import ast
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from envkit.envdir.app_source import read_capacity
+from envkit.envdir.app_source import AppCapacity, read_capacity
 from envkit.envdir.constants import (
     APP_PATTERN,
     DEFAULT_APP,
@@ -25,20 +25,20 @@ from envkit.envdir.constants import (
     DOCKERFILE_NAME,
     MANIFEST_NAME,
 )
-from envkit.envdir.dockerfile import parse
-from envkit.envdir.launch import launch_candidates
-from envkit.envdir.manifest import manifest_of, parse_yaml, read_manifest
-from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
+from envkit.envdir.dockerfile import ParsedDockerfile, parse
+from envkit.envdir.launch import LaunchCandidate, launch_candidates
+from envkit.envdir.manifest import (
+    EnvSpec,
+    Manifest,
+    YamlDocument,
+    manifest_of,
+    parse_yaml,
+    read_manifest,
+)
+from envkit.envdir.project import Timeouts, env_spec, resolve_python, resolve_timeouts
 from envkit.envdir.toml import PYPROJECT_NAME, TomlError, parse_toml
 from envkit.errors import SpecError, UsageError
 from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_text_bounded
-
-if TYPE_CHECKING:
-    from envkit.envdir.app_source import AppCapacity
-    from envkit.envdir.dockerfile import ParsedDockerfile
-    from envkit.envdir.launch import LaunchCandidate
-    from envkit.envdir.manifest import EnvSpec, Manifest, YamlDocument
-    from envkit.envdir.project import Timeouts
 
 
 def raw_app(data: object) -> str | None:
