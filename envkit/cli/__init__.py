@@ -2,9 +2,12 @@
 
 A command's module is imported when the command (or its ``--help``) runs, never for
 ``envkit --help``, which lists every command from :data:`COMMANDS`. So a command module
-imports envkit's modules at its top; docker, huggingface_hub, jinja2, uvicorn and openenv
-are imported inside the commands that need them, so the help of every command stays fast too
-(tests/cli/test_help.py and test_startup.py guard this).
+imports envkit's modules at its top, except the few that reach a heavy third-party module,
+imported inside the commands that use them so that every command's ``--help`` stays fast:
+docker, huggingface_hub, jinja2, uvicorn and openenv, and httpx (0.1-0.2 s, with its own
+command line's rich.syntax and pygments), which envkit.container, envkit.validation,
+envkit.scale.pool, envkit.scale.k8s and envkit.versions import. tests/cli/test_help.py and
+test_startup.py guard this.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import importlib
 import importlib.util
 import signal
 import sys
+import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -23,6 +27,7 @@ from envkit._version import __version__
 from envkit.cli import _lazy_help, _output
 from envkit.cli._group import EnvkitGroup
 from envkit.errors import EnvkitError, ExitCode
+from envkit.resources import install_origin
 
 if TYPE_CHECKING:
     import click
@@ -175,10 +180,7 @@ app = typer.Typer(
 
 
 def _print_traceback() -> None:
-    """The current exception's traceback on stderr (``ENVKIT_DEBUG=1``); ``traceback`` is
-    imported here because every start of the CLI pays for a module-level import."""
-    import traceback
-
+    """The current exception's traceback on stderr (``ENVKIT_DEBUG=1``)."""
     traceback.print_exc()
 
 
@@ -219,8 +221,6 @@ def handled(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _version_callback(value: bool) -> None:
     if value:
-        from envkit.resources import install_origin
-
         _output.Output().text(f"envkit {__version__} ({install_origin()})")
         raise typer.Exit()
 

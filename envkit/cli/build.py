@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Group
+from rich.live import Live
 from rich.text import Text
 
 from envkit.cli import _output
 from envkit.cli._options import EnvDirArg, FormatOpt, parse_key_values
+from envkit.errors import UsageError
 
 TagOpt = Annotated[
     str | None,
@@ -46,8 +49,6 @@ class BuildProgress:
 
     def __enter__(self) -> BuildProgress:
         if self.live_enabled:
-            from rich.live import Live
-
             self._live = Live(
                 self._render(), console=_output.err, transient=True, refresh_per_second=8
             )
@@ -60,8 +61,6 @@ class BuildProgress:
             self._live = None
 
     def _render(self) -> Any:
-        from rich.console import Group
-
         lines = [Text(self.header, style="bold")]
         for ln in self.tail:
             shown = Text("  ", style="dim", overflow="ellipsis", no_wrap=True)
@@ -172,7 +171,6 @@ def build_cmd(
       envkit build --no-cache --quiet --format json | jq .size_mb
     """
     from envkit.container import build_image
-    from envkit.errors import UsageError
 
     if fmt not in ("text", "json"):
         raise UsageError(f"--format {fmt!r} is not supported.", hint="Use text or json.")
