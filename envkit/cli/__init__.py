@@ -19,7 +19,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
 
 import typer
 
@@ -30,7 +30,12 @@ from envkit.errors import EnvkitError, ExitCode
 from envkit.resources import install_origin
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     import click
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 # typer renders help without importing rich.markdown/rich.traceback (see _lazy_help).
 _lazy_help.install()
@@ -184,7 +189,7 @@ def _print_traceback() -> None:
     traceback.print_exc()
 
 
-def handled(func: Callable[..., Any]) -> Callable[..., Any]:
+def handled(func: Callable[_P, _R]) -> Callable[_P, _R]:
     """The one error handler: every command runs inside it.
 
     ``EnvkitError`` -> message, details, next step, its exit code (no traceback unless
@@ -193,7 +198,7 @@ def handled(func: Callable[..., Any]) -> Callable[..., Any]:
     """
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, typer.BadParameter):
@@ -239,7 +244,9 @@ def _root(
     """envkit: the toolkit for OpenEnv reinforcement-learning environments."""
 
 
-def _sigterm(signum: int, frame: Any) -> None:  # pragma: no cover - exercised via subprocess
+def _sigterm(
+    signum: int, frame: FrameType | None
+) -> None:  # pragma: no cover - exercised via subprocess
     raise KeyboardInterrupt
 
 

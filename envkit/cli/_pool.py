@@ -5,7 +5,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -22,6 +22,8 @@ from envkit.scale.pool import (
 )
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from envkit.cli.run import _DockerRun
     from envkit.scale.pool import RunningPool, WatchEvent
 
@@ -139,7 +141,7 @@ def _on_watch(event: WatchEvent) -> None:
         _output.warn(f"could not restart {event.container or 'a replica'}: {event.text}")
 
 
-def _sigterm(_signum: int, _frame: Any) -> None:
+def _sigterm(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 

@@ -21,7 +21,7 @@ from envkit.cli._options import EnvDirArg, EnvVarOpt, parse_key_values
 from envkit.envdir import EnvDir
 from envkit.errors import DestinationError, UsageError, UserError
 from envkit.fsutil import write_atomic
-from envkit.scale.capacity import plan_capacity
+from envkit.scale.capacity import CapacityPlan, plan_capacity
 
 #: Subcommands defined in other modules: ``(module under envkit.cli, register function)``,
 #: e.g. ``("deploy_ray", "register_ray")`` for ``envkit deploy ray``.
@@ -195,7 +195,7 @@ def _dump(docs: list[dict[str, Any]]) -> str:
     return dump_manifests(docs)
 
 
-def _check_hpa(plan: Any, bounds: tuple[int, int] | None) -> None:
+def _check_hpa(plan: CapacityPlan, bounds: tuple[int, int] | None) -> None:
     """N outside the HPA's range: past MAX is an error, under MIN a warning."""
     if bounds is None:
         return

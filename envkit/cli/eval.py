@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from typer.core import TyperCommand
 
 from envkit.cli import _output
@@ -430,8 +437,8 @@ class _Progress:
 
     def __init__(self, total: int) -> None:
         self.total = total
-        self.bar: Any = None
-        self.task: Any = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> _Progress:
         if _output.is_tty():
@@ -463,7 +470,7 @@ class _Progress:
             if rec.success
             else ("error: " + rec.error if rec.error else "truncated" if rec.truncated else "")
         )
-        if self.bar is not None:
+        if self.bar is not None and self.task is not None:
             self.bar.update(
                 self.task, completed=finished, description=f"last return {rec.return_:.3f}"
             )

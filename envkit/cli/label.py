@@ -6,7 +6,7 @@ from __future__ import annotations
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from typer.core import TyperGroup
@@ -19,6 +19,9 @@ from envkit.label.pairs import select_pairs
 from envkit.label.store import check_labeler
 from envkit.label.web import serve
 
+if TYPE_CHECKING:
+    import click
+
 SUBCOMMANDS = ("serve", "export", "stats", "push")
 
 
@@ -26,7 +29,7 @@ class _ServeByDefault(TyperGroup):
     """``envkit label [EVAL_DIR] [OPTIONS]`` runs ``serve``; ``export``/``stats``/``push``
     are subcommands. (A group whose callback took EVAL_DIR would swallow the subcommand name.)"""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
             args = ["serve", *args]
         return super().parse_args(ctx, args)
@@ -211,7 +214,7 @@ def stats_cmd(
         return
     o = _output.out
 
-    def k(v: Any) -> str:
+    def k(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"
 
     o.print(f"{folder.path}", markup=False)

@@ -11,7 +11,7 @@ import contextlib
 import difflib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,6 +28,7 @@ from envkit.errors import ExitCode, UsageError
 from envkit.findings import RULES
 
 if TYPE_CHECKING:
+    from envkit.container import BuildEvent
     from envkit.validation import RunOptions, ValidationReport
 
 
@@ -223,7 +224,7 @@ def _validate_source(
     return run_source(path, opts, url=url, static=static)
 
 
-def _emit(report: Any, fmt: Format, output: Path | None, *, show_all: bool) -> None:
+def _emit(report: ValidationReport, fmt: Format, output: Path | None, *, show_all: bool) -> None:
     """Write the report to ``output`` (atomically) or stdout; the summary line on stderr.
 
     Raises:
@@ -276,7 +277,7 @@ def _validate_docker(
 
     progress = opts.progress
 
-    def on_event(event: Any) -> None:
+    def on_event(event: BuildEvent) -> None:
         if event.kind == "step":
             progress(f"build step {event.step}/{event.total}: {event.text}")
 
