@@ -13,9 +13,34 @@ Attributes are imported lazily so that ``import envkit`` (and ``envkit --help``)
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING
 
 from envkit._version import __version__
+
+if TYPE_CHECKING:  # what type checkers and IDEs see of the lazy names below (re-exported)
+    from envkit.catalog import list_templates as list_templates
+    from envkit.container import BuildResult as BuildResult
+    from envkit.container import RunningContainer as RunningContainer
+    from envkit.container import build_image as build_image
+    from envkit.container import run_container as run_container
+    from envkit.container import stop_containers as stop_containers
+    from envkit.envdir import EnvProject as EnvProject
+    from envkit.envdir.manifest import Manifest as Manifest
+    from envkit.envdir.manifest import read_manifest as read_manifest
+    from envkit.evaluation import EvalResult as EvalResult
+    from envkit.evaluation import evaluate as evaluate
+    from envkit.hub import PushResult as PushResult
+    from envkit.hub import fork as fork
+    from envkit.hub import push as push
+    from envkit.names import normalise_name as normalise_name
+    from envkit.scaffold import InitResult as InitResult
+    from envkit.scaffold import init_project as init_project
+    from envkit.server import ServerProcess as ServerProcess
+    from envkit.server import start_server as start_server
+    from envkit.skills import install_skills as install_skills
+    from envkit.validation import ValidationReport as ValidationReport
+    from envkit.validation import validate as validate
+    from envkit.wire import EnvSession as EnvSession
 
 # public name -> "module:attribute"
 _LAZY = {
@@ -47,7 +72,12 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]  # noqa: PLE0604 - the lazy names are strings
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
+    """Import a lazy public name (:data:`_LAZY`) on first use.
+
+    Raises:
+        AttributeError: ``name`` is not one of envkit's public names.
+    """
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'envkit' has no attribute {name!r}")

@@ -24,19 +24,16 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Iterator, MutableMapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any
 
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 from typer.main import get_command_from_info, get_command_name, get_group_from_info
-from typer.models import CommandInfo, DefaultPlaceholder, TyperInfo
+from typer.models import CommandInfo, TyperInfo
 
 if TYPE_CHECKING:
     import click
     import typer
-    from typer.core import MarkupMode
-
-_T = TypeVar("_T")
 
 
 class _Option(TyperOption):
@@ -113,39 +110,54 @@ def value_names(command: click.Command, ctx: click.Context) -> None:
 
 
 class _Commands(MutableMapping):
-    """A group's commands by name, each built from its typer registration on first access.
+    """A group's commands by name, each built on first access from the typer registration
+    its command module makes when it is imported.
 
     Typer builds every command of a tree when it builds the root group, reading each
     callback's signature and annotations (``typer.utils.get_params_from_function``, about
-    a sixth of ``envkit --help``'s run time), though one run uses one command. Here the
-    names are known at once and a command is built when it is looked up.
+    a sixth of ``envkit --help``'s run time), and envkit would import every command module
+    to register them, though one run uses one command. Here the names are known at once
+    (:attr:`EnvkitGroup.summaries`); a command's module is imported and the command built
+    when it is looked up.
     """
 
     def __init__(
-        self, registry: typer.Typer, settings: dict[str, Any], order: tuple[str, ...]
+        self,
+        registry: typer.Typer,
+        settings: dict[str, Any],
+        names: Iterable[str],
+        load: Callable[[str], None],
     ) -> None:
-        infos: dict[str, CommandInfo | TyperInfo] = {}
-        for info in registry.registered_commands:
-            infos[info.name or get_command_name(info.callback.__name__)] = info
-        for info in registry.registered_groups:
-            infos[_group_name(info)] = info
-        # typer keeps commands and groups apart; the help lists them in ``order``
-        rank = {name: i for i, name in enumerate(order)}
-        self._infos = dict(sorted(infos.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+        self._registry = registry
+        self._names = dict.fromkeys(names)  # ordered; the help lists them in this order
         self._built: dict[str, click.Command] = {}
         self._settings = settings
+        self._load = load
 
     def built(self, name: str) -> click.Command | None:
         """The command if it has been built, else ``None``."""
         return self._built.get(name)
 
-    def info(self, name: str) -> CommandInfo | TyperInfo | None:
-        """Typer's registration of ``name`` (``CommandInfo`` or ``TyperInfo``)."""
-        return self._infos.get(name)
+    def info(self, name: str) -> CommandInfo | TyperInfo:
+        """Typer's registration of ``name`` (``CommandInfo`` or ``TyperInfo``), importing its
+        command module first if need be.
+
+        Raises:
+            LookupError: the module registered no command of that name.
+        """
+        info = _registered(self._registry, name)
+        if info is None:
+            self._load(name)
+            info = _registered(self._registry, name)
+        if info is None:
+            raise LookupError(f"no command {name!r} was registered by its module")
+        return info
 
     def __getitem__(self, name: str) -> click.Command:
         if name not in self._built:
-            info = self._infos[name]
+            if name not in self._names:
+                raise KeyError(name)
+            info = self.info(name)
             if isinstance(info, CommandInfo):
                 self._built[name] = get_command_from_info(
                     info,
@@ -157,18 +169,29 @@ class _Commands(MutableMapping):
         return self._built[name]
 
     def __setitem__(self, name: str, command: click.Command) -> None:
-        self._infos.setdefault(name, None)
+        self._names.setdefault(name)
         self._built[name] = command
 
     def __delitem__(self, name: str) -> None:
-        del self._infos[name]
+        del self._names[name]
         self._built.pop(name, None)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._infos)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(self._infos)
+        return len(self._names)
+
+
+def _registered(registry: typer.Typer, name: str) -> CommandInfo | TyperInfo | None:
+    """The registration of ``name`` on ``registry``, a command or a sub-typer."""
+    for info in registry.registered_commands:
+        if (info.name or get_command_name(info.callback.__name__)) == name:
+            return info
+    for group in registry.registered_groups:
+        if _group_name(group) == name:
+            return group
+    return None
 
 
 def _group_name(info: TyperInfo) -> str:
@@ -179,47 +202,28 @@ def _group_name(info: TyperInfo) -> str:
     raise TypeError("every envkit sub-command group is added with a name")
 
 
-def _first_set(*values: _T | DefaultPlaceholder | None) -> _T | None:
-    return next(
-        (v for v in values if v is not None and not isinstance(v, DefaultPlaceholder)), None
-    )
-
-
-def _summary(name: str, info: CommandInfo | TyperInfo, markup: MarkupMode) -> TyperCommand:
-    """A parameterless stand-in carrying what a group's help lists of ``name``: its help,
-    short help, panel and flags (``typer.rich_utils``'s commands panel reads only these)."""
-    if isinstance(info, CommandInfo):
-        help_text = info.help if info.help is not None else inspect.getdoc(info.callback)
-        extra = {"short_help": info.short_help, "hidden": info.hidden}
-        extra.update(deprecated=info.deprecated, rich_help_panel=info.rich_help_panel)
-    else:
-        own = info.typer_instance.info
-        callback = _first_set(info.callback, own.callback)
-        help_text = _first_set(info.help, own.help) or (
-            inspect.getdoc(callback) if callback else None
-        )
-        extra = {"short_help": _first_set(info.short_help, own.short_help)}
-        extra["hidden"] = bool(_first_set(info.hidden, own.hidden))
-        extra["deprecated"] = bool(_first_set(info.deprecated, own.deprecated))
-        extra["rich_help_panel"] = _first_set(info.rich_help_panel, own.rich_help_panel)
-    help_text = unwrap(help_text) if help_text else help_text
-    return TyperCommand(name=name, help=help_text, rich_markup_mode=markup, **extra)
+def listed_summary(command: click.Command) -> str:
+    """What a group's help lists for ``command``: the first paragraph of its short help, or
+    else of its help (``typer.rich_utils``'s commands panel, rich markup mode)."""
+    text = command.short_help or command.help or ""
+    return inspect.cleandoc(text).split("\n\n")[0].strip()
 
 
 class EnvkitGroup(TyperGroup):
-    """The ``envkit`` group: typer's group whose commands are built when looked up (from
-    :attr:`registry`, see :class:`_Commands`) and, as it hands them out, get
-    :func:`value_names`. Its own help lists stand-ins (:func:`_summary`), so ``envkit
-    --help`` builds no command.
+    """The ``envkit`` group: typer's group whose commands are imported and built when looked
+    up (see :class:`_Commands`) and, as it hands them out, get :func:`value_names`. Its own
+    help lists parameterless stand-ins carrying each command's summary, so ``envkit --help``
+    imports and builds no command.
 
     Attributes:
         registry: the ``typer.Typer`` every command module registers its commands on; set by
             a subclass (``envkit.cli``). ``None``: typer's eager behaviour.
-        order: the commands' names in the order the help lists them (others after).
+        summaries: every command's name -> the one-line summary the help lists
+            (:func:`listed_summary` of the command), in the order the help lists them.
     """
 
     registry: typer.Typer | None = None
-    order: tuple[str, ...] = ()
+    summaries: Mapping[str, str] = {}
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -230,10 +234,15 @@ class EnvkitGroup(TyperGroup):
                 "rich_markup_mode": self.rich_markup_mode,
                 "suggest_commands": self.registry.suggest_commands,
             }
-            lazy = _Commands(self.registry, settings, self.order)
+            lazy = _Commands(self.registry, settings, self.summaries, self.load)
             for name, command in self.commands.items():
                 lazy[name] = command
             self.commands = lazy
+
+    def load(self, name: str) -> None:
+        """Import the module that registers command ``name`` on :attr:`registry`; a subclass
+        with a :attr:`registry` says how."""
+        raise NotImplementedError
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
@@ -254,9 +263,11 @@ class EnvkitGroup(TyperGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         commands = self.commands
         if self._listing and isinstance(commands, _Commands) and commands.built(cmd_name) is None:
-            info = commands.info(cmd_name)
-            if info is not None:
-                return _summary(cmd_name, info, self.rich_markup_mode)
+            summary = self.summaries.get(cmd_name)
+            if summary is not None:
+                return TyperCommand(
+                    name=cmd_name, help=summary, rich_markup_mode=self.rich_markup_mode
+                )
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             value_names(command, ctx)

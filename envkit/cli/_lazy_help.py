@@ -29,7 +29,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from typing import Any
+from collections.abc import Sequence
 
 TARGET = "typer.rich_utils"
 # module -> the names typer.rich_utils imports from it.
@@ -53,10 +53,10 @@ class _Deferred(type):
     def _target(cls) -> type:
         return getattr(_real(cls._module), cls._name)
 
-    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+    def __call__(cls, *args: object, **kwargs: object) -> object:
         return cls._target()(*args, **kwargs)
 
-    def __getattr__(cls, name: str) -> Any:
+    def __getattr__(cls, name: str) -> object:
         if name.startswith("__") or name in ("_module", "_name"):
             raise AttributeError(name)
         return getattr(cls._target(), name)
@@ -71,7 +71,7 @@ class _Deferred(type):
 class _StandIn(types.ModuleType):
     """A module whose other names import the real module."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         if name.startswith("__"):
             raise AttributeError(name)
         return getattr(_real(self.__name__), name)
@@ -90,7 +90,7 @@ class _Loader(importlib.abc.Loader):
     def __init__(self, real: importlib.abc.Loader) -> None:
         self.real = real
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         # get_source, get_filename, ... (linecache, inspect) are the real loader's.
         return getattr(self.real, name)
 
@@ -115,7 +115,12 @@ class _Loader(importlib.abc.Loader):
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds ``typer.rich_utils`` once, with :class:`_Loader` around its loader."""
 
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: types.ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname != TARGET:
             return None
         uninstall()

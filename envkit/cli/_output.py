@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -90,7 +90,7 @@ class Output:
     def is_json(self) -> bool:
         return self.format.value == "json"
 
-    def data(self, payload: Any) -> None:
+    def data(self, payload: object) -> None:
         """Print ``payload`` as indented JSON on stdout (non-JSON values via ``str``)."""
         out.print(
             json.dumps(payload, indent=2, default=str), markup=False, highlight=False, emoji=False

@@ -5,14 +5,25 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from envkit.cli import _output
+from envkit.cli.build import BuildProgress
 from envkit.errors import ExitCode
+from envkit.scale.pool import (
+    PoolRequest,
+    run_pool,
+    start_watcher,
+    up_servers,
+    watch_pool,
+    watcher_log,
+)
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from envkit.cli.run import _DockerRun
     from envkit.scale.pool import RunningPool, WatchEvent
 
@@ -28,9 +39,6 @@ def run_pool_cmd(req: _DockerRun) -> None:
         UsageError: see :func:`envkit.scale.pool.run_pool` (exit 2).
         typer.Exit: code 0 after Ctrl-C or SIGTERM removed the pool.
     """
-    from envkit.cli.build import BuildProgress
-    from envkit.scale.pool import PoolRequest, run_pool
-
     request = PoolRequest(
         path=req.path,
         replicas=int(req.replicas or 1),
@@ -90,8 +98,6 @@ def _announce(pool: RunningPool) -> None:
 
 
 def _detach(pool: RunningPool) -> None:
-    from envkit.scale.pool import start_watcher, watcher_log
-
     pid = start_watcher(pool.name)
     _output.out.print(pool.url, markup=False)
     _output.info(
@@ -115,7 +121,6 @@ class _Status:
         if now < self.next_at:
             return False
         self.next_at = now + STATUS_EVERY_S
-        from envkit.scale.pool import up_servers
 
         up = up_servers(self.pool.servers())
         sessions = [int(r.get("scur") or 0) for r in up]
@@ -136,7 +141,7 @@ def _on_watch(event: WatchEvent) -> None:
         _output.warn(f"could not restart {event.container or 'a replica'}: {event.text}")
 
 
-def _sigterm(_signum: int, _frame: Any) -> None:
+def _sigterm(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
@@ -146,8 +151,6 @@ def _watch_in_foreground(pool: RunningPool) -> None:
     Raises:
         typer.Exit: code 0 after Ctrl-C or SIGTERM.
     """
-    from envkit.scale.pool import watch_pool
-
     _output.info("Watching the pool; Ctrl-C stops and removes it.")
     try:
         watch_pool(pool.name, on_event=_on_watch, should_stop=_Status(pool))

@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Group
+from rich.live import Live
 from rich.text import Text
 
 from envkit.cli import _output
 from envkit.cli._options import EnvDirArg, FormatOpt, parse_key_values
+from envkit.errors import UsageError
+
+if TYPE_CHECKING:
+    from envkit.container import BuildEvent, BuildResult
 
 TagOpt = Annotated[
     str | None,
@@ -42,12 +48,10 @@ class BuildProgress:
         self.live_enabled = live and not quiet
         self.tail: deque[Text] = deque(maxlen=self.TAIL)
         self.header = "Preparing the build…"
-        self._live: Any = None
+        self._live: Live | None = None
 
     def __enter__(self) -> BuildProgress:
         if self.live_enabled:
-            from rich.live import Live
-
             self._live = Live(
                 self._render(), console=_output.err, transient=True, refresh_per_second=8
             )
@@ -59,9 +63,7 @@ class BuildProgress:
             self._live.__exit__(None, None, None)
             self._live = None
 
-    def _render(self) -> Any:
-        from rich.console import Group
-
+    def _render(self) -> Group:
         lines = [Text(self.header, style="bold")]
         for ln in self.tail:
             shown = Text("  ", style="dim", overflow="ellipsis", no_wrap=True)
@@ -79,7 +81,7 @@ class BuildProgress:
             return Text.from_ansi(raw)
         return Text(strip_ansi(raw))
 
-    def __call__(self, event: Any) -> None:
+    def __call__(self, event: BuildEvent) -> None:
         if self.quiet and event.kind != "warning":
             return
         if event.kind == "warning":
@@ -115,7 +117,7 @@ def _short(text: str, width: int = 90) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def render_result(result: Any, fmt: str) -> None:
+def render_result(result: BuildResult, fmt: str) -> None:
     """Print a :class:`envkit.container.BuildResult` on stdout as text or JSON."""
     if fmt == "json":
         _output.Output(_output.Format.JSON).data(result.to_dict())
@@ -172,7 +174,6 @@ def build_cmd(
       envkit build --no-cache --quiet --format json | jq .size_mb
     """
     from envkit.container import build_image
-    from envkit.errors import UsageError
 
     if fmt not in ("text", "json"):
         raise UsageError(f"--format {fmt!r} is not supported.", hint="Use text or json.")

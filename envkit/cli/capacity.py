@@ -12,9 +12,10 @@ import typer
 
 from envkit.cli import _output
 from envkit.cli._options import EnvDirArg, EnvVarOpt, FormatOpt, parse_key_values
+from envkit.envdir import EnvDir
+from envkit.scale.capacity import CAPACITY_VARIABLE, node_size, plan_capacity
 
 if TYPE_CHECKING:
-    from envkit.envdir import EnvDir
     from envkit.scale.capacity import CapacityPlan
 
 SessionsOpt = Annotated[
@@ -80,9 +81,6 @@ def capacity_cmd(
       envkit capacity -s 256 envs/my-env -e MAX_CONCURRENT_ENVS=32 --headroom 0.25
       envkit capacity -s 64 --node-cpu 16 --node-memory-mb 65536 --format json
     """
-    from envkit.envdir import EnvDir
-    from envkit.scale.capacity import node_size, plan_capacity
-
     variables = parse_key_values(env, "--env")
     envdir = EnvDir(path)
     envdir.require_manifest()
@@ -103,8 +101,6 @@ def capacity_cmd(
 
 def capacity_source(envdir: EnvDir, variables: dict[str, str]) -> str:
     """Where C came from: ``-e MAX_CONCURRENT_ENVS=8`` or ``server/app.py:26``."""
-    from envkit.scale.capacity import CAPACITY_VARIABLE
-
     if CAPACITY_VARIABLE in variables:
         return f"-e {CAPACITY_VARIABLE}={variables[CAPACITY_VARIABLE]}"
     cap = envdir.capacity

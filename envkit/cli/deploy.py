@@ -8,6 +8,8 @@ module under ``envkit.cli`` and its function ``(deploy_app, handled) -> None``.
 from __future__ import annotations
 
 import importlib
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +18,10 @@ import typer
 
 from envkit.cli import _output
 from envkit.cli._options import EnvDirArg, EnvVarOpt, parse_key_values
+from envkit.envdir import EnvDir
+from envkit.errors import DestinationError, UsageError, UserError
+from envkit.fsutil import write_atomic
+from envkit.scale.capacity import CapacityPlan, plan_capacity
 
 #: Subcommands defined in other modules: ``(module under envkit.cli, register function)``,
 #: e.g. ``("deploy_ray", "register_ray")`` for ``envkit deploy ray``.
@@ -135,9 +141,6 @@ def k8s_cmd(
       envkit deploy k8s envs/my-env -i REF --sessions 64 --hpa 4:12 --out deploy/
       envkit deploy k8s -i REF --replicas 2 --ingress env.example.com --apply
     """
-    from envkit.envdir import EnvDir
-    from envkit.errors import UsageError
-    from envkit.scale.capacity import plan_capacity
     from envkit.scale.k8s import DeployOptions, build_manifests, check_name, k8s_name, parse_hpa
 
     if not image:
@@ -192,10 +195,8 @@ def _dump(docs: list[dict[str, Any]]) -> str:
     return dump_manifests(docs)
 
 
-def _check_hpa(plan: Any, bounds: tuple[int, int] | None) -> None:
+def _check_hpa(plan: CapacityPlan, bounds: tuple[int, int] | None) -> None:
     """N outside the HPA's range: past MAX is an error, under MIN a warning."""
-    from envkit.errors import UsageError
-
     if bounds is None:
         return
     low, high = bounds
@@ -218,9 +219,6 @@ def _check_hpa(plan: Any, bounds: tuple[int, int] | None) -> None:
 def _write(out: Path, name: str, text: str) -> Path:
     """``out/NAME.yaml``, replaced atomically (the whole set of objects at once: no object
     of an earlier run with other options is left behind)."""
-    from envkit.errors import DestinationError
-    from envkit.fsutil import write_atomic
-
     if out.exists() and not out.is_dir():
         raise DestinationError(
             f"--out {out} is not a directory.", hint="Pass a directory (created if missing)."
@@ -243,11 +241,6 @@ def _kubectl_apply(target: Path | None, text: str) -> None:
         UsageError: no ``kubectl`` on PATH.
         UserError: kubectl exits non-zero (its own message is above).
     """
-    import shutil
-    import subprocess
-
-    from envkit.errors import UsageError, UserError
-
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         raise UsageError(

@@ -15,6 +15,7 @@ import typer
 
 from envkit.cli import _output
 from envkit.cli._options import EnvVarOpt, FormatOpt, parse_key_values
+from envkit.scale import ray_deploy
 
 
 def ray_cmd(
@@ -82,8 +83,6 @@ def ray_cmd(
       envkit deploy ray envs/my-env --autoscale 1:4 --python envs/my-env/.venv/bin/python
       envkit deploy ray --delete my_env --address 127.0.0.1:26379
     """
-    from envkit.scale import ray_deploy
-
     output = _output.Output(format=fmt)
     if delete is not None:
         left = ray_deploy.delete_ray(delete, address=address, python=python)

@@ -4,12 +4,14 @@ trained on OLD still fits NEW."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 import typer
 
 from envkit.cli import _output
 from envkit.cli._options import Format, FormatOpt, PythonOpt
+from envkit.errors import ExitCode
 
 
 def diff_cmd(
@@ -44,9 +46,6 @@ def diff_cmd(
       envkit diff v0.1.0:envs/guess envs/guess --format json
       envkit diff ./guess http://127.0.0.1:8000
     """
-    from concurrent.futures import ThreadPoolExecutor
-
-    from envkit.errors import ExitCode
     from envkit.versions.diff import diff, render_text
     from envkit.versions.snapshot import load
 

@@ -10,6 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from typer.core import TyperCommand
 
 from envkit.cli import _output
@@ -24,6 +32,16 @@ from envkit.cli._options import (
     UrlOpt,
 )
 from envkit.errors import UsageError
+from envkit.evaluation import EvalInterrupted, evaluate, histogram, resume
+from envkit.evaluation.replay import (
+    CHANGED,
+    MAX_CHANGES_SHOWN,
+    NONDETERMINISTIC,
+    SAME,
+    SKIPPED,
+    replay,
+)
+from envkit.evaluation.rundir import read_run
 
 if TYPE_CHECKING:
     from envkit.evaluation import EpisodeRecord, EvalResult
@@ -236,7 +254,6 @@ def eval_cmd(
     if resume is not None:
         _resume(ctx, resume, output)
         return
-    from envkit.evaluation import evaluate
 
     prompt = _read_system_prompt(system_prompt)
     if out is None:
@@ -325,9 +342,6 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
         UsageError: an option that would change what the run plays was given, or DIR is not
             a run directory.
     """
-    from envkit.evaluation import resume
-    from envkit.evaluation.rundir import read_run
-
     given = [
         max(param.opts, key=len)
         for param in ctx.command.params
@@ -373,8 +387,6 @@ def _finish(
 ) -> None:
     """Run the evaluation under the progress display, render it and exit with its code
     (130 after Ctrl-C, with the partial summary). ``resume_cmd`` continues the run."""
-    from envkit.evaluation import EvalInterrupted
-
     try:
         with progress:
             result = run()
@@ -425,19 +437,11 @@ class _Progress:
 
     def __init__(self, total: int) -> None:
         self.total = total
-        self.bar: Any = None
-        self.task: Any = None
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> _Progress:
         if _output.is_tty():
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
             self.bar = Progress(
                 TextColumn("episodes"),
                 BarColumn(),
@@ -466,7 +470,7 @@ class _Progress:
             if rec.success
             else ("error: " + rec.error if rec.error else "truncated" if rec.truncated else "")
         )
-        if self.bar is not None:
+        if self.bar is not None and self.task is not None:
             self.bar.update(
                 self.task, completed=finished, description=f"last return {rec.return_:.3f}"
             )
@@ -488,8 +492,6 @@ def _ms(value: float | None) -> str:
 def _render(result: EvalResult, output: _output.Output, resume_cmd: str) -> None:
     """The histogram and notes on stderr, then the summary: JSON with ``--format json``, else
     text lines on stdout (with ``resume_cmd`` when episodes were lost)."""
-    from envkit.evaluation import histogram
-
     s = result.summary
     _render_histogram(
         histogram([e.return_ for e in result.episodes], bins=10), len(result.episodes)
@@ -617,8 +619,6 @@ def replay_cmd(
       envkit eval replay evals/my-env-20260101-120000 .
       envkit eval replay evals/run1 --url http://127.0.0.1:8000 --format json
     """
-    from envkit.evaluation.replay import replay
-
     output = _output.Output(format_)
     progress = _ReplayProgress()
     report = replay(
@@ -648,14 +648,6 @@ class _ReplayProgress:
 def _render_replay(report: ReplayReport, output: _output.Output) -> None:
     """The replay report: JSON with ``--format json``, else one line per episode that
     changed or is not deterministic, then the counts."""
-    from envkit.evaluation.replay import (
-        CHANGED,
-        MAX_CHANGES_SHOWN,
-        NONDETERMINISTIC,
-        SAME,
-        SKIPPED,
-    )
-
     if output.is_json:
         output.data(report.to_json())
         return

@@ -9,6 +9,8 @@ import typer
 
 from envkit.cli import _output
 from envkit.cli._options import Format, FormatOpt, TokenOpt
+from envkit.cli.push import quiet_hub_client
+from envkit.hub import fork
 
 
 def fork_cmd(
@@ -41,9 +43,6 @@ def fork_cmd(
       envkit fork openenv/echo-env my-echo --private
       envkit fork openenv/echo-env my-org/echo-env --hardware t4-small
     """
-    from envkit.cli.push import quiet_hub_client
-    from envkit.hub import fork
-
     quiet_hub_client()
     with _output.err.status(f"Duplicating {_output.esc(source)}…"):
         result = fork(source, destination, private=private, hardware=hardware, token=token)

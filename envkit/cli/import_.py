@@ -9,7 +9,10 @@ from typing import Annotated
 
 import typer
 
+from envkit.cli import _output
 from envkit.cli._options import parse_key_values
+from envkit.cli.init import _print_result
+from envkit.importers import import_environment
 
 
 def import_cmd(
@@ -57,10 +60,6 @@ def import_cmd(
       envkit import verifiers:vf_gsm8k gsm8k
       envkit import gymnasium:Acrobot-v1 acrobot
     """
-    from envkit.cli import _output
-    from envkit.cli.init import _print_result
-    from envkit.importers import import_environment
-
     options = parse_key_values(set_, "--set")
     with _output.err.status(f"Importing {_output.esc(source)} as {_output.esc(name)}…"):
         result = import_environment(

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.tree import Tree
 
+from envkit.catalog import get_template
 from envkit.cli import _output
 from envkit.cli._options import parse_key_values
+from envkit.cookie import is_external
+from envkit.scaffold import init_project
 
 # Folders `envkit skills install` writes (summarised in the printed tree).
 _AGENT_DIRS = {".agents", ".claude", ".cursor", ".opencode"}
@@ -103,8 +108,6 @@ def init_cmd(
       envkit init my-env --template ./my-cookiecutter-template
       envkit init my-env --template gh:owner/repo --set description="..."
     """
-    from envkit.scaffold import init_project
-
     options = parse_key_values(set_, "--set")
     if gym_id is not None:
         options["gym_id"] = gym_id
@@ -129,11 +132,6 @@ def init_cmd(
 def _ask_options(template: str, given: dict[str, str]) -> dict[str, str]:
     """Prompt for the template's options missing from ``given`` -- only when stdin and
     stderr are terminals (never in CI or pipes: flags are the interface there)."""
-    import sys
-
-    from envkit.catalog import get_template
-    from envkit.cookie import is_external
-
     if is_external(template):
         # cookiecutter's own prompts are off (no_input): its variables come from --set.
         _output.warn("--interactive applies to built-in templates; pass --set KEY=VALUE.")
@@ -161,7 +159,6 @@ def _ask_options(template: str, given: dict[str, str]) -> dict[str, str]:
 
 
 def _print_result(result) -> None:  # noqa: ANN001 - InitResult, imported lazily
-    from rich.tree import Tree
 
     err = _output.err
     tree = Tree(f"[bold]{_output.esc(result.path)}[/bold]")

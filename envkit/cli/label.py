@@ -3,15 +3,24 @@ preference data."""
 
 from __future__ import annotations
 
+import webbrowser
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from typer.core import TyperGroup
 
 from envkit.cli import _output
 from envkit.cli._options import FormatOpt, TokenOpt
+from envkit.cli.push import quiet_hub_client
+from envkit.label import LabelStore, export, label_stats, load_eval, push_dataset
+from envkit.label.pairs import select_pairs
+from envkit.label.store import check_labeler
+from envkit.label.web import serve
+
+if TYPE_CHECKING:
+    import click
 
 SUBCOMMANDS = ("serve", "export", "stats", "push")
 
@@ -20,7 +29,7 @@ class _ServeByDefault(TyperGroup):
     """``envkit label [EVAL_DIR] [OPTIONS]`` runs ``serve``; ``export``/``stats``/``push``
     are subcommands. (A group whose callback took EVAL_DIR would swallow the subcommand name.)"""
 
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
             args = ["serve", *args]
         return super().parse_args(ctx, args)
@@ -56,7 +65,6 @@ EvalDirArg = Annotated[
 
 
 def _load(eval_dir: Path | None, *, require_pairs: bool = True):  # noqa: ANN202
-    from envkit.label import LabelStore, load_eval
 
     folder = load_eval(eval_dir, require_pairs=require_pairs)
     return folder, LabelStore(folder.db_path)
@@ -106,10 +114,6 @@ def serve_cmd(
       envkit label evals/run1 --labeler bob --port 8766 --pairs disagree
       envkit label --open    # the newest folder under ./evals
     """
-    from envkit.label.pairs import select_pairs
-    from envkit.label.store import check_labeler
-    from envkit.label.web import serve
-
     labeler = check_labeler(labeler)
     folder, store = _load(eval_dir)
     n = len(select_pairs(folder, pairs))
@@ -122,8 +126,6 @@ def serve_cmd(
             f"Ctrl-C stops the server; labels are saved as you go ({_output.esc(folder.db_path)})."
         )
         if open_browser:
-            import webbrowser
-
             webbrowser.open(url)
 
     serve(folder, store, host=host, port=port, labeler=labeler, pairs=pairs, on_ready=ready)
@@ -173,8 +175,6 @@ def export_cmd(
       envkit label export evals/run1 -o prefs.parquet --min-agreement 0.66
       python -c "from datasets import load_dataset; print(load_dataset('json', data_files='evals/run1/preferences.jsonl'))"
     """
-    from envkit.label import export
-
     folder, store = _load(eval_dir)
     r = export(folder, store, out, format=fmt, min_agreement=min_agreement)
     _output.out.print(
@@ -206,7 +206,6 @@ def stats_cmd(
     """
     if fmt not in ("text", "json"):
         raise typer.BadParameter("expected text or json", param_hint="--format")
-    from envkit.label import label_stats
 
     folder, store = _load(eval_dir)
     s = label_stats(folder, store)
@@ -215,7 +214,7 @@ def stats_cmd(
         return
     o = _output.out
 
-    def k(v: Any) -> str:
+    def k(v: float | None) -> str:
         return "-" if v is None else f"{v:.3f}"
 
     o.print(f"{folder.path}", markup=False)
@@ -300,8 +299,6 @@ def push_cmd(
     """
     if fmt not in ("text", "json"):
         raise typer.BadParameter("expected text or json", param_hint="--format")
-    from envkit.cli.push import quiet_hub_client
-    from envkit.label import push_dataset
 
     folder, store = _load(eval_dir)
     quiet_hub_client()

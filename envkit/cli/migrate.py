@@ -10,6 +10,7 @@ import typer
 
 from envkit.cli import _output
 from envkit.cli._options import EnvDirArg, PythonOpt
+from envkit.migrate import migrate
 
 
 def migrate_cmd(
@@ -48,8 +49,6 @@ def migrate_cmd(
       envkit migrate envs/my-env
       envkit migrate --no-probe-plan
     """
-    from envkit.migrate import migrate
-
     if not dry_run:
         _output.info(f"Migrating {path} ...")
     result = migrate(path, dry_run=dry_run, python=python, probe_plan=probe_plan)

@@ -10,6 +10,7 @@ import typer
 
 from envkit.cli import _output
 from envkit.cli._options import EnvVarOpt, FormatOpt, TokenOpt, parse_key_values
+from envkit.hub import push
 
 
 def _size(n: int) -> str:
@@ -132,8 +133,6 @@ def push_cmd(
       envkit push --create-pr -m "Harder levels"
       envkit push --dry-run-dir /tmp/staged   # look at exactly what would be uploaded
     """
-    from envkit.hub import push
-
     if fmt not in ("text", "json"):
         raise typer.BadParameter("expected text or json", param_hint="--format")
     variables = parse_key_values(env, "--env")

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.table import Table
 
 from envkit.cli import _output
 from envkit.cli._options import Format, RulesFormatOpt
@@ -63,8 +64,6 @@ def _rules_table(rows: list[dict], width: int) -> RenderableType:
     Codes and names are what a user copies (`--explain`, `ignore:`), so they are never cut or
     split, even at 80 columns or when piped (rich then assumes 80); summaries wrap.
     """
-    from rich.table import Table
-
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     if width < _WIDE:
         table.add_column("code", no_wrap=True)
@@ -106,7 +105,6 @@ def _rfc008(fmt: Format, output: _output.Output, rows: list[dict]) -> None:
         ]
         output.text("\n".join(lines))
         return
-    from rich.table import Table
 
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     for col in ("RFC 008 check", "envkit rules", "openenv 0.10"):

@@ -1,14 +1,23 @@
 """``envkit run``: serve an environment locally with uvicorn, or in its Docker image
-(``--docker``) exactly as a Hugging Face Docker Space runs it."""
+(``--docker``) exactly as a Hugging Face Docker Space runs it.
+
+envkit.container (and envkit.cli._pool above it) imports httpx, which imports its own
+command line and with it rich.syntax and pygments (0.1-0.2 s): the ``--docker`` path imports
+them where it uses them, so a local run and ``envkit run --help`` do without
+(tests/cli/test_startup.py).
+"""
 
 from __future__ import annotations
 
+import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.text import Text
 
 from envkit.cli import _output
 from envkit.cli._options import (
@@ -21,7 +30,11 @@ from envkit.cli._options import (
     StartupTimeoutOpt,
     parse_key_values,
 )
+from envkit.cli.build import BuildProgress
+from envkit.envdir import EnvProject
+from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
 from envkit.errors import ContainerError, ExitCode, ServerStartError, UsageError
+from envkit.server import start_server
 
 if TYPE_CHECKING:
     from envkit.container.run import RunningContainer
@@ -209,13 +222,6 @@ def _run_local(
         ServerStartError: the server exited by itself, or never became healthy.
         typer.Exit: code 0 after Ctrl-C stopped it.
     """
-    import subprocess
-    import time
-
-    from envkit.envdir import EnvProject
-    from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
-    from envkit.server import start_server
-
     t0 = time.monotonic()
     project = EnvProject.load(path)
     manifest = project.manifest
@@ -284,8 +290,6 @@ class LogRelay:
             self._print(line)
 
     def _print(self, raw: bytes) -> None:
-        from rich.text import Text
-
         line = raw.decode("utf-8", "replace").rstrip("\r")
         # Colour the server wrote (when it thinks it has a terminal) is kept as styles on a
         # colour terminal; the console drops it elsewhere.
@@ -335,7 +339,6 @@ def _run_docker(req: _DockerRun) -> None:
         ContainerError: it exited by itself (its last 30 log lines in ``details``).
         typer.Exit: code 0 after Ctrl-C stopped and removed it.
     """
-    from envkit.cli.build import BuildProgress
     from envkit.container import run_container
 
     if req.replicas is not None:
@@ -399,7 +402,6 @@ def _refuse_for_pool(*, host: str, web: bool, hardened: bool) -> None:
 def _refuse_detached_relay(path: Path) -> None:
     """A hardened ``no-network`` run's port is relayed by this process, so it cannot detach."""
     from envkit.container.hardening import container_facts
-    from envkit.envdir import EnvProject
 
     if container_facts(EnvProject.load(path).root).network_mode == "no-network":
         raise UsageError(

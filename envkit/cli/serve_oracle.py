@@ -11,6 +11,7 @@ import typer
 
 from envkit.cli import _output
 from envkit.cli._options import EnvDirArg, PythonOpt, ReplyTimeoutOpt, StartupTimeoutOpt
+from envkit.evaluation.oracle_server import MODEL_ID, open_oracle_server
 
 DEFAULT_PORT = 8011  # envkit.evaluation.oracle_server.DEFAULT_PORT (not imported: --help speed)
 
@@ -41,8 +42,6 @@ def serve_oracle_cmd(
       envkit eval . --policy openai --base-url http://127.0.0.1:8011/v1 --model oracle
       API_BASE_URL=http://127.0.0.1:8011/v1 MODEL_NAME=oracle python inference.py
     """
-    from envkit.evaluation.oracle_server import MODEL_ID, open_oracle_server
-
     server = open_oracle_server(
         path,
         host=host,

@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
 from envkit.cli import _output
 from envkit.cli._options import Format
 from envkit.errors import UsageError
+from envkit.skills import AGENTS, get_skill, install_skills, list_skills
 
 skills_app = typer.Typer(
     name="skills",
@@ -34,8 +36,6 @@ def list_cmd(
       envkit skills list
       envkit skills list --json | jq -r '.[].name'
     """
-    from envkit.skills import list_skills
-
     skills = list_skills()
     output = _output.Output(Format.JSON if as_json else Format.TEXT)
     if output.is_json:
@@ -51,7 +51,6 @@ def list_cmd(
             ]
         )
         return
-    from rich.table import Table
 
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("skill", no_wrap=True)
@@ -80,8 +79,6 @@ def show_cmd(
       envkit skills show envkit
       envkit skills show envkit --file references/commands.md
     """
-    from envkit.skills import get_skill
-
     skill = get_skill(name)
     rel = file.strip().removeprefix("./") if file else "SKILL.md"
     if rel not in skill.files:
@@ -139,8 +136,6 @@ def install_cmd(
       envkit skills install --global --agent codex
       envkit skills install --dir envs/my-env --force
     """
-    from envkit.skills import AGENTS, install_skills
-
     result = install_skills(directory, names or None, agent or AGENTS, force=force, global_=global_)
     where = []
     for target in result.targets:

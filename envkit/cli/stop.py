@@ -9,6 +9,7 @@ import typer
 
 from envkit.cli import _output
 from envkit.cli._options import parse_key_values
+from envkit.errors import UsageError
 
 
 def stop_cmd(
@@ -58,7 +59,7 @@ def stop_cmd(
       envkit stop
     """
     from envkit.container import stop_containers
-    from envkit.errors import UsageError
+    from envkit.scale.pool import remove_orphan_networks, stop_pool
 
     if old_timeout is not None:
         _output.warn(
@@ -79,13 +80,9 @@ def stop_cmd(
         # First: it checks every name before stopping any, so a wrong name stops nothing.
         removed += [c.name for c in stop_containers(rest or None, timeout_s=grace, labels=labels)]
     if pools:
-        from envkit.scale.pool import stop_pool
-
         for pool in pools:
             removed += stop_pool(pool, timeout_s=grace)
     if not names:
-        from envkit.scale.pool import remove_orphan_networks
-
         removed += remove_orphan_networks()
     if not removed:
         _output.info("No envkit containers to stop.")

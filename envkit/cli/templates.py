@@ -8,9 +8,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
+from envkit.catalog import list_templates
 from envkit.cli import _output
 from envkit.cli._options import Format
+from envkit.cookie import BUILTIN_ORIGIN
+from envkit.envdir.toml import read_pyproject
+from envkit.errors import UsageError
 
 
 def templates_cmd(
@@ -42,8 +47,6 @@ def templates_cmd(
     if env is not None:
         _show_environment_template(env, output)
         return
-    from envkit.catalog import list_templates
-    from envkit.cookie import BUILTIN_ORIGIN
 
     templates = list_templates()
     if output.is_json:
@@ -61,7 +64,6 @@ def templates_cmd(
             ]
         )
         return
-    from rich.table import Table
 
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
     table.add_column("template")
@@ -89,9 +91,6 @@ def _show_environment_template(env: Path, output: _output.Output) -> None:
         UsageError: ``env`` is not a directory or has no record (made before envkit recorded
             templates, or by hand).
     """
-    from envkit.envdir.toml import read_pyproject
-    from envkit.errors import UsageError
-
     if not env.is_dir():
         raise UsageError(f"{env} is not a directory.", hint="Pass an environment's directory.")
     data, _error = read_pyproject(env)

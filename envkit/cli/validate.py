@@ -1,11 +1,17 @@
-"""``envkit validate``: static lint plus live protocol checks, with coded findings."""
+"""``envkit validate``: static lint plus live protocol checks, with coded findings.
+
+envkit.validation and envkit.container import httpx, which imports its own command line and
+with it rich.syntax and pygments (0.1-0.2 s): they are imported where the command uses them,
+so ``envkit validate --help`` stays fast (tests/cli/test_startup.py).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,8 +25,10 @@ from envkit.cli._options import (
     UrlOpt,
 )
 from envkit.errors import ExitCode, UsageError
+from envkit.findings import RULES
 
 if TYPE_CHECKING:
+    from envkit.container import BuildEvent
     from envkit.validation import RunOptions, ValidationReport
 
 
@@ -30,10 +38,7 @@ def explain(code: str) -> str:
     Raises:
         UsageError: unknown code (with the closest known one).
     """
-    import difflib
-
     import envkit.validation.rules  # noqa: F401 - registers every rule
-    from envkit.findings import RULES
 
     key = code.strip().upper()
     rule = RULES.get(key) or next((r for r in RULES.values() if r.name == code.strip()), None)
@@ -219,7 +224,7 @@ def _validate_source(
     return run_source(path, opts, url=url, static=static)
 
 
-def _emit(report: Any, fmt: Format, output: Path | None, *, show_all: bool) -> None:
+def _emit(report: ValidationReport, fmt: Format, output: Path | None, *, show_all: bool) -> None:
     """Write the report to ``output`` (atomically) or stdout; the summary line on stderr.
 
     Raises:
@@ -272,7 +277,7 @@ def _validate_docker(
 
     progress = opts.progress
 
-    def on_event(event: Any) -> None:
+    def on_event(event: BuildEvent) -> None:
         if event.kind == "step":
             progress(f"build step {event.step}/{event.total}: {event.text}")
 

@@ -144,3 +144,56 @@ def test_root_help_lists_commands_and_groups_in_module_order():
     ]
     expected = [m.rstrip("_").replace("_", "-") for m in COMMAND_MODULES]
     assert listed[-len(expected) :] == expected, listed
+
+
+COMMAND_MODULES_LOADED = """
+import json, sys
+from envkit.cli import COMMAND_MODULES, app
+try:
+    app({args!r}, prog_name="envkit")
+except SystemExit:
+    pass
+loaded = [m for m in COMMAND_MODULES if "envkit.cli." + m in sys.modules]
+print(json.dumps(loaded), file=sys.stderr)
+"""
+
+
+def _modules_loaded(args: list[str]) -> list[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", COMMAND_MODULES_LOADED.format(args=args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "Usage" in proc.stdout
+    return json.loads(proc.stderr.strip().splitlines()[-1])
+
+
+def test_root_help_imports_no_command_module_and_a_command_only_its_own():
+    """``envkit --help`` lists the commands from ``envkit.cli.COMMANDS``; a command's module
+    is imported when that command (or its help) runs."""
+    assert _modules_loaded(["--help"]) == []
+    assert _modules_loaded(["init", "--help"]) == ["init"]
+    assert _modules_loaded(["serve-oracle", "--help"]) == ["serve_oracle"]
+
+
+def test_listed_summaries_are_the_commands_own():
+    """The summaries ``envkit --help`` lists without importing a command module are the first
+    paragraphs of the commands' own help (a group's short help), and no command is hidden,
+    deprecated or in another panel, which the stand-ins the help lists would not show."""
+    import typer
+    from typer._click import Context
+
+    from envkit.cli import COMMANDS, app
+    from envkit.cli._group import listed_summary
+
+    root = typer.main.get_command(app)
+    ctx = Context(root, info_name="envkit")
+    assert root.list_commands(ctx) == list(COMMANDS)
+    for name, (_, summary) in COMMANDS.items():
+        command = root.get_command(ctx, name)
+        assert command is not None and command.name == name
+        assert listed_summary(command) == summary, name
+        assert not command.hidden and not command.deprecated, name
+        assert not getattr(command, "rich_help_panel", None), name
