@@ -40,9 +40,13 @@ class PolicyProcess:
         timeout_s: seconds allowed for each call (and for loading, unless ``load_timeout_s``).
         load_timeout_s: seconds allowed to import the module and find the callable; a load
             past it raises a :class:`PolicyError` that names the start-up timeout.
+        defer_load: start the child and return at once; the load is awaited (and its
+            :class:`PolicyError` raised) by :meth:`wait_loaded` or the first call. Lets a
+            caller overlap the import (seconds: openenv alone) with other start-up work.
 
     Raises:
-        PolicyError: the module or callable cannot be loaded (message has the cause).
+        PolicyError: the module or callable cannot be loaded (message has the cause);
+            with ``defer_load``, from :meth:`wait_loaded` or the first call instead.
     """
 
     def __init__(
@@ -53,9 +57,12 @@ class PolicyProcess:
         *,
         timeout_s: float = 30.0,
         load_timeout_s: float | None = None,
+        defer_load: bool = False,
     ):
         self.spec = spec
         self.timeout_s = timeout_s
+        self._load_timeout_s = load_timeout_s
+        self._loaded = False
         # Marked like a server (envkit.server): close() kills whatever it started, detached
         # or not.
         self.run_id = new_run_id()
@@ -71,14 +78,27 @@ class PolicyProcess:
             text=True,
             start_new_session=True,
         )
-        first = self._read_load(load_timeout_s)
+        if not defer_load:
+            self.wait_loaded()
+
+    def wait_loaded(self) -> None:
+        """Wait until the child has imported the policy (at most ``load_timeout_s`` from
+        now). Idempotent.
+
+        Raises:
+            PolicyError: the module or callable cannot be loaded, or the load ran out.
+        """
+        if self._loaded:
+            return
+        first = self._read_load(self._load_timeout_s)
         if "error" in first:
             self.close()
             raise PolicyError(
-                f"Policy `{spec}`: {first['error']}.",
+                f"Policy `{self.spec}`: {first['error']}.",
                 hint="Check `envkit.oracle` in openenv.yaml points at a "
                 "callable taking the observation dict.",
             )
+        self._loaded = True
 
     def _read_load(self, load_timeout_s: float | None) -> dict[str, Any]:
         """The child's first line (loaded, or the load error) within ``load_timeout_s``."""
@@ -129,6 +149,7 @@ class PolicyProcess:
         Raises:
             PolicyError: the policy raised, timed out or returned a non-dict.
         """
+        self.wait_loaded()
         stdin = self._proc.stdin
         if stdin is None:  # Popen was given stdin=PIPE, so this is a bug
             raise InternalError(f"Policy `{self.spec}`: the child process has no stdin pipe.")

@@ -19,6 +19,7 @@ from envkit.envdir.manifest import Manifest
 from envkit.envdir.project import resolve_python
 from envkit.errors import UsageError
 from envkit.findings import Finding
+from envkit.policy import PolicyProcess
 from envkit.validation import explore, fuzz, probing
 from envkit.validation.engine import ActionPool, ServerPlayer, Settings, Stop
 from envkit.validation.options import Budget, RunOptions
@@ -153,14 +154,20 @@ def run_runtime(
     capacity = None
     root = target.root
     lane_s = 0.0
+    # The oracle's import (seconds: it imports openenv too) overlaps the server's start-up.
+    oracle_host = (
+        reward.start_oracle(settings, root, python)
+        if settings.oracle and root is not None and python is not None
+        else None
+    )
     try:
         if target.url:
             engine.url = normalise_url(target.url)
-            capacity = _play(engine, root, python)
+            capacity = _play(engine, root, python, oracle_host)
         elif root is not None and python is not None:
             app = target.app or (target.manifest.app if target.manifest else DEFAULT_APP)
             if liveness.start(engine, root, app, python):
-                capacity = _play(engine, root, python)
+                capacity = _play(engine, root, python, oracle_host)
                 if target.while_up is not None and engine.url:
                     t_lane = time.perf_counter()
                     target.while_up(engine.url)
@@ -168,6 +175,8 @@ def run_runtime(
     except Stop as stop:
         liveness.stopped(engine, stop)
     finally:
+        if oracle_host is not None:  # not played (the server did not start), or already closed
+            oracle_host.close()
         engine.close()
         protocol.lost_sessions(engine)
         liveness.crashes(engine)
@@ -182,9 +191,11 @@ def run_runtime(
     )
 
 
-def _play(engine: ServerPlayer, root: Path | None, python: str | None) -> int | None:
+def _play(
+    engine: ServerPlayer, root: Path | None, python: str | None, oracle_host: PolicyProcess | None
+) -> int | None:
     """The order of play, every check guarded (:meth:`ServerPlayer.guard`); returns the server's
-    capacity (``None``: not probed)."""
+    capacity (``None``: not probed). ``oracle_host``: the oracle's process, started early."""
     api = engine.guard("endpoints", endpoints.check, engine, quiet=True)
     if api is None:  # no answer on /health (reported), or the check crashed: nothing to play
         return None
@@ -210,7 +221,7 @@ def _play(engine: ServerPlayer, root: Path | None, python: str | None) -> int | 
         engine.guard("fuzzed episodes", episodes.fuzz_episodes, engine, api.action, actions)
         reference = engine.guard("determinism", determinism.check, engine, actions)
         engine.guard("probe plan", determinism.replay_plan, engine, root, quiet=True)
-        oracle_best = engine.guard("oracle", reward.oracle, engine, root, python)
+        oracle_best = engine.guard("oracle", reward.oracle, engine, root, python, oracle_host)
         means = engine.guard(
             "degenerate policies", reward.degenerate, engine, api.action, actions, oracle_best
         )

@@ -11,10 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from envkit.errors import InternalError
 from envkit.findings import Rule, Severity, register
 from envkit.policy import PolicyError, PolicyProcess
 from envkit.validation import fuzz
-from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, is_number
+from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, Settings, is_number
 from envkit.validation.rules import episodes
 from envkit.wire import EnvErrorFrame
 
@@ -214,7 +215,35 @@ def verdicts(engine: ServerPlayer, *, oracle_played: bool = False) -> None:
     )
 
 
-def oracle(engine: ServerPlayer, root: Path | None, python: str | None) -> float | None:
+def start_oracle(settings: Settings, root: Path, python: str) -> PolicyProcess:
+    """Start the declared oracle's process (``settings.oracle``) without waiting for its
+    import: the load is awaited by its first action (:class:`PolicyProcess` ``defer_load``).
+
+    Importing the oracle's module is start-up (openenv alone takes seconds to import on a
+    busy machine), each action is one answer: the same limits as the server's
+    (``startup_s``, ``reply_s``).
+
+    Raises:
+        InternalError: no oracle is declared (a caller's bug: check ``settings.oracle``).
+    """
+    if not settings.oracle:
+        raise InternalError("start_oracle called without a declared oracle (`envkit.oracle`).")
+    return PolicyProcess(
+        settings.oracle,
+        root,
+        python,
+        timeout_s=settings.reply_s,
+        load_timeout_s=settings.startup_s,
+        defer_load=True,
+    )
+
+
+def oracle(
+    engine: ServerPlayer,
+    root: Path | None,
+    python: str | None,
+    host: PolicyProcess | None = None,
+) -> float | None:
     """EK506, EK507: play the declared oracle (in the environment's interpreter) once per
     seed.
 
@@ -222,6 +251,9 @@ def oracle(engine: ServerPlayer, root: Path | None, python: str | None) -> float
         root: the environment directory the oracle is imported from (``None``: URL only,
             the check is skipped).
         python: the environment's interpreter (resolved once by the caller).
+        host: the oracle's process when the caller started it early
+            (:func:`start_oracle`, so its import overlaps the server's start-up); it is
+            closed here. ``None``: started here.
 
     Returns:
         The oracle's best step reward averaged over the seeds, the yardstick of the
@@ -249,11 +281,7 @@ def oracle(engine: ServerPlayer, root: Path | None, python: str | None) -> float
     engine.progress(f"oracle `{spec}`")
     bests: list[tuple[int | None, float | None]] = []
     try:
-        # Importing the oracle's module is start-up (openenv alone takes seconds to import on
-        # a busy machine), each action is one answer: the same limits as the server's.
-        with PolicyProcess(
-            spec, root, python, timeout_s=settings.reply_s, load_timeout_s=settings.startup_s
-        ) as policy:
+        with host or start_oracle(settings, root, python) as policy:
             for seed in settings.seeds:
                 ep = engine.play_alone(seed, lambda obs, _i: policy(obs), name="oracle")
                 bests.append((seed, ep.best()))
