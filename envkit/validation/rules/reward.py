@@ -195,7 +195,7 @@ def verdicts(engine: ServerPlayer, *, oracle_played: bool = False) -> None:
             f"reward: all {len(numbers)} numeric step rewards every policy envkit tried saw "
             f"were {numbers[0]:g} ({where}); without an oracle a sparse task whose goal no "
             "policy reached cannot be told from a constant reward, so EK504 was not judged "
-            "(declare `envkit.oracle` to judge it)."
+            f"({_oracle_hint(engine)})."
         )
         return
     nulls = total - len(numbers)
@@ -308,6 +308,23 @@ def oracle(
         return None
     scores = [b for _, b in bests if b is not None]
     return sum(scores) / len(scores) if scores else None
+
+
+def _oracle_hint(engine: ServerPlayer) -> str:
+    """What would let the oracle be played, as true where the note is shown: a declared
+    oracle is not played on a ``--url`` run without the environment directory."""
+    spec = engine.settings.oracle
+    if spec:
+        return (
+            f"the declared oracle `{spec}` runs from the environment's files: pass its "
+            "directory too, `envkit validate --url URL PATH`, to judge it"
+        )
+    if not engine.settings.has_manifest:
+        return (
+            "validate with the environment's directory, `envkit validate --url URL PATH`, "
+            "and declare `envkit.oracle` in its openenv.yaml to judge it"
+        )
+    return "declare `envkit.oracle` in openenv.yaml to judge it"
 
 
 def degenerate(
