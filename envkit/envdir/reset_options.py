@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.pysource import parse_python
 from envkit.fsutil import read_text_bounded
 
 MAX_SOURCE_FILES = 40  # server/*.py files read for reset signatures
@@ -54,7 +55,7 @@ def reset_options(source: str) -> dict[str, list[Any]]:
     ``episode_id``, each with the values it declares (a ``Literal`` annotation, ``bool``,
     quoted values on its docstring line, its default); an unparsable source declares none."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except (SyntaxError, ValueError):
         return {}
     out: dict[str, list[Any]] = {}
