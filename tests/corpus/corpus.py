@@ -10,8 +10,11 @@ least :data:`MIN_CAUGHT` of its defects; the ones it misses are named in :data:`
 
 from __future__ import annotations
 
+import os
 import shutil
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +87,28 @@ def cases() -> list[Case]:
     return found
 
 
+#: First on the servers' PYTHONPATH: a ``gradio`` that is not installed. OpenEnv imports
+#: gradio for its optional web UI and serves without it when it is missing (its own
+#: ``except ModuleNotFoundError``); the corpus never enables that UI, and the import is about
+#: 2.4 s of CPU in each server and each oracle process, most of a case's cost.
+WITHOUT_GRADIO = HERE / "_without_gradio"
+
+
+@contextmanager
+def _servers_without_gradio() -> Iterator[None]:
+    """``PYTHONPATH`` for the processes validate starts (they inherit this process's
+    environment); restored afterwards."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), before]))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
 def play(case: Case, workdir: Path, python: str) -> set[str]:
     """Validate a copy of ``case`` (runtime stage, only its rule selected) and return the
     codes reported. The copy keeps the corpus free of anything a run writes."""
@@ -91,5 +116,6 @@ def play(case: Case, workdir: Path, python: str) -> set[str]:
 
     copy = workdir / case.name
     shutil.copytree(case.path, copy)
-    report = validate(copy, python=python, select=[case.code], train_path=False, episodes=3)
+    with _servers_without_gradio():
+        report = validate(copy, python=python, select=[case.code], train_path=False, episodes=3)
     return {f.code for f in report.findings}
