@@ -96,6 +96,9 @@ SEED_IGNORED = register(
     "`__init__`: every new session starts with the same task, whatever the seed.",
     fix="Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw the episode "
     "from `random.Random(seed)`.",
+    limits="When the dropped seed leaves the episode to an unseeded source (`reset` without a "
+    "`seed` parameter, a generator made at construction, another library's global seed), "
+    "episodes under one seed differ: that is reported as EK411/EK412, not as EK413.",
 )
 
 

@@ -85,6 +85,9 @@ SOLUTION_LEAK = register(
     fix="Keep the solution out of `state`, `metadata` and observations; if the answer must "
     "be shown after the episode, do not let the same seed draw the same task for "
     "training, or put it in a channel the agent never sees.",
+    limits="Values the task shows before the end are not submitted (an answer in a plain "
+    "observation field on every step; the displayed target accepted as the answer), nor are"
+    " numbers inside the terminal feedback's sentences.",
 )
 
 ANSWER_IN_STATE = register(

@@ -99,6 +99,8 @@ REWARD_HACKABLE = register(
     example="`reward = len(message) * 0.1`: a 200-character answer of `a`s scores 20.",
     fix="Reward the task, not a proxy: check the answer against the target; give the empty "
     "or trivial answer the minimum.",
+    limits="A degenerate action that pays only on a fresh, never-reset instance (HTTP `POST /step`"
+    " without `reset`) is reported as EK510 (fresh-instance-pays), not here.",
 )
 
 ORACLE_BELOW_MAX = register(
