@@ -178,6 +178,7 @@ def run_runtime(
         if oracle_host is not None:  # not played (the server did not start), or already closed
             oracle_host.close()
         engine.close()
+        protocol.reset_failures(engine)
         protocol.lost_sessions(engine)
         liveness.crashes(engine)
         engine.timings["runtime"] = round(time.perf_counter() - t0 - lane_s, 3)

@@ -9,6 +9,7 @@ accepted; a production-mode server has no HTTP ``/step``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from typing import Any
@@ -163,7 +164,7 @@ def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = Fal
             if production:
                 routes.episodes_not_applicable(engine, exc)
             else:
-                reset_failed(engine, exc)
+                reset_failed(engine, exc, engine.settings.seeds[0])
             return False
         engine.ran(
             ROUND_TRIP_FAILED, EPISODE_ID_IGNORED, STEP_COUNT_WRONG, HEALTH_WHILE_RESET_FAILS
@@ -186,6 +187,8 @@ def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = Fal
                         break  # what follows `done` is EK417's business
             except EnvErrorFrame:
                 pass  # an action raising is EK410's business (episodes)
+        with contextlib.suppress(EnvErrorFrame):  # recorded; judged by reset_failures()
+            engine.reset(s, None)  # as OpenEnv's client and TRL call it: no seed
     finally:
         s.close()
     return True
@@ -220,19 +223,26 @@ def check_state(
         )
 
 
-def reset_failed(engine: ServerPlayer, exc: EnvErrorFrame) -> None:
-    """``reset`` answered an error frame: EK418 when /health still says healthy, else
-    EK405."""
-    status, _body, _text = engine.get("/health")
+def _reset_call(seed: int | None) -> str:
+    return "`reset()` without a seed" if seed is None else f"`reset(seed={seed})`"
+
+
+def reset_failed(engine: ServerPlayer, exc: EnvErrorFrame, seed: int | None) -> None:
+    """``reset`` (with ``seed``) answered an error frame: EK418 when /health still says
+    healthy, else EK405."""
+    failure = next((f for f in engine.reset_failures if f.error is exc), None)
+    status = failure.health if failure is not None else engine.get("/health")[0]
     engine.ran(HEALTH_WHILE_RESET_FAILS)
     message = str(exc.data.get("message", ""))[:300]
     if status == 200:
         engine.add(
             HEALTH_WHILE_RESET_FAILS,
-            f"`reset(seed={engine.settings.seeds[0]})` must succeed when GET /health "
-            f"says healthy; /health answered 200 but `reset` answered {exc.code}: "
-            f"{message!r}. Health must not be trusted alone.",
+            f"{_reset_call(seed)} must succeed when GET /health says healthy; /health "
+            f"answered 200 but `reset` answered {exc.code}: {message!r}. Health must not be "
+            "trusted alone."
+            + (" OpenEnv's client and TRL reset without a seed." if seed is None else ""),
             error=message,
+            seed=seed,
         )
     else:
         engine.add(
@@ -240,6 +250,18 @@ def reset_failed(engine: ServerPlayer, exc: EnvErrorFrame) -> None:
             f"`reset` must answer an observation; it answered {exc.code}: {message!r}.",
         )
         engine.ran(ROUND_TRIP_FAILED)
+
+
+def reset_failures(engine: ServerPlayer) -> None:
+    """EK418 (or EK405) for the first ``reset`` that failed during any check, unless one was
+    reported already: a reset that fails only for some seeds, only without a seed, or only on
+    a session's second reset."""
+    if not engine.reset_failures or engine.has(HEALTH_WHILE_RESET_FAILS):
+        return
+    first = engine.reset_failures[0]
+    if engine.has(ROUND_TRIP_FAILED) and first.health != 200:
+        return
+    reset_failed(engine, first.error, first.seed)
 
 
 def lost_sessions(engine: ServerPlayer) -> None:
