@@ -111,7 +111,8 @@ ORACLE_BELOW_MAX = register(
     summary="The declared oracle does not reach `hi` of `validation.reward.range`, or fails.",
     what="envkit runs `envkit.oracle` (a `module:callable` taking the observation dict, "
     "run in the environment's interpreter) for one episode per seed; its best step "
-    "reward must reach `hi` in every episode.",
+    "reward must reach `hi` minus `validation.reward.oracle_tolerance` (0 by default) in "
+    "every episode, and the server must accept its actions.",
     why="If a perfect policy cannot reach the maximum, the reward is broken or the range is "
     "wrong, and the reward-hacking check has nothing to compare against.",
     example='The oracle answers `observation["target"]` but the observation field was '
@@ -295,12 +296,30 @@ def oracle(
             error=exc.message,
         )
         return None
-    below = [(s, b) for s, b in bests if b is None or b < settings.hi - EPS]
-    if below:  # a broken oracle is no yardstick for the floor check
-        low_seed, best = below[0]
+    except EnvErrorFrame as exc:
+        if exc.code == "CAPACITY_REACHED" or any(f.error is exc for f in engine.reset_failures):
+            raise  # the server's state, not the oracle's (reported by their own rules)
+        message = str(exc.data.get("message", ""))[:300]
         engine.add(
             ORACLE_BELOW_MAX,
-            f"The oracle `{spec}` must reach the maximum reward {settings.hi:g} in "
+            f"The oracle `{spec}` must play every seed; the server refused its action with "
+            f"{exc.code}: {message!r}. Most likely the oracle's action does not match the "
+            "action schema (a field's name or type).",
+            error=message,
+        )
+        return None
+    target = settings.hi - settings.oracle_tolerance
+    below = [(s, b) for s, b in bests if b is None or b < target - EPS]
+    if below:  # a broken oracle is no yardstick for the floor check
+        low_seed, best = below[0]
+        tolerance = (
+            f" (less `oracle_tolerance` {settings.oracle_tolerance:g})"
+            if settings.oracle_tolerance
+            else ""
+        )
+        engine.add(
+            ORACLE_BELOW_MAX,
+            f"The oracle `{spec}` must reach the maximum reward {settings.hi:g}{tolerance} in "
             f"every episode; with seed {low_seed} its best step reward was "
             f"{'none' if best is None else f'{best:g}'} ({len(below)} of {len(bests)} "
             "episodes below). Most likely the reward or the oracle is wrong.",
