@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
+import string
 import threading
 import time
 from pathlib import Path
@@ -95,11 +97,24 @@ def _big_action(probes: Probes) -> tuple[str, dict[str, Any]] | None:
     for name in probes.schema.get("properties") or {}:
         node = field_schema(probes, name)
         if "string" in fuzz.types_of(node) and "enum" not in node and "const" not in node:
-            return name, {
-                **base,
-                name: ("envkit " * (BIG_ACTION_BYTES // 7 + 1))[:BIG_ACTION_BYTES],
-            }
+            return name, {**base, name: long_text(BIG_ACTION_BYTES)}
     return None
+
+
+def long_text(size: int, seed: int = 517) -> str:
+    """``size`` characters of lowercase words (3-9 letters) drawn from ``seed``: a long
+    completion is varied text, and a grader whose cost grows with distinct content (seen
+    n-grams kept in a list, a regex over new tokens) is slow only on varied text, not on one
+    word repeated."""
+    rng = random.Random(seed)
+    letters = string.ascii_lowercase
+    words: list[str] = []
+    length = 0
+    while length < size:
+        word = "".join(rng.choice(letters) for _ in range(rng.randint(3, 9)))
+        words.append(word)
+        length += len(word) + 1
+    return " ".join(words)[:size]
 
 
 def oversized_action(probes: Probes) -> None:
