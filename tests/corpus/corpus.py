@@ -21,30 +21,27 @@ from pathlib import Path
 HERE = Path(__file__).parent
 MIN_CAUGHT = 4  # of each rule's defects (at least 5)
 
-#: case directory (``rule-name/case``) -> why the rule does not catch it yet.
-KNOWN_MISSES: dict[str, str] = {
+#: case directory (``rule-name/case``) -> why no rule reports it yet.
+KNOWN_MISSES: dict[str, str] = {}
+
+#: case directory -> (the codes that report it instead of its rule, why): the defect is
+#: reported, by a neighbouring rule; its own rule does not count it as found.
+REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
     "reward-hackable/defect_http_step_fresh_empty": (
-        "reported as EK510 (a never-reset instance pays), not as EK505"
-    ),
-    "solution-leak/defect_repr_false_solution_field": (
-        "the answer in a plain observation field sent on every step: EK509 leaves out values "
-        "the task shows before the end"
-    ),
-    "solution-leak/defect_revealed_after_loss_same_seed": (
-        "the number revealed inside the terminal feedback sentence, not as a value of its own"
-    ),
-    "solution-leak/defect_target_accepted_as_expression": (
-        "the displayed target accepted as the answer: values shown before the end are left out"
+        ("EK510",),
+        "a never-reset instance pays: fresh-instance-pays, not a degenerate policy",
     ),
     "seed-ignored/defect_reset_lacks_seed_param": (
-        "reported as EK411/EK412 (the dropped seed makes episodes random), not EK413"
+        ("EK411", "EK412"),
+        "the dropped seed leaves episodes random under one seed",
     ),
     "seed-ignored/defect_instance_randomstate_seed_recorded": (
-        "reported as EK411/EK412 (episodes random under one seed), not EK413"
+        ("EK411", "EK412"),
+        "episodes are random under one seed",
     ),
-    "seed-ignored/defect_seeds_wrong_library": "reported as EK411 (random under one seed), not EK413",
-    "sessions-interfere/defect_cached_task_mutated_same_seed": (
-        "only sessions on the same seed interfere; the interleaved check plays two seeds"
+    "seed-ignored/defect_seeds_wrong_library": (
+        ("EK411", "EK412"),
+        "episodes are random under one seed",
     ),
 }
 
@@ -99,6 +96,9 @@ def _servers_without_gradio() -> Iterator[None]:
     """``PYTHONPATH`` for the processes validate starts (they inherit this process's
     environment); restored afterwards."""
     before = os.environ.get("PYTHONPATH")
+    if before and str(WITHOUT_GRADIO) in before.split(os.pathsep):  # set for the process
+        yield
+        return
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), before]))
     try:
         yield
@@ -110,12 +110,13 @@ def _servers_without_gradio() -> Iterator[None]:
 
 
 def play(case: Case, workdir: Path, python: str) -> set[str]:
-    """Validate a copy of ``case`` (runtime stage, only its rule selected) and return the
-    codes reported. The copy keeps the corpus free of anything a run writes."""
+    """Validate a copy of ``case`` (runtime stage, only its rule and its :data:`REPORTED_AS`
+    neighbours selected) and return the codes reported. The copy keeps the corpus free of anything a run writes."""
     from envkit.validation import validate
 
     copy = workdir / case.name
     shutil.copytree(case.path, copy)
     with _servers_without_gradio():
-        report = validate(copy, python=python, select=[case.code], train_path=False, episodes=3)
+        select = [case.code, *REPORTED_AS.get(case.key, ((), ""))[0]]
+        report = validate(copy, python=python, select=select, train_path=False)
     return {f.code for f in report.findings}
