@@ -6,59 +6,52 @@ reported only by a neighbouring rule, or missed, and near-misses left quiet.
 PY is the interpreter that serves the environments (it needs openenv 0.10; default: this
 one). Each case is a full `envkit validate` runtime stage with its rule selected (and the
 rules of tests/corpus/corpus.py's REPORTED_AS for it), as the corpus test plays it; about 7 s
-of CPU a case. N cases play at once (default 2).
+of CPU a case. N cases play at once (default 4).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.corpus.corpus import REPORTED_AS, WITHOUT_GRADIO, Case, cases, play
+from tests.corpus.corpus import JOBS, REPORTED_AS, Case, cases, play_all
 
 
-def _play(case: Case, python: str) -> tuple[Case, set[str], float]:
-    t0 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="envkit-corpus-") as tmp:
-        found = play(case, Path(tmp), python)
-    return case, found, time.perf_counter() - t0
+def _verdict(case: Case, found: set[str]) -> str:
+    if case.kind == "nearmiss":
+        return "noise" if case.code in found else "quiet"
+    if case.code in found:
+        return "found"
+    if case.key in REPORTED_AS and found & set(REPORTED_AS[case.key][0]):
+        return "neighbour"
+    return "missed"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--rule", action="append", default=[], help="only this corpus")
     parser.add_argument("--python", default=sys.executable)
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=JOBS)
     args = parser.parse_args()
-    # set once for every thread (play() leaves a process-wide setting alone)
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(WITHOUT_GRADIO), os.environ.get("PYTHONPATH")])
-    )
     chosen = [c for c in cases() if not args.rule or c.rule in args.rule]
     rows: dict[str, list[tuple[str, str]]] = defaultdict(list)
     codes: dict[str, str] = {}
     t_all = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for case, found, took in pool.map(lambda c: _play(c, args.python), chosen):
-            if case.kind == "nearmiss":
-                verdict = "noise" if case.code in found else "quiet"
-            elif case.code in found:
-                verdict = "found"
-            elif case.key in REPORTED_AS and found & set(REPORTED_AS[case.key][0]):
-                verdict = "neighbour"
-            else:
-                verdict = "missed"
+    with tempfile.TemporaryDirectory(prefix="envkit-corpus-") as tmp:
+        for case, found, took in play_all(chosen, Path(tmp), args.python, args.jobs):
             codes[case.rule] = case.code
+            if isinstance(found, BaseException):
+                verdict, other = "error", f"{type(found).__name__}: {found}"
+            else:
+                verdict = _verdict(case, found)
+                other = ",".join(sorted(found - {case.code})) or "-"
             rows[case.rule].append((case.kind, verdict))
-            other = ",".join(sorted(found - {case.code})) or "-"
             print(f"  {verdict:9s} {case.code} {case.key} (also: {other}; {took:.1f} s)")
     print()
     print(

@@ -1,11 +1,13 @@
 """Every corpus environment played: a rule reports its defects and stays quiet on its
-near-misses (tests/corpus/corpus.py says what a corpus is)."""
+near-misses (tests/corpus/corpus.py says what a corpus is).
+
+The cases this session selects play once, several at a time (:func:`play_all`), in one
+session fixture on one xdist worker (group ``corpus``); each test then judges its case."""
 
 from __future__ import annotations
 
 import sys
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
 
@@ -16,16 +18,37 @@ from tests.corpus.corpus import (
     REPORTED_AS,
     Case,
     cases,
-    play,
+    play_all,
 )
 
 CASES = cases()
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("corpus"), pytest.mark.timeout(3600)]
+
+
+@pytest.fixture(scope="session")
+def corpus_results(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, set[str] | BaseException]:
+    """The codes each selected case reports (or what playing it raised)."""
+    wanted = {
+        item.callspec.params["case"].key
+        for item in request.session.items
+        if item.originalname == "test_the_rule_judges_the_case" and hasattr(item, "callspec")
+    }
+    chosen = [c for c in CASES if c.key in wanted]
+    work = tmp_path_factory.mktemp("corpus")
+    with pytest.MonkeyPatch.context() as mp:  # servers' caches off the real HOME
+        mp.setenv("HOME", str(tmp_path_factory.mktemp("corpus-home")))
+        return {case.key: found for case, found, _s in play_all(chosen, work, sys.executable)}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.key for c in CASES])
-def test_the_rule_judges_the_case(case: Case, tmp_path: Path) -> None:
-    found = play(case, tmp_path, sys.executable)
+def test_the_rule_judges_the_case(
+    case: Case, corpus_results: dict[str, set[str] | BaseException]
+) -> None:
+    found = corpus_results[case.key]
+    if isinstance(found, BaseException):
+        raise found
     if case.key in REPORTED_AS:  # strict both ways: its own rule, or still the neighbour
         codes, why = REPORTED_AS[case.key]
         assert case.code not in found, f"{case.key} is caught now: remove it from REPORTED_AS"
