@@ -9,7 +9,6 @@ accepted; a production-mode server has no HTTP ``/step``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import uuid
 from typing import Any
@@ -107,8 +106,9 @@ STEP_COUNT_WRONG = register(
     Severity.ERROR,
     rfc008="runtime.state_contract",
     summary="`state.step_count` is not 0 after `reset` or does not count steps.",
-    what="envkit reads `state` after `reset` (must be 0) and after one and two steps (must "
-    "equal the number of steps taken in the episode). With EK416 this is RFC 008's "
+    what="envkit reads `state` after `reset` (must be 0), after one, two and three steps (the "
+    "third repeats the first action; must equal the number of steps taken in the episode), "
+    "and after the session's second `reset` (must be 0 again). With EK416 this is RFC 008's "
     "`runtime.state_contract`, which `openenv validate --level runtime` 0.10 checks.",
     why="Trainers and dashboards read `step_count` for episode lengths and step budgets.",
     example="`step` forgets `self._state.step_count += 1`.",
@@ -122,7 +122,8 @@ EPISODE_ID_IGNORED = register(
     rfc008="runtime.state_contract",
     summary="`reset(episode_id=...)` is not reflected in `state.episode_id`.",
     what='envkit resets with `episode_id="envkit-<random>"` and reads `state.episode_id` '
-    "after `reset` and after each step of the episode: it must equal the id sent. With "
+    "after `reset` and after each step of the episode, then resets the same session with "
+    "a new id: it must equal the id sent each time. With "
     "EK415 this is RFC 008's `runtime.state_contract`, which `openenv validate --level "
     "runtime` 0.10 checks.",
     why="Trainers pass episode ids to join rollouts with logs; an ignored id breaks "
@@ -152,7 +153,8 @@ def _fmt(value: Any) -> str:
 
 def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = False) -> bool:
     """EK405, EK415, EK416 (and EK418 when ``reset`` fails): reset (seed, episode_id) ->
-    state -> step -> state -> step -> state -> close (RFC 008's ``runtime.state_contract``).
+    state -> step -> state -> step -> state -> the first action again -> state -> reset
+    (no seed, a new episode_id) -> state -> close (RFC 008's ``runtime.state_contract``).
     ``False`` when ``reset`` fails (nothing else can be played); in ``production`` mode that
     is reported as "episode checks not applicable" (EK426), not as a defect."""
     eid = f"envkit-{uuid.uuid4().hex[:12]}"
@@ -178,17 +180,27 @@ def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = Fal
         state = engine.call("`state`", s.state)
         check_state(engine, state, eid, 0, "after `reset`")
         if actions:
+            # the third step repeats the first action: a repeat that returns early ("already
+            # guessed") must still count as a step
             try:
-                for n in (1, 2):
-                    res = engine.step(s, actions.at(n - 1))
+                for n, i in ((1, 0), (2, 1), (3, 0)):
+                    res = engine.step(s, actions.at(i))
                     state = engine.call("`state`", s.state)
                     check_state(engine, state, eid, n, f"after {n} step{'s' if n > 1 else ''}")
                     if res.done:
                         break  # what follows `done` is EK417's business
             except EnvErrorFrame:
                 pass  # an action raising is EK410's business (episodes)
-        with contextlib.suppress(EnvErrorFrame):  # recorded; judged by reset_failures()
-            engine.reset(s, None)  # as OpenEnv's client and TRL call it: no seed
+        # the session's next episode, as TRL resets the same environment for each rollout,
+        # and as OpenEnv's client calls it: no seed
+        again = f"envkit-{uuid.uuid4().hex[:12]}"
+        try:
+            engine.reset(s, None, episode_id=again)
+        except EnvErrorFrame:
+            pass  # recorded; judged by reset_failures()
+        else:
+            state = engine.call("`state`", s.state)
+            check_state(engine, state, again, 0, "after the session's second `reset`")
     finally:
         s.close()
     return True
