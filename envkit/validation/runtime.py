@@ -223,6 +223,7 @@ def _play(
         reference = engine.guard("determinism", determinism.check, engine, actions)
         engine.guard("probe plan", determinism.replay_plan, engine, root, quiet=True)
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python, oracle_host)
+        engine.guard("oracle replay", determinism.oracle_replay, engine, quiet=True)
         means = engine.guard(
             "degenerate policies", reward.degenerate, engine, api.action, actions, oracle_best
         )
