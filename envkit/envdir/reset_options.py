@@ -137,7 +137,7 @@ def merge(kept: list[Any], values: list[Any]) -> list[Any]:
     return kept
 
 
-def _token_value(m: re.Match[str]) -> Any:
+def _token_value(m: re.Match[str]) -> str | bool | int:
     if m.group(2) is not None:
         return m.group(2)
     if m.group(3) is not None:

@@ -51,7 +51,9 @@ ERRORS_PAY = register(
     Severity.WARNING,
     summary="A step whose observation reports an error earns more than the low end of the "
     "range and than a well-formed wrong answer.",
-    what="In every episode envkit played, a step whose observation (or its `metadata`) "
+    what="In every episode envkit played (among them, on the first seed the oracle won, "
+    "its answer replaced by an empty, an unparsable, an off-format and an over-long one, "
+    "each in a fresh WebSocket episode), a step whose observation (or its `metadata`) "
     "reports an error must earn no more than the low end of `validation.reward.range` "
     "or, when one earned more, than a well-formed wrong answer of the same seed (the "
     "oracle's answer with a wrong value in the same form, reporting no error). A step reports an error with a "
@@ -292,11 +294,37 @@ def _wrong_answers(probes: Probes) -> dict[int | None, float]:
     return out
 
 
+def _bad_answers(probes: Probes) -> None:
+    """On the first seed the oracle won, its final action with its first free text field
+    replaced by answers a verifier cannot read (empty, unparsable, off-format: the value
+    without its tags, over-long: the longest the schema allows), each in a fresh episode
+    of the same seed (recorded in :attr:`ServerPlayer.episodes` for :func:`errors_pay`)."""
+    for seed, win in list(probes.wins.items())[:1]:
+        final = win.actions[-1]
+        for name in text_fields(probes, final)[:1]:
+            node = field_schema(probes, name)
+            longest = node.get("maxLength") if isinstance(node.get("maxLength"), int) else 4000
+            text = final[name]
+            bad = {
+                "empty": "",
+                "unparsable": "?!#~",
+                "off-format": KEPT.sub(" ", text).strip(),
+                "over-long": (text * (longest // max(len(text), 1) + 1))[:longest],
+            }
+            for what, answer in bad.items():
+                if answer == text or not fits(node, answer):
+                    continue
+                if not probes.time_left("errors probe"):
+                    return
+                probes.play(seed, win.actions[:-1] + [{**final, name: answer}], f"probe:{what}")
+
+
 def errors_pay(probes: Probes) -> None:
-    """EK515: over every step envkit played, a step whose observation reports an error earns
-    no more than the low end of the range or, when one earned more, than a well-formed
+    """EK515: over every step envkit played (with :func:`_bad_answers`), a step whose
+    observation reports an error earns no more than the low end of the range or, when one earned more, than a well-formed
     wrong answer of the same seed (:func:`_wrong_answers`)."""
     engine, lo = probes.engine, probes.engine.settings.lo
+    _bad_answers(probes)
     wrong = _wrong_answers(probes)
     erred = 0
     paid: list[dict[str, Any]] = []
