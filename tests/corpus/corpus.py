@@ -90,8 +90,7 @@ REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "rewards-not-deterministic/defect_illegal_move_random_fallback": (
         ("EK411", "EK412"),
-        "the random fallback move shows in the observation first (EK411); the rewards differ "
-        "only in some runs",
+        "the random fallback move shows in the observation (EK411); rewards differ in some runs",
     ),
     "reward-ignores-action/defect_loop_variable_shadows_answer": (
         ("EK504",),
