@@ -72,6 +72,9 @@ REWARD_NONDETERMINISTIC = register(
     example="A rubric that samples an LLM judge at temperature 1, or uses the global RNG.",
     fix="Seed every random draw from the episode's seed; make judges deterministic "
     "(temperature 0, cached).",
+    limits="A reward that differs only between server processes (weights from `hash(str)`, "
+    "salted per process) is not seen: envkit replays inside one server process. A random "
+    "choice that shows in the observation first is reported as EK411.",
 )
 
 SEED_IGNORED = register(

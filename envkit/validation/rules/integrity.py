@@ -111,6 +111,9 @@ ANSWER_IN_STATE = register(
     "`GET /state` after `reset`.",
     fix="Keep the answer in a private attribute of the environment (`self._expected`), not "
     "in the `State` model or `metadata`.",
+    limits="A named answer field that scores when submitted is EK509 (solution-leak), not also "
+    "EK512. An answer kept as an option index (`label: 2`) where the agent answers with "
+    "letters is not seen.",
 )
 
 FRESH_INSTANCE_PAYS = register(
@@ -150,6 +153,9 @@ REWARD_IGNORES_ACTION = register(
     "instead of the answer.",
     fix="Compute the reward from the action (the answer, the move) and the task, not from "
     "the step counter or the seed.",
+    limits="A reward that ignores every action is constant: EK504 reports it. A reward computed "
+    "from the previous action (before the move is applied) varies with the actions and is"
+    " not seen.",
 )
 
 

@@ -56,6 +56,8 @@ OBSERVATION_GROWS = register(
     "the environment saw the action.",
     example="`observation.history` holding every earlier step with its full output.",
     fix="Show the last few steps, or a summary, instead of the whole history.",
+    limits="Growth under 1 KB over an episode, or episodes under 10 steps, are not judged: a "
+    "short history the task shows is common.",
 )
 
 MEMORY_GROWS = register(
@@ -74,6 +76,8 @@ MEMORY_GROWS = register(
     "subprocess it never closes.",
     fix="Keep per-episode data on the instance and replace it on `reset`; close what "
     "`reset` opens.",
+    limits="Under 8 KB of resident memory per reset (a 2 KB record kept per episode) is not seen"
+    " over the probe's 200 resets.",
 )
 
 BIG_ACTION_BYTES = 200_000  # the oversized action's text field

@@ -113,6 +113,8 @@ STEP_COUNT_WRONG = register(
     why="Trainers and dashboards read `step_count` for episode lengths and step budgets.",
     example="`step` forgets `self._state.step_count += 1`.",
     fix="Reset `step_count` to 0 in `reset` and add 1 in every `step`.",
+    limits="One `State` object shared by every session (a class attribute) is not seen: no check"
+    " interleaves two sessions' steps and reads `step_count`.",
 )
 
 EPISODE_ID_IGNORED = register(

@@ -118,6 +118,9 @@ ORACLE_BELOW_MAX = register(
     example='The oracle answers `observation["target"]` but the observation field was '
     "renamed to `goal`.",
     fix="Fix the reward or the oracle, or lower `hi` in `validation.reward.range`.",
+    limits="The oracle is played on the declared `envkit.seeds` only: one that falls short on "
+    "other seeds is not seen. A float sum a rounding step below `hi` (0.9999999999999999)"
+    " counts as reaching it.",
 )
 
 NO_ORACLE = register(

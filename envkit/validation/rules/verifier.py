@@ -43,6 +43,8 @@ FORMAT_OVER_CORRECTNESS = register(
     "value: `<answer>97</answer>` earns 0.5 when the answer is 42.",
     fix="Make correctness dominate: a small weight for the format, or gate the format "
     "reward on a correct value.",
+    limits="The wrong-value variant of a JSON answer rewrites its keys too, so a rubric that "
+    "pays for the keys and the values separately can be under-measured.",
 )
 
 ERRORS_PAY = register(
@@ -93,6 +95,9 @@ BRITTLE_VERIFIER = register(
     "`'The answer is 42'` score 0.",
     fix="Normalise before comparing: strip, case-fold, extract the answer (a tag or the "
     "last number), compare numbers as numbers.",
+    limits="No variation changes the Unicode normal form (NFC vs NFD). A task that asks for an "
+    "exact form on purpose (an exact lowerCamelCase identifier) is reported anyway: EK516"
+    " cannot tell.",
 )
 
 MAX_ANSWER_CHARS = 200  # longest oracle answer the brittle-verifier probe varies
