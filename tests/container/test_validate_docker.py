@@ -318,3 +318,21 @@ def test_every_template_image_passes_the_lane(template, dclient, labels, run_id,
         with contextlib.suppress(Exception):
             dclient.images.remove(tag, force=True, noprune=True)
     assert _lane_containers(dclient, path.resolve()) == []
+
+
+def test_a_python_that_differs_from_the_images_is_noted(built_echo, tmp_path):
+    """The docker lane notes when the image's Python (its PYTHON_VERSION, else asked of the
+    image) and the host interpreter the source lane uses differ in major.minor; the same
+    minor version is no note. The host side here is a stand-in interpreter that only
+    reports a version (this machine may have no other Python)."""
+    from envkit.container.image_python import python_versions_differ
+
+    other = tmp_path / "python3.12"
+    other.write_text("#!/bin/sh\necho 3.12.1\n")
+    other.chmod(0o755)
+    note = python_versions_differ(built_echo.tag, str(other))
+    assert note is not None
+    assert "The image runs Python 3.11." in note and "(Python 3.12.1)" in note
+    assert "`uv venv --python 3.11`" in note and str(other) in note
+    assert python_versions_differ(built_echo.tag, sys.executable) is None  # 3.11 here too
+    assert python_versions_differ("envkit-no-such-image:0", str(other)) is None
