@@ -23,16 +23,6 @@ KNOWN_MISSES: dict[str, str] = {
     "reward-hackable/defect_http_step_fresh_empty": (
         "reported as EK510 (a never-reset instance pays), not as EK505"
     ),
-    "solution-leak/defect_repr_false_solution_field": (
-        "the answer in a plain observation field sent on every step: EK509 leaves out values "
-        "the task shows before the end"
-    ),
-    "solution-leak/defect_revealed_after_loss_same_seed": (
-        "the number revealed inside the terminal feedback sentence, not as a value of its own"
-    ),
-    "solution-leak/defect_target_accepted_as_expression": (
-        "the displayed target accepted as the answer: values shown before the end are left out"
-    ),
     "seed-ignored/defect_reset_lacks_seed_param": (
         "reported as EK411/EK412 (the dropped seed makes episodes random), not EK413"
     ),
@@ -47,7 +37,6 @@ KNOWN_MISSES: dict[str, str] = {
 
 #: rule -> why it finds fewer than MIN_CAUGHT of its corpus (the gap to close next).
 BELOW_TARGET: dict[str, str] = {
-    "solution-leak": "2 of 5: answers in observation fields and feedback text are not submitted",
     "seed-ignored": "2 of 5: a seed ignored by a random environment shows as EK411 only",
 }
 
