@@ -23,6 +23,10 @@ KNOWN_MISSES: dict[str, str] = {
     "reward-hackable/defect_http_step_fresh_empty": (
         "reported as EK510 (a never-reset instance pays), not as EK505"
     ),
+    "feedback-leaks-answer/defect_reference_in_metadata_after_loss": (
+        "reported as EK509 (a reveal in the terminal observation, reused by the next episode "
+        "of the seed, is EK509's; EK522 leaves it to it), not as EK522"
+    ),
     "seed-ignored/defect_reset_lacks_seed_param": (
         "reported as EK411/EK412 (the dropped seed makes episodes random), not EK413"
     ),
