@@ -23,6 +23,7 @@ from typing import Any
 from envkit.findings import Severity, register
 from envkit.validation import explore, fuzz
 from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, is_number
+from envkit.validation.probing import CODE_FIELD
 from envkit.validation.reveal import text_parts
 from envkit.validation.rules import episodes
 from envkit.wire import EnvErrorFrame, EnvSession
@@ -76,7 +77,8 @@ SOLUTION_LEAK = register(
     "and of the terminal observation, then the numbers, quoted parts and cue words of "
     "their texts (`the number was 57`, `expected 73`), then the values the task shows "
     "before the end (the reset and non-terminal observations), leaving out values envkit "
-    "sent. It submits each in the action's fields whose type fits, each in a fresh episode "
+    "sent. It submits each in the action's fields whose type fits (a shown value not in a "
+    "field that holds code or an identifier), each in a fresh episode "
     "of the same seed on a new session (at most 32 submissions); reaching the top of "
     "`validation.reward.range` is a finding naming the field that leaked. A value the task "
     "shows counts only when its field is named as the answer (`solution`, `answer`, ...) or "
@@ -546,6 +548,8 @@ def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> N
         for fname, fschema in props.items():
             if tries >= LEAK_TRIES:
                 break
+            if c.shown and CODE_FIELD.search(fname) and not ANSWER_NAME.search(c.where):
+                continue  # the prompt sent back as a program or an identifier: a copy at best
             filled = _fits(fschema, aschema, c.value)
             if filled is None:
                 continue
