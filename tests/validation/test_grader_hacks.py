@@ -4,6 +4,7 @@ played clean. Each defect mode giving exactly its finding is a row of test_rules
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -94,8 +95,6 @@ def test_what_a_submission_learns_and_how_it_is_sent() -> None:
 
 def test_the_shadowing_json_reports_a_full_pass_and_keeps_the_rest(tmp_path: Path) -> None:
     """Run as a runner would: ``json.py`` beside it shadows the standard module."""
-    import subprocess
-
     shadow = next(h for h in grader_hacks.CODE_HACKS if h.module)
     (tmp_path / "json.py").write_text(shadow.source("solve"))
     (tmp_path / "runner.py").write_text(

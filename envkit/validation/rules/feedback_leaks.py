@@ -108,7 +108,7 @@ def quoted_tests(text: str, func: str) -> list[tuple[tuple[Any, ...], Any]]:
 _NOT = object()
 
 
-def _literal(text: str) -> Any:
+def _literal(text: str) -> object:
     """``text`` as a Python literal, trying it whole then cut at ``, got``/``, but``/a final
     full stop; :data:`_NOT` when none parses."""
     tries = [text, re.split(r",\s*(?:but\s+)?(?:got|returned|was)\b", text)[0]]

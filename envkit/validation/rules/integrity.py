@@ -351,7 +351,7 @@ def _leaves(value: Any, path: str, out: list[tuple[str, Any]]) -> None:
         out.append((path, value))
 
 
-def _leaf_list(value: Any) -> list[tuple[str, Any]]:
+def _leaf_list(value: object) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     _leaves(value, "", found)
     return found
