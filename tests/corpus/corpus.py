@@ -76,6 +76,10 @@ REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
         ("EK510",),
         "a never-reset instance pays: fresh-instance-pays, not a degenerate policy",
     ),
+    "feedback-leaks-answer/defect_reference_in_metadata_after_loss": (
+        ("EK509",),
+        "a terminal reveal reused by the seed's next episode is solution-leak's",
+    ),
     "seed-ignored/defect_reset_lacks_seed_param": (
         ("EK411", "EK412"),
         "the dropped seed leaves episodes random under one seed",
