@@ -19,12 +19,17 @@ from pydantic import ValidationError
 
 from envkit.envdir.constants import APP_PATTERN, DEFAULT_APP, ENVKIT_KEYS, MANIFEST_NAME
 from envkit.envdir.manifest import (
+    Manifest,
+    ManifestSyntaxError,
+    split_validation,
+    to_plain,
+    user_loc,
+)
+from envkit.envdir.rfc008 import (
     RFC008_KEYS,
     CapabilitiesSpec,
     ExecutionDeclaration,
     JudgePin,
-    Manifest,
-    ManifestSyntaxError,
     NetworkPolicy,
     OracleDeclaration,
     ResourceDeclaration,
@@ -33,9 +38,6 @@ from envkit.envdir.manifest import (
     TypeSpec,
     VerifierBinding,
     policy_violations,
-    split_validation,
-    to_plain,
-    user_loc,
 )
 from envkit.errors import UsageError
 from envkit.findings import Finding, Location, Rule, Severity, register
