@@ -299,16 +299,23 @@ def _wrong_answers(probes: Probes) -> dict[int | None, float]:
     return out
 
 
+OVERLONG_CHARS = 1000  # the over-long answer EK515 sends: a verbose completion
+
+
 def _bad_answers(probes: Probes) -> None:
     """On the first seed the oracle won, its final action with its first free text field
     replaced by answers a verifier cannot read (empty, unparsable, off-format: the value
-    without its tags, over-long: the longest the schema allows), each in a fresh episode
+    without its tags, over-long: the oracle's answer repeated to :data:`OVERLONG_CHARS`, or
+    the schema's ``maxLength`` when shorter), each in a fresh episode
     of the same seed (recorded in :attr:`ServerPlayer.episodes` for :func:`errors_pay`)."""
     for seed, win in list(probes.wins.items())[:1]:
         final = win.actions[-1]
         for name in text_fields(probes, final)[:1]:
             node = field_schema(probes, name)
-            longest = node.get("maxLength") if isinstance(node.get("maxLength"), int) else 4000
+            cap = node.get("maxLength") if isinstance(node.get("maxLength"), int) else None
+            # a verbose answer, not a stress test (EK517 sends 200 KB): a slow server must not
+            # time out here and end the stage before EK517 judges it
+            longest = min(cap or OVERLONG_CHARS, OVERLONG_CHARS)
             text = final[name]
             bad = {
                 "empty": "",
