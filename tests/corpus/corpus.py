@@ -40,6 +40,10 @@ KNOWN_MISSES: dict[str, str] = {
         "reported as EK411/EK412 (episodes random under one seed), not EK413"
     ),
     "seed-ignored/defect_seeds_wrong_library": "reported as EK411 (random under one seed), not EK413",
+    "no-training-signal/defect_format_gated_partial_credit": (
+        "the oracle's tags with a wrong number (a near miss of the oracle, counted as a weak "
+        "policy) earn the closeness credit; a prompt that does not state the tags looks the same"
+    ),
     "sessions-interfere/defect_cached_task_mutated_same_seed": (
         "only sessions on the same seed interfere; the interleaved check plays two seeds"
     ),
