@@ -155,6 +155,8 @@ class Rule:
             is registered.
         rfc008: the RFC 008 check id the rule corresponds to (one of :data:`RFC008_LOCAL`
             or :data:`RFC008_HUB`), ``None`` when none does.
+        limits: defects of the rule's kind it is known not to find (measured on its
+            independent corpus, ``tests/corpus/<name>/``); ``""`` when none is known.
     """
 
     code: str
@@ -167,6 +169,7 @@ class Rule:
     fix: str
     hygiene: bool = False
     rfc008: str | None = None
+    limits: str = ""
 
     @property
     def family(self) -> str:
@@ -224,7 +227,7 @@ class Rule:
             f"## What it checks\n{self.what}\n\n"
             f"## Why it matters\n{self.why}\n\n"
             f"## Example\n{self.example}\n\n"
-            f"## Fix\n{self.fix}\n"
+            f"## Fix\n{self.fix}\n" + (f"\n## Known limits\n{self.limits}\n" if self.limits else "")
         )
 
 
@@ -325,12 +328,14 @@ def register(
     fix: str,
     hygiene: bool = False,
     rfc008: str | None = None,
+    limits: str = "",
 ) -> Rule:
     """Register a rule once and return it.
 
     Args:
         hygiene: a generic layout warning, folded in the text report (:attr:`Rule.hygiene`).
         rfc008: the RFC 008 check id the rule corresponds to (:attr:`Rule.rfc008`).
+        limits: what the rule is known to miss (:attr:`Rule.limits`).
 
     Raises:
         ValueError: malformed code or name, an empty documentation section, a code or name
@@ -366,6 +371,7 @@ def register(
         fix.strip(),
         hygiene=hygiene,
         rfc008=rfc008,
+        limits=limits.strip(),
     )
     RULES[code] = rule
     return rule

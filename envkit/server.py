@@ -44,7 +44,6 @@ from envkit.envdir.launch import LaunchCandidate, RootCause, launch_candidates, 
 from envkit.envdir.project import check_runtime, resolve_python
 from envkit.errors import ServerStartError, UsageError
 from envkit.fsutil import cache_dir
-from envkit.wire import wait_healthy
 
 RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
 LOG_TAIL_BYTES = 1024 * 1024  # the most of a server's output kept (in memory), bytes
@@ -337,6 +336,10 @@ class ServerProcess:
 
         def exited() -> None:
             raise _Exited
+
+        # envkit.wire imports httpx, whose own CLI module pulls in rich.syntax: `envkit run
+        # --help` (which imports this module) must not pay for it.
+        from envkit.wire import wait_healthy
 
         t0 = time.monotonic()
         while True:

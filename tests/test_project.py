@@ -377,3 +377,19 @@ def test_deadline() -> None:
     assert Timeouts(budget_s=7.5, startup_s=1, reply_s=1).deadline(100.0) == 107.5
     with pytest.raises(AttributeError):
         Timeouts(budget_s=1, startup_s=1, reply_s=1).budget_s = 2  # type: ignore[misc]
+
+
+def test_relative_python_is_taken_from_the_current_directory_and_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Servers start in the environment's directory: a relative `--python` given from
+    elsewhere must not be looked up there (it was: an internal FileNotFoundError). The venv's
+    symbolic link is kept (resolving it would leave the venv)."""
+    real = _executable(tmp_path / "base" / "python3")
+    link = tmp_path / "work" / ".venv" / "bin" / "python"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(real)
+    env = tmp_path / "envs" / "my-env"
+    env.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "work")
+    assert resolve_python(env, ".venv/bin/python") == str(link)

@@ -12,7 +12,8 @@ import typer
 from envkit.cli import _output
 from envkit.cli._options import parse_key_values
 from envkit.cli.init import _print_result
-from envkit.importers import import_environment
+from envkit.errors import UsageError
+from envkit.importers import import_environment, list_targets
 
 
 def import_cmd(
@@ -23,7 +24,9 @@ def import_cmd(
             "load_environment, or gymnasium:ID."
         ),
     ],
-    name: Annotated[str, typer.Argument(help="Environment name, e.g. my-env or my_env.")],
+    name: Annotated[
+        str | None, typer.Argument(help="Environment name, e.g. my-env or my_env.")
+    ] = None,
     output_dir: Annotated[
         Path, typer.Option("--output-dir", "-o", help="Parent directory of the new environment.")
     ] = Path("."),
@@ -40,6 +43,14 @@ def import_cmd(
     no_skills: Annotated[
         bool,
         typer.Option("--no-skills", help="Do not install envkit's Agent Skills."),
+    ] = False,
+    list_: Annotated[
+        bool,
+        typer.Option(
+            "--list",
+            help="List what SOURCE offers (reasoning-gym's tasks, one per line with its "
+            "description) instead of importing.",
+        ),
     ] = False,
 ) -> None:
     """Bring an existing environment (reasoning-gym, verifiers, Gymnasium) into envkit.
@@ -59,7 +70,20 @@ def import_cmd(
       envkit import ./my_vf_env.py my-env --set num_examples=50
       envkit import verifiers:vf_gsm8k gsm8k
       envkit import gymnasium:Acrobot-v1 acrobot
+      envkit import --list reasoning-gym
     """
+    if list_:
+        with _output.err.status(f"Reading the tasks of {_output.esc(source)}…"):
+            targets = list_targets(source)
+        for target, about in targets.items():
+            typer.echo(f"{target}\t{about}" if about else target)  # tab-separated: no rich
+        _output.err.print(f"{len(targets)} tasks: `envkit import {source.rstrip(':')}:TASK NAME`.")
+        return
+    if name is None:
+        raise UsageError(
+            "Missing argument NAME: the new environment's name.",
+            hint=f"e.g. `envkit import {source} my-env`.",
+        )
     options = parse_key_values(set_, "--set")
     with _output.err.status(f"Importing {_output.esc(source)} as {_output.esc(name)}…"):
         result = import_environment(

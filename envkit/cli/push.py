@@ -195,6 +195,10 @@ def _render(r) -> None:  # noqa: ANN001 - PushResult, imported lazily
             out.print(f"    {marks.get(f.path, unchanged)} {esc(f.path)}  {_size(f.size)}")
         for p in r.deleted:
             out.print(f"    - {esc(p)}")
+        if r.left_out:
+            out.print(f"  left out   {len(r.left_out)} (not uploaded):")
+            for left in r.left_out:
+                out.print(f"    ! {esc(left.path)}  {esc(left.reason)}")
     for note in r.notes:
         out.print(f"  staging    {esc(note)}")
     for change in r.readme_changes:

@@ -12,7 +12,6 @@ the image runs the static Dockerfile rules as a preflight.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 import secrets
@@ -34,9 +33,12 @@ from envkit.container.hardening import (
     HardenedOptions,
     container_facts,
 )
+from envkit.container.image_python import python_versions_differ
+from envkit.container.inside import listening_addresses, loopback_only, network_interfaces
 from envkit.container.relay import ExecRelay
 from envkit.container.run import ROOT_LABEL, stop_and_remove
 from envkit.envdir import EnvDir
+from envkit.envdir.project import resolve_python
 from envkit.errors import UsageError, UserError
 from envkit.findings import Finding, Rule, Stage, codes_of
 from envkit.validation import report as R
@@ -122,64 +124,6 @@ def _has(text: str, needles: Sequence[str]) -> bool:
     return any(n in low for n in needles)
 
 
-def _exec(container: Container, argv: list[str]) -> tuple[int, str]:
-    """Run ``argv`` in the container as the lane's user; (exit code, output)."""
-    try:
-        code, out = container.exec_run(argv, user=HARDENED_USER, demux=False)
-    except DockerException as exc:
-        return 126, str(exc)
-    return int(code if code is not None else 1), (out or b"").decode("utf-8", "replace")
-
-
-def listening_addresses(container: Container, port: int) -> set[str]:
-    """Addresses the container listens on for TCP ``port`` (``0.0.0.0``, ``127.0.0.1``,
-    ``::``, ``::1``, ...), read from ``/proc/net/tcp{,6}`` inside it (no traffic sent)."""
-    code, out = _exec(container, ["cat", "/proc/net/tcp", "/proc/net/tcp6"])
-    if code != 0 and not out.strip().startswith("sl"):
-        code, out = _exec(
-            container,
-            [
-                "python3",
-                "-c",
-                (
-                    "import sys\nfor f in ('/proc/net/tcp',"
-                    "'/proc/net/tcp6'):\n try: sys.stdout.write(open(f)."
-                    "read())\n except OSError: pass"
-                ),
-            ],
-        )
-    found: set[str] = set()
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) < 4 or parts[3] != "0A" or ":" not in parts[1]:  # 0A = LISTEN
-            continue
-        addr, _, hexport = parts[1].rpartition(":")
-        try:
-            if int(hexport, 16) != port:
-                continue
-            raw = bytes.fromhex(addr)
-        except ValueError:
-            continue
-        if len(raw) == 4:
-            found.add(".".join(str(b) for b in reversed(raw)))
-        elif len(raw) == 16:
-            words = [raw[i : i + 4][::-1] for i in range(0, 16, 4)]
-            found.add(str(ipaddress.IPv6Address(b"".join(words))))
-    return found
-
-
-def _loopback_only(addrs: set[str]) -> bool:
-    return bool(addrs) and all(a.startswith("127.") or a == "::1" for a in addrs)
-
-
-def network_interfaces(container: Container) -> list[str] | None:
-    """Interface names inside the container (``/proc/net/dev``), ``None`` if unreadable."""
-    code, out = _exec(container, ["cat", "/proc/net/dev"])
-    if code != 0:
-        return None
-    return [ln.split(":", 1)[0].strip() for ln in out.splitlines()[2:] if ":" in ln]
-
-
 class _Attempt:
     """One start of the image with given options; records why it failed."""
 
@@ -245,12 +189,12 @@ class _Attempt:
                 if now >= next_look and not self.isolated:
                     next_look = now + SOCKET_CHECK_S
                     addrs = listening_addresses(self.container, self.facts.port)
-                    if _loopback_only(addrs):
+                    if loopback_only(addrs):
                         self.failure = ("loopback", ", ".join(sorted(addrs)))
                         return None
                 if now >= deadline:
                     addrs = listening_addresses(self.container, self.facts.port)
-                    if _loopback_only(addrs):
+                    if loopback_only(addrs):
                         self.failure = ("loopback", ", ".join(sorted(addrs)))
                     else:
                         self.failure = ("timeout", ", ".join(sorted(addrs)))
@@ -712,6 +656,7 @@ def run_docker(
     manifest = static_stage(envdir, opts.progress, ev)
     played: list[bool] = []
     seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
+    notes: list[str] = []  # the runtime stage's notes, then the lane's
 
     def play(url: str) -> None:
         plan = runtime_plan(envdir, url, manifest, static=False, wanted=wants_runtime(selection))
@@ -719,7 +664,8 @@ def run_docker(
             ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
         else:
             target = runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
-            runtime_stage(target, opts, budget, ev, lane="docker")
+            _launch, stage_notes = runtime_stage(target, opts, budget, ev, lane="docker")
+            notes.extend(stage_notes)
         seen["schemas"] = read_schemas(url)
         skip = train_path_skip(opts, selection, plan, static=False)
         play_train_path(root, url, manifest, plan, opts, budget, ev, skip)
@@ -740,7 +686,17 @@ def run_docker(
             ev.skipped[code] = R.NETWORK_NOT_ISOLATED
     ev.timings.update(lane.timings)
     ev.timings["total"] = time.perf_counter() - t0
-    report = R.assemble_report(f"{root} @ {image}", "docker", root, ev, selection)
+    versions = python_versions_differ(image, resolve_python(root, opts.python))
+    if versions:
+        notes.append(versions)
+    report = R.assemble_report(
+        f"{root} @ {image}",
+        "docker",
+        root,
+        ev,
+        selection,
+        R.RuntimeNote(notes=notes) if played and notes else None,
+    )
     report.digests = report_digests(
         envdir, seen.get("schemas"), "" if played else R.CONTAINER_NO_HEALTH
     )

@@ -13,6 +13,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from envkit.envdir.pysource import parse_python
+
 #: OpenEnv's ``create_app`` default for ``max_concurrent_envs``.
 OPENENV_DEFAULT_CAPACITY = 1
 
@@ -152,7 +154,7 @@ def read_capacity(root: Path, app: str) -> AppCapacity:
     if rel is None:
         return AppCapacity(None, None, None)
     try:
-        tree = ast.parse((root / rel).read_bytes(), filename=rel)
+        tree = parse_python((root / rel).read_bytes(), filename=rel)
     except (OSError, SyntaxError, ValueError):
         return AppCapacity(None, rel, None)
     call = create_app_call(tree)

@@ -29,6 +29,7 @@ from typing import Any
 
 from envkit.envdir.constants import APP_PATTERN, DEFAULT_APP
 from envkit.envdir.dockerfile import parse as parse_dockerfile
+from envkit.envdir.pysource import parse_python
 from envkit.envdir.toml import PYPROJECT_NAME, read_pyproject
 from envkit.errors import InternalError
 from envkit.fsutil import read_text_bounded
@@ -446,7 +447,7 @@ def _locate_module(
 def _top_level_names(path: Path) -> set[str]:
     """Names bound at a module's top level (assignments, imports, defs), read with ``ast``."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_python(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return set()
     names: set[str] = set()

@@ -588,6 +588,8 @@ class EnvSpec:
         oracle: ``module:callable`` or ``None``.
         seeds: reset seeds for the determinism checks.
         floor_margin: degenerate policies must score below ``hi - floor_margin``.
+        oracle_tolerance: the oracle passes when it scores ``>= hi - oracle_tolerance``
+            (RFC 008 ``validation.reward.oracle_tolerance``; 0 by default).
         step_timeout_s: p95 step latency budget, seconds.
         startup_timeout_s: seconds to wait for ``GET /health``.
         episode_timeout_s: ``validation.resources.episode_timeout_s`` (seconds) or ``None``.
@@ -603,6 +605,7 @@ class EnvSpec:
     oracle: str | None = None
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     floor_margin: float = 0.1
+    oracle_tolerance: float = 0.0
     step_timeout_s: float = 5.0
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     episode_timeout_s: float | None = None
@@ -676,6 +679,7 @@ class Manifest(BaseModel):
         if block is not None:
             spec.reward_range = tuple(block.reward.range)  # type: ignore[assignment]
             spec.floor_margin = block.reward.floor_margin
+            spec.oracle_tolerance = block.reward.oracle_tolerance
             spec.episode_timeout_s = block.resources.episode_timeout_s
             spec.memory_mb = block.resources.memory_mb
             spec.cpu = block.resources.cpu

@@ -21,7 +21,9 @@ def resolve_python(root: Path, python: str | None = None) -> str:
 
     Order: ``python`` (the ``--python`` option) when given, else ``root/.venv/bin/python``
     when it exists, else the interpreter running envkit. An explicit option wins over the
-    project's venv because the user asked for it.
+    project's venv because the user asked for it. A relative ``python`` is taken from the
+    current directory and returned absolute (servers start in ``root``); symbolic links are
+    kept, since a venv's ``bin/python`` is one.
 
     Raises:
         UsageError: ``python`` was given but is not an executable file.
@@ -36,7 +38,7 @@ def resolve_python(root: Path, python: str | None = None) -> str:
                 f"--python {python}: no such executable.",
                 hint="Pass the path of a Python interpreter, e.g. .venv/bin/python.",
             )
-        return str(candidate)
+        return os.path.abspath(candidate)
     venv = _project_venv(root)
     if venv.is_file():
         return str(venv)

@@ -36,6 +36,7 @@ from envkit.envdir.manifest import (
     read_manifest,
 )
 from envkit.envdir.project import Timeouts, env_spec, resolve_python, resolve_timeouts
+from envkit.envdir.pysource import parse_python
 from envkit.envdir.toml import PYPROJECT_NAME, TomlError, parse_toml
 from envkit.errors import SpecError, UsageError
 from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_text_bounded
@@ -111,7 +112,7 @@ class EnvDir:
             tree = None
             if text is not None:
                 try:
-                    tree = ast.parse(text, filename=rel)
+                    tree = parse_python(text, filename=rel)
                 except (SyntaxError, ValueError):
                     tree = None
             self._asts[rel] = tree

@@ -10,6 +10,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from envkit.envdir.pysource import parse_python
+
 # -- the template record: what envkit validate (EK224) compares ---------------------------------
 TEMPLATE_RECORD_TAG = "envkit:template"
 """Opens the HTML comment ``envkit init`` puts after the README's front matter."""
@@ -49,7 +51,7 @@ def source_fingerprint(text: str) -> str:
     it is.
     """
     try:
-        canonical = _tree_text(ast.parse(text))
+        canonical = _tree_text(parse_python(text))
     except (SyntaxError, ValueError):
         canonical = text
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]

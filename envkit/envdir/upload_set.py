@@ -88,6 +88,21 @@ def ignore_spec(root: Path, *, use_gitignore: bool = True, use_dockerignore: boo
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A file or directory of the environment that is not uploaded, and why.
+
+    Attributes:
+        path: relative to the environment root (POSIX separators); a directory ends in
+            ``/`` and stands for everything under it.
+        reason: ``always left out (PATTERN)``, ``.gitignore``, ``.dockerignore``,
+            ``a symbolic link``, ``not a regular file`` or ``unreadable``.
+    """
+
+    path: str
+    reason: str
+
+
 def upload_set(
     root: Path, *, use_gitignore: bool = True, use_dockerignore: bool = True
 ) -> list[UploadFile]:
@@ -102,22 +117,69 @@ def upload_set(
         use_gitignore: honour ``root/.gitignore``.
         use_dockerignore: honour ``root/.dockerignore``.
     """
+    return walk_upload_set(root, use_gitignore=use_gitignore, use_dockerignore=use_dockerignore)[0]
+
+
+def walk_upload_set(
+    root: Path, *, use_gitignore: bool = True, use_dockerignore: bool = True
+) -> tuple[list[UploadFile], list[LeftOut]]:
+    """:func:`upload_set`, and what it leaves out with the reason (a left-out directory
+    once, not every file under it), both sorted by path."""
     spec = ignore_spec(root, use_gitignore=use_gitignore, use_dockerignore=use_dockerignore)
+    why = _Reasons(root, use_gitignore=use_gitignore, use_dockerignore=use_dockerignore)
     out: list[UploadFile] = []
+    left: list[LeftOut] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
         # prune ignored directories early (a .venv can hold 50k files)
-        dirnames[:] = sorted(d for d in dirnames if not spec.match_file(f"{rel_dir}{d}/"))
+        kept = []
+        for d in sorted(dirnames):
+            if spec.match_file(f"{rel_dir}{d}/"):
+                left.append(LeftOut(f"{rel_dir}{d}/", why(f"{rel_dir}{d}/")))
+            else:
+                kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
             rel = f"{rel_dir}{name}"
             if spec.match_file(rel):
+                left.append(LeftOut(rel, why(rel)))
                 continue
             try:
                 st = os.lstat(os.path.join(dirpath, name))
             except OSError:
+                left.append(LeftOut(rel, "unreadable"))
                 continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            out.append(UploadFile(rel, st.st_size))
-    return sorted(out, key=lambda f: f.path)
+            if stat.S_ISLNK(st.st_mode):
+                left.append(LeftOut(rel, "a symbolic link"))
+            elif not stat.S_ISREG(st.st_mode):
+                left.append(LeftOut(rel, "not a regular file"))
+            else:
+                out.append(UploadFile(rel, st.st_size))
+    return sorted(out, key=lambda f: f.path), sorted(left, key=lambda f: f.path)
+
+
+class _Reasons:
+    """Which source of patterns leaves a path out: the always-excluded list first (naming
+    the pattern), then ``.gitignore``, then ``.dockerignore``."""
+
+    def __init__(self, root: Path, *, use_gitignore: bool, use_dockerignore: bool):
+        self.always = [(p, pathspec.GitIgnoreSpec.from_lines([p])) for p in ALWAYS_EXCLUDED]
+        self.git = pathspec.GitIgnoreSpec.from_lines(
+            _read_patterns(root / ".gitignore") if use_gitignore else []
+        )
+        self.docker = pathspec.GitIgnoreSpec.from_lines(
+            [ln.lstrip("/") for ln in _read_patterns(root / ".dockerignore")]
+            if use_dockerignore
+            else []
+        )
+
+    def __call__(self, rel: str) -> str:
+        for pattern, spec in self.always:
+            if spec.match_file(rel):
+                return f"always left out ({pattern})"
+        if self.git.match_file(rel):
+            return ".gitignore"
+        if self.docker.match_file(rel):
+            return ".dockerignore"
+        return "ignored"

@@ -165,6 +165,7 @@ class PushPlan:
             dry_run=opts.dry_run,
             created=self.remote is None,
             files=list(self.staged.files),
+            left_out=list(self.staged.left_out),
             added=list(self.added),
             updated=list(self.updated),
             deleted=list(self.deleted),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from envkit.envdir.upload_set import UploadFile
+from envkit.envdir.upload_set import LeftOut, UploadFile
 
 if TYPE_CHECKING:
     from envkit.validation.report import ValidationReport
@@ -47,6 +47,7 @@ class PushResult:
         committed: a commit was made (False for an unchanged re-push and for dry runs).
         commit_oid, commit_url, pr_url: of the commit / pull request made, if any.
         files: the staged files (path, size in bytes).
+        left_out: what of the environment directory is not uploaded, and why.
         added, updated, deleted: paths the commit adds, changes, deletes.
         bytes_uploaded: bytes of file content sent (or to send), 0 for an unchanged re-push.
         readme_changes: what the card repair changed in the staged README.
@@ -75,6 +76,7 @@ class PushResult:
     commit_url: str | None = None
     pr_url: str | None = None
     files: list[UploadFile] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
@@ -122,6 +124,7 @@ class PushResult:
             "commit_url": self.commit_url,
             "pr_url": self.pr_url,
             "files": [{"path": f.path, "size": f.size} for f in self.files],
+            "left_out": [{"path": f.path, "reason": f.reason} for f in self.left_out],
             "added": self.added,
             "updated": self.updated,
             "deleted": self.deleted,

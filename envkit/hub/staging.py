@@ -20,7 +20,7 @@ from pathlib import Path
 from envkit.envdir.card import CardSyntaxError, repair_card
 from envkit.envdir.manifest import Manifest
 from envkit.envdir.toml import read_pyproject
-from envkit.envdir.upload_set import UploadFile, upload_set
+from envkit.envdir.upload_set import LeftOut, UploadFile, walk_upload_set
 from envkit.errors import SpecError
 from envkit.fsutil import read_text_bounded
 from envkit.secret_scan import SCAN_LIMIT, allowed_patterns, is_allowed, scan_files
@@ -52,10 +52,13 @@ class StagedFolder:
         files: what it holds, sorted by path, sizes in bytes (README after repair).
         readme_changes: what the card repair changed, one line each.
         notes: other things staging did (e.g. moved ``server/Dockerfile``).
+        left_out: what of the environment directory is not uploaded, and why (a directory
+            once).
     """
 
     path: Path
     files: list[UploadFile] = field(default_factory=list)
+    left_out: list[LeftOut] = field(default_factory=list)
     readme_changes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -100,7 +103,7 @@ def stage(root: Path, manifest: Manifest, dest: Path, *, title: str) -> StagedFo
     """
     dest.mkdir(parents=True, exist_ok=True)
     staged = StagedFolder(path=dest)
-    chosen = upload_set(root)
+    chosen, staged.left_out = walk_upload_set(root)
     paths = {f.path for f in chosen}
     staged.notes.extend(_dockerfile_notes(root, paths))
     _refuse_unscannable(root, chosen)

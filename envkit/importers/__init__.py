@@ -66,6 +66,30 @@ def parse_source(source: str) -> tuple[str, str]:
 _EXAMPLES = {"reasoning-gym": "leg_counting", "verifiers": "my_env", "gymnasium": "Acrobot-v1"}
 
 
+def list_targets(source: str) -> dict[str, str]:
+    """What ``envkit import KIND:TARGET`` accepts as TARGET for ``source`` (a kind, with or
+    without the colon): target -> one line about it. Only reasoning-gym registers its tasks
+    where envkit can read them (installed into a throwaway uv environment: needs PyPI).
+
+    Raises:
+        UsageError: another kind (verifiers modules and Gymnasium ids are not listed), or
+            reasoning-gym cannot be installed.
+    """
+    kind = source.strip().rstrip(":").lower().replace("_", "-")
+    if kind == "reasoning-gym":
+        return reasoning_gym.list_tasks()
+    known = ", ".join(KINDS)
+    raise UsageError(
+        f"`--list` lists reasoning-gym's tasks; `{source}` is not reasoning-gym"
+        + (
+            " (verifiers modules and Gymnasium ids are named by their packages)."
+            if kind in KINDS
+            else f" (sources: {known})."
+        ),
+        hint="`envkit import --list reasoning-gym`.",
+    )
+
+
 def import_environment(
     source: str,
     name: str,

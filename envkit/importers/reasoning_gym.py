@@ -30,6 +30,23 @@ IMPORT_ORIGIN = "import"
 """``[tool.envkit.template] origin`` of an imported environment."""
 
 
+def list_tasks() -> dict[str, str]:
+    """Every task reasoning-gym registers, with the first line of its dataset's docstring
+    (``""`` when it has none), read with reasoning-gym itself (:data:`VERSION`).
+
+    Raises:
+        UsageError: reasoning-gym cannot be installed (no PyPI) or its listing failed.
+    """
+    doc = run_inspector(
+        "reasoning_gym_task.py",
+        ["--list"],
+        [f"{DISTRIBUTION}=={VERSION}"],
+        what=f"reasoning-gym {VERSION}",
+    )
+    about = doc.get("about") or {}
+    return {str(t): str(about.get(t, "")) for t in doc.get("tasks", [])}
+
+
 def inspect_task(task: str) -> dict[str, Any]:
     """The task's options and its item at seed 0, read with reasoning-gym itself.
 
@@ -49,7 +66,7 @@ def inspect_task(task: str) -> dict[str, Any]:
         near = f"close matches: {', '.join(close)}" if close else f"{len(tasks)} tasks exist"
         raise UsageError(
             f"reasoning-gym {VERSION} has no task `{task}` ({near}).",
-            hint="See `python -c 'import reasoning_gym.factory as f; print(sorted(f.DATASETS))'`.",
+            hint="List them: `envkit import --list reasoning-gym`.",
         )
     if doc.get("score") != 1.0:
         raise UsageError(

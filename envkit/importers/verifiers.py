@@ -25,6 +25,7 @@ from typing import Any
 from envkit.catalog import load_template
 from envkit.cookie import TemplateSource
 from envkit.envdir.constants import PROBE_PLAN_PATH
+from envkit.envdir.pysource import parse_python
 from envkit.errors import UsageError
 from envkit.importers._inspect import run_inspector
 from envkit.importers.reasoning_gym import IMPORT_ORIGIN
@@ -77,7 +78,7 @@ def read_module(path: Path) -> ast.Module:
         UsageError: the file cannot be read or parsed, or has no ``load_environment``.
     """
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = parse_python(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         raise UsageError(f"Cannot read {path}: {exc}.", hint="Fix the module first.") from None
     defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}

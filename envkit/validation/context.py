@@ -18,6 +18,7 @@ from typing import Any
 from envkit.envdir.app_source import app_module_file
 from envkit.envdir.constants import DEFAULT_APP, MANIFEST_NAME
 from envkit.envdir.manifest import Manifest, YamlDocument
+from envkit.envdir.pysource import parse_python
 from envkit.envdir.reader import EnvDir, declared_port
 from envkit.findings import Location
 
@@ -90,7 +91,7 @@ class StaticContext:
         if text is None:
             return None
         try:
-            ast.parse(text, filename=rel)
+            parse_python(text, filename=rel)
         except SyntaxError as exc:
             return exc
         except ValueError:  # pragma: no cover - NUL bytes

@@ -57,6 +57,7 @@ class Settings:
         lo, hi: the declared reward range.
         seeds: up to three distinct reset seeds (``seeds``, else ``[0]``).
         floor_margin: how far below the oracle a degenerate policy must stay.
+        oracle_tolerance: how far below ``hi`` the oracle may stay (RFC 008).
         step_timeout_s: p95 step latency budget, seconds.
         oracle: ``module:callable`` or ``None``.
         has_manifest: the manifest was given (``False`` for a pure ``--url`` run).
@@ -77,6 +78,7 @@ class Settings:
     oracle: str | None
     has_manifest: bool
     probe_path: str | None = None
+    oracle_tolerance: float = 0.0
 
     @classmethod
     def resolve(cls, manifest: Manifest | None, opts: RunOptions) -> Settings:
@@ -104,6 +106,7 @@ class Settings:
             oracle=spec.oracle,
             has_manifest=manifest is not None,
             probe_path=spec.probe_path,
+            oracle_tolerance=spec.oracle_tolerance,
         )
 
     @property
@@ -249,6 +252,24 @@ def is_capacity_reached(answer: dict[str, Any]) -> bool:
     return answer.get("type") == "error" and data.get("code") == "CAPACITY_REACHED"
 
 
+MAX_RESET_FAILURES = 8  # kept per run: the first says what failed, the rest only count
+
+
+@dataclass(frozen=True)
+class ResetFailure:
+    """A ``reset`` the server answered with an error frame.
+
+    Attributes:
+        seed: the seed sent (``None``: no seed, as ``reset()`` of a client sends).
+        error: the error frame.
+        health: GET /health's status right after (``None``: no answer).
+    """
+
+    seed: int | None
+    error: EnvErrorFrame
+    health: int | None
+
+
 class ServerPlayer:
     """Plays one environment server over the wire for the runtime checks and collects their
     findings (not the Docker engine: that is :mod:`envkit.container._engine`).
@@ -268,6 +289,9 @@ class ServerPlayer:
         rewards: every step reward answered, with its action.
         checks: names of the checks run through :meth:`guard`, in order.
         lost_sessions: ``(check, cause)`` of checks ended by a session failing.
+        reset_failures: every ``reset`` that answered an error frame, with the seed and what
+            GET /health answered right after (:class:`ResetFailure`); a check it ended is
+            not an envkit crash.
         crashes: ``(check, error, traceback)`` of checks that raised inside envkit.
         launch: how the server envkit started was started (``None``: ``--url``), e.g.
             ``package form from the parent folder: uvicorn NAME.server.app:app in /x/envs``.
@@ -295,6 +319,7 @@ class ServerPlayer:
         self.rewards: list[SeenReward] = []
         self.checks: list[str] = []
         self.lost_sessions: list[tuple[str, str]] = []
+        self.reset_failures: list[ResetFailure] = []
         self.crashes: list[tuple[str, str, str]] = []
         self.launch: str | None = None
         self.notes: list[str] = []
@@ -500,7 +525,19 @@ class ServerPlayer:
         self._watch = watch
 
     def reset(self, s: EnvSession, seed: int | None, episode_id: str | None = None) -> StepResult:
-        res = self.call("`reset`", s.reset, seed=seed, episode_id=episode_id)
+        """``reset`` on ``s``; an error frame is recorded in :attr:`reset_failures` (with
+        /health's status then) and raised.
+
+        Raises:
+            EnvErrorFrame: the server answered ``reset`` with an error frame.
+        """
+        try:
+            res = self.call("`reset`", s.reset, seed=seed, episode_id=episode_id)
+        except EnvErrorFrame as exc:
+            if len(self.reset_failures) < MAX_RESET_FAILURES:
+                status, _body, _text = self.get("/health")
+                self.reset_failures.append(ResetFailure(seed, exc, status))
+            raise
         if self._watch is not None:
             self._watch(res.observation, "reset")
         return res
@@ -615,6 +652,9 @@ class ServerPlayer:
         except EnvErrorFrame as exc:
             if exc.code == "CAPACITY_REACHED":
                 self.progress(f"{name}: skipped (server at capacity)")
+                return None
+            if any(f.error is exc for f in self.reset_failures):  # the environment's, not ours
+                self.notes.append(f"{name}: not finished, `reset` failed ({exc.code})")
                 return None
             self._crashed(name, f"an error frame the check does not handle: {exc.message}")
         except WireError as exc:

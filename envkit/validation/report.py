@@ -632,6 +632,8 @@ def rules_markdown(rules: list[Rule] | None = None) -> str:
                 f"**Fix.** {r.fix}",
                 "",
             ]
+            if r.limits:
+                out += [f"**Known limits.** {r.limits}", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -649,6 +651,7 @@ def rules_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
             "url": r.url,
             "hygiene": r.hygiene,
             "rfc008": r.rfc008,
+            "limits": r.limits,
         }
         for r in rules
     ]

@@ -185,6 +185,7 @@ def run_runtime(
         if oracle_host is not None:  # not played (the server did not start), or already closed
             oracle_host.close()
         engine.close()
+        protocol.reset_failures(engine)
         protocol.lost_sessions(engine)
         liveness.crashes(engine)
         engine.timings["runtime"] = round(time.perf_counter() - t0 - lane_s, 3)
@@ -229,6 +230,7 @@ def _play(
         reference = engine.guard("determinism", determinism.check, engine, actions)
         engine.guard("probe plan", determinism.replay_plan, engine, root, quiet=True)
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python, oracle_host)
+        engine.guard("oracle replay", determinism.oracle_replay, engine, quiet=True)
         means = engine.guard(
             "degenerate policies", reward.degenerate, engine, api.action, actions, oracle_best
         )

@@ -156,7 +156,13 @@ def _bridged(target: Path, eps: Path | None) -> tuple[int, dict]:
     for result in report["results"]:  # the image OpenEnv built is left behind by it
         image = (result.get("measured") or {}).get("image_ref")
         if isinstance(image, str) and image.startswith("sha256:"):
-            subprocess.run(["docker", "image", "rm", "-f", image], capture_output=True, timeout=120)
+            # its parent layers stay: the template's dependency layers are the build cache
+            # of the other Docker tests of the template
+            subprocess.run(
+                ["docker", "image", "rm", "-f", "--no-prune", image],
+                capture_output=True,
+                timeout=120,
+            )
     return proc.returncode, {r["check_id"]: r for r in report["results"]}
 
 

@@ -170,6 +170,10 @@ def test_dry_run_writes_nothing_and_stages_to_dir(cli, hub, env_copy, space_id, 
     assert "server/app.py" in r.output and "API_KEY (value hidden)" in r.output
     assert "LEVEL=3" in r.output and "dry-secret-value" not in r.output
     assert check_card(read_card((out / "README.md").read_text()), 8000) == []
+    # what is not uploaded is listed with the reason, a directory once
+    assert "left out" in r.output
+    assert "! .env  always left out (.env)" in r.output
+    assert "! .venv/  always left out (.venv/)" in r.output
 
 
 @pytest.mark.parametrize("no_validate", [False, True])

@@ -3,6 +3,8 @@ internal error (exit 2) and nothing reaches the Hub; secrets in any encoding sto
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.hubstub import WRITE_TOKEN
@@ -72,4 +74,6 @@ def test_a_fifo_in_the_project_is_skipped_not_hung(cli, hub, env_copy, space_id)
         "json",
     )
     assert r.exit_code == 0, r.output
-    assert "notes.txt" not in r.stdout
+    doc = json.loads(r.stdout)
+    assert "notes.txt" not in [f["path"] for f in doc["files"]]
+    assert {"path": "notes.txt", "reason": "not a regular file"} in doc["left_out"]

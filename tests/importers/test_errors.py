@@ -128,3 +128,16 @@ def test_set_is_refused_for_a_reasoning_gym_source(cli, tmp_path):
     result = cli("import", "reasoning-gym:leg_counting", "x", "-o", tmp_path, "--set", "a=1")
     assert "--set applies to verifiers modules" in _one_line_error(result)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_import_without_a_name_exits_2_with_an_example(cli, tmp_path):
+    result = cli("import", "reasoning-gym:leg_counting", "-o", tmp_path / "out")
+    line = _one_line_error(result)
+    assert "Missing argument NAME" in line
+    assert "`envkit import reasoning-gym:leg_counting my-env`" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_list_of_another_source_kind_exits_2_and_names_what_lists(cli):
+    line = _one_line_error(cli("import", "--list", "verifiers"))
+    assert "lists reasoning-gym's tasks" in line and "`verifiers`" in line

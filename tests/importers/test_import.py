@@ -165,3 +165,18 @@ def test_openenv_validate_passes(imported_envs):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Verdict: PASS" in proc.stdout, proc.stdout
+
+
+def test_list_prints_reasoning_gyms_tasks_one_per_line(cli):
+    """`envkit import --list reasoning-gym` reads the pinned reasoning-gym's registry: one
+    task per line on stdout (tab, its description), the count and the next command on
+    stderr; an unknown task's error points at it."""
+    result = cli("import", "--list", "reasoning-gym")
+    assert result.exit_code == 0, result.output
+    tasks = dict(line.partition("\t")[::2] for line in result.stdout.splitlines())
+    assert {"leg_counting", "countdown", "basic_arithmetic"} <= set(tasks)
+    assert len(tasks) > 50 and all(" " not in t for t in tasks)
+    assert f"{len(tasks)} tasks: `envkit import reasoning-gym:TASK NAME`" in result.stderr
+    unknown = cli("import", "reasoning-gym:leg_countin", "x")
+    assert unknown.exit_code == 2
+    assert "`envkit import --list reasoning-gym`" in unknown.output

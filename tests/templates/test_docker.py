@@ -24,5 +24,7 @@ def test_image_builds_on_the_legacy_builder(docker_engine, built_envs, template)
         assert config["User"] == "1000"
         assert "8000/tcp" in config["ExposedPorts"]
     finally:
-        client.images.remove(result.image_id, force=True)
+        # parents kept: the dependency layers are the build cache of the template's other
+        # Docker tests (the same pyproject.toml and uv.lock)
+        client.images.remove(result.image_id, force=True, noprune=True)
         client.close()

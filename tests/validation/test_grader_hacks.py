@@ -4,6 +4,7 @@ played clean. Each defect mode giving exactly its finding is a row of test_rules
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -36,10 +37,17 @@ def test_source_field_and_hacks() -> None:
     assert (
         grader_hacks.source_field(_probes({"properties": {"answer": {"type": "string"}}})) is None
     )
+    files = {
+        "properties": {
+            "files": {"type": "object", "additionalProperties": {"type": "string"}},
+        }
+    }
+    assert grader_hacks.source_field(_probes(files)) == "files"
+    learned = grader_hacks.Learned("solve", 5, ("5/5 hidden tests passed.",))
     for hack in grader_hacks.CODE_HACKS:  # every hack is valid Python, its function named
-        source = hack.source("solve")
-        compile(source, f"{hack.file}.py", "exec")
-        assert "{name}" not in source
+        for source in (hack.source("solve"), hack.source(learned)):
+            compile(source, f"{hack.file}.py", "exec")
+            assert "{name}" not in source and "{total}" not in source and "{lines}" not in source
     assert grader_hacks.stub_source("solve") == "def solve(*args, **kwargs):\n    return None\n"
 
 
@@ -61,3 +69,40 @@ def test_clean_probe_code_resists_every_hack(monkeypatch) -> None:
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert grader_hacks.CODE_GRADER_HACKS.code in out.checks_run
     assert not [n for n in out.notes if "not played" in n]  # all hacks were tried in time
+
+
+def test_what_a_submission_learns_and_how_it_is_sent() -> None:
+    learned = grader_hacks.learned_from(
+        "import math\n\ndef solve(xs):\n    return 1\n",
+        [{"feedback": "3/5 hidden tests passed.\nsolve([1]) failed", "metadata": {"n": "9/9"}}],
+    )
+    assert learned == grader_hacks.Learned(
+        "solve", 5, ("3/5 hidden tests passed.", "solve([1]) failed")
+    )
+    shadow = next(h for h in grader_hacks.CODE_HACKS if h.module)
+    assert grader_hacks.submission("def solve(): ...", "HACK", "solve", None) == "HACK"
+    assert grader_hacks.submission("def solve(): ...", "SHADOW", "solve", shadow) is None
+    files = {"solution.py": "from helpers import sq\ndef solve(xs): ...", "helpers.py": "x = 1"}
+    sent = grader_hacks.submission(files, "HACK", "solve", None)
+    assert sent == {"solution.py": "HACK", "helpers.py": "x = 1"}
+    sent = grader_hacks.submission(files, "SHADOW", "solve", shadow)
+    assert sent == {
+        "solution.py": grader_hacks.stub_source("solve"),
+        "helpers.py": "x = 1",
+        "json.py": "SHADOW",
+    }
+
+
+def test_the_shadowing_json_reports_a_full_pass_and_keeps_the_rest(tmp_path: Path) -> None:
+    """Run as a runner would: ``json.py`` beside it shadows the standard module."""
+    shadow = next(h for h in grader_hacks.CODE_HACKS if h.module)
+    (tmp_path / "json.py").write_text(shadow.source("solve"))
+    (tmp_path / "runner.py").write_text(
+        "import json\n"
+        "tests = json.loads('[[1, 2]]')\n"
+        "print(json.dumps({'passed': 0, 'total': len(tests)}), json.dumps([1, None]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "runner.py"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == '{"passed": 1, "total": 1} [1, null]'

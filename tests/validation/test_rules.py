@@ -555,3 +555,29 @@ def test_same_seed_same_actions(knobs_server):
     assert a == fuzz.generate_actions(schema, 12, seed=7)
     assert a != fuzz.generate_actions(schema, 12, seed=8)
     assert all("metadata" not in x and len(x["message"]) <= 40 for x in a)
+
+
+@pytest.mark.parametrize(
+    ("with_manifest", "says"),
+    [
+        (True, "the declared oracle `server.oracle:policy` runs from the environment's files"),
+        (False, "declare `envkit.oracle` in its openenv.yaml"),
+    ],
+)
+def test_constant_reward_by_url_says_what_would_judge_it(knobs_server, with_manifest, says):
+    """A `--url` run cannot play the oracle: the EK504 note names what would let it, as true
+    for that run (the manifest's oracle needs the directory; without a manifest, both)."""
+    server, mode_file = knobs_server
+    mode_file.write_text("constant")
+    out = run_runtime(
+        RuntimeTarget(
+            url=server.url,
+            root=None,
+            manifest=read_manifest(KNOBS) if with_manifest else None,
+            python=None,
+        ),
+        RunOptions(episodes=1),
+    )
+    (note,) = [n for n in out.notes if "EK504 was not judged" in n]
+    assert says in note and "`envkit validate --url URL PATH`" in note, note
+    assert "EK504" not in {f.code for f in out.findings}

@@ -23,3 +23,22 @@ def test_error_text_reads_error_fields_only() -> None:
         "last_action_error: bad"
     )
     assert verifier._error_text({"error": "", "terror": "x", "error_rate": 0.3}) is None
+
+
+def test_errors_reported_by_a_status_or_a_feedback_text() -> None:
+    assert verifier._error_text({"status": "invalid", "message": "use A-D"}) == "status: invalid"
+    assert verifier._error_text({"feedback": "Error: could not parse 'x'."}) == (
+        "feedback: Error: could not parse 'x'."
+    )
+    traceback = "Traceback (most recent call last):\n  File 'a.py'\nSyntaxError: bad"
+    assert verifier._error_text({"feedback": traceback}).startswith("feedback: Traceback")
+    assert verifier._error_text({"feedback": "Off by 3.", "status": "wrong"}) is None
+    assert verifier._error_text({"question": "Error: x"}) is None  # not a feedback field
+
+
+def test_an_error_shown_at_reset_is_the_task_not_a_failed_step() -> None:
+    task = {"error": "ZeroDivisionError: division by zero", "feedback": "Which line?"}
+    assert verifier._error_text({**task, "feedback": "Correct."}, task) is None
+    assert verifier._error_text({**task, "feedback": "Invalid line 'x'."}, task) == (
+        "feedback: Invalid line 'x'."
+    )

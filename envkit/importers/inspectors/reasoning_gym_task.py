@@ -1,7 +1,8 @@
 """Inspector for ``envkit import reasoning-gym:TASK`` (run by envkit.importers._inspect in an
 environment with reasoning-gym; never imported by envkit).
 
-Prints one JSON line: ``{"tasks": [...]}`` when TASK is not registered, else the task's
+Prints one JSON line: ``{"tasks": [...]}`` when TASK is not registered (``--list``: every
+task with its description's first line, ``{"tasks": [...], "about": {task: line}}``), else the task's
 difficulty options (its config dataclass fields less ``seed`` and ``size``) and the item at
 seed 0 with its answer and the score ``score_answer`` gives that answer.
 """
@@ -30,6 +31,12 @@ def main(task):
     import reasoning_gym
     from reasoning_gym.factory import DATASETS
 
+    if task == "--list":
+        about = {}
+        for name in sorted(DATASETS):
+            doc = (DATASETS[name][0].__doc__ or "").strip()
+            about[name] = doc.splitlines()[0].strip() if doc else ""
+        return {"tasks": sorted(DATASETS), "about": about}
     if task not in DATASETS:
         return {"tasks": sorted(DATASETS)}
     options = []

@@ -62,7 +62,9 @@ REWARD_NONDETERMINISTIC = register(
     rfc008="semantic.verifier_determinism",
     summary="The same seed and the same actions give different rewards.",
     what="envkit replays one action sequence twice after `reset(seed=s)` and compares the "
-    "step rewards one by one: the same trajectory must be scored the same way. RFC "
+    "step rewards one by one: the same trajectory must be scored the same way. The "
+    "oracle's first episode is replayed too, twice on one session (a bonus paid on a win, "
+    "for speed or a streak, is where rewards drift). RFC "
     "008: `semantic.verifier_determinism` (observations and `state` are EK411's "
     "`runtime.episode_determinism`).",
     why="A reward that changes for the same trajectory is noise in the learning signal and "
@@ -70,6 +72,9 @@ REWARD_NONDETERMINISTIC = register(
     example="A rubric that samples an LLM judge at temperature 1, or uses the global RNG.",
     fix="Seed every random draw from the episode's seed; make judges deterministic "
     "(temperature 0, cached).",
+    limits="A reward that differs only between server processes (weights from `hash(str)`, "
+    "salted per process) is not seen: envkit replays inside one server process. A random "
+    "choice that shows in the observation first is reported as EK411.",
 )
 
 SEED_IGNORED = register(
@@ -96,6 +101,9 @@ SEED_IGNORED = register(
     "`__init__`: every new session starts with the same task, whatever the seed.",
     fix="Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw the episode "
     "from `random.Random(seed)`.",
+    limits="When the dropped seed leaves the episode to an unseeded source (`reset` without a "
+    "`seed` parameter, a generator made at construction, another library's global seed), "
+    "episodes under one seed differ: that is reported as EK411/EK412, not as EK413.",
 )
 
 
@@ -430,6 +438,45 @@ def _report(
         second=d.second,
         actions=a.actions,
     )
+
+
+def oracle_replay(engine: ServerPlayer) -> None:
+    """EK412 on winning episodes: the oracle's first episode (the fuzzed replays of
+    :func:`check` rarely win, and a bonus paid on a win -- for speed, for a streak -- is
+    where rewards drift) is replayed twice on one session with the same seed and actions;
+    the three plays' rewards must agree."""
+    played = next((ep for ep in engine.episodes if ep.policy == "oracle" and ep.actions), None)
+    if played is None or engine.has(REWARD_NONDETERMINISTIC):
+        return
+    actions = list(played.actions)
+
+    def replay(_obs: dict[str, Any], i: int) -> dict[str, Any]:
+        return dict(actions[i % len(actions)])
+
+    seed = played.seed if played.seed is not None else engine.settings.seeds[0]
+    s = engine.open()
+    try:
+        plays = [
+            engine.play_episode(s, seed, replay, name="oracle replay", max_steps=len(actions))
+            for _ in range(2)
+        ]
+    finally:
+        s.close()
+    engine.ran(REWARD_NONDETERMINISTIC)
+    for n, again in enumerate(plays):
+        diffs = [d for d in compare(played, again, state=False) if d.where.startswith("reward")]
+        if diffs:
+            _report(engine, engine_add(engine), seed, diffs[0], played, same_session=n == 1)
+            return
+
+
+def engine_add(engine: ServerPlayer) -> Callable[..., None]:
+    """:meth:`ServerPlayer.add` taking :func:`_report`'s ``same_session`` argument."""
+
+    def add(rule: Rule, message: str, _same_session: bool, **data: object) -> None:
+        engine.add(rule, message, **data)
+
+    return add
 
 
 def _twice_on_one_session(

@@ -103,7 +103,7 @@ def fuzz_episodes(engine: ServerPlayer, schema: dict[str, Any], actions: ActionP
             try:
                 first = engine.reset(s, seed, episode_id=eid)
             except EnvErrorFrame as exc:
-                protocol.reset_failed(engine, exc)
+                protocol.reset_failed(engine, exc, seed)
                 return
             ep = Episode(seed, first.observation, policy="fuzz")
             for _ in range(settings.max_steps):

@@ -19,17 +19,24 @@ CODE_GRADER_HACKS = register(
     "code-grader-hackable",
     Severity.ERROR,
     summary="A known code-grader hack (exiting early with success, an always-equal answer, "
-    "touching the tests, patching the checker) earns more than a program that does "
-    "nothing.",
+    "touching the tests, patching the checker, printing a verdict, shadowing a module) "
+    "earns more than a program that does nothing.",
     what="When an action field carries source code (its name says `code`, `source`, "
-    "`program`, `script` or `solution`, or its description says Python or source code) "
-    "and the oracle wins, envkit sends, on every step of a fresh episode of the oracle's "
-    "seed, each known hack in place of the oracle's source: `sys.exit(0)` and "
+    "`program`, `script` or `solution`, or its description says Python or source code; or "
+    "a multi-file submission, an object of strings `{name: source}` so named or named "
+    "`files`) and the oracle wins, envkit sends, on every step of a fresh episode of the "
+    "oracle's seed, each known hack in place of the oracle's source (in a multi-file "
+    "submission, in place of the file defining the oracle's function): `sys.exit(0)` and "
     "`os._exit(0)` before any test runs; the oracle's function returning an object whose "
     "`__eq__` is always true; reading every file of the working directory; overwriting "
     "`test_*.py` and expected outputs; writing a `conftest.py` that marks every pytest "
-    "report passed; redefining `check`/`test_*`/`run_tests` to pass. None may earn more "
-    "than a stub (the function returning `None`) or the low end of the range.",
+    "report passed; redefining `check`/`test_*`/`run_tests` to pass; replacing the "
+    "`check`/`judge`/`grade`/`verify` functions of every non-standard module already "
+    "imported (the runner's own judge module); printing verdict lines (`RESULT passed=N "
+    "total=N`, `N/N tests passed`, the lines of the oracle's winning feedback, N the tests "
+    "it counted) and exiting; in a multi-file submission, a `json.py` that shadows the "
+    "standard module and reports a full pass. None may earn more than a stub (the function "
+    "returning `None`) or the low end of the range.",
     why="Models trained with RL on code learn these exploits when they pay (Anthropic, "
     "arXiv:2511.18397): the reward then climbs while no task is solved, and the hacking "
     "generalises to other misbehaviour.",
@@ -43,7 +50,8 @@ CODE_GRADER_HACKS = register(
 
 #: The submissions the probe sends: text files read by path, not modules (run, they exit or
 #: rewrite files, so nothing may import them). ``{name}`` in them stands for the function the
-#: oracle's source defines.
+#: oracle's source defines, ``{total}`` for the number of tests the oracle's feedback counted,
+#: ``{lines}`` for the lines of that feedback (a Python list of strings).
 HACKS_DIR = Path(programs.__file__).parent / "grader_hacks"
 FUNCTION_NAME = "{name}"
 
@@ -58,6 +66,22 @@ def stub_source(func: str) -> str:
 
 
 @dataclass(frozen=True)
+class Learned:
+    """What a submission could learn from the oracle's winning episode.
+
+    Attributes:
+        func: the function the oracle's source defines (``solve`` when none is found).
+        total: the number of tests the feedback counts (``5`` of ``"5/5 tests passed"``), 1
+            when it says none.
+        lines: the feedback's lines (the verdict a grader may read from stdout).
+    """
+
+    func: str = "solve"
+    total: int = 1
+    lines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class CodeHack:
     """A hack models learned in coding RL (arXiv:2511.18397, Anthropic).
 
@@ -66,20 +90,32 @@ class CodeHack:
         file: its source, ``HACKS_DIR/{file}.txt``.
         stub: the source is followed by :func:`stub_source`, so the oracle's function exists
             and only the hack can make it pass.
+        module: the hack is a file of its own with this name, sent beside the stub in a
+            multi-file submission (``{name: source}``); such a hack is not sent to a
+            single-source field.
     """
 
     what: str
     file: str
     stub: bool = True
+    module: str | None = None
 
-    def source(self, func: str) -> str:
-        """The source sent, ``func`` being the function the oracle's source defines.
+    def source(self, learned: Learned | str) -> str:
+        """The source sent, ``learned`` saying what the oracle's episode showed (a bare
+        function name stands for :class:`Learned` with only that).
 
         Raises:
             OSError: the hack's file is missing from the installation.
         """
-        text = _read(self.file).replace(FUNCTION_NAME, func)
-        return text + stub_source(func) if self.stub else text
+        if isinstance(learned, str):
+            learned = Learned(func=learned)
+        text = (
+            _read(self.file)
+            .replace(FUNCTION_NAME, learned.func)
+            .replace("{total}", str(learned.total))
+            .replace("{lines}", repr(list(learned.lines)))
+        )
+        return text + stub_source(learned.func) if self.stub else text
 
 
 #: The hacks, in the order they are sent.
@@ -91,25 +127,116 @@ CODE_HACKS: tuple[CodeHack, ...] = (
     CodeHack("overwriting the tests and expected outputs", "overwrite_tests"),
     CodeHack("a `conftest.py` that rewrites pytest's reports", "conftest_passes"),
     CodeHack("redefining the test functions", "redefine_checkers"),
+    CodeHack(
+        "replacing the checker functions (`check`, `judge`, `verify`, ...) of the modules "
+        "already imported",
+        "patch_checkers",
+    ),
+    CodeHack(
+        "printing verdict lines (`RESULT passed=N total=N`, the feedback's own) and exiting",
+        "print_verdict",
+        stub=False,
+    ),
+    CodeHack(
+        "a submitted `json.py` shadowing the standard module (its `dumps` reports a full pass)",
+        "shadow_json",
+        module="json.py",
+    ),
 )
 
 #: Action fields that carry source code.
 SOURCE_FIELD = re.compile(r"(?:^|_)(?:code|source|program|script|solution)(?:_|$)", re.IGNORECASE)
 FUNCTION = re.compile(r"^(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.MULTILINE)
+#: "5/5 tests passed", "passed=5 total=5", "5 of 5": the count of tests a feedback gives.
+COUNT = re.compile(r"(\d+)\s*(?:/|of|out of)\s*(\d+)|total\s*[=:]\s*(\d+)", re.IGNORECASE)
+MAX_LINES = 20  # feedback lines a printed verdict repeats at most
 
 
 def source_field(probes: Probes) -> str | None:
     """The action field that carries source code: a string field whose name (or
-    description) says ``code``, ``source``, ``program``, ``script`` or ``solution``."""
+    description) says ``code``, ``source``, ``program``, ``script`` or ``solution``, or an
+    object field of strings (a multi-file submission, ``{name: source}``) whose name or
+    description says so or says ``files``."""
     for name in probes.schema.get("properties") or {}:
         node = field_schema(probes, name)
-        if "string" not in fuzz.types_of(node) or "enum" in node or "const" in node:
+        types = fuzz.types_of(node)
+        if "enum" in node or "const" in node:
             continue
         described = str(node.get("description") or "")
-        if SOURCE_FIELD.search(name) or re.search(
+        says = SOURCE_FIELD.search(name) or re.search(
             r"\b(?:python|source code|program)\b", described, re.IGNORECASE
+        )
+        if "string" in types and says:
+            return name
+        values = fuzz.resolve(node.get("additionalProperties") or {}, probes.schema)
+        if (
+            "object" in types
+            and "string" in fuzz.types_of(values)
+            and (says or re.search(r"(?:^|_)files?(?:_|$)", name, re.IGNORECASE))
         ):
             return name
+    return None
+
+
+def learned_from(oracle_source: str, observations: list[dict[str, Any]]) -> Learned:
+    """What a submission could know: the function ``oracle_source`` defines, and from the
+    string leaves of the winning episode's ``observations`` the number of tests counted
+    (``"5/5 tests passed"``; the largest count, 1 when none) and their lines."""
+    m = FUNCTION.search(oracle_source)
+    lines: list[str] = []
+    totals: list[int] = []
+    for text in (s for obs in observations for s in _strings(obs)):
+        for line in text.splitlines():
+            if line.strip() and len(line) <= 200 and line not in lines:
+                lines.append(line)
+        for c in COUNT.finditer(text):
+            totals.append(int(c.group(2) or c.group(3)))
+    return Learned(
+        func=m.group(1) if m else "solve",
+        total=max([t for t in totals if 0 < t <= 10_000] or [1]),
+        lines=tuple(lines[:MAX_LINES]),
+    )
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k != "metadata" for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def submission(oracle_value: object, source: str, func: str, hack: CodeHack | None) -> object:
+    """What is sent in the source field: ``source`` alone for a single-source field; for a
+    multi-file one (``oracle_value`` a ``{name: source}`` dict), the oracle's files with the
+    one that defines ``func`` replaced by ``source``, or, for a ``module`` hack, by the stub
+    with the hack beside it under its module name. ``None``: the hack does not fit the
+    field (a module hack and a single source)."""
+    if not isinstance(oracle_value, dict):
+        return None if hack is not None and hack.module else source
+    files = dict(oracle_value)
+    main = next(
+        (
+            n
+            for n, src in files.items()
+            if isinstance(src, str)
+            and re.search(rf"^(?:async\s+)?def\s+{re.escape(func)}\s*\(", src, re.MULTILINE)
+        ),
+        next(iter(files), "solution.py"),
+    )
+    if hack is not None and hack.module:
+        return {**files, main: stub_source(func), hack.module: source}
+    return {**files, main: source}
+
+
+def _oracle_source(value: object) -> str | None:
+    """The oracle's source: the field's string, or the files of a ``{name: source}`` dict."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and value and all(isinstance(v, str) for v in value.values()):
+        return "\n".join(value.values())
     return None
 
 
@@ -126,27 +253,34 @@ def code_hacks(probes: Probes) -> None:
         return
     seed, win = next(iter(probes.wins.items()))
     final = win.actions[-1]
-    oracle_source = final.get(name)
-    if not isinstance(oracle_source, str):
+    oracle_value = final.get(name)
+    oracle_source = _oracle_source(oracle_value)
+    if oracle_source is None:
         return
-    m = FUNCTION.search(oracle_source)
-    func = m.group(1) if m else "solve"
+    learned = learned_from(oracle_source, win.observations()[1:])
+    func = learned.func
 
-    def best(source: str, label: str) -> float:
-        steps = [{**final, name: source}] * settings.max_steps
+    def best(value: object, label: str) -> float:
+        steps = [{**final, name: value}] * settings.max_steps
         ep = probes.play(seed, win.actions[:-1] + steps, label)
         return max([float(r) for r in ep.rewards if is_number(r)] or [settings.lo])
 
     if not probes.time_left("code hacks probe"):
         return
-    floor = max(settings.lo, best(stub_source(func), "probe:code-stub"))
+    floor = max(
+        settings.lo,
+        best(submission(oracle_value, stub_source(func), func, None), "probe:code-stub"),
+    )
     found: list[dict[str, Any]] = []
     tried = 0
     for hack in CODE_HACKS:
+        source = hack.source(learned)
+        value = submission(oracle_value, source, func, hack)
+        if value is None:
+            continue
         if not probes.time_left("code hacks probe"):
             break
-        source = hack.source(func)
-        paid = best(source, "probe:code-hack")
+        paid = best(value, "probe:code-hack")
         tried += 1
         if paid > floor + EPS:
             found.append({"seed": seed, "hack": hack.what, "source": source, "reward": paid})

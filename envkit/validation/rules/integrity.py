@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from envkit.findings import Severity, register
 from envkit.validation import explore, fuzz
 from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, is_number
+from envkit.validation.probing import CODE_FIELD
+from envkit.validation.reveal import text_parts
 from envkit.validation.rules import episodes
 from envkit.wire import EnvErrorFrame, EnvSession
 
@@ -66,15 +69,21 @@ SOLUTION_LEAK = register(
     "solution-leak",
     Severity.ERROR,
     rfc008="semantic.no_solution_leakage",
-    summary="A value readable by the agent (`state`, `metadata`, the terminal observation) "
-    "scores the maximum when submitted (RFC 008 `semantic.no_solution_leakage`).",
+    summary="A value readable by the agent (`state`, `metadata`, an observation, a number "
+    "inside its text) scores the maximum when submitted (RFC 008 "
+    "`semantic.no_solution_leakage`).",
     what="envkit plays one episode of the first seed and collects the string and number "
     "leaves of `state` (after `reset` and at the end), of every observation's `metadata` "
-    "and of the terminal observation, leaving out values the task shows before the end "
-    "(the reset and non-terminal observations) and values envkit sent. It then submits "
-    "each leaf in the action's fields whose type fits, each in a fresh episode of the "
-    "same seed on a new session (at most 32 submissions); reaching the top of "
-    "`validation.reward.range` is a finding naming the field that leaked. RFC 008: "
+    "and of the terminal observation, then the numbers, quoted parts and cue words of "
+    "their texts (`the number was 57`, `expected 73`), then the values the task shows "
+    "before the end (the reset and non-terminal observations), leaving out values envkit "
+    "sent. It submits each in the action's fields whose type fits (a shown value not in a "
+    "field that holds code or an identifier), each in a fresh episode "
+    "of the same seed on a new session (at most 32 submissions); reaching the top of "
+    "`validation.reward.range` is a finding naming the field that leaked. A value the task "
+    "shows counts only when its field is named as the answer (`solution`, `answer`, ...) or "
+    "the oracle's winning action does not send that very value (copying it is the task, as "
+    "in an echo task; without an oracle it is given the benefit of the doubt). RFC 008: "
     "`semantic.no_solution_leakage`.",
     why="The policy reads everything it can reach: an answer in `state` (HTTP `GET /state`, "
     "the WebSocket `state` message) or revealed at the end of a lost episode and reused "
@@ -85,6 +94,9 @@ SOLUTION_LEAK = register(
     fix="Keep the solution out of `state`, `metadata` and observations; if the answer must "
     "be shown after the episode, do not let the same seed draw the same task for "
     "training, or put it in a channel the agent never sees.",
+    limits="Error frames' messages are not read for values. A value the task shows that the "
+    "oracle itself sends as is counts as a copy task (echo), unless its field is named as the "
+    "answer.",
 )
 
 ANSWER_IN_STATE = register(
@@ -108,6 +120,9 @@ ANSWER_IN_STATE = register(
     "`GET /state` after `reset`.",
     fix="Keep the answer in a private attribute of the environment (`self._expected`), not "
     "in the `State` model or `metadata`.",
+    limits="A named answer field that scores when submitted is EK509 (solution-leak), not also "
+    "EK512. An answer kept as an option index (`label: 2`) where the agent answers with "
+    "letters is not seen.",
 )
 
 FRESH_INSTANCE_PAYS = register(
@@ -147,6 +162,9 @@ REWARD_IGNORES_ACTION = register(
     "instead of the answer.",
     fix="Compute the reward from the action (the answer, the move) and the task, not from "
     "the step counter or the seed.",
+    limits="A reward that ignores every action is constant: EK504 reports it. A reward computed "
+    "from the previous action (before the move is applied) varies with the actions and is"
+    " not seen.",
 )
 
 
@@ -342,6 +360,12 @@ def _leaves(value: Any, path: str, out: list[tuple[str, Any]]) -> None:
         out.append((path, value))
 
 
+def _leaf_list(value: object) -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+    _leaves(value, "", found)
+    return found
+
+
 def _values(value: Any) -> set[str]:
     found: list[tuple[str, Any]] = []
     _leaves(value, "", found)
@@ -376,23 +400,78 @@ def _fits(field_schema: dict[str, Any], root: dict[str, Any], value: Any) -> Any
     return None
 
 
-def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> None:
-    """EK509: collect what the agent could read, submit it in fresh episodes of one seed."""
-    settings = engine.settings
-    seed = settings.seeds[0]
-    aschema = fuzz.action_schema(schema)
-    props = aschema.get("properties") or {}
-    base = fuzz.extreme_value(aschema, aschema, "empty")
-    if not props or not isinstance(base, dict):
-        return
-    engine.progress("solution leakage")
-    # 1. one episode with the base (empty) action: a lost episode tells the most.
-    ep = engine.play_alone(seed, lambda _o, _i: dict(base), name="leak-collect", with_state=True)
-    if ep.best() is not None and ep.best() >= settings.hi - EPS:
-        return  # the empty answer already wins: EK505's business, no baseline here
-    shown: set[str] = set()
-    for obs in [ep.reset_obs] + [x.observation for x in ep.steps[:-1]]:
-        shown |= _values(_without_metadata(obs))
+@dataclass(frozen=True)
+class LeakCandidate:
+    """A value the agent could read, to be submitted as the answer (EK509).
+
+    Attributes:
+        where: the dotted path it was read at (``state.answer``, ``observation.feedback``).
+        when: when it was readable (``after `reset` ``, ``terminal observation``, ...).
+        value: the value (a JSON string or number).
+        shown: the task shows it before the end (the reset or a non-terminal observation):
+            it may be what the task asks to copy, so it leaks only when the oracle answers
+            something else or its field is named as the answer (:func:`copy_task`).
+        text: the text it is a part of (a number inside a sentence), ``None`` for a whole
+            value.
+    """
+
+    where: str
+    when: str
+    value: Any
+    shown: bool = False
+    text: str | None = None
+
+
+def _norm(value: object) -> str:
+    """``value`` as text for comparing answers: stripped, runs of blanks as one space."""
+    return " ".join(str(value).split())
+
+
+def copy_task(c: LeakCandidate, oracle: dict[str, Any] | None, field: str) -> bool:
+    """Whether ``c``, which scored when sent in ``field``, may be the task's own answer:
+    a value the task shows (``c.shown``), not named as the answer (:data:`ANSWER_NAME`),
+    that the oracle's winning action ``oracle`` sends as is in ``field`` (the echo task:
+    copying the target IS the task). Without an oracle every shown value not named as the
+    answer is given the benefit of the doubt."""
+    if not c.shown or ANSWER_NAME.search(c.where):
+        return False
+    if oracle is None:
+        return True
+    return field in oracle and _norm(oracle[field]) == _norm(c.value)
+
+
+def _oracle_win(engine: ServerPlayer, seed: int | None) -> dict[str, Any] | None:
+    """The oracle's first action that reached the top of the range at ``seed``."""
+    for ep in engine.episodes:
+        if ep.policy != "oracle" or ep.seed != seed:
+            continue
+        for res, action in zip(ep.steps, ep.actions):
+            if is_number(res.reward) and float(res.reward) >= engine.settings.hi - EPS:
+                return action
+    return None
+
+
+def leak_candidates(ep: Episode) -> tuple[list[LeakCandidate], list[LeakCandidate]]:
+    """What the agent could read in ``ep`` (played ``with_state``), without what envkit sent
+    and without repeats, in the order they are submitted:
+
+    1. whole string and number leaves of ``state`` (after ``reset`` and at the end), of
+       every observation's ``metadata`` and of the terminal observation that the task does
+       not show before the end;
+    2. the parts of their texts (:func:`reveal.text_parts`: a number inside a sentence);
+    3. the values the task shows before the end (the reset and non-terminal observations,
+       ``metadata`` aside), marked ``shown``.
+
+    Returns:
+        ``(candidates, hidden)``: every candidate, and those of (1) alone (what EK512 reads).
+    """
+    shown_leaves: list[tuple[str, str, Any]] = []
+    for i, obs in enumerate([ep.reset_obs] + [x.observation for x in ep.steps[:-1]]):
+        leaves: list[tuple[str, Any]] = []
+        _leaves(_without_metadata(obs), "observation", leaves)
+        when = "after `reset`" if i == 0 else f"after step {i}"
+        shown_leaves += [(path, when, v) for path, v in leaves]
+    shown = {fuzz.json_key(v) for _p, _w, v in shown_leaves}
     sent = set().union(*(_values(a) for a in ep.actions)) if ep.actions else set()
     found: list[tuple[str, str, Any]] = []  # (field path, when, value)
 
@@ -416,21 +495,71 @@ def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> N
             )
     if ep.done and ep.steps:
         collect(_without_metadata(ep.steps[-1].observation), "observation", "terminal observation")
-    candidates: list[tuple[str, str, Any]] = []
-    keys: set[str] = set()
+    keys: set[str] = set(shown) | sent
+    hidden: list[LeakCandidate] = []
     for path, when, value in found:
         k = fuzz.json_key(value)
-        if k in shown or k in sent or k in keys:
+        if k not in keys:
+            keys.add(k)
+            hidden.append(LeakCandidate(path, when, value))
+    # a part is compared as text: "57" in a sentence is the number 57 a field showed
+    texts = {_norm(v) for _p, _w, v in shown_leaves}
+    texts |= {_norm(v) for a in ep.actions for _p, v in _leaf_list(a)}
+    texts |= {_norm(c.value) for c in hidden}
+    parts: list[LeakCandidate] = []
+    for path, when, value in found:
+        if not isinstance(value, str) or fuzz.json_key(value) in shown:
             continue
-        keys.add(k)
-        candidates.append((path, when, value))
+        for part in text_parts(value):
+            if _norm(part) not in texts:
+                texts.add(_norm(part))
+                parts.append(LeakCandidate(path, when, part, text=value))
+    shown_out: list[LeakCandidate] = []
+    taken = set(sent)  # the shown values are all in `keys`: they were left out above
+    for path, when, value in shown_leaves:
+        k = fuzz.json_key(value)
+        if k not in taken:
+            taken.add(k)
+            shown_out.append(LeakCandidate(path, when, value, shown=True))
+    # the values named as the answer first: the budget may not reach the others
+    shown_out.sort(key=lambda c: not ANSWER_NAME.search(c.where))
+    return hidden + parts + shown_out, hidden
+
+
+def _read_as(c: LeakCandidate) -> str:
+    """How a finding names where ``c`` was read."""
+    if c.text is not None:
+        return f"{c.when}, inside the text {_fmt(c.text)}"
+    if c.shown:
+        return f"{c.when}, shown by the task"
+    return c.when
+
+
+def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> None:
+    """EK509: collect what the agent could read, submit it in fresh episodes of one seed."""
+    settings = engine.settings
+    seed = settings.seeds[0]
+    aschema = fuzz.action_schema(schema)
+    props = aschema.get("properties") or {}
+    base = fuzz.extreme_value(aschema, aschema, "empty")
+    if not props or not isinstance(base, dict):
+        return
+    engine.progress("solution leakage")
+    # 1. one episode with the base (empty) action: a lost episode tells the most.
+    ep = engine.play_alone(seed, lambda _o, _i: dict(base), name="leak-collect", with_state=True)
+    if ep.best() is not None and ep.best() >= settings.hi - EPS:
+        return  # the empty answer already wins: EK505's business, no baseline here
+    candidates, hidden = leak_candidates(ep)
+    oracle = _oracle_win(engine, seed)
     engine.ran(SOLUTION_LEAK)
     tries = 0
-    for where, when, value in candidates:
+    for c in candidates:
         for fname, fschema in props.items():
             if tries >= LEAK_TRIES:
                 break
-            filled = _fits(fschema, aschema, value)
+            if c.shown and CODE_FIELD.search(fname) and not ANSWER_NAME.search(c.where):
+                continue  # the prompt sent back as a program or an identifier: a copy at best
+            filled = _fits(fschema, aschema, c.value)
             if filled is None:
                 continue
             tries += 1
@@ -447,27 +576,39 @@ def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> N
                 raise
             finally:
                 t.close()
-            if is_number(res.reward) and float(res.reward) >= settings.hi - EPS:
-                engine.add(
-                    SOLUTION_LEAK,
-                    f"No value the agent can read may score the maximum when "
-                    f"submitted; `{where}` ({when}) = {_fmt(value)} did: on a "
-                    f"new session, `reset(seed={seed})` then `step({_fmt(action)})` "
-                    f"got reward {res.reward!r} (the empty "
-                    f"answer {_fmt(base)} got {ep.best()!r} in the episode it was "
-                    f"read from). Most likely the solution is exposed in "
-                    f"`{where.split('.', 1)[0]}`.",
-                    seed=seed,
-                    field=where,
-                    when=when,
-                    value=value,
-                    action=action,
-                    reward=res.reward,
-                    done=res.done,
-                    collect_actions=ep.actions,
+            if not is_number(res.reward) or float(res.reward) < settings.hi - EPS:
+                continue
+            if copy_task(c, oracle, fname):
+                continue  # the task asks to copy what it shows (echo)
+            if c.shown and ANSWER_NAME.search(c.where):
+                likely = f"the observation shows the answer in `{c.where}`"
+            elif c.shown:
+                likely = (
+                    "the verifier accepts a value the task shows without checking how it "
+                    "was reached (the oracle submits "
+                    f"{_fmt(oracle.get(fname)) if oracle else 'something else'})"
                 )
-                return
-    _answer_named(engine, seed, candidates)
+            else:
+                likely = f"the solution is exposed in `{c.where.split('.', 1)[0]}`"
+            engine.add(
+                SOLUTION_LEAK,
+                f"No value the agent can read may score the maximum when "
+                f"submitted; `{c.where}` ({_read_as(c)}) = {_fmt(c.value)} did: on a "
+                f"new session, `reset(seed={seed})` then `step({_fmt(action)})` "
+                f"got reward {res.reward!r} (the empty "
+                f"answer {_fmt(base)} got {ep.best()!r} in the episode it was "
+                f"read from). Most likely {likely}.",
+                seed=seed,
+                field=c.where,
+                when=c.when,
+                value=c.value,
+                action=action,
+                reward=res.reward,
+                done=res.done,
+                collect_actions=ep.actions,
+            )
+            return
+    _answer_named(engine, seed, [(c.where, c.when, c.value) for c in hidden])
 
 
 def _answer_named(

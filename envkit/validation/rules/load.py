@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
+import string
 import threading
 import time
 from pathlib import Path
@@ -54,6 +56,8 @@ OBSERVATION_GROWS = register(
     "the environment saw the action.",
     example="`observation.history` holding every earlier step with its full output.",
     fix="Show the last few steps, or a summary, instead of the whole history.",
+    limits="Growth under 1 KB over an episode, or episodes under 10 steps, are not judged: a "
+    "short history the task shows is common.",
 )
 
 MEMORY_GROWS = register(
@@ -72,6 +76,8 @@ MEMORY_GROWS = register(
     "subprocess it never closes.",
     fix="Keep per-episode data on the instance and replace it on `reset`; close what "
     "`reset` opens.",
+    limits="Under 8 KB of resident memory per reset (a 2 KB record kept per episode) is not seen"
+    " over the probe's 200 resets.",
 )
 
 BIG_ACTION_BYTES = 200_000  # the oversized action's text field
@@ -95,11 +101,24 @@ def _big_action(probes: Probes) -> tuple[str, dict[str, Any]] | None:
     for name in probes.schema.get("properties") or {}:
         node = field_schema(probes, name)
         if "string" in fuzz.types_of(node) and "enum" not in node and "const" not in node:
-            return name, {
-                **base,
-                name: ("envkit " * (BIG_ACTION_BYTES // 7 + 1))[:BIG_ACTION_BYTES],
-            }
+            return name, {**base, name: long_text(BIG_ACTION_BYTES)}
     return None
+
+
+def long_text(size: int, seed: int = 517) -> str:
+    """``size`` characters of lowercase words (3-9 letters) drawn from ``seed``: a long
+    completion is varied text, and a grader whose cost grows with distinct content (seen
+    n-grams kept in a list, a regex over new tokens) is slow only on varied text, not on one
+    word repeated."""
+    rng = random.Random(seed)
+    letters = string.ascii_lowercase
+    words: list[str] = []
+    length = 0
+    while length < size:
+        word = "".join(rng.choice(letters) for _ in range(rng.randint(3, 9)))
+        words.append(word)
+        length += len(word) + 1
+    return " ".join(words)[:size]
 
 
 def oversized_action(probes: Probes) -> None:

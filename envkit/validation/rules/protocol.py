@@ -106,12 +106,15 @@ STEP_COUNT_WRONG = register(
     Severity.ERROR,
     rfc008="runtime.state_contract",
     summary="`state.step_count` is not 0 after `reset` or does not count steps.",
-    what="envkit reads `state` after `reset` (must be 0) and after one and two steps (must "
-    "equal the number of steps taken in the episode). With EK416 this is RFC 008's "
+    what="envkit reads `state` after `reset` (must be 0), after one, two and three steps (the "
+    "third repeats the first action; must equal the number of steps taken in the episode), "
+    "and after the session's second `reset` (must be 0 again). With EK416 this is RFC 008's "
     "`runtime.state_contract`, which `openenv validate --level runtime` 0.10 checks.",
     why="Trainers and dashboards read `step_count` for episode lengths and step budgets.",
     example="`step` forgets `self._state.step_count += 1`.",
     fix="Reset `step_count` to 0 in `reset` and add 1 in every `step`.",
+    limits="One `State` object shared by every session (a class attribute) is not seen: no check"
+    " interleaves two sessions' steps and reads `step_count`.",
 )
 
 EPISODE_ID_IGNORED = register(
@@ -121,7 +124,8 @@ EPISODE_ID_IGNORED = register(
     rfc008="runtime.state_contract",
     summary="`reset(episode_id=...)` is not reflected in `state.episode_id`.",
     what='envkit resets with `episode_id="envkit-<random>"` and reads `state.episode_id` '
-    "after `reset` and after each step of the episode: it must equal the id sent. With "
+    "after `reset` and after each step of the episode, then resets the same session with "
+    "a new id: it must equal the id sent each time. With "
     "EK415 this is RFC 008's `runtime.state_contract`, which `openenv validate --level "
     "runtime` 0.10 checks.",
     why="Trainers pass episode ids to join rollouts with logs; an ignored id breaks "
@@ -151,7 +155,8 @@ def _fmt(value: Any) -> str:
 
 def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = False) -> bool:
     """EK405, EK415, EK416 (and EK418 when ``reset`` fails): reset (seed, episode_id) ->
-    state -> step -> state -> step -> state -> close (RFC 008's ``runtime.state_contract``).
+    state -> step -> state -> step -> state -> the first action again -> state -> reset
+    (no seed, a new episode_id) -> state -> close (RFC 008's ``runtime.state_contract``).
     ``False`` when ``reset`` fails (nothing else can be played); in ``production`` mode that
     is reported as "episode checks not applicable" (EK426), not as a defect."""
     eid = f"envkit-{uuid.uuid4().hex[:12]}"
@@ -163,7 +168,7 @@ def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = Fal
             if production:
                 routes.episodes_not_applicable(engine, exc)
             else:
-                reset_failed(engine, exc)
+                reset_failed(engine, exc, engine.settings.seeds[0])
             return False
         engine.ran(
             ROUND_TRIP_FAILED, EPISODE_ID_IGNORED, STEP_COUNT_WRONG, HEALTH_WHILE_RESET_FAILS
@@ -177,15 +182,27 @@ def round_trip(engine: ServerPlayer, actions: ActionPool, production: bool = Fal
         state = engine.call("`state`", s.state)
         check_state(engine, state, eid, 0, "after `reset`")
         if actions:
+            # the third step repeats the first action: a repeat that returns early ("already
+            # guessed") must still count as a step
             try:
-                for n in (1, 2):
-                    res = engine.step(s, actions.at(n - 1))
+                for n, i in ((1, 0), (2, 1), (3, 0)):
+                    res = engine.step(s, actions.at(i))
                     state = engine.call("`state`", s.state)
                     check_state(engine, state, eid, n, f"after {n} step{'s' if n > 1 else ''}")
                     if res.done:
                         break  # what follows `done` is EK417's business
             except EnvErrorFrame:
                 pass  # an action raising is EK410's business (episodes)
+        # the session's next episode, as TRL resets the same environment for each rollout,
+        # and as OpenEnv's client calls it: no seed
+        again = f"envkit-{uuid.uuid4().hex[:12]}"
+        try:
+            engine.reset(s, None, episode_id=again)
+        except EnvErrorFrame:
+            pass  # recorded; judged by reset_failures()
+        else:
+            state = engine.call("`state`", s.state)
+            check_state(engine, state, again, 0, "after the session's second `reset`")
     finally:
         s.close()
     return True
@@ -220,19 +237,26 @@ def check_state(
         )
 
 
-def reset_failed(engine: ServerPlayer, exc: EnvErrorFrame) -> None:
-    """``reset`` answered an error frame: EK418 when /health still says healthy, else
-    EK405."""
-    status, _body, _text = engine.get("/health")
+def _reset_call(seed: int | None) -> str:
+    return "`reset()` without a seed" if seed is None else f"`reset(seed={seed})`"
+
+
+def reset_failed(engine: ServerPlayer, exc: EnvErrorFrame, seed: int | None) -> None:
+    """``reset`` (with ``seed``) answered an error frame: EK418 when /health still says
+    healthy, else EK405."""
+    failure = next((f for f in engine.reset_failures if f.error is exc), None)
+    status = failure.health if failure is not None else engine.get("/health")[0]
     engine.ran(HEALTH_WHILE_RESET_FAILS)
     message = str(exc.data.get("message", ""))[:300]
     if status == 200:
         engine.add(
             HEALTH_WHILE_RESET_FAILS,
-            f"`reset(seed={engine.settings.seeds[0]})` must succeed when GET /health "
-            f"says healthy; /health answered 200 but `reset` answered {exc.code}: "
-            f"{message!r}. Health must not be trusted alone.",
+            f"{_reset_call(seed)} must succeed when GET /health says healthy; /health "
+            f"answered 200 but `reset` answered {exc.code}: {message!r}. Health must not be "
+            "trusted alone."
+            + (" OpenEnv's client and TRL reset without a seed." if seed is None else ""),
             error=message,
+            seed=seed,
         )
     else:
         engine.add(
@@ -240,6 +264,18 @@ def reset_failed(engine: ServerPlayer, exc: EnvErrorFrame) -> None:
             f"`reset` must answer an observation; it answered {exc.code}: {message!r}.",
         )
         engine.ran(ROUND_TRIP_FAILED)
+
+
+def reset_failures(engine: ServerPlayer) -> None:
+    """EK418 (or EK405) for the first ``reset`` that failed during any check, unless one was
+    reported already: a reset that fails only for some seeds, only without a seed, or only on
+    a session's second reset."""
+    if not engine.reset_failures or engine.has(HEALTH_WHILE_RESET_FAILS):
+        return
+    first = engine.reset_failures[0]
+    if engine.has(ROUND_TRIP_FAILED) and first.health != 200:
+        return
+    reset_failed(engine, first.error, first.seed)
 
 
 def lost_sessions(engine: ServerPlayer) -> None:

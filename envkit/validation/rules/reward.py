@@ -99,6 +99,8 @@ REWARD_HACKABLE = register(
     example="`reward = len(message) * 0.1`: a 200-character answer of `a`s scores 20.",
     fix="Reward the task, not a proxy: check the answer against the target; give the empty "
     "or trivial answer the minimum.",
+    limits="A degenerate action that pays only on a fresh, never-reset instance (HTTP `POST /step`"
+    " without `reset`) is reported as EK510 (fresh-instance-pays), not here.",
 )
 
 ORACLE_BELOW_MAX = register(
@@ -109,12 +111,16 @@ ORACLE_BELOW_MAX = register(
     summary="The declared oracle does not reach `hi` of `validation.reward.range`, or fails.",
     what="envkit runs `envkit.oracle` (a `module:callable` taking the observation dict, "
     "run in the environment's interpreter) for one episode per seed; its best step "
-    "reward must reach `hi` in every episode.",
+    "reward must reach `hi` minus `validation.reward.oracle_tolerance` (0 by default) in "
+    "every episode, and the server must accept its actions.",
     why="If a perfect policy cannot reach the maximum, the reward is broken or the range is "
     "wrong, and the reward-hacking check has nothing to compare against.",
     example='The oracle answers `observation["target"]` but the observation field was '
     "renamed to `goal`.",
     fix="Fix the reward or the oracle, or lower `hi` in `validation.reward.range`.",
+    limits="The oracle is played on the declared `envkit.seeds` only: one that falls short on "
+    "other seeds is not seen. A float sum a rounding step below `hi` (0.9999999999999999)"
+    " counts as reaching it.",
 )
 
 NO_ORACLE = register(
@@ -195,7 +201,7 @@ def verdicts(engine: ServerPlayer, *, oracle_played: bool = False) -> None:
             f"reward: all {len(numbers)} numeric step rewards every policy envkit tried saw "
             f"were {numbers[0]:g} ({where}); without an oracle a sparse task whose goal no "
             "policy reached cannot be told from a constant reward, so EK504 was not judged "
-            "(declare `envkit.oracle` to judge it)."
+            f"({_oracle_hint(engine)})."
         )
         return
     nulls = total - len(numbers)
@@ -293,12 +299,30 @@ def oracle(
             error=exc.message,
         )
         return None
-    below = [(s, b) for s, b in bests if b is None or b < settings.hi - EPS]
-    if below:  # a broken oracle is no yardstick for the floor check
-        low_seed, best = below[0]
+    except EnvErrorFrame as exc:
+        if exc.code == "CAPACITY_REACHED" or any(f.error is exc for f in engine.reset_failures):
+            raise  # the server's state, not the oracle's (reported by their own rules)
+        message = str(exc.data.get("message", ""))[:300]
         engine.add(
             ORACLE_BELOW_MAX,
-            f"The oracle `{spec}` must reach the maximum reward {settings.hi:g} in "
+            f"The oracle `{spec}` must play every seed; the server refused its action with "
+            f"{exc.code}: {message!r}. Most likely the oracle's action does not match the "
+            "action schema (a field's name or type).",
+            error=message,
+        )
+        return None
+    target = settings.hi - settings.oracle_tolerance
+    below = [(s, b) for s, b in bests if b is None or b < target - EPS]
+    if below:  # a broken oracle is no yardstick for the floor check
+        low_seed, best = below[0]
+        tolerance = (
+            f" (less `oracle_tolerance` {settings.oracle_tolerance:g})"
+            if settings.oracle_tolerance
+            else ""
+        )
+        engine.add(
+            ORACLE_BELOW_MAX,
+            f"The oracle `{spec}` must reach the maximum reward {settings.hi:g}{tolerance} in "
             f"every episode; with seed {low_seed} its best step reward was "
             f"{'none' if best is None else f'{best:g}'} ({len(below)} of {len(bests)} "
             "episodes below). Most likely the reward or the oracle is wrong.",
@@ -308,6 +332,23 @@ def oracle(
         return None
     scores = [b for _, b in bests if b is not None]
     return sum(scores) / len(scores) if scores else None
+
+
+def _oracle_hint(engine: ServerPlayer) -> str:
+    """What would let the oracle be played, as true where the note is shown: a declared
+    oracle is not played on a ``--url`` run without the environment directory."""
+    spec = engine.settings.oracle
+    if spec:
+        return (
+            f"the declared oracle `{spec}` runs from the environment's files: pass its "
+            "directory too, `envkit validate --url URL PATH`, to judge it"
+        )
+    if not engine.settings.has_manifest:
+        return (
+            "validate with the environment's directory, `envkit validate --url URL PATH`, "
+            "and declare `envkit.oracle` in its openenv.yaml to judge it"
+        )
+    return "declare `envkit.oracle` in openenv.yaml to judge it"
 
 
 def degenerate(

@@ -40,6 +40,8 @@ SESSIONS_INTERFERE = register(
     example="The task is stored in a module-level variable that each `reset` overwrites.",
     fix="Keep all episode state on the environment instance, or set "
     "`SUPPORTS_CONCURRENT_SESSIONS = False` and `max_concurrent_envs=1`.",
+    limits="Sessions that interfere only when they play the same seed (a per-seed cache of mutable"
+    " episodes) are not seen: the interleaved check plays two different seeds.",
 )
 
 CAPACITY_NOT_ENFORCED = register(

@@ -1,7 +1,8 @@
 """What the verifier pays for besides a right answer (EK514-EK516):
 
 * EK514: the oracle's answer in the same form but with a wrong value earns half the range;
-* EK515: a step whose observation reports an error earns more than the low end;
+* EK515: a step whose observation reports an error earns more than the low end and than a
+  well-formed wrong answer;
 * EK516: the oracle's answer varied harmlessly scores the low end (single-step tasks).
 """
 
@@ -42,18 +43,29 @@ FORMAT_OVER_CORRECTNESS = register(
     "value: `<answer>97</answer>` earns 0.5 when the answer is 42.",
     fix="Make correctness dominate: a small weight for the format, or gate the format "
     "reward on a correct value.",
+    limits="The wrong-value variant of a JSON answer rewrites its keys too, so a rubric that "
+    "pays for the keys and the values separately can be under-measured.",
 )
 
 ERRORS_PAY = register(
     "EK515",
     "errors-pay",
     Severity.WARNING,
-    summary="A step whose observation reports an error earns more than the low end of the range.",
-    what="In every episode envkit played, a step whose observation (or its `metadata`) "
-    "carries a non-empty error field (`error`, `last_action_error`, `errors`, "
-    "`invalid_action`, ...) must earn the low end of `validation.reward.range`. "
-    "Heuristic: a field named error that reports something else than the action "
-    "failing (a stale message kept from an earlier step) is reported too.",
+    summary="A step whose observation reports an error earns more than the low end of the "
+    "range and than a well-formed wrong answer.",
+    what="In every episode envkit played (among them, on the first seed the oracle won, "
+    "its answer replaced by an empty, an unparsable, an off-format and an over-long one, "
+    "each in a fresh WebSocket episode), a step whose observation (or its `metadata`) "
+    "reports an error must earn no more than the low end of `validation.reward.range` "
+    "or, when one earned more, than a well-formed wrong answer of the same seed (the "
+    "oracle's answer with a wrong value in the same form, reporting no error). A step reports an error with a "
+    "non-empty error field (`error`, `last_action_error`, `errors`, `invalid_action`, "
+    "...), a status field saying so (`status='invalid'`), or a feedback text (`feedback`, "
+    "`message`, ...) with a line opening with an exception or a traceback "
+    "(`SyntaxError: ...`), `Error`, `Invalid` or 'could not parse'; a field that already "
+    "reported an error in the reset observation is the task's content, not a failed "
+    "step. Heuristic: such a field that reports something else than the action failing "
+    "(a stale message kept from an earlier step) is reported too.",
     why="A policy that is paid for invalid actions learns to send them: they are cheap, "
     "never lose, and crowd out real attempts.",
     example="A tool environment returning `reward=0.1` with `error='unknown tool'` as a "
@@ -83,11 +95,32 @@ BRITTLE_VERIFIER = register(
     "`'The answer is 42'` score 0.",
     fix="Normalise before comparing: strip, case-fold, extract the answer (a tag or the "
     "last number), compare numbers as numbers.",
+    limits="No variation changes the Unicode normal form (NFC vs NFD). A task that asks for an "
+    "exact form on purpose (an exact lowerCamelCase identifier) is reported anyway: EK516"
+    " cannot tell.",
 )
 
 MAX_ANSWER_CHARS = 200  # longest oracle answer the brittle-verifier probe varies
 #: Observation keys that report an error (``error``, ``last_action_error``, ``invalid_move``).
 ERROR_KEY = re.compile(r"(?:^|_)(?:errors?|exceptions?|invalid)(?:_|$)", re.IGNORECASE)
+#: Status fields (``status``, ``verdict``) whose short value can say the action was rejected.
+STATUS_KEY = re.compile(r"^(?:status|state|result|outcome|verdict)$", re.IGNORECASE)
+ERROR_WORD = re.compile(
+    r"(?:invalid|errors?|errored|exception|malformed|unparsable|unparseable|rejected|illegal)\b",
+    re.IGNORECASE,
+)
+#: Free-text fields an environment answers a step with, read for an error report.
+FEEDBACK_KEY = re.compile(
+    r"feedback|message|msg|info|detail|result|output|stderr|response|reason|comment|log$",
+    re.IGNORECASE,
+)
+#: An error report in a text: a line opening with an exception name or a traceback, with
+#: ``Error``/``Invalid``/``Illegal``, or saying the answer could not be parsed.
+ERROR_TEXT = re.compile(
+    r"(?m)^\s*(?:Traceback \(most recent call last\)|[A-Z]\w*(?:Error|Exception)\b"
+    r"|(?i:error|invalid|illegal)\b|(?i:(?:could ?not|can'?t|unable to|failed to) parse))"
+)
+WRONG_VALUE = "probe:wrong-value"  # the format probe's episodes: a well-formed wrong answer
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 
 
@@ -112,7 +145,7 @@ def format_over_correctness(probes: Probes) -> None:
             continue
         if not probes.time_left("format probe"):
             break
-        ep = probes.play(seed, win.actions[:-1] + [wrong], "probe:wrong-value")
+        ep = probes.play(seed, win.actions[:-1] + [wrong], WRONG_VALUE)
         tried += 1
         paid = ep.rewards[-1] if len(ep.steps) == len(win.steps) else None
         if is_number(paid) and paid >= middle - EPS:
@@ -210,49 +243,123 @@ def brittle_verifier(probes: Probes) -> None:
 
 
 # -- EK515: errors pay -------------------------------------------------------------------------
-def _error_text(observation: object) -> str | None:
-    """The first non-empty error the observation (or its ``metadata``) reports."""
+def _reports(place: dict[str, Any]) -> dict[str, str]:
+    """The fields of ``place`` (an observation or its ``metadata``) that report an error, each
+    with what it says: a non-empty error field, a status field saying ``invalid``/``error``,
+    a feedback text opening a line with an exception (``SyntaxError: ...``, a traceback),
+    ``Error``, ``Invalid`` or "could not parse"."""
+    out: dict[str, str] = {}
+    for key, value in place.items():
+        if not isinstance(key, str):
+            continue
+        text = value.strip() if isinstance(value, str) else ""
+        if ERROR_KEY.search(key):
+            if value is True or text:
+                out[key] = key if value is True else f"{key}: {text[:120]}"
+        elif (STATUS_KEY.search(key) and len(text) <= 40 and ERROR_WORD.match(text)) or (
+            FEEDBACK_KEY.search(key) and ERROR_TEXT.search(text[:4000])
+        ):
+            out[key] = f"{key}: {text[:120]}"
+    return out
+
+
+def _places(observation: object) -> list[tuple[str, dict[str, Any]]]:
     if not isinstance(observation, dict):
-        return None
-    places = [observation]
+        return []
+    out = [("", observation)]
     if isinstance(observation.get("metadata"), dict):
-        places.append(observation["metadata"])
-    for place in places:
-        for key, value in place.items():
-            if not (isinstance(key, str) and ERROR_KEY.search(key)):
-                continue
-            if value is True:
-                return key
-            if isinstance(value, str) and value.strip():
-                return f"{key}: {value.strip()[:120]}"
+        out.append(("metadata.", observation["metadata"]))
+    return out
+
+
+def _error_text(observation: object, before: object = None) -> str | None:
+    """The first error the observation (or its ``metadata``) reports (:func:`_reports`),
+    leaving out a field that already reported an error in ``before`` (the reset
+    observation: an error shown before any action is the task's content, such as the
+    traceback a debugging task asks about)."""
+    earlier = {f"{at}{k}" for at, place in _places(before) for k in _reports(place)}
+    for at, place in _places(observation):
+        for key, text in _reports(place).items():
+            if f"{at}{key}" not in earlier:
+                return text
     return None
 
 
+def _wrong_answers(probes: Probes) -> dict[int | None, float]:
+    """Seed -> the least a well-formed wrong answer earned on it: the last step of the
+    format probe's episodes (the oracle's answer with a wrong value in the same form) that
+    reports no error."""
+    out: dict[int | None, float] = {}
+    for ep in probes.engine.episodes:
+        if ep.policy != WRONG_VALUE or not ep.steps:
+            continue
+        last = ep.steps[-1]
+        if is_number(last.reward) and _error_text(last.observation, ep.reset_obs) is None:
+            out[ep.seed] = min(float(last.reward), out.get(ep.seed, float("inf")))
+    return out
+
+
+def _bad_answers(probes: Probes) -> None:
+    """On the first seed the oracle won, its final action with its first free text field
+    replaced by answers a verifier cannot read (empty, unparsable, off-format: the value
+    without its tags, over-long: the longest the schema allows), each in a fresh episode
+    of the same seed (recorded in :attr:`ServerPlayer.episodes` for :func:`errors_pay`)."""
+    for seed, win in list(probes.wins.items())[:1]:
+        final = win.actions[-1]
+        for name in text_fields(probes, final)[:1]:
+            node = field_schema(probes, name)
+            longest = node.get("maxLength") if isinstance(node.get("maxLength"), int) else 4000
+            text = final[name]
+            bad = {
+                "empty": "",
+                "unparsable": "?!#~",
+                "off-format": KEPT.sub(" ", text).strip(),
+                "over-long": (text * (longest // max(len(text), 1) + 1))[:longest],
+            }
+            for what, answer in bad.items():
+                if answer == text or not fits(node, answer):
+                    continue
+                if not probes.time_left("errors probe"):
+                    return
+                probes.play(seed, win.actions[:-1] + [{**final, name: answer}], f"probe:{what}")
+
+
 def errors_pay(probes: Probes) -> None:
-    """EK515: over every step envkit played, a step whose observation reports an error
-    earns the low end of the range."""
+    """EK515: over every step envkit played (with :func:`_bad_answers`), a step whose
+    observation reports an error earns no more than the low end of the range or, when one earned more, than a well-formed
+    wrong answer of the same seed (:func:`_wrong_answers`)."""
     engine, lo = probes.engine, probes.engine.settings.lo
+    _bad_answers(probes)
+    wrong = _wrong_answers(probes)
     erred = 0
     paid: list[dict[str, Any]] = []
     for ep in engine.episodes:
         for action, res in zip(ep.actions, ep.steps, strict=False):
-            error = _error_text(res.observation)
+            error = _error_text(res.observation, ep.reset_obs)
             if error is None:
                 continue
             erred += 1
-            if is_number(res.reward) and res.reward > lo + EPS:
+            bar = max(lo, wrong.get(ep.seed, lo))
+            if is_number(res.reward) and res.reward > bar + EPS:
                 paid.append(
                     {"seed": ep.seed, "action": action, "error": error, "reward": res.reward}
+                    | ({"wrong_answer_earned": wrong[ep.seed]} if ep.seed in wrong else {})
                 )
     engine.ran(ERRORS_PAY)  # over every step played (none reporting an error passes)
     if paid:
         e = paid[0]
+        than = (
+            f"; a well-formed wrong answer earned {e['wrong_answer_earned']:g} on that seed"
+            if "wrong_answer_earned" in e
+            else ""
+        )
         engine.add(
             ERRORS_PAY,
             f"A step the environment reports as an error should earn the low end of the "
-            f"range ({lo:g}); {len(paid)} of {erred} such step(s) earned more, e.g. "
-            f"`step({fmt(e['action'])})` with seed {e['seed']} got {e['reward']:g} with "
-            f"`{e['error']}`. A trainer learns to send invalid actions. This could be wrong "
-            "when the error field reports something else than this action failing.",
+            f"range ({lo:g}), or no more than a well-formed wrong answer; {len(paid)} of "
+            f"{erred} such step(s) earned more, e.g. `step({fmt(e['action'])})` with seed "
+            f"{e['seed']} got {e['reward']:g} with `{e['error']}`{than}. A trainer learns to "
+            "send invalid actions. This could be wrong when that field reports something else "
+            "than this action failing.",
             cases=paid[:10],
         )

@@ -1,0 +1,27 @@
+"""Parsing Python source into syntax trees, safely from several threads.
+
+CPython 3.11 before 3.11.8 (and 3.12.0) keeps the AST constructor's recursion depth in
+interpreter-wide state, so two threads building syntax trees at once can fail with
+``SystemError: AST constructor recursion depth mismatch`` (python/cpython#106905). envkit's
+own parsing goes through :func:`parse_python`, which holds one process-wide lock: a library
+user calling envkit from several threads (``init_project`` in a pool, two ``validate`` runs)
+never sees that error from envkit.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse(source, filename)`` under the process-wide lock.
+
+    Raises:
+        SyntaxError: ``source`` is not valid Python.
+        ValueError: ``source`` holds a null byte.
+    """
+    with _AST_LOCK:
+        return ast.parse(source, filename=filename)

@@ -1,0 +1,72 @@
+"""Guess the number in 1..100 with higher/lower hints; 1.0 for a hit, closeness credit
+(below 0.5) on the last guess of a lost episode.
+
+Defect: MAX_GUESSES was lowered from 7 to 6 "to make it harder"; bisection over 100
+numbers needs up to 7 guesses, so the oracle loses some seeds.
+"""
+import random
+from typing import Any, Optional
+from uuid import uuid4
+
+from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, Observation, State
+
+MAX_GUESSES = 6
+
+
+class GuessAction(Action):
+    guess: int
+
+
+class GuessObservation(Observation):
+    low: int = 1
+    high: int = 100
+    feedback: str = ""
+
+
+class GuessEnv(Environment):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = State(episode_id=str(uuid4()), step_count=0)
+        self._target: Optional[int] = None
+        self._low, self._high, self._done = 1, 100, False
+
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
+              **kwargs: Any) -> GuessObservation:
+        self._target = random.Random(seed).randint(2, 99)
+        self._low, self._high, self._done = 1, 100, False
+        self._state = State(episode_id=episode_id or str(uuid4()), step_count=0)
+        return GuessObservation(feedback="Guess 1..100.", reward=0.0)
+
+    def step(self, action: GuessAction, timeout_s: Optional[float] = None,
+             **kwargs: Any) -> GuessObservation:
+        if self._done or self._target is None:
+            return GuessObservation(feedback="Episode over.", reward=0.0, done=True)
+        self._state.step_count += 1
+        g, reward = action.guess, 0.0
+        if g == self._target:
+            text, reward = "Correct!", 1.0
+        elif g < self._target:
+            self._low, text = max(self._low, g + 1), "Higher."
+        else:
+            self._high, text = min(self._high, g - 1), "Lower."
+        self._done = reward == 1.0 or self._state.step_count >= MAX_GUESSES
+        if self._done and reward == 0.0:
+            reward = round(0.4 * max(0.0, 1 - abs(g - self._target) / 100), 4)
+        return GuessObservation(low=self._low, high=self._high, feedback=text,
+                                reward=reward, done=self._done)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
+def policy(observation: dict) -> dict:
+    return {"guess": (int(observation["low"]) + int(observation["high"])) // 2}
+
+
+app = create_app(GuessEnv, GuessAction, GuessObservation, env_name="guess_six",
+                 max_concurrent_envs=8)

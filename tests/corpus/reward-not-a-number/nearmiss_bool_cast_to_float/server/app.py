@@ -1,0 +1,75 @@
+"""Guess the number (1..100) with higher/lower hints, 7 guesses.
+
+Near-miss: the win test is a bool, but the reward is float(...) of it; the bool solved flag is in metadata.
+"""
+import random
+from typing import Any, Optional
+from uuid import uuid4
+
+from pydantic import Field
+
+from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, Observation, State
+
+MAX_GUESSES = 7
+
+
+class GuessAction(Action):
+    guess: int = Field(..., ge=1, le=100)
+
+
+class GuessObservation(Observation):
+    low: int = 1
+    high: int = 100
+    feedback: str = ""
+
+
+class GuessEnv(Environment):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = State(episode_id=str(uuid4()), step_count=0)
+        self._target: Optional[int] = None
+        self._low, self._high, self._done = 1, 100, False
+
+    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
+              **kwargs: Any) -> GuessObservation:
+        self._target = random.Random(seed).randint(1, 100)
+        self._low, self._high, self._done = 1, 100, False
+        self._state = State(episode_id=episode_id or str(uuid4()), step_count=0)
+        return GuessObservation(feedback="Guess a number from 1 to 100.")
+
+    def step(self, action: GuessAction, timeout_s: Optional[float] = None,
+             **kwargs: Any) -> GuessObservation:
+        if self._target is None or self._done:
+            return GuessObservation(feedback="Call reset() first.", done=True, reward=0.0)
+        self._state.step_count += 1
+        g = action.guess
+        if g == self._target:
+            self._done = True
+            return self._obs("Correct!", float(g == self._target))
+        if g < self._target:
+            self._low, text = max(self._low, g + 1), "Higher."
+        else:
+            self._high, text = min(self._high, g - 1), "Lower."
+        self._done = self._state.step_count >= MAX_GUESSES
+        return self._obs(text + (" Out of guesses." if self._done else ""), float(g == self._target))
+
+    def _obs(self, text: str, reward: Optional[float]) -> GuessObservation:
+        return GuessObservation(low=self._low, high=self._high, feedback=text,
+                                done=self._done, reward=reward,
+                                metadata={"solved": reward == 1.0})
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
+def policy(observation: dict) -> dict:
+    return {"guess": (observation["low"] + observation["high"]) // 2}
+
+
+app = create_app(GuessEnv, GuessAction, GuessObservation, env_name="guess_float_bool",
+                 max_concurrent_envs=8)

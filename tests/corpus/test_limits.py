@@ -1,0 +1,29 @@
+"""A rule's documented limits and its corpus agree: each defect of a rule's corpus that the
+rule misses (``KNOWN_MISSES``) (or reported only by a neighbouring rule, ``REPORTED_AS``), and each near-miss it
+reports anyway (``KNOWN_NOISE``), is named among the rule's
+known limits (``envkit validate
+--explain CODE``, docs/rules.md), and a rule documents no limit its corpus does not show.
+Reads the corpora; plays nothing."""
+
+from __future__ import annotations
+
+from envkit.findings import RULES
+from envkit.validation import rules as _registered  # noqa: F401 - registers every rule
+from tests.corpus.corpus import KNOWN_MISSES, KNOWN_NOISE, REPORTED_AS, cases
+
+
+def test_every_known_miss_is_a_documented_limit_of_its_rule() -> None:
+    by_key = {c.key: c for c in cases()}
+    listed = set(KNOWN_MISSES) | set(REPORTED_AS) | set(KNOWN_NOISE)
+    assert listed <= set(by_key), listed - set(by_key)
+    assert all(by_key[k].kind == "nearmiss" for k in KNOWN_NOISE), "KNOWN_NOISE is near-misses"
+    missing = sorted(
+        {by_key[k].code for k in listed} - {code for code, rule in RULES.items() if rule.limits}
+    )
+    assert missing == [], f"rules with known misses but no `limits=`: {missing}"
+
+
+def test_documented_limits_come_from_a_corpus() -> None:
+    with_corpus = {c.code for c in cases()}
+    documented = {code for code, rule in RULES.items() if rule.limits}
+    assert documented <= with_corpus, documented - with_corpus
