@@ -18,6 +18,7 @@ from envkit.envdir.project import (
     Timeouts,
     check_runtime,
     env_spec,
+    own_interpreter_note,
     resolve_python,
     resolve_timeouts,
 )
@@ -164,6 +165,22 @@ def test_explicit_python_wins_over_the_project_venv(tmp_path: Path) -> None:
     other = _executable(tmp_path / "other" / "python")
     assert resolve_python(tmp_path, str(other)) == str(other)
     assert resolve_python(tmp_path, sys.executable) == sys.executable
+
+
+def test_envkit_own_interpreter_as_fallback_is_named(tmp_path: Path) -> None:
+    """No --python and no .venv: envkit serves the environment with its own interpreter,
+    which a trainer started elsewhere does not share."""
+    note = own_interpreter_note(tmp_path)
+    assert note is not None and note.startswith("interpreter: envkit's own interpreter (")
+    assert sys.executable in note
+    assert "no `.venv` in its folder and no --python was given" in note
+    assert "`uv sync`" in note and "--python" in note
+
+
+def test_no_interpreter_note_for_an_explicit_python_or_a_project_venv(tmp_path: Path) -> None:
+    assert own_interpreter_note(tmp_path, sys.executable) is None  # on purpose
+    _executable(tmp_path / ".venv" / "bin" / "python")
+    assert own_interpreter_note(tmp_path) is None  # the project's venv
 
 
 def test_explicit_python_by_name_is_looked_up_on_path(

@@ -32,7 +32,12 @@ from envkit.cli._options import (
 )
 from envkit.cli.build import BuildProgress
 from envkit.envdir import EnvProject
-from envkit.envdir.project import env_spec, resolve_python, resolve_timeouts
+from envkit.envdir.project import (
+    env_spec,
+    own_interpreter_note,
+    resolve_python,
+    resolve_timeouts,
+)
 from envkit.errors import ContainerError, ExitCode, ServerStartError, UsageError
 from envkit.server import start_server
 
@@ -253,6 +258,9 @@ def _run_local(
             f"  WebSocket sessions: {server.url.replace('http', 'ws', 1)}/ws   "
             f"schema: {server.url}/schema"
         )
+        borrowed = own_interpreter_note(project.root, python)
+        if borrowed:
+            _output.warn(borrowed)
         deadline = timeouts.deadline(t0)
         try:
             code = server.popen.wait(

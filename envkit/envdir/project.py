@@ -39,10 +39,40 @@ def resolve_python(root: Path, python: str | None = None) -> str:
                 hint="Pass the path of a Python interpreter, e.g. .venv/bin/python.",
             )
         return os.path.abspath(candidate)
-    venv = root / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    venv = _project_venv(root)
     if venv.is_file():
         return str(venv)
     return sys.executable
+
+
+def _project_venv(root: Path) -> Path:
+    return root / ".venv" / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def own_interpreter_note(root: Path, python: str | None = None) -> str | None:
+    """The warning to show when :func:`resolve_python` falls back to the interpreter running
+    envkit (``sys.executable``) for the environment at ``root``: there is no ``--python`` and
+    no ``root/.venv``. A newcomer who installed openenv into envkit's venv validates and serves
+    fine, then trains with another interpreter that lacks it.
+
+    Not shown when ``python`` (``--python``) is given, even when it names envkit's own
+    interpreter: that is a choice made on purpose (CI, envkit's own tests serve environments
+    that way). Not shown when ``root/.venv`` exists, even when envkit is installed in it: it is
+    the project's venv, the one a trainer run in the project uses too.
+
+    Returns:
+        One line for the validate report's notes or ``envkit run``'s banner, starting
+        ``interpreter:``; ``None`` when there is nothing to warn about.
+    """
+    if python or _project_venv(root).is_file():
+        return None
+    return (
+        f"interpreter: envkit's own interpreter ({sys.executable}) serves this environment: "
+        "there is no `.venv` in its folder and no --python was given. A trainer started from "
+        "another interpreter will not have openenv and the packages installed there; create "
+        "the environment's venv (`uv sync` in its folder) or pass the trainer's interpreter "
+        "with --python."
+    )
 
 
 def check_runtime(python: str, root: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from envkit.envdir.constants import DEFAULT_APP
 from envkit.envdir.manifest import Manifest
-from envkit.envdir.project import resolve_python
+from envkit.envdir.project import own_interpreter_note, resolve_python
 from envkit.errors import UsageError
 from envkit.findings import Finding
 from envkit.policy import PolicyProcess
@@ -39,11 +39,12 @@ from envkit.validation.rules import (
     reward,
     routes,
     sessions,
+    training_signal,
     verifier,
 )
 from envkit.wire import normalise_url
 
-#: The reward-design probes (EK513-EK522) in the order they play, each with the name a crash
+#: The reward-design probes (EK513-EK523) in the order they play, each with the name a crash
 #: of it is reported under. They play last (:func:`_play`): they read every episode played.
 REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
     ("stalling probe", return_farming.stalling),
@@ -55,6 +56,7 @@ REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
     ("reset options probe", reset_options.reset_options_ignored),
     ("feedback leak probe", feedback_leaks.feedback_leaks),
     ("code hacks probe", grader_hacks.code_hacks),
+    ("training signal probe", training_signal.training_signal),  # after the format probe
     ("oversized action probe", load.oversized_action),  # last: it may hang the server
 )
 
@@ -104,7 +106,8 @@ class RuntimeOutcome:
             e.g. ``package form from the parent folder: uvicorn NAME.server.app:app in
             /x/envs``.
         notes: lines for the report: the way the server started when it was not the
-            manifest form, probes skipped and why.
+            manifest form, probes skipped and why, envkit's own interpreter serving the
+            environment (:func:`envkit.envdir.project.own_interpreter_note`).
     """
 
     findings: list[Finding]
@@ -149,6 +152,10 @@ def run_runtime(
     python = resolve_python(target.root, target.python) if target.root is not None else None
     settings = Settings.resolve(target.manifest, opts)
     engine = ServerPlayer(settings, opts.progress, budget)
+    if target.root is not None and not target.url:  # envkit serves it: with which Python?
+        borrowed = own_interpreter_note(target.root, target.python)
+        if borrowed:
+            engine.notes.append(borrowed)
     fuzz.warm_up()  # ~1 s of imports, overlapped with the start-up and the endpoint checks
     t0 = time.perf_counter()
     capacity = None

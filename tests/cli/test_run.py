@@ -203,3 +203,31 @@ def test_server_crash_at_import_shows_its_log(cli, echo_env, copy_env):
     result = cli("run", env, "--python", sys.executable, "--startup-timeout", "60")
     assert result.exit_code == 1
     assert "exited with code" in result.stderr
+
+
+KNOBS = Path(__file__).parents[1] / "validation" / "envs" / "knobs"
+
+
+def _served_for_a_moment(*args: str) -> str:
+    """`envkit run KNOBS` (no `.venv` there) until it serves, then Ctrl-C: its stderr."""
+    proc = _start_run(str(KNOBS), "--port", str(free_port()), *args)
+    try:
+        _, seen = _wait_for_url(proc)
+        time.sleep(0.5)  # the banner's last lines follow the URL line
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return " ".join((seen + rest).split())  # rich wraps long lines at 80 columns in a pipe
+
+
+def test_run_warns_when_envkit_own_interpreter_serves():
+    err = _served_for_a_moment()
+    assert "warning: interpreter: envkit's own interpreter (" in err
+    assert "A trainer started from another interpreter will not have openenv" in err
+
+
+def test_run_does_not_warn_for_an_explicit_python():
+    assert "interpreter:" not in _served_for_a_moment("--python", sys.executable)

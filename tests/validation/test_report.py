@@ -148,3 +148,24 @@ def test_the_way_the_server_started_is_said_once(broken_report) -> None:
     assert "ImportError: boom" in text
     broken_report.runtime.notes = []
     assert f"Server started with the {launch}." in render(broken_report, "text")
+
+
+@pytest.mark.slow
+def test_envkit_own_interpreter_is_a_note_of_the_report(tmp_path: Path) -> None:
+    """No --python and no `.venv`: the environment ran in envkit's interpreter, which a
+    trainer started elsewhere does not share; said once, as a note. An explicit --python,
+    even envkit's own, is a choice: no note."""
+    import shutil
+    import sys
+
+    env = tmp_path / "knobs"
+    shutil.copytree(Path(__file__).parent / "envs" / "knobs", env)
+    report = validate(env, select=["EK402"], train_path=False)
+    text = render(report, "text")
+    assert text.count(f"Note: interpreter: envkit's own interpreter ({sys.executable})") == 1
+    assert "A trainer started from another interpreter will not have openenv" in text
+    assert any(
+        n.startswith("interpreter:") for n in json.loads(render(report, "json"))["runtime"]["notes"]
+    )
+    explicit = validate(env, python=sys.executable, select=["EK402"], train_path=False)
+    assert "interpreter:" not in render(explicit, "text")
