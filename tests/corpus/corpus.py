@@ -60,6 +60,13 @@ KNOWN_MISSES: dict[str, str] = {
     "observation-grows/defect_prompt_concatenation": "+40 bytes a step over 6 steps: under 1 KB",
     "observation-grows/defect_score_curve_in_obs": "+5 bytes a step over 8 steps: under 1 KB",
     "observation-grows/defect_visited_path_in_obs": "+8 bytes a step over 16 steps: under 1 KB",
+    "sessions-interfere/defect_cached_task_mutated_same_seed": (
+        "only sessions on the same seed interfere; the interleaved check plays two seeds"
+    ),
+    "stalling-pays/defect_shaping_not_potential": (
+        "shaping paid for moving closer and not taken back for moving away: no policy tried "
+        "steps away and back"
+    ),
     "memory-grows-per-reset/defect_module_replay_log": (
         "about 2 KB kept per reset: under the 8 KB a reset the probe counts"
     ),

@@ -480,11 +480,14 @@ def test_leak_tries_play_fresh_sessions(monkeypatch) -> None:
     """EK509 submits each leaf in a fresh session (reasoning_gym_env, docs/realworld.md):
     with ``REVEAL_MODE=next`` another ``reset`` of the same session serves the next word, so
     only a fresh session's ``reset(seed=0)`` scores the revealed answer. That same-session
-    reset serving another word is EK411 too (TRL resets the same environment for each rollout)."""
+    reset serving another word is EK411 too (TRL resets the same environment for each rollout),
+    and EK412 (the oracle's replay on one session is paid for another word)."""
     monkeypatch.setenv("REVEAL_MODE", "next")
     out = _run_env("realworld_reveal", 3)
     codes = {f.code for f in out.findings}
-    assert codes == {"EK509", "EK411"} | SPARSE, [(f.code, f.message) for f in out.findings]
+    assert codes == {"EK509", "EK411", "EK412"} | SPARSE, [
+        (f.code, f.message) for f in out.findings
+    ]
     (first,) = [f for f in out.findings if f.code == "EK509"]
     _leaked("observation.solution", "terminal observation")(out, first)
 

@@ -41,6 +41,8 @@ STALLING_PAYS = register(
     fix="Pay partial credit only on the episode's last step (a win pays the maximum), or "
     "make the reward of a step the improvement over the best so far; then no episode "
     "returns more than the quickest win.",
+    limits="Shaping paid for moving closer and not taken back for moving away (not "
+    "potential-based) is not seen: no policy tried steps away from the goal and back.",
 )
 
 RETURN_TOL = 1e-6  # returns are sums of floats: "more" means more than this

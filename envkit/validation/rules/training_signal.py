@@ -54,6 +54,8 @@ NO_TRAINING_SIGNAL = register(
     "passed, steps solved), start training on an easier curriculum level, start from a "
     "stronger model, or warm it up with SFT on solved episodes. Ignore it (`ignore = "
     '["EK523"]`) when you know your starting model already solves some tasks.',
+    limits="The oracle's answer with a wrong value in the same form counts as a weak policy's: "
+    "a reward that pays only for that form (tags around any number) reads as a signal.",
 )
 
 #: The policies that stand in for an untrained model (``Episode.policy``; ``degenerate:*`` too):
