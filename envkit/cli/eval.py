@@ -32,23 +32,13 @@ from envkit.cli._options import (
     UrlOpt,
 )
 from envkit.errors import UsageError
-from envkit.evaluation import EvalInterrupted, evaluate, histogram, resume
-from envkit.evaluation.replay import (
-    CHANGED,
-    MAX_CHANGES_SHOWN,
-    NONDETERMINISTIC,
-    SAME,
-    SKIPPED,
-    replay,
-)
-from envkit.evaluation.rundir import read_run
 
 if TYPE_CHECKING:
     from envkit.evaluation import EpisodeRecord, EvalResult
     from envkit.evaluation.replay import EpisodeReplay, ReplayReport
 
-# envkit.evaluation (pydantic, websockets: about a second) and rich.progress are imported
-# inside the commands that use them, so that `envkit --help` stays fast.
+# envkit.evaluation (pydantic, httpx, websockets: about a second) is imported inside the
+# functions that use it, so that `envkit eval --help` stays fast.
 
 _BAR = "█"
 
@@ -250,6 +240,8 @@ def eval_cmd(
       envkit eval --resume evals/my-env-20260101-120000
       envkit eval replay evals/my-env-20260101-120000 ../my-env-v2
     """
+    from envkit.evaluation import evaluate
+
     output = _output.Output(format_)
     if resume is not None:
         _resume(ctx, resume, output)
@@ -342,6 +334,9 @@ def _resume(ctx: typer.Context, run_dir: Path, output: _output.Output) -> None:
         UsageError: an option that would change what the run plays was given, or DIR is not
             a run directory.
     """
+    from envkit.evaluation import resume
+    from envkit.evaluation.rundir import read_run
+
     given = [
         max(param.opts, key=len)
         for param in ctx.command.params
@@ -387,6 +382,8 @@ def _finish(
 ) -> None:
     """Run the evaluation under the progress display, render it and exit with its code
     (130 after Ctrl-C, with the partial summary). ``resume_cmd`` continues the run."""
+    from envkit.evaluation import EvalInterrupted
+
     try:
         with progress:
             result = run()
@@ -492,6 +489,8 @@ def _ms(value: float | None) -> str:
 def _render(result: EvalResult, output: _output.Output, resume_cmd: str) -> None:
     """The histogram and notes on stderr, then the summary: JSON with ``--format json``, else
     text lines on stdout (with ``resume_cmd`` when episodes were lost)."""
+    from envkit.evaluation import histogram
+
     s = result.summary
     _render_histogram(
         histogram([e.return_ for e in result.episodes], bins=10), len(result.episodes)
@@ -619,6 +618,8 @@ def replay_cmd(
       envkit eval replay evals/my-env-20260101-120000 .
       envkit eval replay evals/run1 --url http://127.0.0.1:8000 --format json
     """
+    from envkit.evaluation.replay import replay
+
     output = _output.Output(format_)
     progress = _ReplayProgress()
     report = replay(
@@ -648,6 +649,14 @@ class _ReplayProgress:
 def _render_replay(report: ReplayReport, output: _output.Output) -> None:
     """The replay report: JSON with ``--format json``, else one line per episode that
     changed or is not deterministic, then the counts."""
+    from envkit.evaluation.replay import (
+        CHANGED,
+        MAX_CHANGES_SHOWN,
+        NONDETERMINISTIC,
+        SAME,
+        SKIPPED,
+    )
+
     if output.is_json:
         output.data(report.to_json())
         return

@@ -285,6 +285,9 @@ class ServerPlayer:
         checks_run: codes of the rules evaluated (passed or failed).
         timings: seconds by phase (``startup``, ``runtime``).
         url: base URL of the server being played.
+        env_root: the environment's directory (``None``: a ``--url`` run without one); not
+            the server's working directory, which is the parent folder when envkit starts
+            the package form.
         latencies: seconds of every step answered.
         rewards: every step reward answered, with its action.
         checks: names of the checks run through :meth:`guard`, in order.
@@ -315,6 +318,7 @@ class ServerPlayer:
         self.timings: dict[str, float] = {}
         self.url = ""
         self.server: ServerProcess | None = None
+        self.env_root: Path | None = None
         self.latencies: list[float] = []
         self.rewards: list[SeenReward] = []
         self.checks: list[str] = []

@@ -150,6 +150,7 @@ def run_runtime(
     python = resolve_python(target.root, target.python) if target.root is not None else None
     settings = Settings.resolve(target.manifest, opts)
     engine = ServerPlayer(settings, opts.progress, budget)
+    engine.env_root = target.root
     if target.root is not None and not target.url:  # envkit serves it: with which Python?
         borrowed = own_interpreter_note(target.root, target.python)
         if borrowed:

@@ -77,7 +77,8 @@ def test_text_output_and_progress_lines(cli, built_echo, run_id):
 def test_code_only_edit_reuses_dependency_layer(cli, built_echo, copy_env, run_id):
     env = copy_env(built_echo.path, "edited")
     code = env / "server" / "echo_env_environment.py"
-    code.write_text(code.read_text() + "\n# a code-only edit\n")
+    # unique per run: the engine may still hold this edit's layers from an earlier run
+    code.write_text(code.read_text() + f"\n# a code-only edit ({run_id})\n")
     r = cli(
         "build",
         env,

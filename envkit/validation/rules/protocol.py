@@ -272,6 +272,8 @@ def reset_failures(engine: ServerPlayer) -> None:
     a session's second reset."""
     if not engine.reset_failures or engine.has(HEALTH_WHILE_RESET_FAILS):
         return
+    if engine.has(routes.PRODUCTION_MODE):  # episodes do not apply there: not a failure
+        return
     first = engine.reset_failures[0]
     if engine.has(ROUND_TRIP_FAILED) and first.health != 200:
         return

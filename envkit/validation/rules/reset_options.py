@@ -4,7 +4,6 @@ id) changes nothing in the episode, so a curriculum built on it trains on one ta
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from envkit.envdir.reset_options import documented_reset_options, merge
@@ -54,10 +53,9 @@ def declared_options(probes: Probes) -> dict[str, list[Any]]:
     started), the values of the runtime probe plan's ``reset.options``
     (``validation.execution``) first. A label ``name.key`` is the key of a dict option
     (``options={"key": value}``)."""
-    root = getattr(probes.engine.server, "root", None)
-    if root is None:
+    root = probes.engine.env_root
+    if probes.engine.server is None or root is None:  # judged only on a server envkit started
         return {}
-    root = Path(root)
     out = documented_reset_options(root)
     plan = probes.engine.settings.probe_path
     if plan:
@@ -166,7 +164,7 @@ def reset_options_ignored(probes: Probes) -> None:
     earns over the same actions for at least one seed (same seed, each value; fields that
     only echo the value left out)."""
     engine = probes.engine
-    if getattr(engine.server, "root", None) is None:
+    if engine.server is None or engine.env_root is None:
         return  # a server envkit did not start: its sources are not known
     options = declared_options(probes)
     ignored: list[dict[str, Any]] = []
