@@ -234,6 +234,9 @@ def _run_local(
         env_spec(manifest), timeout_s=timeout, startup_timeout_s=startup_timeout
     )
     interpreter = resolve_python(project.root, python)
+    borrowed = own_interpreter_note(project.root, python)
+    if borrowed:  # before the server's own log lines start
+        _output.warn(borrowed)
     relay = LogRelay()
     server = start_server(
         project.root,
@@ -258,9 +261,6 @@ def _run_local(
             f"  WebSocket sessions: {server.url.replace('http', 'ws', 1)}/ws   "
             f"schema: {server.url}/schema"
         )
-        borrowed = own_interpreter_note(project.root, python)
-        if borrowed:
-            _output.warn(borrowed)
         deadline = timeouts.deadline(t0)
         try:
             code = server.popen.wait(
