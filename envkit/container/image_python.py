@@ -9,6 +9,9 @@ from docker.errors import DockerException
 
 from envkit.container._engine import docker_client
 
+#: Arguments that make an interpreter print its version (``3.11.7``), on the host and in images.
+PRINT_VERSION = ("-c", "import platform; print(platform.python_version())")
+
 
 def python_versions_differ(image: str, python: str) -> str | None:
     """A note when ``image``'s Python (:func:`image_python_version`) and ``python``'s (the
@@ -17,7 +20,7 @@ def python_versions_differ(image: str, python: str) -> str | None:
     in_image = image_python_version(image)
     try:
         out = subprocess.run(
-            [python, "-c", "import platform; print(platform.python_version())"],
+            [python, *PRINT_VERSION],
             capture_output=True,
             text=True,
             timeout=30,
@@ -51,7 +54,7 @@ def image_python_version(image: str) -> str | None:
             return declared
         out = client.containers.run(
             image,
-            ["python", "-c", "import platform; print(platform.python_version())"],
+            ["python", *PRINT_VERSION],
             entrypoint=[],
             network_disabled=True,
             remove=True,

@@ -79,13 +79,23 @@ def ignore_spec(root: Path, *, use_gitignore: bool = True, use_dockerignore: boo
 
     Only the root ``.gitignore`` is read (nested ones are rare in environments).
     """
-    lines = list(ALWAYS_EXCLUDED)
-    if use_gitignore:
-        lines += _read_patterns(root / ".gitignore")
-    if use_dockerignore:
-        # .dockerignore patterns are anchored at the context root; "**" works as in git.
-        lines += [ln.lstrip("/") for ln in _read_patterns(root / ".dockerignore")]
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    git, docker = _ignore_lines(root, use_gitignore, use_dockerignore)
+    return pathspec.GitIgnoreSpec.from_lines([*ALWAYS_EXCLUDED, *git, *docker])
+
+
+def _ignore_lines(
+    root: Path, use_gitignore: bool, use_dockerignore: bool
+) -> tuple[list[str], list[str]]:
+    """The patterns of ``root/.gitignore`` and ``root/.dockerignore`` (each ``[]`` when not
+    used)."""
+    git = _read_patterns(root / ".gitignore") if use_gitignore else []
+    # .dockerignore patterns are anchored at the context root; "**" works as in git.
+    docker = (
+        [ln.lstrip("/") for ln in _read_patterns(root / ".dockerignore")]
+        if use_dockerignore
+        else []
+    )
+    return git, docker
 
 
 @dataclass(frozen=True)
@@ -125,8 +135,9 @@ def walk_upload_set(
 ) -> tuple[list[UploadFile], list[LeftOut]]:
     """:func:`upload_set`, and what it leaves out with the reason (a left-out directory
     once, not every file under it), both sorted by path."""
-    spec = ignore_spec(root, use_gitignore=use_gitignore, use_dockerignore=use_dockerignore)
-    why = _Reasons(root, use_gitignore=use_gitignore, use_dockerignore=use_dockerignore)
+    git, docker = _ignore_lines(root, use_gitignore, use_dockerignore)  # each file read once
+    spec = pathspec.GitIgnoreSpec.from_lines([*ALWAYS_EXCLUDED, *git, *docker])
+    why = _Reasons(git, docker)
     out: list[UploadFile] = []
     left: list[LeftOut] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
@@ -163,16 +174,10 @@ class _Reasons:
     """Which source of patterns leaves a path out: the always-excluded list first (naming
     the pattern), then ``.gitignore``, then ``.dockerignore``."""
 
-    def __init__(self, root: Path, *, use_gitignore: bool, use_dockerignore: bool):
+    def __init__(self, git: list[str], docker: list[str]):
         self.always = [(p, pathspec.GitIgnoreSpec.from_lines([p])) for p in ALWAYS_EXCLUDED]
-        self.git = pathspec.GitIgnoreSpec.from_lines(
-            _read_patterns(root / ".gitignore") if use_gitignore else []
-        )
-        self.docker = pathspec.GitIgnoreSpec.from_lines(
-            [ln.lstrip("/") for ln in _read_patterns(root / ".dockerignore")]
-            if use_dockerignore
-            else []
-        )
+        self.git = pathspec.GitIgnoreSpec.from_lines(git)
+        self.docker = pathspec.GitIgnoreSpec.from_lines(docker)
 
     def __call__(self, rel: str) -> str:
         for pattern, spec in self.always:

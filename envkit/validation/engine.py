@@ -546,6 +546,11 @@ class ServerPlayer:
             self._watch(res.observation, "reset")
         return res
 
+    def reset_failure(self, exc: BaseException) -> ResetFailure | None:
+        """The recorded :class:`ResetFailure` whose error frame ``exc`` is (``None``: ``exc``
+        did not come from a ``reset``)."""
+        return next((f for f in self.reset_failures if f.error is exc), None)
+
     def step(self, s: EnvSession, action: dict[str, Any]) -> StepResult:
         """A step whose answer is recorded (latency, reward with its action, observation)."""
         res = self.call("`step`", s.step, action)
@@ -657,7 +662,7 @@ class ServerPlayer:
             if exc.code == "CAPACITY_REACHED":
                 self.progress(f"{name}: skipped (server at capacity)")
                 return None
-            if any(f.error is exc for f in self.reset_failures):  # the environment's, not ours
+            if self.reset_failure(exc) is not None:  # the environment's, not ours
                 self.notes.append(f"{name}: not finished, `reset` failed ({exc.code})")
                 return None
             self._crashed(name, f"an error frame the check does not handle: {exc.message}")

@@ -466,11 +466,11 @@ def oracle_replay(engine: ServerPlayer) -> None:
     for n, again in enumerate(plays):
         diffs = [d for d in compare(played, again, state=False) if d.where.startswith("reward")]
         if diffs:
-            _report(engine, engine_add(engine), seed, diffs[0], played, same_session=n == 1)
+            _report(engine, _add_now(engine), seed, diffs[0], played, same_session=n == 1)
             return
 
 
-def engine_add(engine: ServerPlayer) -> Callable[..., None]:
+def _add_now(engine: ServerPlayer) -> Callable[..., None]:
     """:meth:`ServerPlayer.add` taking :func:`_report`'s ``same_session`` argument."""
 
     def add(rule: Rule, message: str, _same_session: bool, **data: object) -> None:

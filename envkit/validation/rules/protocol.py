@@ -244,7 +244,7 @@ def _reset_call(seed: int | None) -> str:
 def reset_failed(engine: ServerPlayer, exc: EnvErrorFrame, seed: int | None) -> None:
     """``reset`` (with ``seed``) answered an error frame: EK418 when /health still says
     healthy, else EK405."""
-    failure = next((f for f in engine.reset_failures if f.error is exc), None)
+    failure = engine.reset_failure(exc)
     status = failure.health if failure is not None else engine.get("/health")[0]
     engine.ran(HEALTH_WHILE_RESET_FAILS)
     message = str(exc.data.get("message", ""))[:300]

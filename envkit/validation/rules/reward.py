@@ -300,7 +300,7 @@ def oracle(
         )
         return None
     except EnvErrorFrame as exc:
-        if exc.code == "CAPACITY_REACHED" or any(f.error is exc for f in engine.reset_failures):
+        if exc.code == "CAPACITY_REACHED" or engine.reset_failure(exc) is not None:
             raise  # the server's state, not the oracle's (reported by their own rules)
         message = str(exc.data.get("message", ""))[:300]
         engine.add(
