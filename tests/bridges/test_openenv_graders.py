@@ -15,23 +15,42 @@ import tomllib
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-pytest.importorskip("openenv.validation")
-
-from openenv.validation import Lane
-from openenv.validation.graders import ENTRY_POINT_GROUP, Grader, Subject
-from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
-from openenv.validation.policy import load_policy
-from openenv.validation.runner import default_grader_registry
-
-from envkit.bridges import openenv_graders
-from envkit.bridges.openenv_graders import GRADERS
-from envkit.bridges.openenv_validate import add_entry_point_graders
 from envkit.bridges.rfc008 import IMPLEMENTED
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def ov() -> SimpleNamespace:
+    """OpenEnv 0.10's validation API and envkit's bridges to it, imported when a test of this
+    module first runs, not when the module is collected: importing openenv costs ~3 s of CPU
+    (it imports gradio), which every xdist worker would pay just to collect this module."""
+    pytest.importorskip("openenv.validation")
+    from openenv.validation import Lane
+    from openenv.validation.graders import ENTRY_POINT_GROUP, Grader, Subject
+    from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
+    from openenv.validation.policy import load_policy
+    from openenv.validation.runner import default_grader_registry
+
+    from envkit.bridges import openenv_graders
+    from envkit.bridges.openenv_validate import add_entry_point_graders
+
+    return SimpleNamespace(
+        Lane=Lane,
+        ENTRY_POINT_GROUP=ENTRY_POINT_GROUP,
+        Grader=Grader,
+        Subject=Subject,
+        OpenEnvYamlParser=OpenEnvYamlParser,
+        load_policy=load_policy,
+        default_grader_registry=default_grader_registry,
+        openenv_graders=openenv_graders,
+        GRADERS=openenv_graders.GRADERS,
+        add_entry_point_graders=add_entry_point_graders,
+    )
 
 
 @dataclass
@@ -41,11 +60,11 @@ class _Running:
     base_url: str
 
 
-def _entry_points_dir(tmp: Path) -> Path | None:
+def _entry_points_dir(tmp: Path, group: str) -> Path | None:
     """A directory to put on the path so `importlib.metadata` sees envkit's graders: None when
     the installed rl-envkit already declares them (CI installs it from pyproject.toml), else a
     stand-in distribution whose entry_points.txt is pyproject.toml's table."""
-    if any(ep.value.startswith("envkit.") for ep in entry_points(group=ENTRY_POINT_GROUP)):
+    if any(ep.value.startswith("envkit.") for ep in entry_points(group=group)):
         return None
     eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
     dist = tmp / "eps" / "envkit_graders_standin-0.dist-info"
@@ -53,29 +72,31 @@ def _entry_points_dir(tmp: Path) -> Path | None:
     (dist / "METADATA").write_text(
         "Metadata-Version: 2.1\nName: envkit-graders-standin\nVersion: 0\n"
     )
-    lines = [f"{k} = {v}" for k, v in eps[ENTRY_POINT_GROUP].items()]
-    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n" + "\n".join(lines) + "\n")
+    lines = [f"{k} = {v}" for k, v in eps[group].items()]
+    (dist / "entry_points.txt").write_text(f"[{group}]\n" + "\n".join(lines) + "\n")
     return dist.parent
 
 
-def test_graders_fit_openenvs_registry():
-    registry = default_grader_registry(load_policy("v2"))
-    for grader in GRADERS.values():
-        assert isinstance(grader, Grader)
+@pytest.mark.slow  # imports openenv: seconds of CPU
+def test_graders_fit_openenvs_registry(ov):
+    registry = ov.default_grader_registry(ov.load_policy("v2"))
+    for grader in ov.GRADERS.values():
+        assert isinstance(grader, ov.Grader)
         registry.register(grader)
-    assert sorted(GRADERS) == sorted(IMPLEMENTED)
-    policy_ids = load_policy("v2").entries_for_lane(Lane.LOCAL)
-    assert set(GRADERS) <= set(policy_ids)
+    assert sorted(ov.GRADERS) == sorted(IMPLEMENTED)
+    policy_ids = ov.load_policy("v2").entries_for_lane(ov.Lane.LOCAL)
+    assert set(ov.GRADERS) <= set(policy_ids)
 
 
-def test_entry_points_load_into_openenvs_registry(tmp_path, monkeypatch):
-    extra = _entry_points_dir(tmp_path)
+@pytest.mark.slow  # imports openenv: seconds of CPU
+def test_entry_points_load_into_openenvs_registry(ov, tmp_path, monkeypatch):
+    extra = _entry_points_dir(tmp_path, ov.ENTRY_POINT_GROUP)
     if extra is not None:
         monkeypatch.syspath_prepend(str(extra))
-    registry = default_grader_registry(load_policy("v2"))
-    assert sorted(add_entry_point_graders(registry)) == sorted(IMPLEMENTED)
-    assert registry.get("semantic.floor_gap") is GRADERS["semantic.floor_gap"]
-    assert add_entry_point_graders(registry) == []  # a second load adds nothing
+    registry = ov.default_grader_registry(ov.load_policy("v2"))
+    assert sorted(ov.add_entry_point_graders(registry)) == sorted(IMPLEMENTED)
+    assert registry.get("semantic.floor_gap") is ov.GRADERS["semantic.floor_gap"]
+    assert ov.add_entry_point_graders(registry) == []  # a second load adds nothing
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +123,12 @@ def _always_max(src: Path, dest: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_graders_answer_from_one_envkit_run(guess_env, monkeypatch):
+def test_graders_answer_from_one_envkit_run(ov, guess_env, monkeypatch):
     from envkit.envdir.manifest import read_manifest
     from envkit.server import start_server
 
     calls = []
+    openenv_graders = ov.openenv_graders
     real = openenv_graders.validate
 
     def counted(*args, **kwargs):
@@ -118,14 +140,14 @@ def test_graders_answer_from_one_envkit_run(guess_env, monkeypatch):
     server = start_server(guess_env, read_manifest(guess_env).app, python=sys.executable)
     try:
         server.wait_healthy(120)
-        subject = Subject(
+        subject = ov.Subject(
             root=guess_env,
-            manifest=OpenEnvYamlParser().parse(guess_env),
+            manifest=ov.OpenEnvYamlParser().parse(guess_env),
             image_ref=None,
             running=_Running(server.url),
             outputs_dir=guess_env / "outputs",
         )
-        results = {cid: g.run(subject) for cid, g in GRADERS.items()}
+        results = {cid: g.run(subject) for cid, g in ov.GRADERS.items()}
     finally:
         server.stop()
     assert calls == [server.url]
@@ -169,8 +191,8 @@ def _bridged(target: Path, eps: Path | None) -> tuple[int, dict]:
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-def test_openenv_validate_runs_envkits_graders(guess_env, docker_engine, tmp_path):
-    eps = _entry_points_dir(tmp_path)
+def test_openenv_validate_runs_envkits_graders(ov, guess_env, docker_engine, tmp_path):
+    eps = _entry_points_dir(tmp_path, ov.ENTRY_POINT_GROUP)
     code, results = _bridged(guess_env, eps)
     ours = {cid: results[cid]["status"] for cid in IMPLEMENTED}
     assert sum(s == "pass" for s in ours.values()) >= 5, ours
