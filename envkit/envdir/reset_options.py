@@ -3,13 +3,14 @@
 Read statically from ``server/*.py`` (nothing is imported or run): the keyword parameters of
 every ``reset``/``reset_async`` method besides ``seed`` and ``episode_id``, each with the
 values it declares. The schema digest and EK520 (declared reset options that change nothing)
-both ask this one reader.
+both ask this one reader; EK413 asks it whether ``reset`` can receive the seed at all.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,16 @@ def _doc_values(doc: str, name: str) -> list[Any]:
     return []
 
 
+def _resets(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every ``reset``/``reset_async`` function defined in ``tree``, at any depth."""
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) and fn.name in (
+            "reset",
+            "reset_async",
+        ):
+            yield fn
+
+
 def reset_options(source: str) -> dict[str, list[Any]]:
     """Keyword parameters of every ``reset`` method in ``source`` besides ``seed`` and
     ``episode_id``, each with the values it declares (a ``Literal`` annotation, ``bool``,
@@ -59,12 +70,7 @@ def reset_options(source: str) -> dict[str, list[Any]]:
     except (SyntaxError, ValueError):
         return {}
     out: dict[str, list[Any]] = {}
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.name not in (
-            "reset",
-            "reset_async",
-        ):
-            continue
+    for fn in _resets(tree):
         args = fn.args
         positional = args.posonlyargs + args.args
         defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
@@ -82,6 +88,41 @@ def reset_options(source: str) -> dict[str, list[Any]]:
                 if v not in kept:
                     kept.append(v)
     return out
+
+
+def takes_seed(source: str) -> bool | None:
+    """Whether the ``reset`` methods of ``source`` can receive the seed: ``True`` when one of
+    them declares a ``seed`` parameter or ``**kwargs`` (OpenEnv passes ``seed`` only to a
+    ``reset`` that accepts it and silently drops it otherwise), ``False`` when ``source``
+    defines ``reset`` methods and none does, ``None`` when it defines none or cannot be
+    parsed."""
+    try:
+        tree = parse_python(source)
+    except (SyntaxError, ValueError):
+        return None
+    found = None
+    for fn in _resets(tree):
+        args = fn.args
+        names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        if "seed" in names or args.kwarg is not None:
+            return True
+        found = False
+    return found
+
+
+def source_takes_seed(root: Path) -> bool | None:
+    """:func:`takes_seed` over ``server/*.py`` of the environment at ``root``: ``False`` only
+    when those files define ``reset`` methods and none can receive the seed; ``None`` when
+    they define none (the environment's ``reset`` is elsewhere: nothing to tell)."""
+    verdicts = [
+        takes_seed(text)
+        for path in sorted((root / "server").glob("*.py"))[:MAX_SOURCE_FILES]
+        for text in _read(path, root)
+        if "def reset" in text
+    ]
+    if True in verdicts:
+        return True
+    return False if False in verdicts else None
 
 
 def source_reset_options(root: Path) -> dict[str, list[Any]]:
@@ -266,12 +307,7 @@ def documented_options(source: str, readme: str = "") -> dict[str, list[Any]]:
             for t in node.targets
             if isinstance(t, ast.Name)
         }
-        for fn in ast.walk(tree):
-            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or fn.name not in (
-                "reset",
-                "reset_async",
-            ):
-                continue
+        for fn in _resets(tree):
             doc = ast.get_docstring(fn) or ""
             texts.append(doc)
             args = fn.args

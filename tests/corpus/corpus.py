@@ -32,9 +32,6 @@ KNOWN_MISSES: dict[str, str] = {
         "one State object shared by every session: no check interleaves two sessions' steps "
         "and reads step_count"
     ),
-    "oracle-below-max/defect_budget_one_short_for_bisection": (
-        "the oracle falls short only on seeds outside the declared `envkit.seeds`"
-    ),
     "oracle-below-max/defect_weighted_sum_float_rounding": (
         "0.7 + 0.2 + 0.1 = 0.9999999999999999 is within envkit's float tolerance (judged equal)"
     ),
@@ -52,10 +49,10 @@ KNOWN_MISSES: dict[str, str] = {
     "brittle-verifier/defect_unicode_not_normalized": (
         "no variation envkit tries changes the Unicode form (NFC vs NFD)"
     ),
-    "observation-grows/defect_guess_history_list": "+20 bytes a step over 10 steps: under 1 KB",
-    "observation-grows/defect_prompt_concatenation": "+40 bytes a step over 6 steps: under 1 KB",
-    "observation-grows/defect_score_curve_in_obs": "+5 bytes a step over 8 steps: under 1 KB",
-    "observation-grows/defect_visited_path_in_obs": "+8 bytes a step over 16 steps: under 1 KB",
+    "observation-grows/defect_score_curve_in_obs": (
+        "+5 bytes a step beside a question over 8 steps: the observation grows by 40 %, as the "
+        "guess template's list of earlier guesses does"
+    ),
     "sessions-interfere/defect_cached_task_mutated_same_seed": (
         "only sessions on the same seed interfere; the interleaved check plays two seeds"
     ),
@@ -86,10 +83,6 @@ REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
     "feedback-leaks-answer/defect_reference_in_metadata_after_loss": (
         ("EK509",),
         "a terminal reveal reused by the seed's next episode is solution-leak's",
-    ),
-    "seed-ignored/defect_reset_lacks_seed_param": (
-        ("EK411", "EK412"),
-        "the dropped seed leaves episodes random under one seed",
     ),
     "seed-ignored/defect_instance_randomstate_seed_recorded": (
         ("EK411", "EK412"),
@@ -140,9 +133,10 @@ BELOW_TARGET: dict[str, str] = {
         "0 of 5: a named answer field that scores when submitted is EK509 (4), the fifth is an "
         "index"
     ),
-    "observation-grows": "1 of 5: growth under 1 KB per episode is not judged",
-    "oracle-below-max": "3 of 5: undeclared seeds are not played",
-    "seed-ignored": "2 of 5: a seed ignored by a random environment shows as EK411 only",
+    "seed-ignored": (
+        "3 of 5: a seed `reset` accepts and ignores, while the episode draws from an unseeded "
+        "source, is the unseeded draw EK411 reports"
+    ),
 }
 
 

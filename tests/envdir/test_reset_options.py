@@ -68,3 +68,12 @@ def test_documented_values_keep_their_type_and_skip_ranges() -> None:
     assert reset_options.merge([1, True], [True, 1, 1.0, False]) == [1, True, 1.0, False]
     text = "reset(seed, size=3) or size: 1-10; `flag`: True|False"
     assert reset_options.documented_options("", readme=text) == {"size": [3]}
+
+
+def test_a_reset_without_seed_or_kwargs_cannot_receive_the_seed() -> None:
+    without = "class E:\n    def reset(self, episode_id=None):\n        pass\n"
+    assert reset_options.takes_seed(without) is False
+    assert reset_options.takes_seed(without.replace("episode_id=None", "seed=None")) is True
+    assert reset_options.takes_seed(without.replace("episode_id=None", "**kwargs")) is True
+    assert reset_options.takes_seed("def step(self):\n    pass\n") is None
+    assert reset_options.takes_seed("def reset(:\n") is None

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.reset_options import source_takes_seed
 from envkit.errors import ServerStartError
 from envkit.findings import Rule, Severity, register
 from envkit.probe_plan import PlanError, read_plan
@@ -92,7 +93,9 @@ SEED_IGNORED = register(
     "and envkit started the server, a second server process of the same launch form "
     "replays the first seed's episode once: a difference there is randomness drawn once "
     "per process (a module-global list shuffled at import). Identical everywhere means no "
-    "randomness at all, which is no defect.",
+    "randomness at all, which is no defect. When episodes under one seed differ and the "
+    "`reset` methods of `server/*.py` declare neither `seed` nor `**kwargs`, the dropped "
+    "seed is reported here too (beside EK411/EK412).",
     why="OpenEnv silently drops `reset` arguments the method does not declare "
     "(huggingface/OpenEnv#1102): `reset(seed=3)` then trains on one episode forever. In "
     "GRPO every generation of a group must face the same episode; when the seed does not "
@@ -101,9 +104,11 @@ SEED_IGNORED = register(
     "`__init__`: every new session starts with the same task, whatever the seed.",
     fix="Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw the episode "
     "from `random.Random(seed)`.",
-    limits="When the dropped seed leaves the episode to an unseeded source (`reset` without a "
-    "`seed` parameter, a generator made at construction, another library's global seed), "
-    "episodes under one seed differ: that is reported as EK411/EK412, not as EK413.",
+    limits="When a seed `reset` accepts leaves the episode to an unseeded source (a generator "
+    "made at construction, another library's global seed), episodes under one seed differ: "
+    "that is reported as EK411/EK412, not as EK413 (at runtime it is the unseeded draw "
+    "EK411 describes). A `reset` without a `seed` parameter is EK413's only when envkit "
+    "has the source (`server/*.py`); over `--url` alone it is EK411/EK412 too.",
 )
 
 
@@ -346,11 +351,14 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
         else:
             engine.add(rule, message, **data)
 
+    unseeded: tuple[int, Difference] | None = None  # the first difference of fresh sessions
     for seed, (a, b) in runs.items():
         diffs = compare(a, b, volatile) or _resets_differ(engine, seed, a, volatile)
         same_session = not diffs
         if same_session:
             diffs = compare(a, again[seed], volatile)
+        elif unseeded is None:
+            unseeded = (seed, diffs[0])
         for d in diffs:
             # a seed that fixes the fresh sessions' episodes still decides EK413 and is the
             # reference of the sessions check; only the replay on one session differed
@@ -360,6 +368,8 @@ def check(engine: ServerPlayer, actions: ActionPool) -> Reference | None:
         for rule, message, data in held.values():
             if not engine.has(rule):
                 engine.add(rule, message, **data)
+        if unseeded is not None:
+            _seed_dropped(engine, *unseeded)
         return None
     reference = Reference({seed: a for seed, (a, _b) in runs.items()}, volatile)
     if len(runs) >= 2:
@@ -528,6 +538,37 @@ def _reset_difference(
             path, va, vb = d
             return Difference("state after reset", f"state.{path}", va, vb)
     return None
+
+
+def _seed_dropped(engine: ServerPlayer, seed: int, d: Difference) -> None:
+    """EK413 for a ``reset`` that cannot receive the seed, while two fresh sessions of one
+    seed differed (``d``, the first difference, with ``seed``): OpenEnv drops the argument a
+    ``reset`` without a ``seed`` parameter or ``**kwargs`` does not declare, so the
+    randomness EK411/EK412 report is the seed's to control. Judged only when envkit has the
+    environment's source (``server/*.py``) and it defines ``reset``."""
+    root = engine.env_root
+    verdict = source_takes_seed(root) if root is not None else None
+    if verdict is None:
+        return
+    engine.ran(SEED_IGNORED)
+    if verdict:
+        return
+    where = "after `reset`" if d.where in ("reset", "state after reset") else f"at {d.where}"
+    engine.add(
+        SEED_IGNORED,
+        f"The seed must select the episode; `reset` in server/ declares neither a `seed` "
+        "parameter nor `**kwargs`, so openenv-core drops the seed the client sends, and "
+        f"two fresh sessions reset with seed {seed} got two different `{d.path}` values "
+        f"{where} ({_fmt(d.first)}, {_fmt(d.second)}): the episode comes from an unseeded "
+        "source. Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw from "
+        "`random.Random(seed)`.",
+        seed=seed,
+        where=d.where,
+        field=d.path,
+        first=d.first,
+        second=d.second,
+        reset_takes_seed=False,
+    )
 
 
 def _seed_control(

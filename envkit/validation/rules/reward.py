@@ -8,6 +8,7 @@ range/oracle/floor ideas; huggingface/OpenEnv#1200 (NaN/inf/out-of-range accepte
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -112,16 +113,24 @@ ORACLE_BELOW_MAX = register(
     what="envkit runs `envkit.oracle` (a `module:callable` taking the observation dict, "
     "run in the environment's interpreter) for one episode per seed; its best step "
     "reward must reach `hi` minus `validation.reward.oracle_tolerance` (0 by default) in "
-    "every episode, and the server must accept its actions.",
+    "every episode, and the server must accept its actions. When it does on the "
+    "declared `envkit.seeds`, it also plays up to 8 undeclared seeds (the integers after "
+    "the largest declared one) for at most as long as the declared seeds took (or 3 s): "
+    "a seed there where it falls short is reported too (a seed whose `reset` fails, or "
+    "on which the oracle fails, only ends that extra play).",
     why="If a perfect policy cannot reach the maximum, the reward is broken or the range is "
     "wrong, and the reward-hacking check has nothing to compare against.",
     example='The oracle answers `observation["target"]` but the observation field was '
     "renamed to `goal`.",
     fix="Fix the reward or the oracle, or lower `hi` in `validation.reward.range`.",
-    limits="The oracle is played on the declared `envkit.seeds` only: one that falls short on "
-    "other seeds is not seen. A float sum a rounding step below `hi` (0.9999999999999999)"
-    " counts as reaching it.",
+    limits="A float sum a rounding step below `hi` (0.9999999999999999) counts as reaching it: "
+    "rewards are compared with a tolerance of 1e-9, and a trainer cannot tell the two "
+    "apart. An oracle that falls short only on seeds beyond the 8 undeclared ones played "
+    "(or on a few seeds in many) can still be missed.",
 )
+
+UNDECLARED_SEEDS = 8  # seeds after the declared ones the oracle plays too (EK506)
+UNDECLARED_MIN_S = 3.0  # seconds the undeclared seeds may take even when the declared took less
 
 NO_ORACLE = register(
     "EK507",
@@ -286,11 +295,16 @@ def oracle(
         return None
     engine.progress(f"oracle `{spec}`")
     bests: list[tuple[int | None, float | None]] = []
+    more: list[tuple[int, float | None]] = []
+    target = settings.hi - settings.oracle_tolerance
     try:
         with host or start_oracle(settings, root, python) as policy:
+            t0 = time.monotonic()
             for seed in settings.seeds:
                 ep = engine.play_alone(seed, lambda obs, _i: policy(obs), name="oracle")
                 bests.append((seed, ep.best()))
+            if all(_reaches(b, target) for _, b in bests):
+                more = _undeclared_seeds(engine, policy, time.monotonic() - t0)
     except PolicyError as exc:
         engine.add(
             ORACLE_BELOW_MAX,
@@ -311,15 +325,14 @@ def oracle(
             error=message,
         )
         return None
-    target = settings.hi - settings.oracle_tolerance
-    below = [(s, b) for s, b in bests if b is None or b < target - EPS]
+    tolerance = (
+        f" (less `oracle_tolerance` {settings.oracle_tolerance:g})"
+        if settings.oracle_tolerance
+        else ""
+    )
+    below = [(s, b) for s, b in bests if not _reaches(b, target)]
     if below:  # a broken oracle is no yardstick for the floor check
         low_seed, best = below[0]
-        tolerance = (
-            f" (less `oracle_tolerance` {settings.oracle_tolerance:g})"
-            if settings.oracle_tolerance
-            else ""
-        )
         engine.add(
             ORACLE_BELOW_MAX,
             f"The oracle `{spec}` must reach the maximum reward {settings.hi:g}{tolerance} in "
@@ -330,8 +343,75 @@ def oracle(
             best=best,
         )
         return None
+    short = [(s, b) for s, b in more if not _reaches(b, target)]
+    if short:
+        low_seed, best = short[0]
+        engine.add(
+            ORACLE_BELOW_MAX,
+            f"The oracle `{spec}` must reach the maximum reward {settings.hi:g}{tolerance} in "
+            f"every episode; it does with the declared seeds "
+            f"({', '.join(str(s) for s, _b in bests)}), but of {len(more)} more seeds envkit "
+            f"played ({', '.join(str(s) for s, _b in more)}), {len(short)} fell short: with "
+            f"seed {low_seed} its best step reward was "
+            f"{'none' if best is None else f'{best:g}'}. Most likely the task cannot always "
+            "be solved (a step budget too small for some seeds) or the oracle misses a case.",
+            seed=low_seed,
+            best=best,
+            undeclared=[s for s, _b in more],
+        )
+        return None
     scores = [b for _, b in bests if b is not None]
     return sum(scores) / len(scores) if scores else None
+
+
+def _reaches(best: float | None, target: float) -> bool:
+    """Whether an episode's best step reward reaches ``target`` (within :data:`EPS`)."""
+    return best is not None and best >= target - EPS
+
+
+def _undeclared_seeds(
+    engine: ServerPlayer, policy: PolicyProcess, allowed_s: float
+) -> list[tuple[int, float | None]]:
+    """Play the oracle on up to :data:`UNDECLARED_SEEDS` seeds ``envkit.seeds`` does not
+    declare (the integers after the largest declared one), while the time spent stays under
+    ``allowed_s`` (what the declared seeds took; at least :data:`UNDECLARED_MIN_S`, so that
+    a quick environment plays them all on a busy machine too) and a tenth of the stage's
+    budget left.
+
+    An environment may serve only the seeds it declares: a ``reset`` that fails on one of
+    these seeds (its recorded failure is taken back: EK418 judges the declared seeds), an
+    action refused or an oracle that raises ends the extra play without a finding. The
+    after-done hook is off meanwhile: its few probes stay with the other policies' episodes.
+
+    Returns:
+        ``(seed, best step reward or None)`` for every episode played, in order.
+    """
+    seeds = engine.settings.seeds
+    start = max(seeds) + 1
+    candidates = [s for s in range(start, start + UNDECLARED_SEEDS) if s not in seeds]
+    allowed_s = max(allowed_s, UNDECLARED_MIN_S)
+    deadline = time.monotonic() + min(allowed_s, engine.remaining_s() / 10)
+    played: list[tuple[int, float | None]] = []
+    hook, engine.on_episode_end = engine.on_episode_end, None
+    try:
+        for seed in candidates:
+            if time.monotonic() > deadline:
+                break
+            try:
+                ep = engine.play_alone(seed, lambda obs, _i: policy(obs), name="oracle:undeclared")
+            except PolicyError:
+                break
+            except EnvErrorFrame as exc:
+                failure = engine.reset_failure(exc)
+                if failure is not None:
+                    engine.reset_failures.remove(failure)
+                break
+            played.append((seed, ep.best()))
+    finally:
+        engine.on_episode_end = hook
+    if played:
+        engine.progress(f"oracle: {len(played)} undeclared seed(s) played")
+    return played
 
 
 def _oracle_hint(engine: ServerPlayer) -> str:
