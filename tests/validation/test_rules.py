@@ -296,23 +296,28 @@ CASES: dict[str, Case] = {
     "EK522": Case(
         fixture="probe_quiz", env=(("PROBE_MODE", "reveal"),), extra=_says("earned the maximum 1")
     ),
+    # a seeded code never shown, no oracle (EK507): no weak policy earns anything
+    "EK523": Case(
+        realworld="realworld_sparse", also=frozenset({"EK507"}), extra=_says("no gradient")
+    ),
 }
 
 # issue #13: the defect a realworld_* environment shows beyond its CASES row -> (codes, extra)
 REALWORLD: dict[str, tuple[set[str], Extra | None]] = {
-    # the answer is a field of `state`
-    "realworld_state_leak": ({"EK509"}, _leaked("state.target", "after `reset`")),
-    # a secret drawn unseeded that only `state` shows; no oracle declared (EK507)
-    "realworld_unseeded": ({"EK411", "EK507"}, None),
+    # the answer is a field of `state` (no weak policy submits it: EK523)
+    "realworld_state_leak": ({"EK509", "EK523"}, _leaked("state.target", "after `reset`")),
+    # a secret drawn unseeded that only `state` shows; no oracle declared (EK507); EK523
+    "realworld_unseeded": ({"EK411", "EK507", "EK523"}, None),
     # null on every step but the last, then 0.5 whatever the answer: EK504 judged on the
     # numeric rewards; the nulls are EK501; the oracle cannot reach 1 (EK506)
     "realworld_constant": ({"EK501", "EK504", "EK506"}, None),
     # clean look-alikes: no randomness at all (not "seed ignored"); timings and ids that vary
     # on every reply (not determinism or isolation diffs); a sparse task nobody solved (not
-    # "constant reward"; it declares no oracle on purpose: EK507)
-    "realworld_fixed": (set(), None),
-    "realworld_timing": (set(), None),
-    "realworld_sparse": ({"EK507"}, None),
+    # "constant reward"; it declares no oracle on purpose: EK507). Each is a word or code to
+    # find that no weak policy finds: a group-relative trainer gets no gradient (EK523, info)
+    "realworld_fixed": ({"EK523"}, None),
+    "realworld_timing": ({"EK523"}, None),
+    "realworld_sparse": ({"EK507", "EK523"}, None),
     # only the legal moves the observation lists reach the goal, which then pays again
     # (grid_world_env, maze_env); no oracle declared (EK507)
     "realworld_corridor": ({"EK507", "EK508"}, None),
