@@ -102,6 +102,10 @@ def test_too_few_weak_episodes_or_a_constant_reward_is_not_judged() -> None:
     ignored.add(integrity.REWARD_IGNORES_ACTION, "the step count pays")  # EK511 says it
     verdict(ignored, oracle_reached=False)
     assert _found(ignored) == []
+    below = _engine(*(_ep(s, p, -1.0) for s in (0, 1) for p in WEAK))
+    below.add(reward.REWARD_OUT_OF_RANGE, "-1 is below 0")  # EK503: "above lo" means nothing
+    verdict(below, oracle_reached=False)
+    assert _found(below) == []
 
 
 @pytest.mark.slow

@@ -40,8 +40,9 @@ NO_TRAINING_SIGNAL = register(
     "reports when no weak episode earned a step reward above the low end of "
     "`validation.reward.range`, or when reward was earned but every seed's episodes returned "
     "the same. Judged from at least 4 weak episodes with numeric rewards; not reported with "
-    "EK504 (the reward is constant for every policy, the oracle included) or EK511 (the "
-    "reward does not depend on the action): the reward is then broken, not sparse. It is info: a hard "
+    "EK502/EK503 (rewards that are not numbers or outside the range), EK504 (the reward is "
+    "constant for every policy, the oracle included) or EK511 (the reward does not depend on "
+    "the action): the reward is then broken, not sparse. It is info: a hard "
     "task is allowed to be hard, and a trained model is stronger than envkit's weak policies.",
     why="Every group's advantages are then zero: the first steps of training compute no "
     "gradient and burn GPU-hours until the model solves a task by chance, which for a "
@@ -162,7 +163,13 @@ def verdict(engine: ServerPlayer, oracle_reached: bool = False) -> None:
     found = rollouts(engine.episodes)
     if len(found) < MIN_EPISODES:
         return
-    if engine.has(reward.REWARD_CONSTANT) or engine.has(integrity.REWARD_IGNORES_ACTION):
+    broken = (
+        reward.REWARD_NOT_NUMERIC,
+        reward.REWARD_OUT_OF_RANGE,
+        reward.REWARD_CONSTANT,
+        integrity.REWARD_IGNORES_ACTION,
+    )
+    if any(engine.has(rule) for rule in broken):
         return  # the reward is broken, not sparse: those findings say why, with evidence
     engine.ran(NO_TRAINING_SIGNAL)
     lo, hi = engine.settings.lo, engine.settings.hi
