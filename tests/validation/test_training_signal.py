@@ -16,7 +16,12 @@ from envkit.envdir.manifest import read_manifest
 from envkit.validation.engine import Episode, ServerPlayer, Settings
 from envkit.validation.options import RunOptions
 from envkit.validation.rules import integrity, reward
-from envkit.validation.rules.training_signal import NO_TRAINING_SIGNAL, verdict
+from envkit.validation.rules.training_signal import (
+    NO_TRAINING_SIGNAL,
+    OFF_BY_ONE,
+    off_by_one,
+    verdict,
+)
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from envkit.wire import StepResult
 
@@ -108,6 +113,27 @@ def test_too_few_weak_episodes_or_a_constant_reward_is_not_judged() -> None:
     assert _found(below) == []
 
 
+def test_off_by_one_nudges_every_number_however_nested() -> None:
+    call = {"tool_name": "submit_answer", "arguments": {"amount": 2256.29, "n": [3, True]}}
+    assert off_by_one(call) == {
+        "tool_name": "submit_answer",
+        "arguments": {"amount": 2257.29, "n": [4, True]},  # booleans are not numbers
+    }
+    assert off_by_one({"answer": "42"}) == {"answer": "42"}  # text is the format probe's
+
+
+def test_a_near_miss_that_still_wins_is_not_a_weak_rollout() -> None:
+    """The nudged number did not decide the reward (a confidence next to a right answer):
+    the near miss reaching the top is no miss, and cannot hide a sparse task."""
+    engine = _engine(*(_ep(s, p, 0.0) for s in (0, 1) for p in WEAK), _ep(0, OFF_BY_ONE, 0.0, 1.0))
+    verdict(engine, oracle_reached=True)
+    assert _found(engine) == ["no-reward"]
+    assert "off by one" not in engine.findings[0].message
+    engine = _engine(*(_ep(s, p, 0.0) for s in (0, 1) for p in WEAK), _ep(0, OFF_BY_ONE, 0.0, 0.45))
+    verdict(engine, oracle_reached=True)
+    assert _found(engine) == []  # a closeness credit for the near miss: a signal
+
+
 @pytest.mark.slow
 def test_a_sparse_task_no_weak_policy_solves_gets_it_over_the_wire() -> None:
     """realworld_sparse: a seeded 6-digit code, never shown: every policy envkit tries sees 0.
@@ -124,12 +150,13 @@ def test_a_sparse_task_no_weak_policy_solves_gets_it_over_the_wire() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("template", ["rlvr", "code"])
+@pytest.mark.parametrize("template", ["rlvr", "code", "tools"])
 def test_a_template_stays_quiet(tmp_path: Path, template: str) -> None:
     """Fuzzed, degenerate and exploring answers earn nothing on these templates; the oracle's
     near misses do: rlvr's answer tag with a wrong number earns the format's part, code's
-    program right on half the inputs passes some tests (played by this rule). The whole
-    family is held to its findings by tests/templates/test_family.py."""
+    program right on half the inputs passes some tests, tools' amount off by one earns its
+    closeness credit (the last two played by this rule). The whole family is held to its
+    findings by tests/templates/test_family.py."""
     from envkit.scaffold import init_project
     from envkit.validation import validate
 

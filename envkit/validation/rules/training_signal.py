@@ -6,8 +6,9 @@ against its group's mean. If every rollout of a group returns the same, every ad
 zero and the step gives no gradient. envkit's weak policies stand in for an untrained model:
 the fuzzed, degenerate and exploring episodes the runtime stage already played, and the
 oracle's near misses a model that follows the prompt writes at step 0 (its answer with a wrong
-value in the same form, played by the format probe; for code, its program right on about half
-the inputs, played here only when nothing else earned). Their episodes grouped by reset seed
+value in the same form, played by the format probe; played here only when nothing else earned:
+its final action with every number off by one, wherever it sits (a tool call's arguments), and
+for code, its program right on about half the inputs). Their episodes grouped by reset seed
 are the groups a trainer would see at step 0.
 
 Source: RFC 008 (huggingface/OpenEnv#1041) reserves ``statistical.training_signal`` for the
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from envkit.findings import Severity, register
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
-from envkit.validation.probing import Probes
+from envkit.validation.probing import Probes, field_schema, fits
 from envkit.validation.rules import grader_hacks, integrity, reward
 
 NO_TRAINING_SIGNAL = register(
@@ -34,7 +35,9 @@ NO_TRAINING_SIGNAL = register(
     "seed: a group-relative trainer gets no gradient at step 0.",
     what="envkit groups the episodes its weak policies played (fuzzed, degenerate and "
     "exploring; never the oracle) and the oracle's near misses (its answer with a wrong "
-    "value in the same form; for code, its program right on about half the inputs) by reset "
+    "value in the same form; its final action with every number off by one, such as a tool "
+    "call's amount; for code, its program right on about half the inputs; the last two played "
+    "only when nothing else earned, and a near miss that still wins is left out) by reset "
     "seed, as GRPO groups the rollouts of one prompt, and scores each episode by its return "
     "(the sum of its numeric step rewards). It "
     "reports when no weak episode earned a step reward above the low end of "
@@ -60,8 +63,9 @@ NO_TRAINING_SIGNAL = register(
 
 #: The policies that stand in for an untrained model (``Episode.policy``; ``degenerate:*`` too):
 #: envkit's weak policies, and the oracle's near misses (the format probe's wrong value in the
-#: oracle's form, :data:`HALF_RIGHT`).
-WEAK_POLICIES = ("fuzz", "explore", "probe:wrong-value", "signal:half-right")
+#: oracle's form, :data:`OFF_BY_ONE`, :data:`HALF_RIGHT`).
+WEAK_POLICIES = ("fuzz", "explore", "probe:wrong-value", "signal:off-by-one", "signal:half-right")
+OFF_BY_ONE = "signal:off-by-one"
 HALF_RIGHT = "signal:half-right"
 #: Appended to the oracle's program: the same function, made to return ``None`` for about half
 #: the inputs (those whose ``repr`` has an odd sum of code points): a partly right solution.
@@ -100,16 +104,33 @@ def is_weak(policy: str) -> bool:
     return policy in WEAK_POLICIES or policy.startswith("degenerate:")
 
 
-def rollouts(episodes: Iterable[Episode]) -> list[Rollout]:
-    """The weak episodes that got at least one numeric, finite step reward, as rollouts."""
+def rollouts(episodes: Iterable[Episode], hi: float = math.inf) -> list[Rollout]:
+    """The weak episodes that got at least one numeric, finite step reward, as rollouts.
+
+    Args:
+        hi: the top of the reward range: an :data:`OFF_BY_ONE` episode reaching it is left
+            out (the nudged number did not decide the reward: that was no miss).
+    """
     out = []
     for ep in episodes:
         if not is_weak(ep.policy):
             continue
         nums = [float(r) for r in ep.rewards if is_number(r) and math.isfinite(float(r))]
-        if nums:
+        if nums and not (ep.policy == OFF_BY_ONE and max(nums) >= hi - EPS):
             out.append(Rollout(ep.seed, ep.policy, sum(nums), max(nums)))
     return out
+
+
+def off_by_one(value: object) -> object:
+    """``value`` (an action, or any JSON value in it) with every number, however deeply
+    nested, one more (an integer stays an integer; booleans are not numbers)."""
+    if isinstance(value, dict):
+        return {k: off_by_one(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [off_by_one(v) for v in value]
+    if is_number(value) and math.isfinite(value):
+        return value + 1
+    return value
 
 
 def groups(found: Sequence[Rollout]) -> dict[int | None, list[float]]:
@@ -123,17 +144,38 @@ def groups(found: Sequence[Rollout]) -> dict[int | None, list[float]]:
 
 def training_signal(probes: Probes) -> None:
     """EK523, played among the reward-design probes (after the format probe, whose
-    wrong-value episodes it reads). When no weak episode earned and the action carries code
-    the oracle solved, it first plays the oracle's program made half right
-    (:data:`HALF_RIGHT_WRAPPER`) on every step of one fresh episode per winning seed, within
-    the probes' deadline: a grader paying the fraction of tests passed then shows its partial
-    credit. Then :func:`verdict`."""
+    wrong-value episodes it reads). When no weak episode earned, it first plays, within the
+    probes' deadline, one fresh episode per winning seed of the oracle's near misses: its
+    actions with the final one's numbers off by one (:func:`off_by_one`: a grader paying for
+    closeness, such as a tool call's amount nested in its arguments, then shows its partial
+    credit) and, when the action carries code the oracle solved, its program made half right
+    (:data:`HALF_RIGHT_WRAPPER`) on every step (a grader paying the fraction of tests passed).
+    Then :func:`verdict`."""
     engine = probes.engine
-    found = rollouts(engine.episodes)
+    found = rollouts(engine.episodes, engine.settings.hi)
     earned = any(r.best > engine.settings.lo + EPS for r in found)
-    if found and not earned and not _play_half_right(probes):
-        return  # the deadline left the near miss unplayed: not judged (a note says so)
+    if found and not earned and not (_play_off_by_one(probes) and _play_half_right(probes)):
+        return  # the deadline left a near miss unplayed: not judged (a note says so)
     verdict(engine, oracle_reached=bool(probes.wins))
+
+
+def _play_off_by_one(probes: Probes) -> bool:
+    """The oracle's actions with the final one's numbers off by one (:func:`off_by_one`; a
+    top-level field whose schema bounds the nudged value keeps its value), in a fresh
+    episode per winning seed; ``False`` when the probes' deadline stopped it."""
+    for seed, win in probes.wins.items():
+        final = win.actions[-1]
+        nudged = {
+            name: moved if fits(field_schema(probes, name), moved) else value
+            for name, value in final.items()
+            for moved in (off_by_one(value),)
+        }
+        if nudged == final:
+            continue  # no number to nudge
+        if not probes.time_left("training signal probe"):
+            return False
+        probes.play(seed, win.actions[:-1] + [nudged], OFF_BY_ONE)
+    return True
 
 
 def _play_half_right(probes: Probes) -> bool:
@@ -160,7 +202,7 @@ def verdict(engine: ServerPlayer, oracle_reached: bool = False) -> None:
         oracle_reached: the oracle reached ``hi`` of the range on some seed, only to say the
             reward is shown reachable.
     """
-    found = rollouts(engine.episodes)
+    found = rollouts(engine.episodes, engine.settings.hi)
     if len(found) < MIN_EPISODES:
         return
     broken = (
@@ -221,6 +263,7 @@ def _policies(found: Sequence[Rollout]) -> str:
         "fuzz": "fuzzed",
         "explore": "exploring",
         "probe:wrong-value": "the oracle's form with a wrong value",
+        OFF_BY_ONE: "the oracle's numbers off by one",
         HALF_RIGHT: "the oracle's program half right",
     }
     counts: dict[str, int] = {}
