@@ -58,14 +58,5 @@ def test_envkit_validate_has_zero_findings(built_envs, template):
 
     env = built_envs[template]
     report = validate(env.path, python=env.python)
-    expected = INFO_BY_DESIGN.get(template, set())
-    assert [f"{f.code} {f.message}" for f in report.findings if f.code not in expected] == []
-    assert {f.code for f in report.findings} == expected
+    assert [f"{f.code} {f.message}" for f in report.findings] == []
     assert report.passed
-
-
-#: template -> the info findings it gives by design. tools pays 1.0 for the exact amount and
-#: 0.0 for everything else (tool calls included): no weak policy or near miss of the oracle
-#: earns, so EK523 says a group-relative trainer has no gradient until the model solves a
-#: task (true for a small model; a model that follows the tools solves some at step 0).
-INFO_BY_DESIGN: dict[str, set[str]] = {"tools": {"EK523"}}
