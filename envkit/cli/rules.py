@@ -42,7 +42,7 @@ def rules_cmd(
 
     output = _output.Output(fmt)
     if rfc008:
-        _rfc008(fmt, output, rfc008_table())
+        _rfc008(fmt, output, rfc008_table(), rules_table())
         return
     if fmt is Format.JSON:
         output.data(rules_table())
@@ -92,7 +92,9 @@ def _rules_table(rows: list[dict], width: int) -> RenderableType:
     return table
 
 
-def _rfc008(fmt: Format, output: _output.Output, rows: list[dict]) -> None:
+def _rfc008(fmt: Format, output: _output.Output, rows: list[dict], rules: list[dict]) -> None:
+    """The local-lane table; in text, a last line names the hub-lane ids (``statistical.*``)
+    some envkit rules approximate locally, which the table of local ids cannot show."""
     if fmt is Format.JSON:
         output.data(rows)
         return
@@ -120,6 +122,17 @@ def _rfc008(fmt: Format, output: _output.Output, rows: list[dict]) -> None:
         f"{len(rows)} local-lane checks: envkit implements {covered}, "
         f"openenv validate 0.10 runs {ours}."
     )
+    local = {r["check_id"] for r in rows}
+    hub: dict[str, list[str]] = {}
+    for rule in rules:
+        if rule["rfc008"] and rule["rfc008"] not in local:
+            hub.setdefault(rule["rfc008"], []).append(rule["code"])
+    if hub:
+        _output.info(
+            "Hub-lane checks envkit approximates locally: "
+            + "; ".join(f"{cid} ({', '.join(codes)})" for cid, codes in sorted(hub.items()))
+            + "."
+        )
 
 
 def register(app: typer.Typer, handled: Callable) -> None:

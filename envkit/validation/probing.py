@@ -2,9 +2,9 @@
 schema, the oracle's wins, the probes' deadline), :func:`run` that plays them, and the helpers
 several of them use on actions and episodes.
 
-The probes ask what a trainer would learn from the reward besides the task (EK513-EK522). Each
-rule module of :mod:`envkit.validation.rules` holds its probe next to its rule; the order they
-play in is :data:`envkit.validation.runtime.REWARD_PROBES`. They run last in the order of play,
+The probes ask what a trainer would learn from the reward besides the task (EK513-EK522), and
+whether it learns anything at step 0 (EK523). Each rule module of :mod:`envkit.validation.rules`
+holds its probe next to its rule; the order they play in is :data:`envkit.validation.runtime.REWARD_PROBES`. They run last in the order of play,
 after the verdicts, on the server still running, and read what the earlier checks recorded
 (:attr:`ServerPlayer.episodes`: the oracle's, fuzzed, degenerate and exploring episodes) instead
 of asking the author for a plan. The oracle's actions are the reference: its winning action is

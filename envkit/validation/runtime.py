@@ -39,11 +39,12 @@ from envkit.validation.rules import (
     reward,
     routes,
     sessions,
+    training_signal,
     verifier,
 )
 from envkit.wire import normalise_url
 
-#: The reward-design probes (EK513-EK522) in the order they play, each with the name a crash
+#: The reward-design probes (EK513-EK523) in the order they play, each with the name a crash
 #: of it is reported under. They play last (:func:`_play`): they read every episode played.
 REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
     ("stalling probe", return_farming.stalling),
@@ -55,6 +56,7 @@ REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
     ("reset options probe", reset_options.reset_options_ignored),
     ("feedback leak probe", feedback_leaks.feedback_leaks),
     ("code hacks probe", grader_hacks.code_hacks),
+    ("training signal probe", training_signal.training_signal),  # after the format probe
     ("oversized action probe", load.oversized_action),  # last: it may hang the server
 )
 

@@ -25,6 +25,10 @@ MIN_CAUGHT = 4  # of each rule's defects (at least 5)
 
 #: case directory (``rule-name/case``) -> why no rule reports it yet.
 KNOWN_MISSES: dict[str, str] = {
+    "no-training-signal/defect_format_gated_partial_credit": (
+        "the oracle's tags with a wrong number (a near miss of the oracle, counted as a weak "
+        "policy) earn the closeness credit; a prompt that does not state the tags looks the same"
+    ),
     "rewards-not-deterministic/defect_str_hash_seeded_letter_weights": (
         "weights from hash(str), salted per process: envkit replays inside one server process"
     ),

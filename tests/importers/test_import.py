@@ -1,7 +1,8 @@
 """Imported environments (three reasoning-gym tasks, two verifiers modules written here) are
-ordinary envkit environments: `envkit validate` (static and runtime) has zero findings, the
-oracle plays every episode to the maximum reward over OpenEnv's client, their own tests
-pass, the source is pinned exactly, and `openenv validate` (0.10) passes."""
+ordinary envkit environments: `envkit validate` (static and runtime) has zero findings (an
+exact-answer task: only EK523, info), the oracle plays every episode to the maximum reward
+over OpenEnv's client, their own tests pass, the source is pinned exactly, and `openenv
+validate` (0.10) passes."""
 
 from __future__ import annotations
 
@@ -22,13 +23,27 @@ SOURCES = [f"reasoning-gym:{t}" for t in RG_TASKS] + [
 IDS = [*RG_TASKS, "vf_single", "vf_multi"]
 
 
+#: id -> why EK523 (no-training-signal, info) is the one finding expected: the task's scorer
+#: pays the exact answer only, so no weak policy of envkit earns anything, as a small starting
+#: model would not (docs/import.md says what to do about it).
+EXACT_ANSWER = {
+    "leg_counting": "score_answer pays the exact leg count only",
+    "basic_arithmetic": "score_answer pays the exact result only",
+    "color_cube_rotation": "score_answer pays the exact colour only",
+    "vf_multi": "the rubric pays the exact word, and its quick part only when that ends turn 1",
+}
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
 def test_envkit_validate_has_zero_findings(imported_envs, source):
     from envkit.validation import validate
 
     env = imported_envs[source]
     report = validate(env.path, python=env.python)
-    assert [f"{f.code} {f.message}" for f in report.findings] == []
+    expected = {"EK523"} if dict(zip(SOURCES, IDS, strict=True))[source] in EXACT_ANSWER else set()
+    assert [f"{f.code} {f.message}" for f in report.findings if f.code not in expected] == []
+    assert {f.code for f in report.findings} == expected
+    assert all(f.severity.value == "info" for f in report.findings)
     assert report.passed
 
 

@@ -22,13 +22,22 @@ from envkit.validation.rules import (
     load,
     reset_options,
     return_farming,
+    training_signal,
     verifier,
 )
 from envkit.validation.runtime import REWARD_PROBES, RuntimeTarget, run_runtime
 from tests.helpers import descendants
 
 QUIZ = Path(__file__).parent / "envs" / "probe_quiz"
-PROBE_MODULES = (return_farming, verifier, load, reset_options, grader_hacks, feedback_leaks)
+PROBE_MODULES = (
+    return_farming,
+    verifier,
+    load,
+    reset_options,
+    grader_hacks,
+    feedback_leaks,
+    training_signal,
+)
 # every probe's rule but EK521 (probe_quiz has no code field)
 PROBE_CODES = {
     rule.code for m in PROBE_MODULES for rule in vars(m).values() if isinstance(rule, Rule)
@@ -44,14 +53,16 @@ def test_wrong_value_keeps_the_form_and_changes_the_value() -> None:
 def test_every_probe_plays_once_from_its_rule_module() -> None:
     """The order of play lists each probe once, and each comes from a probe rule module."""
     probes = [probe for _name, probe in REWARD_PROBES]
-    assert len(set(probes)) == len(probes) == 10
+    assert len(set(probes)) == len(probes) == 11
     assert {p.__module__ for p in probes} == {m.__name__ for m in PROBE_MODULES}
 
 
 @pytest.mark.slow
 def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> None:
     """Clean: spacing, case, a lead-in and "73.0" are accepted, errors earn 0, a 200 KB
-    answer is refused at once: no probe may find anything, and every one was evaluated."""
+    answer is refused at once: no probe may find anything, and every one was evaluated. The
+    quiz pays the exact answer only, so EK523 (info: no weak policy earns) is its one
+    finding, as in tests/validation/test_rules.py."""
     monkeypatch.delenv("PROBE_MODE", raising=False)
     before = descendants(os.getpid())
     out = run_runtime(
@@ -60,6 +71,6 @@ def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> 
     )
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the probes left processes behind"
-    assert out.findings == [], [(f.code, f.message) for f in out.findings]
+    assert [f.code for f in out.findings] == ["EK523"], [(f.code, f.message) for f in out.findings]
     assert set(out.checks_run) >= PROBE_CODES
     assert out.timings["probes"] > 0

@@ -169,6 +169,10 @@ def _jsonrpc_both(_out: RuntimeOutcome, f: Finding) -> None:
 # than the win (EK513, stalling pays)
 STALLS = frozenset({"EK513"})
 
+#: A task no weak policy of envkit solves (a word, a code, a quiz answer): EK523 says a
+#: group-relative trainer has no gradient at step 0 (info), besides the row's own finding.
+SPARSE = frozenset({"EK523"})
+
 CASES: dict[str, Case] = {
     "EK401": Case(root=True, start="import_error", episodes=2, extra=_start_failed),
     "EK402": Case("bad_health"),
@@ -224,6 +228,7 @@ CASES: dict[str, Case] = {
         fixture="declared_relative",
         episodes=1,
         extra=_says("`uvicorn server.app:app in", "attempted relative import", "package form"),
+        also=SPARSE,
     ),
     "EK501": Case("nan_reward"),
     "EK502": Case("bool_reward"),
@@ -234,11 +239,13 @@ CASES: dict[str, Case] = {
     "EK505": Case("hackable"),
     "EK506": Case("oracle_wrong", root=True, episodes=1, extra=_says("server.oracle:policy")),
     "EK507": Case(manifest=False, episodes=1, extra=_pure_url),
-    "EK508": Case(realworld="realworld_farming", extra=_farmed),
+    "EK508": Case(realworld="realworld_farming", extra=_farmed, also=SPARSE),
     "EK509": Case(
-        realworld="realworld_reveal", extra=_leaked("observation.solution", "terminal observation")
+        realworld="realworld_reveal",
+        extra=_leaked("observation.solution", "terminal observation"),
+        also=SPARSE,
     ),
-    "EK510": Case(realworld="realworld_http_fresh", extra=_fresh),
+    "EK510": Case(realworld="realworld_http_fresh", extra=_fresh, also=SPARSE),
     "EK511": Case("reward_ignores_action", extra=_ignores),
     # a probe plan recorded before the action field was renamed (knobs' stale_plan.json)
     "EK431": Case(
@@ -259,6 +266,7 @@ CASES: dict[str, Case] = {
         fixture="realworld_state_leak",
         env=(("STATE_LEAK_MODE", "format"),),
         extra=_says("`state.expected_answer` (after `reset`, seed 0)"),
+        also=SPARSE,
     ),
     # the reward-design probes: envs/probe_quiz with one defect per PROBE_MODE
     "EK513": Case(
@@ -274,45 +282,67 @@ CASES: dict[str, Case] = {
         fixture="probe_quiz",
         env=(("PROBE_MODE", "brittle"),),
         extra=_says("a lead-in", "surrounding whitespace", "an equivalent number form"),
+        also=SPARSE,
     ),
     "EK517": Case(
-        fixture="probe_quiz", env=(("PROBE_MODE", "hang"),), extra=_says("no answer within 2 s")
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "hang"),),
+        extra=_says("no answer within 2 s"),
+        also=SPARSE,
     ),
-    "EK518": Case(fixture="probe_quiz", env=(("PROBE_MODE", "grow"),), extra=_says("bytes a step")),
+    "EK518": Case(
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "grow"),),
+        extra=_says("bytes a step"),
+        also=SPARSE,
+    ),
     "EK519": Case(
-        fixture="probe_quiz", env=(("PROBE_MODE", "leak"),), extra=_says("64 KiB a reset")
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "leak"),),
+        extra=_says("64 KiB a reset"),
+        also=SPARSE,
     ),
     "EK520": Case(
         fixture="probe_quiz",
         env=(("PROBE_MODE", "options"),),
         extra=_says('`difficulty="easy"`', '`difficulty="hard"`'),
+        also=SPARSE,
     ),
     # envs/probe_code: the grader trusts the child's exit status and its own `==`
     "EK521": Case(
         fixture="probe_code",
         env=(("PROBE_MODE", "exit"),),
         extra=_says("`sys.exit(0)`", "`os._exit(0)`", "always true", "overwriting the tests"),
+        also=SPARSE,
     ),
     "EK522": Case(
-        fixture="probe_quiz", env=(("PROBE_MODE", "reveal"),), extra=_says("earned the maximum 1")
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "reveal"),),
+        extra=_says("earned the maximum 1"),
+        also=SPARSE,
+    ),
+    # a seeded code never shown, no oracle (EK507): no weak policy earns anything
+    "EK523": Case(
+        realworld="realworld_sparse", also=frozenset({"EK507"}), extra=_says("no gradient")
     ),
 }
 
 # issue #13: the defect a realworld_* environment shows beyond its CASES row -> (codes, extra)
 REALWORLD: dict[str, tuple[set[str], Extra | None]] = {
-    # the answer is a field of `state`
-    "realworld_state_leak": ({"EK509"}, _leaked("state.target", "after `reset`")),
-    # a secret drawn unseeded that only `state` shows; no oracle declared (EK507)
-    "realworld_unseeded": ({"EK411", "EK507"}, None),
+    # the answer is a field of `state` (no weak policy submits it: EK523)
+    "realworld_state_leak": ({"EK509", "EK523"}, _leaked("state.target", "after `reset`")),
+    # a secret drawn unseeded that only `state` shows; no oracle declared (EK507); EK523
+    "realworld_unseeded": ({"EK411", "EK507", "EK523"}, None),
     # null on every step but the last, then 0.5 whatever the answer: EK504 judged on the
     # numeric rewards; the nulls are EK501; the oracle cannot reach 1 (EK506)
     "realworld_constant": ({"EK501", "EK504", "EK506"}, None),
     # clean look-alikes: no randomness at all (not "seed ignored"); timings and ids that vary
     # on every reply (not determinism or isolation diffs); a sparse task nobody solved (not
-    # "constant reward"; it declares no oracle on purpose: EK507)
-    "realworld_fixed": (set(), None),
-    "realworld_timing": (set(), None),
-    "realworld_sparse": ({"EK507"}, None),
+    # "constant reward"; it declares no oracle on purpose: EK507). Each is a word or code to
+    # find that no weak policy finds: a group-relative trainer gets no gradient (EK523, info)
+    "realworld_fixed": ({"EK523"}, None),
+    "realworld_timing": ({"EK523"}, None),
+    "realworld_sparse": ({"EK507", "EK523"}, None),
     # only the legal moves the observation lists reach the goal, which then pays again
     # (grid_world_env, maze_env); no oracle declared (EK507)
     "realworld_corridor": ({"EK507", "EK508"}, None),
@@ -455,7 +485,9 @@ def test_leak_tries_play_fresh_sessions(monkeypatch) -> None:
     monkeypatch.setenv("REVEAL_MODE", "next")
     out = _run_env("realworld_reveal", 3)
     codes = {f.code for f in out.findings}
-    assert codes == {"EK509", "EK411", "EK412"}, [(f.code, f.message) for f in out.findings]
+    assert codes == {"EK509", "EK411", "EK412"} | SPARSE, [
+        (f.code, f.message) for f in out.findings
+    ]
     (first,) = [f for f in out.findings if f.code == "EK509"]
     _leaked("observation.solution", "terminal observation")(out, first)
 

@@ -45,6 +45,7 @@ from envkit.validation.rules import (
     sessions,
     submission,
     training,
+    training_signal,
     verifier,
 )
 
@@ -125,6 +126,11 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(reset_options, "5", "declared `reset` options that change nothing"),
     RuleModule(grader_hacks, "5", "known code-grader hacks that earn more than doing nothing"),
     RuleModule(feedback_leaks, "5", "feedback after a wrong answer that gives the answer away"),
+    RuleModule(
+        training_signal,
+        "5",
+        "the training signal at step 0: weak policies earn reward, and it varies within a seed",
+    ),
     RuleModule(
         container,
         "4",
