@@ -20,8 +20,23 @@ def parse_python(source: str | bytes, filename: str = "<unknown>") -> ast.Module
     """``ast.parse(source, filename)`` under the process-wide lock.
 
     Raises:
-        SyntaxError: ``source`` is not valid Python.
-        ValueError: ``source`` holds a null byte.
+        SyntaxError: ``source`` is not valid Python, or holds a null byte (ValueError on
+            older Pythons).
     """
     with _AST_LOCK:
         return ast.parse(source, filename=filename)
+
+
+def literal_value(text: str) -> object:
+    """``ast.literal_eval(text)`` with the parse under the process-wide lock (``literal_eval``
+    of a string parses it, which is the racy part).
+
+    Raises:
+        SyntaxError: ``text`` is not a Python expression, or holds a null byte (ValueError on
+            older Pythons).
+        ValueError: the expression is not a literal (a name, a call).
+        TypeError, MemoryError, RecursionError: as ``ast.literal_eval`` does.
+    """
+    with _AST_LOCK:
+        tree = ast.parse(text.lstrip(" \t"), mode="eval")
+    return ast.literal_eval(tree)

@@ -287,7 +287,7 @@ def documented_options(source: str, readme: str = "") -> dict[str, list[Any]]:
     ``int`` option with fewer than two gets ``0`` and ``1``. An unparsable source documents
     what ``readme`` mentions."""
     try:
-        tree: ast.Module | None = ast.parse(source)
+        tree: ast.Module | None = parse_python(source)
     except (SyntaxError, ValueError):
         tree = None
     texts = [readme]

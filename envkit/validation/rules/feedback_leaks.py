@@ -3,11 +3,11 @@ when sent as the answer."""
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from envkit.envdir.pysource import literal_value
 from envkit.findings import Severity, register
 from envkit.validation.engine import EPS, is_number
 from envkit.validation.probing import CODE_FIELD, Probes, field_schema, fits, fmt, text_fields
@@ -118,7 +118,7 @@ def _literal(text: str) -> object:
     tries += [t.rstrip(" .") for t in tries]
     for t in tries:
         try:
-            return ast.literal_eval(t.strip())
+            return literal_value(t.strip())
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             continue
     return _NOT
