@@ -98,8 +98,9 @@ def test_reverse_word_validates_and_scores_over_openenvs_client(vf_envs):
     env = vf_envs["reverse"]
     report = validate(env.path, python=env.python)
     assert [f"{f.code} {f.message}" for f in report.errors] == []
-    # the task asks for an exact string: EK516 (brittle verifier) is the one expected warning
-    assert {f.code for f in report.findings} <= {"EK516"}
+    # the task asks for an exact string: EK516 (brittle verifier) is the one expected warning,
+    # and no weak policy of envkit writes the reversed word: EK523 (info)
+    assert {f.code for f in report.findings} <= {"EK516", "EK523"}
     assert "verifiers==0.4.0" in (env.path / "server" / "verifiers-requirements.txt").read_text()
     server = _serve(env)
     try:
