@@ -561,7 +561,7 @@ def _seed_dropped(engine: ServerPlayer, seed: int, d: Difference) -> None:
     engine.add(
         SEED_IGNORED,
         f"The seed must select the episode; `reset` in server/ declares neither a `seed` "
-        "parameter nor `**kwargs`, so openenv-core drops the seed the client sends, and "
+        "parameter nor `**kwargs`, so OpenEnv drops the seed the client sends, and "
         f"two fresh sessions reset with seed {seed} got two different `{d.path}` values "
         f"{where} ({_fmt(d.first)}, {_fmt(d.second)}): the episode comes from an unseeded "
         "source. Declare `reset(self, seed=None, episode_id=None, **kwargs)` and draw from "
