@@ -64,8 +64,9 @@ REWARD_NONDETERMINISTIC = register(
     summary="The same seed and the same actions give different rewards.",
     what="envkit replays one action sequence twice after `reset(seed=s)` and compares the "
     "step rewards one by one: the same trajectory must be scored the same way. The "
-    "oracle's first episode is replayed too, twice on one session (a bonus paid on a win, "
-    "for speed or a streak, is where rewards drift). RFC "
+    "oracle's first episode is replayed too, up to 5 times on one session until a reward "
+    "differs (a bonus paid on a win, for speed or a streak, or a sampling judge's vote is "
+    "where rewards drift). RFC "
     "008: `semantic.verifier_determinism` (observations and `state` are EK411's "
     "`runtime.episode_determinism`).",
     why="A reward that changes for the same trajectory is noise in the learning signal and "
