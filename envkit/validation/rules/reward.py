@@ -386,15 +386,13 @@ def _undeclared_seeds(
     Returns:
         ``(seed, best step reward or None)`` for every episode played, in order.
     """
-    seeds = engine.settings.seeds
-    start = max(seeds) + 1
-    candidates = [s for s in range(start, start + UNDECLARED_SEEDS) if s not in seeds]
+    start = max(engine.settings.seeds) + 1
     allowed_s = max(allowed_s, UNDECLARED_MIN_S)
     deadline = time.monotonic() + min(allowed_s, engine.remaining_s() / 10)
     played: list[tuple[int, float | None]] = []
     hook, engine.on_episode_end = engine.on_episode_end, None
     try:
-        for seed in candidates:
+        for seed in range(start, start + UNDECLARED_SEEDS):
             if time.monotonic() > deadline:
                 break
             try:

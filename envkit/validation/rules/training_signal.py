@@ -61,12 +61,12 @@ NO_TRAINING_SIGNAL = register(
     "a reward that pays only for that form (tags around any number) reads as a signal.",
 )
 
+OFF_BY_ONE = "signal:off-by-one"
+HALF_RIGHT = "signal:half-right"
 #: The policies that stand in for an untrained model (``Episode.policy``; ``degenerate:*`` too):
 #: envkit's weak policies, and the oracle's near misses (the format probe's wrong value in the
 #: oracle's form, :data:`OFF_BY_ONE`, :data:`HALF_RIGHT`).
-WEAK_POLICIES = ("fuzz", "explore", "probe:wrong-value", "signal:off-by-one", "signal:half-right")
-OFF_BY_ONE = "signal:off-by-one"
-HALF_RIGHT = "signal:half-right"
+WEAK_POLICIES = ("fuzz", "explore", "probe:wrong-value", OFF_BY_ONE, HALF_RIGHT)
 #: Appended to the oracle's program: the same function, made to return ``None`` for about half
 #: the inputs (those whose ``repr`` has an odd sum of code points): a partly right solution.
 HALF_RIGHT_WRAPPER = """
