@@ -69,6 +69,16 @@ KNOWN_MISSES: dict[str, str] = {
     ),
 }
 
+#: known miss -> why its rule reports it in some runs: which episodes a run plays depends on
+#: timing (deadlines of the reward probes, the oracle's undeclared seeds), so neither outcome
+#: fails; it counts as missed everywhere else.
+FOUND_SOMETIMES: dict[str, str] = {
+    "observation-grows/defect_score_curve_in_obs": (
+        "found in 2 of 5 full corpus runs (both under load): an episode that doubles "
+        "is played only in some runs"
+    ),
+}
+
 #: near-miss case -> why its rule reports it anyway (a false finding still to remove).
 KNOWN_NOISE: dict[str, str] = {
     "brittle-verifier/nearmiss_camelcase_exact_on_purpose": (

@@ -13,6 +13,7 @@ import pytest
 
 from tests.corpus.corpus import (
     BELOW_TARGET,
+    FOUND_SOMETIMES,
     KNOWN_MISSES,
     KNOWN_NOISE,
     MIN_CAUGHT,
@@ -57,6 +58,8 @@ def test_the_rule_judges_the_case(
     if case.key in KNOWN_NOISE:  # strict: a near-miss that is quiet now must leave the list
         assert case.code in found, f"{case.key} is quiet now: remove it from KNOWN_NOISE"
         pytest.xfail(KNOWN_NOISE[case.key])
+    if case.key in FOUND_SOMETIMES:  # timing decides: either outcome passes (as an xfail)
+        pytest.xfail(FOUND_SOMETIMES[case.key])
     if case.key in KNOWN_MISSES:  # strict: a miss that is caught now must leave the list
         assert case.code not in found, f"{case.key} is caught now: remove it from KNOWN_MISSES"
         pytest.xfail(KNOWN_MISSES[case.key])
@@ -86,3 +89,9 @@ def test_each_corpus_is_complete_and_its_rule_finds_enough(rule: str) -> None:
         assert caught < MIN_CAUGHT, f"{rule} finds {caught} now: remove it from BELOW_TARGET"
         pytest.xfail(BELOW_TARGET[rule])
     assert caught >= MIN_CAUGHT, f"{rule}: finds {caught} of {len(defects)}"
+
+
+def test_cases_found_sometimes_are_known_misses() -> None:
+    """A case timing decides is counted as missed: it stays in KNOWN_MISSES (and its rule's
+    documented limits)."""
+    assert set(FOUND_SOMETIMES) <= set(KNOWN_MISSES)
