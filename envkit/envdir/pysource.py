@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import ast
 import threading
+from typing import Any
 
 _AST_LOCK = threading.Lock()
+_RETRIES = 3  # parses of one source when another thread's tree broke the depth count
 
 
 def parse_python(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
@@ -23,8 +25,20 @@ def parse_python(source: str | bytes, filename: str = "<unknown>") -> ast.Module
         SyntaxError: ``source`` is not valid Python, or holds a null byte (ValueError on
             older Pythons).
     """
-    with _AST_LOCK:
-        return ast.parse(source, filename=filename)
+    return _parse(source, filename, "exec")
+
+
+def _parse(source: str | bytes, filename: str, mode: str) -> Any:
+    """``ast.parse`` under the lock, tried again when another thread's tree (a library's:
+    Python 3.11's traceback formatting parses source lines) broke the shared depth count."""
+    for attempt in range(_RETRIES):
+        try:
+            with _AST_LOCK:
+                return ast.parse(source, filename=filename, mode=mode)
+        except SystemError as exc:
+            if "recursion depth mismatch" not in str(exc) or attempt == _RETRIES - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def literal_value(text: str) -> object:
@@ -37,6 +51,4 @@ def literal_value(text: str) -> object:
         ValueError: the expression is not a literal (a name, a call).
         TypeError, MemoryError, RecursionError: as ``ast.literal_eval`` does.
     """
-    with _AST_LOCK:
-        tree = ast.parse(text.lstrip(" \t"), mode="eval")
-    return ast.literal_eval(tree)
+    return ast.literal_eval(_parse(text.lstrip(" \t"), "<unknown>", "eval"))
