@@ -157,6 +157,10 @@ class Rule:
             or :data:`RFC008_HUB`), ``None`` when none does.
         limits: defects of the rule's kind it is known not to find (measured on its
             independent corpus, ``tests/corpus/<name>/``); ``""`` when none is known.
+        reported_as: codes of the rules that report some defects of this rule's kind
+            instead of it, where theirs is the more exact finding (a reward that ignores every
+            action is constant: EK504, not also EK511); ``limits`` says which. A defect of the
+            rule's corpus reported by one of them counts as found.
     """
 
     code: str
@@ -170,6 +174,7 @@ class Rule:
     hygiene: bool = False
     rfc008: str | None = None
     limits: str = ""
+    reported_as: tuple[str, ...] = ()
 
     @property
     def family(self) -> str:
@@ -227,7 +232,13 @@ class Rule:
             f"## What it checks\n{self.what}\n\n"
             f"## Why it matters\n{self.why}\n\n"
             f"## Example\n{self.example}\n\n"
-            f"## Fix\n{self.fix}\n" + (f"\n## Known limits\n{self.limits}\n" if self.limits else "")
+            f"## Fix\n{self.fix}\n"
+            + (f"\n## Known limits\n{self.limits}\n" if self.limits else "")
+            + (
+                f"\nReported instead by: {', '.join(self.reported_as)} (see Known limits).\n"
+                if self.reported_as
+                else ""
+            )
         )
 
 
@@ -329,6 +340,7 @@ def register(
     hygiene: bool = False,
     rfc008: str | None = None,
     limits: str = "",
+    reported_as: tuple[str, ...] = (),
 ) -> Rule:
     """Register a rule once and return it.
 
@@ -336,10 +348,13 @@ def register(
         hygiene: a generic layout warning, folded in the text report (:attr:`Rule.hygiene`).
         rfc008: the RFC 008 check id the rule corresponds to (:attr:`Rule.rfc008`).
         limits: what the rule is known to miss (:attr:`Rule.limits`).
+        reported_as: rules that report some defects of its kind instead
+            (:attr:`Rule.reported_as`); they need not be registered yet.
 
     Raises:
         ValueError: malformed code or name, an empty documentation section, a code or name
-            registered twice (codes are never reused), or an unknown RFC 008 check id.
+            registered twice (codes are never reused), an unknown RFC 008 check id, a
+            malformed code in ``reported_as``, or ``reported_as`` without ``limits``.
     """
     if not _CODE.fullmatch(code):
         raise ValueError(f"rule code {code!r} must be EK followed by 3 digits, family 1-7")
@@ -360,6 +375,10 @@ def register(
         raise ValueError(f"rule name {name} registered twice")
     if rfc008 is not None and rfc008 not in RFC008_LOCAL + RFC008_HUB:
         raise ValueError(f"rule {code}: {rfc008!r} is not an RFC 008 check id")
+    if bad := [c for c in reported_as if not _CODE.fullmatch(c) or c == code]:
+        raise ValueError(f"rule {code}: reported_as holds {bad}")
+    if reported_as and not limits.strip():
+        raise ValueError(f"rule {code}: reported_as needs limits saying when")
     rule = Rule(
         code,
         name,
@@ -372,6 +391,7 @@ def register(
         hygiene=hygiene,
         rfc008=rfc008,
         limits=limits.strip(),
+        reported_as=tuple(reported_as),
     )
     RULES[code] = rule
     return rule

@@ -634,6 +634,8 @@ def rules_markdown(rules: list[Rule] | None = None) -> str:
             ]
             if r.limits:
                 out += [f"**Known limits.** {r.limits}", ""]
+            if r.reported_as:
+                out += [f"**Reported instead by.** {', '.join(r.reported_as)}", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -652,6 +654,7 @@ def rules_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
             "hygiene": r.hygiene,
             "rfc008": r.rfc008,
             "limits": r.limits,
+            "reported_as": list(r.reported_as),
         }
         for r in rules
     ]

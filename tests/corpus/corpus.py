@@ -88,7 +88,8 @@ KNOWN_NOISE: dict[str, str] = {
 }
 
 #: case directory -> (the codes that report it instead of its rule, why): the defect is
-#: reported, by a neighbouring rule; its own rule does not count it as found.
+#: reported by a rule its own rule's documentation names for it (``Rule.reported_as``, with
+#: the case in its known limits), and counts as found.
 REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
     "reward-hackable/defect_http_step_fresh_empty": (
         ("EK510",),
@@ -107,7 +108,7 @@ REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
         "episodes are random under one seed",
     ),
     "rewards-not-deterministic/defect_illegal_move_random_fallback": (
-        ("EK411", "EK412"),
+        ("EK411",),
         "the random fallback move shows in the observation (EK411); rewards differ in some runs",
     ),
     "reward-ignores-action/defect_loop_variable_shadows_answer": (
@@ -141,17 +142,7 @@ REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 #: rule -> why it finds fewer than MIN_CAUGHT of its corpus (the gap to close next).
-BELOW_TARGET: dict[str, str] = {
-    "reward-ignores-action": "1 of 5: a reward that ignores every action is constant (EK504)",
-    "answer-in-state": (
-        "0 of 5: a named answer field that scores when submitted is EK509 (4), the fifth is an "
-        "index"
-    ),
-    "seed-ignored": (
-        "3 of 5: a seed `reset` accepts and ignores, while the episode draws from an unseeded "
-        "source, is the unseeded draw EK411 reports"
-    ),
-}
+BELOW_TARGET: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -216,7 +207,7 @@ def servers_without_gradio() -> Iterator[None]:
 
 def play(case: Case, workdir: Path, python: str) -> set[str]:
     """Validate a copy of ``case`` (runtime stage, only its rule and its :data:`REPORTED_AS`
-    neighbours selected; validate's defaults otherwise) and return the codes reported. The
+    stand-ins selected; validate's defaults otherwise) and return the codes reported. The
     copy keeps the corpus free of anything a run writes. Call it inside
     :func:`servers_without_gradio`."""
     from envkit.validation import validate

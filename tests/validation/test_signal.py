@@ -246,6 +246,29 @@ def test_register_refuses_an_unknown_rfc008_id() -> None:
     assert "EK699" not in RULES
 
 
+@pytest.mark.parametrize(
+    ("reported_as", "limits", "message"),
+    [(("EK69",), "l", "reported_as holds"), (("EK698",), "l", "reported_as holds"),
+     (("EK509",), "", "needs limits")],
+)  # fmt: skip
+def test_register_refuses_a_reported_as_it_cannot_explain(reported_as, limits, message) -> None:
+    """``reported_as`` names well-formed other codes, and the limits say when."""
+    with pytest.raises(ValueError, match=message):
+        register(
+            "EK698",
+            "test-only-reported-as",
+            Severity.INFO,
+            summary="s",
+            what="w",
+            why="y",
+            example="e",
+            fix="f",
+            limits=limits,
+            reported_as=reported_as,
+        )
+    assert "EK698" not in RULES
+
+
 def test_rules_rfc008_cli(cli) -> None:
     rows = json.loads(cli("rules", "--rfc008", "--format", "json").stdout)
     assert [r["check_id"] for r in rows] == list(RFC008_LOCAL)

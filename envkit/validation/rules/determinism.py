@@ -77,6 +77,7 @@ REWARD_NONDETERMINISTIC = register(
     limits="A reward that differs only between server processes (weights from `hash(str)`, "
     "salted per process) is not seen: envkit replays inside one server process. A random "
     "choice that shows in the observation first is reported as EK411.",
+    reported_as=("EK411",),
 )
 
 SEED_IGNORED = register(
@@ -110,6 +111,7 @@ SEED_IGNORED = register(
     "that is reported as EK411/EK412, not as EK413 (at runtime it is the unseeded draw "
     "EK411 describes). A `reset` without a `seed` parameter is EK413's only when envkit "
     "has the source (`server/*.py`); over `--url` alone it is EK411/EK412 too.",
+    reported_as=("EK411", "EK412"),
 )
 
 

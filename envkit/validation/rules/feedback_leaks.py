@@ -45,6 +45,7 @@ FEEDBACK_LEAKS = register(
     limits="A reveal in the terminal observation of a lost episode, reused by the next episode "
     "of the seed, is EK509's (solution-leak). Quoted hidden tests become a lookup table only "
     "when their arguments and expected values are Python literals on one line.",
+    reported_as=("EK509",),
 )
 
 

@@ -123,6 +123,7 @@ ANSWER_IN_STATE = register(
     limits="A named answer field that scores when submitted is EK509 (solution-leak), not also "
     "EK512. An answer kept as an option index (`label: 2`) where the agent answers with "
     "letters is not seen.",
+    reported_as=("EK509",),
 )
 
 FRESH_INSTANCE_PAYS = register(
@@ -165,6 +166,7 @@ REWARD_IGNORES_ACTION = register(
     limits="A reward that ignores every action is constant: EK504 reports it. A reward computed "
     "from the previous action (before the move is applied) varies with the actions and is"
     " not seen.",
+    reported_as=("EK504",),
 )
 
 

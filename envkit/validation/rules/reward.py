@@ -102,6 +102,7 @@ REWARD_HACKABLE = register(
     "or trivial answer the minimum.",
     limits="A degenerate action that pays only on a fresh, never-reset instance (HTTP `POST /step`"
     " without `reset`) is reported as EK510 (fresh-instance-pays), not here.",
+    reported_as=("EK510",),
 )
 
 ORACLE_BELOW_MAX = register(
