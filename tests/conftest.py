@@ -23,6 +23,21 @@ from typer.testing import CliRunner
 from tests.helpers import docker_available
 
 _REAL_HOME = Path.home()
+#: First on PYTHONPATH of every process the suite starts (ENVKIT_TEST_GRADIO=1: left off):
+#: a ``gradio`` that raises ModuleNotFoundError. OpenEnv imports gradio only for its optional
+#: web UI (``except ImportError``: no UI), which no test enables; the import is ~1.9 s of the
+#: ~2.8 s that importing openenv.core.env_server takes, in every server, oracle, policy and
+#: trainer process. Docker images keep gradio: the Docker tier serves with it.
+WITHOUT_GRADIO = Path(__file__).parent / "_without_gradio"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Put :data:`WITHOUT_GRADIO` on ``PYTHONPATH`` once, before xdist starts its workers."""
+    if os.environ.get("ENVKIT_TEST_GRADIO") == "1":
+        return
+    before = os.environ.get("PYTHONPATH", "")
+    if str(WITHOUT_GRADIO) not in before.split(os.pathsep):
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), before]))
 
 # Fixtures whose closure means "needs this tier" (item.fixturenames is the whole closure).
 DOCKER_FIXTURES = frozenset({"docker_engine"})

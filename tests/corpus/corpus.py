@@ -177,11 +177,12 @@ def cases() -> list[Case]:
     return found
 
 
-#: First on the servers' PYTHONPATH: a ``gradio`` that is not installed. OpenEnv imports
-#: gradio for its optional web UI and serves without it when it is missing (its own
+#: First on the servers' PYTHONPATH: a ``gradio`` that is not installed (the suite puts it
+#: there for every process, tests/conftest.py; bench/corpus.py runs outside pytest). OpenEnv
+#: imports gradio for its optional web UI and serves without it when it is missing (its own
 #: ``except ModuleNotFoundError``); the corpus never enables that UI, and the import is about
-#: 2.4 s of CPU in each server and each oracle process, most of a case's cost.
-WITHOUT_GRADIO = HERE / "_without_gradio"
+#: 2 s of CPU in each server and each oracle process, most of a case's cost.
+WITHOUT_GRADIO = HERE.parent / "_without_gradio"
 
 
 JOBS = int(os.environ.get("ENVKIT_CORPUS_JOBS", "4"))
