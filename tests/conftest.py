@@ -39,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if str(WITHOUT_GRADIO) not in before.split(os.pathsep):
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), before]))
 
+
 # Fixtures whose closure means "needs this tier" (item.fixturenames is the whole closure).
 DOCKER_FIXTURES = frozenset({"docker_engine"})
 BROWSER_FIXTURES = frozenset({"browser"})
