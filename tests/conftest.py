@@ -14,13 +14,14 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from tests.helpers import docker_available
+from tests.helpers import cache_root, docker_available
 
 _REAL_HOME = Path.home()
 #: First on PYTHONPATH of every process the suite starts (ENVKIT_TEST_GRADIO=1: left off):
@@ -32,12 +33,28 @@ WITHOUT_GRADIO = Path(__file__).parent / "_without_gradio"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Put :data:`WITHOUT_GRADIO` on ``PYTHONPATH`` once, before xdist starts its workers."""
-    if os.environ.get("ENVKIT_TEST_GRADIO") == "1":
+    """Set the child processes' environment once, before xdist starts its workers (they and
+    every process they start inherit it): no gradio, shared bytecode."""
+    if os.environ.get("ENVKIT_TEST_GRADIO") != "1":
+        before = os.environ.get("PYTHONPATH", "")
+        if str(WITHOUT_GRADIO) not in before.split(os.pathsep):
+            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), before]))
+    _share_bytecode()
+
+
+def _share_bytecode() -> None:
+    """One bytecode cache for the whole run (``PYTHONPYCACHEPREFIX``, kept across runs beside
+    the venv cache). envkit starts servers with its cache under ``$XDG_CACHE_HOME``, which
+    :func:`_isolate` makes a fresh temporary HOME per test: every server would compile
+    openenv, fastapi and pydantic from source again (~2.5 s of CPU each, hundreds of starts).
+    The part of the cache mirroring the temporary directory (each run's own environments) is
+    dropped when a run starts. A user's own prefix or ``PYTHONDONTWRITEBYTECODE`` is kept."""
+    if os.environ.get("PYTHONPYCACHEPREFIX") or os.environ.get("PYTHONDONTWRITEBYTECODE"):
         return
-    before = os.environ.get("PYTHONPATH", "")
-    if str(WITHOUT_GRADIO) not in before.split(os.pathsep):
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), before]))
+    prefix = cache_root() / "pycache"
+    shutil.rmtree(prefix / Path(tempfile.gettempdir()).resolve().relative_to("/"), True)
+    prefix.mkdir(parents=True, exist_ok=True)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
 
 
 # Fixtures whose closure means "needs this tier" (item.fixturenames is the whole closure).

@@ -32,6 +32,7 @@ def test_a_server_start_caches_bytecode_outside_the_environment(
     tmp_path: Path, monkeypatch
 ) -> None:
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)  # the suite's shared one
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     env = init_project("bc-env", template="echo", output_dir=tmp_path, lock=False).path
     server = start_server(env, "server.app:app", python=sys.executable)
