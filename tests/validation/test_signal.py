@@ -230,19 +230,15 @@ def test_every_rule_carries_a_valid_rfc008_id_or_none() -> None:
     assert RULES["EK604"].hygiene and not RULES["EK503"].hygiene
 
 
+def _register_test_rule(code: str, **extra: object) -> None:
+    """``register`` a throw-away rule ``code`` with one-letter documentation and ``extra``."""
+    docs = {"summary": "s", "what": "w", "why": "y", "example": "e", "fix": "f"}
+    register(code, f"test-only-{code.lower()}", Severity.INFO, **docs, **extra)
+
+
 def test_register_refuses_an_unknown_rfc008_id() -> None:
     with pytest.raises(ValueError, match="not an RFC 008 check id"):
-        register(
-            "EK699",
-            "test-only-rule",
-            Severity.INFO,
-            summary="s",
-            what="w",
-            why="y",
-            example="e",
-            fix="f",
-            rfc008="runtime.seed_controll",
-        )
+        _register_test_rule("EK699", rfc008="runtime.seed_controll")
     assert "EK699" not in RULES
 
 
@@ -254,18 +250,7 @@ def test_register_refuses_an_unknown_rfc008_id() -> None:
 def test_register_refuses_a_reported_as_it_cannot_explain(reported_as, limits, message) -> None:
     """``reported_as`` names well-formed other codes, and the limits say when."""
     with pytest.raises(ValueError, match=message):
-        register(
-            "EK698",
-            "test-only-reported-as",
-            Severity.INFO,
-            summary="s",
-            what="w",
-            why="y",
-            example="e",
-            fix="f",
-            limits=limits,
-            reported_as=reported_as,
-        )
+        _register_test_rule("EK698", limits=limits, reported_as=reported_as)
     assert "EK698" not in RULES
 
 
