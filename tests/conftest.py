@@ -21,24 +21,18 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.helpers import cache_root, docker_available
+from tests.helpers import cache_root, docker_available, path_without_gradio
 
 _REAL_HOME = Path.home()
-#: First on PYTHONPATH of every process the suite starts (ENVKIT_TEST_GRADIO=1: left off):
-#: a ``gradio`` that raises ModuleNotFoundError. OpenEnv imports gradio only for its optional
-#: web UI (``except ImportError``: no UI), which no test enables; the import is ~1.9 s of the
-#: ~2.8 s that importing openenv.core.env_server takes, in every server, oracle, policy and
-#: trainer process. Docker images keep gradio: the Docker tier serves with it.
-WITHOUT_GRADIO = Path(__file__).parent / "_without_gradio"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Set the child processes' environment once, before xdist starts its workers (they and
-    every process they start inherit it): no gradio, shared bytecode."""
+    every process they start inherit it): no gradio (:data:`tests.helpers.WITHOUT_GRADIO`;
+    ``ENVKIT_TEST_GRADIO=1`` keeps it; the Docker images have it either way), shared
+    bytecode."""
     if os.environ.get("ENVKIT_TEST_GRADIO") != "1":
-        before = os.environ.get("PYTHONPATH", "")
-        if str(WITHOUT_GRADIO) not in before.split(os.pathsep):
-            os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), before]))
+        os.environ["PYTHONPATH"] = path_without_gradio(os.environ.get("PYTHONPATH"))
     _share_bytecode()
 
 
@@ -52,7 +46,8 @@ def _share_bytecode() -> None:
     if os.environ.get("PYTHONPYCACHEPREFIX") or os.environ.get("PYTHONDONTWRITEBYTECODE"):
         return
     prefix = cache_root() / "pycache"
-    shutil.rmtree(prefix / Path(tempfile.gettempdir()).resolve().relative_to("/"), True)
+    mirror = prefix / Path(tempfile.gettempdir()).resolve().relative_to("/")
+    shutil.rmtree(mirror, ignore_errors=True)
     prefix.mkdir(parents=True, exist_ok=True)
     os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
 

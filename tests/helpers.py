@@ -15,6 +15,19 @@ REAL_HOME = Path.home()
 VENV_BUILD_TIMEOUT_S = 900
 _COMPLETE = ".envkit-test-complete"
 
+#: A ``gradio`` that raises ModuleNotFoundError, put first on ``PYTHONPATH`` of the processes
+#: the tests start (its ``__init__.py`` says why).
+WITHOUT_GRADIO = Path(__file__).parent / "_without_gradio"
+
+
+def path_without_gradio(pythonpath: str | None) -> str:
+    """``pythonpath`` (a ``PYTHONPATH`` value, ``None`` when unset) with
+    :data:`WITHOUT_GRADIO` first; unchanged when it is there already."""
+    parts = (pythonpath or "").split(os.pathsep)
+    if str(WITHOUT_GRADIO) in parts:
+        return pythonpath or ""
+    return os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), *parts]))
+
 
 def cache_root() -> Path:
     """Root of the test cache kept across runs: ``$ENVKIT_TEST_CACHE``, else

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.helpers import path_without_gradio
+
 HERE = Path(__file__).parent
 MIN_CAUGHT = 4  # of each rule's defects (at least 5)
 
@@ -177,14 +179,6 @@ def cases() -> list[Case]:
     return found
 
 
-#: First on the servers' PYTHONPATH: a ``gradio`` that is not installed (the suite puts it
-#: there for every process, tests/conftest.py; bench/corpus.py runs outside pytest). OpenEnv
-#: imports gradio for its optional web UI and serves without it when it is missing (its own
-#: ``except ModuleNotFoundError``); the corpus never enables that UI, and the import is about
-#: 2 s of CPU in each server and each oracle process, most of a case's cost.
-WITHOUT_GRADIO = HERE.parent / "_without_gradio"
-
-
 JOBS = int(os.environ.get("ENVKIT_CORPUS_JOBS", "4"))
 """Cases played at once: a case is ~3.5 s of CPU in ~7 s of wall (start-up, reply timeouts),
 so a few at a time keep two cores busy."""
@@ -193,10 +187,12 @@ so a few at a time keep two cores busy."""
 @contextmanager
 def servers_without_gradio() -> Iterator[None]:
     """``PYTHONPATH`` for the processes validate starts (they inherit this process's
-    environment): :data:`WITHOUT_GRADIO` first; restored afterwards. Set it around a whole
-    batch of cases, not per case, when cases play on several threads."""
+    environment): :data:`tests.helpers.WITHOUT_GRADIO` first (the suite's conftest has put it
+    there already; bench/corpus.py runs outside pytest), restored afterwards. Gradio is most
+    of a case's cost. Set it around a whole batch of cases, not per case, when cases play on
+    several threads."""
     before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(WITHOUT_GRADIO), before]))
+    os.environ["PYTHONPATH"] = path_without_gradio(before)
     try:
         yield
     finally:
