@@ -64,9 +64,10 @@ REWARD_NONDETERMINISTIC = register(
     summary="The same seed and the same actions give different rewards.",
     what="envkit replays one action sequence twice after `reset(seed=s)` and compares the "
     "step rewards one by one: the same trajectory must be scored the same way. The "
-    "oracle's first episode is replayed too, up to 5 times on one session until a reward "
-    "differs (a bonus paid on a win, for speed or a streak, or a sampling judge's vote is "
-    "where rewards drift). RFC "
+    "oracle's first episode is replayed too on one session until a reward differs (a bonus "
+    "paid on a win, for speed or a streak, or a sampling judge's vote is where rewards "
+    "drift): 16 times when it is 3 steps or shorter, 5 times when it is 10 steps or longer "
+    "(48 steps in all between). RFC "
     "008: `semantic.verifier_determinism` (observations and `state` are EK411's "
     "`runtime.episode_determinism`).",
     why="A reward that changes for the same trajectory is noise in the learning signal and "
@@ -453,16 +454,27 @@ def _report(
     )
 
 
-ORACLE_REPLAYS = 5  # replays of the oracle's first episode, stopping at the first difference
+# replays of the oracle's first episode, stopping at the first difference: as many as fit in
+# ORACLE_REPLAY_STEPS steps, at least ORACLE_REPLAYS_MIN and at most ORACLE_REPLAYS_MAX
+ORACLE_REPLAYS_MIN = 5
+ORACLE_REPLAYS_MAX = 16
+ORACLE_REPLAY_STEPS = 48
+
+
+def oracle_replays(steps: int) -> int:
+    """How many times an oracle episode of ``steps`` steps (>= 1) is replayed: 16 up to 3
+    steps, 5 from 10 steps, ``48 // steps`` between."""
+    return max(ORACLE_REPLAYS_MIN, min(ORACLE_REPLAYS_MAX, ORACLE_REPLAY_STEPS // max(steps, 1)))
 
 
 def oracle_replay(engine: ServerPlayer) -> None:
     """EK412 on winning episodes: the oracle's first episode (the fuzzed replays of
     :func:`check` rarely win, and a bonus paid on a win -- for speed, for a streak -- or a
-    sampling judge's vote is where rewards drift) is replayed up to :data:`ORACLE_REPLAYS`
-    times on one session with the same seed and actions, stopping at the first reward that
-    differs from the first play's. A reward that repeats one time in two per play passes two
-    replays one time in four and five replays one time in 32."""
+    sampling judge's vote is where rewards drift) is replayed :func:`oracle_replays` times
+    on one session with the same seed and actions, stopping at the first reward that
+    differs from the first play's. A judge of five votes that each accept the right answer
+    with p = 0.9 pays it 1.0 with p = 0.9**5 = 0.59: five replays miss it about one time in
+    23, sixteen (a one-step quiz) about one time in 8,000."""
     played = next((ep for ep in engine.episodes if ep.policy == "oracle" and ep.actions), None)
     if played is None or engine.has(REWARD_NONDETERMINISTIC):
         return
@@ -475,7 +487,7 @@ def oracle_replay(engine: ServerPlayer) -> None:
     s = engine.open()
     try:
         engine.ran(REWARD_NONDETERMINISTIC)
-        for n in range(ORACLE_REPLAYS):
+        for n in range(oracle_replays(len(actions))):
             again = engine.play_episode(
                 s, seed, replay, name="oracle replay", max_steps=len(actions)
             )
