@@ -1,7 +1,11 @@
 """Start and stop an environment server as a child process, leaving nothing behind.
 
-The server is ``python -m uvicorn <app> --host H --port P`` run in the environment directory,
-in its own process group. Stopping sends SIGTERM to the whole group, waits a short grace
+The server is ``python -m uvicorn <app> --fd N`` run in the environment directory, in its own
+process group, serving a socket envkit bound and listens on before it started the process
+(:func:`listen_socket`): the port is the server's from the moment it is chosen, so a /health
+answer on it is this server's (a port picked free and bound later by the child can be taken
+in between by another process, whose server then answers). The other launch forms
+(``main()``, a Dockerfile's command) bind ``--host``/``--port`` themselves. Stopping sends SIGTERM to the whole group, waits a short grace
 period and then SIGKILLs the group: uvicorn waits for an in-flight step on SIGTERM (29 s
 observed with openenv-core 0.3.0, docs/protocol.md), so a grace period is never trusted alone.
 
@@ -28,6 +32,7 @@ tried, then the log tail.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
@@ -55,6 +60,29 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` and listening, for a server process to inherit.
+
+    Args:
+        host: bind address (IPv4, or IPv6 when it contains ``:``).
+        port: TCP port, 0 for one the kernel picks (read it with ``getsockname()``).
+
+    Raises:
+        OSError: the address is taken (``errno.EADDRINUSE``) or not this machine's.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # as uvicorn does: a port whose last connections are in TIME_WAIT can be bound again
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -503,7 +531,7 @@ def start_server(
         python: the interpreter, as resolved once by :func:`envkit.envdir.project.resolve_python`
             (``None`` resolves it here, for library callers).
         host: bind address; loopback by default.
-        port: TCP port; ``None`` picks a free one.
+        port: TCP port; ``None`` lets the kernel pick a free one.
         reload: pass ``--reload`` to uvicorn (watches ``root``).
         capture_log: keep the last :data:`LOG_TAIL_BYTES` of stdout/stderr in memory
             (``True``) or let the server inherit the terminal (``False``). Nothing is
@@ -516,19 +544,12 @@ def start_server(
             spinner runs on the same terminal.
 
     Raises:
-        UsageError: ``port`` is already taken.
+        UsageError: ``port`` is already taken, or ``host`` cannot be bound.
         ServerStartError: the interpreter lacks the runtime or the process cannot start.
     """
     interpreter = python if python is not None else resolve_python(root)
     if check:
         check_runtime(interpreter, root)
-    if port is None:
-        port = free_port(url_host(host))
-    elif port_in_use(url_host(host), port):
-        raise UsageError(
-            f"Port {port} on {host} is already in use.",
-            hint="Stop what listens there or pass another --port.",
-        )
     first = LaunchCandidate(
         kind="manifest",
         label="manifest app from the environment folder",
@@ -544,13 +565,14 @@ def start_server(
     spawn_args: dict[str, object] = {
         "python": interpreter,
         "host": host,
-        "port": port,
+        "port": port or 0,
         "reload": reload,
         "capture_log": capture_log,
         "env": dict(env) if env else None,
         "on_output": on_output,
     }
     server = _spawn(first, **spawn_args)  # type: ignore[arg-type]
+    spawn_args["port"] = server.port  # a fallback serves where the first one would have
     server.candidate, server.fallbacks, server._spawn_args = first, rest, spawn_args
     return server
 
@@ -566,17 +588,28 @@ def _spawn(
     env: Mapping[str, str] | None,
     on_output: Callable[[bytes], None] | None = None,
 ) -> ServerProcess:
-    """Start one candidate in its own process group, marked with a fresh run id."""
+    """Start one candidate in its own process group, marked with a fresh run id (``port`` 0:
+    one the kernel picks). An ``app`` candidate serves a socket bound here
+    (:func:`listen_socket`, ``uvicorn --fd``).
+
+    Raises:
+        UsageError: the port is taken, or ``host`` cannot be bound.
+        ServerStartError: the process cannot start.
+    """
+    listener: socket.socket | None = None
     if cand.app is not None:
+        try:
+            listener = listen_socket(host, port)
+        except OSError as exc:
+            raise _bind_error(host, port, exc) from None
+        port = int(listener.getsockname()[1])
         cmd = [
             python,
             "-m",
             "uvicorn",
             cand.app,
-            "--host",
-            host,
-            "--port",
-            str(port),
+            "--fd",
+            str(listener.fileno()),
             "--log-level",
             "info",
             "--no-access-log",
@@ -584,6 +617,10 @@ def _spawn(
         if reload:
             cmd += ["--reload", "--reload-dir", str(cand.cwd)]
     else:
+        if port == 0:
+            port = free_port(url_host(host))
+        elif port_in_use(url_host(host), port):
+            raise _bind_error(host, port, OSError(errno.EADDRINUSE, "in use"))
         cmd = cand.argv(python, host, port)
     run_id = new_run_id()
     child_env = cand.merged_env(marked_env(run_id))
@@ -602,11 +639,15 @@ def _spawn(
             stdout=subprocess.PIPE if capture_log else None,
             stderr=subprocess.STDOUT if capture_log else None,
             start_new_session=True,
+            pass_fds=(listener.fileno(),) if listener is not None else (),
         )
     except OSError as exc:
         raise ServerStartError(
             f"Cannot start {python}: {exc}.", hint="Pass a working interpreter with --python."
         ) from None
+    finally:
+        if listener is not None:
+            listener.close()  # the child holds its own copy
     log = LogTail(popen.stdout, echo=on_output) if capture_log else None
     return ServerProcess(
         root=Path(cand.cwd),
@@ -617,4 +658,17 @@ def _spawn(
         popen=popen,
         run_id=run_id,
         log=log,
+    )
+
+
+def _bind_error(host: str, port: int, exc: OSError) -> UsageError:
+    """The one-line cause of a failed bind of ``host:port``."""
+    if exc.errno == errno.EADDRINUSE:
+        return UsageError(
+            f"Port {port} on {host} is already in use.",
+            hint="Stop what listens there or pass another --port.",
+        )
+    return UsageError(
+        f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
+        hint="Pass a --host this machine has (127.0.0.1, or 0.0.0.0 for every interface).",
     )

@@ -4,6 +4,7 @@ stopped with no orphan process."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -49,18 +50,26 @@ def _start_run(*args: str) -> subprocess.Popen:
 
 
 def _wait_for_url(proc: subprocess.Popen, timeout_s: float = 90) -> tuple[str, str]:
-    """Read envkit's stderr until it prints the serving URL."""
+    """Read envkit's stderr until it prints the serving URL: (the URL, all read so far).
+
+    Reads the pipe's descriptor directly: a buffered ``readline`` may pull several lines
+    into Python's buffer, and ``select`` on the descriptor then waits for more that never
+    come."""
     seen = ""
+    fd = proc.stderr.fileno()
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([proc.stderr], [], [], 0.5)
+        ready, _, _ = select.select([fd], [], [], 0.5)
         if ready:
-            line = proc.stderr.readline()
-            seen += line
-            m = re.search(r"is serving at (http://\S+)", line)
+            chunk = os.read(fd, 65536)
+            seen += decode(chunk)
+            m = re.search(r"is serving at (http://\S+)", seen)
             if m:
                 return m.group(1), seen
-        if proc.poll() is not None:
+            if not chunk:
+                break
+        elif proc.poll() is not None:
             break
     proc.kill()
     raise AssertionError(f"envkit run never printed its URL:\n{seen}{proc.stderr.read()}")
@@ -153,10 +162,11 @@ def test_run_serves_a_real_episode_then_stops_cleanly(installed_env):
 
 def test_sigterm_stops_server_too(installed_env):
     env, _ = installed_env
-    proc = _start_run(str(env))
+    port = free_port()  # not the manifest's 8000: another test may serve there meanwhile
+    proc = _start_run(str(env), "--port", str(port))
     try:
         url, _ = _wait_for_url(proc)
-        assert url == "http://127.0.0.1:8000" or url.startswith("http://127.0.0.1:")
+        assert url == f"http://127.0.0.1:{port}"
         server_pids = descendants(proc.pid)
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
@@ -200,7 +210,9 @@ def test_not_an_environment(cli, tmp_path):
 def test_server_crash_at_import_shows_its_log(cli, echo_env, copy_env):
     env = copy_env(echo_env)
     (env / "server" / "app.py").write_text("raise RuntimeError('broken at import')\n")
-    result = cli("run", env, "--python", sys.executable, "--startup-timeout", "60")
+    result = cli(
+        "run", env, "--python", sys.executable, "--startup-timeout", "60", "--port", free_port()
+    )
     assert result.exit_code == 1
     assert "exited with code" in result.stderr
 

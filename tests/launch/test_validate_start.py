@@ -5,13 +5,19 @@ root-cause line, then the command tried, then the log tail."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import socket
 import sys
 import time
 from pathlib import Path
 
+import httpx
+import pytest
+
 from envkit.envdir.manifest import read_manifest
+from envkit.errors import UsageError
 from envkit.server import start_server
 from tests.helpers import descendants
 
@@ -87,10 +93,10 @@ def test_library_callers_of_start_server_get_the_fallback_too(in_repo: Path) -> 
     assert not server.alive()
 
 
-def test_a_clean_start_tries_nothing_else(tmp_path: Path) -> None:
+def _flat_env(tmp_path: Path) -> Path:
     from .conftest import APP, ENVIRONMENT, MANIFEST, MODELS
 
-    root = write(
+    return write(
         tmp_path / "flat_env",
         {
             "openenv.yaml": MANIFEST.format(app="server.app:app"),
@@ -100,9 +106,58 @@ def test_a_clean_start_tries_nothing_else(tmp_path: Path) -> None:
             "server/app.py": APP.format(models="models", env_module="server.ping_environment"),
         },
     )
-    server = start_server(root, "server.app:app", python=sys.executable)
+
+
+def test_a_clean_start_tries_nothing_else(tmp_path: Path) -> None:
+    server = start_server(_flat_env(tmp_path), "server.app:app", python=sys.executable)
     try:
         server.wait_healthy(timeout_s=90)
         assert server.attempts == [] and server.candidate.kind == "manifest"
     finally:
         server.stop(grace_s=1)
+
+
+def test_the_port_is_the_servers_before_it_answers(tmp_path: Path) -> None:
+    """Two test workers once got the same free port: one's server bound it, the other's
+    /health poll reached that server and validated the wrong environment. The socket is bound
+    before the child starts, so nothing else can take the port while the server imports."""
+    server = start_server(_flat_env(tmp_path), "server.app:app", python=sys.executable)
+    try:
+        with socket.socket() as other, pytest.raises(OSError) as taken:
+            other.bind(("127.0.0.1", server.port))
+        assert taken.value.errno == errno.EADDRINUSE
+        server.wait_healthy(timeout_s=90)
+        assert httpx.get(f"{server.url}/health", timeout=10).status_code == 200
+    finally:
+        server.stop(grace_s=1)
+    with socket.socket() as again:  # and it is free again once the server stopped
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind(("127.0.0.1", server.port))
+
+
+def test_a_fallback_serves_on_the_first_forms_port(in_repo: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = start_server(in_repo, read_manifest(in_repo).app, python=sys.executable, port=port)
+    try:
+        server.wait_healthy(timeout_s=90)
+        assert server.candidate.kind == "package" and server.port == port
+        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=10).status_code == 200
+    finally:
+        server.stop(grace_s=1)
+
+
+def test_a_taken_port_is_a_usage_error_and_starts_nothing(tmp_path: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        before = descendants(os.getpid())
+        with pytest.raises(UsageError, match="already in use"):
+            start_server(
+                _flat_env(tmp_path),
+                "server.app:app",
+                python=sys.executable,
+                port=holder.getsockname()[1],
+            )
+        assert descendants(os.getpid()) <= before

@@ -23,7 +23,7 @@ from envkit.envdir.reset_options import source_takes_seed
 from envkit.errors import ServerStartError
 from envkit.findings import Rule, Severity, register
 from envkit.probe_plan import PlanError, read_plan
-from envkit.server import _spawn, free_port, url_host
+from envkit.server import _spawn
 from envkit.validation import fuzz
 from envkit.validation.engine import ActionPool, Episode, Policy, ServerPlayer
 from envkit.validation.rules.episodes import visible_json
@@ -669,7 +669,7 @@ def _process_control(
     engine.progress("replaying one episode on a second server process")
     twin = None
     try:
-        twin = _spawn(cand, **{**server._spawn_args, "port": free_port(url_host(server.host))})
+        twin = _spawn(cand, **{**server._spawn_args, "port": 0})
         twin.wait_healthy(timeout_s=max(0.1, min(engine.settings.startup_s, engine.remaining_s())))
         s = EnvSession(twin.url, timeout_s=engine.settings.reply_s)
         try:
