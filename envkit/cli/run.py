@@ -9,9 +9,11 @@ them where it uses them, so a local run and ``envkit run --help`` do without
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -42,6 +44,8 @@ from envkit.errors import ContainerError, ExitCode, ServerStartError, UsageError
 from envkit.server import start_server
 
 if TYPE_CHECKING:
+    from rich.status import Status
+
     from envkit.container.run import RunningContainer
 
 
@@ -250,7 +254,7 @@ def _run_local(
         on_output=relay,
     )
     try:
-        with _output.err.status(f"Starting {_output.esc(manifest.name)}…"):
+        with relay.showing(_output.err.status(f"Starting {_output.esc(manifest.name)}…")):
             secs = server.wait_healthy(timeout_s=timeouts.startup_s)
         until = "" if timeout is None else f" for at most {timeout:g} s"
         _output.success(
@@ -291,11 +295,26 @@ class LogRelay:
 
     def __init__(self) -> None:
         self._pending = b""
+        self._lock = threading.Lock()
 
     def __call__(self, chunk: bytes) -> None:
         *lines, self._pending = (self._pending + chunk).split(b"\n")
-        for line in lines:
-            self._print(line)
+        with self._lock:
+            for line in lines:
+                self._print(line)
+
+    @contextlib.contextmanager
+    def showing(self, status: Status) -> Iterator[None]:
+        """Show ``status`` (the start-up spinner) for the block. It is started and stopped
+        between two relayed lines: a line printed while rich tears the spinner down lands
+        after the spinner's frame, on the same terminal line."""
+        with self._lock:
+            status.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                status.stop()
 
     def _print(self, raw: bytes) -> None:
         line = raw.decode("utf-8", "replace").rstrip("\r")
