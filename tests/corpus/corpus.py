@@ -34,10 +34,6 @@ KNOWN_MISSES: dict[str, str] = {
     "rewards-not-deterministic/defect_str_hash_seeded_letter_weights": (
         "weights from hash(str), salted per process: envkit replays inside one server process"
     ),
-    "step-count-wrong/defect_class_level_state_shared": (
-        "one State object shared by every session: no check interleaves two sessions' steps "
-        "and reads step_count"
-    ),
     "oracle-below-max/defect_weighted_sum_float_rounding": (
         "0.7 + 0.2 + 0.1 = 0.9999999999999999 is within envkit's float tolerance (judged equal)"
     ),
@@ -58,9 +54,6 @@ KNOWN_MISSES: dict[str, str] = {
     "observation-grows/defect_score_curve_in_obs": (
         "+5 bytes a step beside a question over 8 steps: the observation grows by 40 %, as the "
         "guess template's list of earlier guesses does"
-    ),
-    "sessions-interfere/defect_cached_task_mutated_same_seed": (
-        "only sessions on the same seed interfere; the interleaved check plays two seeds"
     ),
     "stalling-pays/defect_shaping_not_potential": (
         "shaping paid for moving closer and not taken back for moving away: no policy tried "

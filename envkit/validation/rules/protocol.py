@@ -108,13 +108,14 @@ STEP_COUNT_WRONG = register(
     summary="`state.step_count` is not 0 after `reset` or does not count steps.",
     what="envkit reads `state` after `reset` (must be 0), after one, two and three steps (the "
     "third repeats the first action; must equal the number of steps taken in the episode), "
-    "and after the session's second `reset` (must be 0 again). With EK416 this is RFC 008's "
-    "`runtime.state_contract`, which `openenv validate --level runtime` 0.10 checks.",
+    "and after the session's second `reset` (must be 0 again); and, when the server accepts "
+    "two sessions, at the end of EK419's interleaved episodes (must equal the count of the "
+    "same episode played alone: one `State` shared by every session counts the other "
+    "session's steps). With EK416 this is RFC 008's `runtime.state_contract`, which "
+    "`openenv validate --level runtime` 0.10 checks.",
     why="Trainers and dashboards read `step_count` for episode lengths and step budgets.",
     example="`step` forgets `self._state.step_count += 1`.",
     fix="Reset `step_count` to 0 in `reset` and add 1 in every `step`.",
-    limits="One `State` object shared by every session (a class attribute) is not seen: no check"
-    " interleaves two sessions' steps and reads `step_count`.",
 )
 
 EPISODE_ID_IGNORED = register(
