@@ -7,7 +7,12 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 # Captured at import, before the autouse `_isolate` fixture points HOME at a temp dir.
 REAL_HOME = Path.home()
@@ -220,3 +225,38 @@ def pids_with_cmdline(fragment: str) -> set[int]:
             if fragment in cmd:
                 out.add(int(entry.name))
     return out
+
+
+@contextmanager
+def serve_in_thread(app: Any, name: str, **config: Any) -> Iterator[str]:
+    """Serve the ASGI ``app`` with a real uvicorn on 127.0.0.1 in a daemon thread named
+    ``name``; yields its base URL (``http://127.0.0.1:PORT``) once uvicorn has started, and
+    stops it at the end. The socket is bound here before uvicorn starts (envkit's
+    ``listen_socket``), so no other process can take the port in between. ``config``: more
+    ``uvicorn.Config`` options (``log_level`` defaults to ``warning``).
+
+    Raises:
+        RuntimeError: uvicorn did not start within 20 s.
+    """
+    import uvicorn
+
+    from envkit.server import listen_socket
+
+    sock = listen_socket("127.0.0.1", 0)
+    port = int(sock.getsockname()[1])
+    config.setdefault("log_level", "warning")
+    server = uvicorn.Server(uvicorn.Config(app, **config))
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError(f"{name}: uvicorn did not start")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()

@@ -3,14 +3,14 @@ served by a real uvicorn on 127.0.0.1 in a background thread, for the whole sess
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+
+from tests.helpers import serve_in_thread
 
 if TYPE_CHECKING:
     from tests.evaluation.flaky_server import Knobs
@@ -32,29 +32,10 @@ class Stub:
 
 @pytest.fixture(scope="session")
 def openai_stub() -> Iterator[Stub]:
-    import uvicorn
-
-    from envkit.server import free_port
     from tests.evaluation.openai_stub import make_app
 
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            make_app(STUB_KEY), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True, name="openai-stub")
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the OpenAI stub server did not start")
-        time.sleep(0.02)
-    try:
-        yield Stub(base_url=f"http://127.0.0.1:{port}/v1", key=STUB_KEY)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serve_in_thread(make_app(STUB_KEY), "openai-stub", lifespan="off") as url:
+        yield Stub(base_url=f"{url}/v1", key=STUB_KEY)
 
 
 @pytest.fixture
@@ -77,28 +58,9 @@ class Flaky:
 def flaky_server() -> Iterator[Flaky]:
     """tests/evaluation/flaky_server.py served by a real uvicorn on 127.0.0.1, behaving well
     until the test sets its knobs."""
-    import uvicorn
-
-    from envkit.server import free_port
     from tests.evaluation.flaky_server import Knobs, make_app
 
     knobs = Knobs()
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            make_app(knobs), host="127.0.0.1", port=port, log_level="warning", lifespan="off",
-            ws_max_size=64 * 1024 * 1024,
-        )
-    )  # fmt: skip
-    thread = threading.Thread(target=server.run, daemon=True, name="flaky-server")
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the flaky server did not start")
-        time.sleep(0.02)
-    try:
-        yield Flaky(url=f"http://127.0.0.1:{port}", knobs=knobs)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    app = make_app(knobs)
+    with serve_in_thread(app, "flaky-server", lifespan="off", ws_max_size=64 * 1024 * 1024) as url:
+        yield Flaky(url=url, knobs=knobs)

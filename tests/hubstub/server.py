@@ -126,53 +126,25 @@ class HubStub:
         self._lock = threading.Lock()
         self.app = _Middleware(build_app(self.state, _TOKENS, self.config), self)
         self.url = ""
-        self._server: Any = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     @classmethod
     @contextmanager
     def start(cls, root: Path) -> Iterator[HubStub]:
+        from tests.helpers import serve_in_thread
+
         stub = cls(root)
-        stub._start()
-        try:
-            yield stub
-        finally:
-            stub._stop()
+        config = {"access_log": False, "lifespan": "off", "ws": "none"}
+        with serve_in_thread(stub.app, "hubstub", **config) as url:
+            stub.url = url
+            try:
+                yield stub
+            finally:
+                stub._release_holds()  # a held request must not keep uvicorn from stopping
 
-    def _start(self) -> None:
-        import uvicorn
-
-        from envkit.server import free_port
-
-        port = free_port()
-        config = uvicorn.Config(
-            self.app,
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-            access_log=False,
-            lifespan="off",
-            ws="none",
-        )
-        self._server = uvicorn.Server(config)
-        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        self._thread = threading.Thread(target=self._server.run, name="hubstub", daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 15
-        while not self._server.started:
-            if time.monotonic() > deadline or not self._thread.is_alive():
-                raise RuntimeError("the Hub stand-in did not start")
-            time.sleep(0.01)
-        self.url = f"http://127.0.0.1:{port}"
-
-    def _stop(self) -> None:
+    def _release_holds(self) -> None:
         for release, _arrived in [(h[2], h[3]) for h in self._holds]:
             release.set()
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
 
     # -- knobs -------------------------------------------------------------------------------
     def fail(
