@@ -82,6 +82,15 @@ class UserError(EnvkitError):
 class UsageError(UserError):
     """Invalid arguments or option combinations (exit 2)."""
 
+    @classmethod
+    def cannot_listen(cls, host: str, port: int, exc: OSError) -> UsageError:
+        """A server of envkit's own could not bind ``host:port`` (``exc``: the bind's error,
+        e.g. ``EADDRINUSE`` or ``EADDRNOTAVAIL``)."""
+        return cls(
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
+            hint="Pick another port with --port, or stop what uses it.",
+        )
+
 
 class SpecError(UserError):
     """The environment's files (openenv.yaml, pyproject.toml, ...) cannot be used as they are."""

@@ -5,9 +5,11 @@ process group, serving a socket envkit bound and listens on before it started th
 (:func:`listen_socket`): the port is the server's from the moment it is chosen, so a /health
 answer on it is this server's (a port picked free and bound later by the child can be taken
 in between by another process, whose server then answers). The other launch forms
-(``main()``, a Dockerfile's command) bind ``--host``/``--port`` themselves. Stopping sends SIGTERM to the whole group, waits a short grace
-period and then SIGKILLs the group: uvicorn waits for an in-flight step on SIGTERM (29 s
-observed with openenv-core 0.3.0, docs/protocol.md), so a grace period is never trusted alone.
+(``main()``, a Dockerfile's command) bind ``--host``/``--port`` themselves.
+
+Stopping sends SIGTERM to the whole group, waits a short grace period and then SIGKILLs the
+group: uvicorn waits for an in-flight step on SIGTERM (29 s observed with openenv-core 0.3.0,
+docs/protocol.md), so a grace period is never trusted alone.
 
 Nothing survives a stop: every process envkit starts for an environment
 carries ``ENVKIT_RUN_ID=<id>`` in its environment, which its children inherit even when they
@@ -601,7 +603,9 @@ def _spawn(
         try:
             listener = listen_socket(host, port)
         except OSError as exc:
-            raise _bind_error(host, port, exc) from None
+            if exc.errno == errno.EADDRINUSE:
+                raise _port_taken(host, port) from None
+            raise UsageError.cannot_listen(host, port, exc) from None
         port = int(listener.getsockname()[1])
         cmd = [
             python,
@@ -620,7 +624,7 @@ def _spawn(
         if port == 0:
             port = free_port(url_host(host))
         elif port_in_use(url_host(host), port):
-            raise _bind_error(host, port, OSError(errno.EADDRINUSE, "in use"))
+            raise _port_taken(host, port)
         cmd = cand.argv(python, host, port)
     run_id = new_run_id()
     child_env = cand.merged_env(marked_env(run_id))
@@ -661,14 +665,8 @@ def _spawn(
     )
 
 
-def _bind_error(host: str, port: int, exc: OSError) -> UsageError:
-    """The one-line cause of a failed bind of ``host:port``."""
-    if exc.errno == errno.EADDRINUSE:
-        return UsageError(
-            f"Port {port} on {host} is already in use.",
-            hint="Stop what listens there or pass another --port.",
-        )
+def _port_taken(host: str, port: int) -> UsageError:
     return UsageError(
-        f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
-        hint="Pass a --host this machine has (127.0.0.1, or 0.0.0.0 for every interface).",
+        f"Port {port} on {host} is already in use.",
+        hint="Stop what listens there or pass another --port.",
     )

@@ -336,10 +336,7 @@ def open_oracle_server(
     try:
         server = OracleHTTPServer(None, host, port)
     except OSError as exc:
-        raise UsageError(
-            f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
-            hint="Pick another port with --port, or stop what uses it.",
-        ) from None
+        raise UsageError.cannot_listen(host, port, exc) from None
     try:
         server.oracle = OracleModel(
             str(spec.oracle),

@@ -290,10 +290,7 @@ def check_port(host: str, port: int) -> None:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(info[4])
     except OSError as exc:
-        raise UsageError(
-            f"Cannot listen on {host}:{port}: {exc.strerror or exc}.",
-            hint="Pick another port with --port, or stop what uses it.",
-        ) from None
+        raise UsageError.cannot_listen(host, port, exc) from None
 
 
 def serve(

@@ -83,9 +83,9 @@ def interleaved(
     at the same time must equal the ``reference`` episodes played alone (from the
     determinism check; ``None``: not deterministic, skip): observations, rewards, ``done``,
     then ``state`` at the end. Two rounds, each on two fresh sessions: two seeds with the
-    same actions, then one seed with other actions in the second session. Fields
-    the determinism check found fresh on every reply of a single solo run (timings, request
-    ids) are left out."""
+    same actions, then one seed with other actions in the second session. Fields the
+    determinism check found fresh on every reply of a single solo run (timings, request ids)
+    are left out."""
     if reference is None:
         return
     seeds = (list(engine.settings.seeds) * 2)[:2]
@@ -110,9 +110,8 @@ def _play_interleaved(
     session's ``state`` at the end. The first session plays ``actions.at(i)``; the second
     the same, or with ``other`` ``actions.at(i + len(actions) // 2)`` (at least ``i + 1``),
     stepped before the first session's in each turn. Returns (the two episodes, whether
-    every step was answered or failed with
-    EXECUTION_ERROR, as an episode played alone skips them). ``None`` when the server does
-    not accept a second session."""
+    every step was answered or failed with EXECUTION_ERROR, as an episode played alone
+    skips them); ``None`` when the server does not accept a second session."""
     try:
         a = engine.open(retry_s=1.0)
     except EnvErrorFrame:
