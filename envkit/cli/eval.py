@@ -69,8 +69,9 @@ def eval_cmd(
         typer.Option(
             "--policy",
             "-P",
-            help="openai, random, oracle (envkit.oracle of openenv.yaml) or "
-            "module:callable (run in the environment's interpreter).",
+            help="openai, random, oracle (envkit.oracle of openenv.yaml), "
+            "module:callable (run in the environment's interpreter) or actions:JSON (a "
+            "fixed list of actions, e.g. the replay `envkit validate` prints; actions:@FILE).",
         ),
     ] = "openai",
     model: Annotated[

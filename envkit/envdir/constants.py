@@ -75,6 +75,10 @@ DEFAULT_STARTUP_TIMEOUT_S: Final = 60.0
 """Seconds a server gets to answer ``GET /health`` when the manifest declares no
 ``startup_timeout_s`` (an environment that loads a model may declare more)."""
 
+DEFAULT_BLIND_FLOOR: Final = (0.05, 0.5)
+"""``envkit.blind_floor``'s default: a question-blind policy earning more than 5 % of the
+oracle's return is a warning, more than half of it an error (EK524)."""
+
 VALIDATE_MAX_STEPS: Final = 50
 """Steps after which ``envkit validate`` ends a fuzzed episode that declared no
 ``max_steps``: long enough to see a real episode end, short enough for a 2-core CI run."""

@@ -57,6 +57,7 @@ from pydantic_core import ErrorDetails
 from envkit.envdir.constants import (
     APP_PATTERN,
     DEFAULT_APP,
+    DEFAULT_BLIND_FLOOR,
     DEFAULT_PORT,
     DEFAULT_STARTUP_TIMEOUT_S,
     LEGACY_KEYS,
@@ -194,6 +195,9 @@ class EnvkitSection(StrictModel):
         seeds: reset seeds (>= 0) for the determinism checks.
         step_timeout_s: p95 step latency budget, seconds (> 0).
         startup_timeout_s: seconds to wait for ``GET /health`` after start (> 0).
+        blind_floor: ``[warning, error]``: the shares of the oracle's return (each in
+            (0, 1], warning <= error) above which a question-blind policy's return is a
+            warning, an error (EK524).
     """
 
     oracle: str | None = None
@@ -201,6 +205,15 @@ class EnvkitSection(StrictModel):
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2])
     step_timeout_s: float = Field(default=5.0, gt=0)
     startup_timeout_s: float = Field(default=DEFAULT_STARTUP_TIMEOUT_S, gt=0)
+    blind_floor: tuple[float, float] = DEFAULT_BLIND_FLOOR
+
+    @field_validator("blind_floor")
+    @classmethod
+    def _blind_floor_ok(cls, v: tuple[float, float]) -> tuple[float, float]:
+        warn, error = v
+        if not (0 < warn <= error <= 1):
+            raise ValueError(f"need 0 < warning ({warn}) <= error ({error}) <= 1")
+        return v
 
     @field_validator("oracle")
     @classmethod
@@ -249,6 +262,7 @@ class EnvSpec:
             (RFC 008 ``validation.reward.oracle_tolerance``; 0 by default).
         step_timeout_s: p95 step latency budget, seconds.
         startup_timeout_s: seconds to wait for ``GET /health``.
+        blind_floor: ``(warning, error)`` shares of the oracle's return (EK524).
         episode_timeout_s: ``validation.resources.episode_timeout_s`` (seconds) or ``None``.
         network_mode: ``public``, ``no-network`` or ``allowlist``.
         memory_mb: ``validation.resources.memory_mb`` (MiB) or ``None``.
@@ -265,6 +279,7 @@ class EnvSpec:
     oracle_tolerance: float = 0.0
     step_timeout_s: float = 5.0
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
+    blind_floor: tuple[float, float] = DEFAULT_BLIND_FLOOR
     episode_timeout_s: float | None = None
     network_mode: str = "public"
     memory_mb: int | None = None
@@ -328,6 +343,7 @@ class Manifest(BaseModel):
             seeds=list(own.seeds),
             step_timeout_s=own.step_timeout_s,
             startup_timeout_s=own.startup_timeout_s,
+            blind_floor=tuple(own.blind_floor),  # type: ignore[arg-type]
         )
         if self.legacy is not None:
             spec.reward_range = tuple(self.legacy.reward_range)  # type: ignore[assignment]

@@ -20,12 +20,14 @@ from envkit.envdir.manifest import APP_PATTERN
 from envkit.errors import InternalError, UsageError
 from envkit.evaluation.options import DEFAULT_BASE_URL, EvalOptions, Notes
 from envkit.evaluation.policies import (
+    ActionsPolicy,
     ChatSettings,
     EnvCallablePolicy,
     EpisodePolicy,
     OpenAIPolicy,
     RandomPolicy,
     model_error,
+    parse_actions,
 )
 from envkit.evaluation.prompts import system_prompt as derive_prompt
 from envkit.evaluation.records import EvalSettings
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
 
     from envkit.envdir.manifest import EnvSpec
 
+ACTIONS_PREFIX = "actions:"  # --policy actions:JSON (a fixed list of actions, replayed)
 OPENAI_TIMEOUT_S = 120.0  # seconds the openai client waits for one completion
 # The endpoint probe before the server starts: a refused or unresolvable endpoint fails at
 # once; a host that drops packets fails after PROBE_CONNECT_S; a slow answer is not a failure.
@@ -59,6 +62,7 @@ class PolicyPlan:
         key_env: the environment variable ``key`` came from (``openai`` only).
         callable_spec: the ``module:callable`` to run in the environment's interpreter (the
             manifest's oracle for ``oracle``), or ``None`` for ``openai`` and ``random``.
+        actions: the fixed actions of ``actions:JSON`` (``()`` for other policies).
     """
 
     name: str
@@ -67,6 +71,7 @@ class PolicyPlan:
     key: str | None = field(default=None, repr=False)
     key_env: str | None = None
     callable_spec: str | None = None
+    actions: tuple[dict[str, Any], ...] = ()
 
 
 def plan_policy(
@@ -94,11 +99,13 @@ def plan_policy(
         return _plan_openai(options, notes)
     if policy == "random":
         return PolicyPlan(name=policy)
+    if policy.startswith(ACTIONS_PREFIX):
+        return PolicyPlan(name=policy, actions=tuple(parse_actions(policy[len(ACTIONS_PREFIX) :])))
     if policy == "oracle" or ":" in policy:
         return PolicyPlan(name=policy, callable_spec=_callable_spec(policy, project, spec))
     raise UsageError(
         f"--policy {policy}: unknown policy.",
-        hint="Use openai, random, oracle or module:callable.",
+        hint="Use openai, random, oracle, module:callable or actions:JSON.",
     )
 
 
@@ -315,6 +322,8 @@ class PolicyFactory:
             return OpenAIPolicy(self.client, chat)
         if self.plan.name == "random":
             return RandomPolicy(self.action_schema, settings.seed)
+        if self.plan.actions:
+            return ActionsPolicy(list(self.plan.actions))
         return EnvCallablePolicy(
             self.plan.callable_spec or "",
             self.root,

@@ -8,6 +8,7 @@ time; :class:`envkit.evaluation.factory.PolicyFactory` creates one per worker.
 
 from __future__ import annotations
 
+import json
 import random
 import string
 import time
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from envkit.errors import ModelEndpointError, PolicyError
+from envkit.blind import shapes
+from envkit.errors import ModelEndpointError, PolicyError, UsageError
 from envkit.evaluation.parsing import ActionParseError, parse_action
 from envkit.evaluation.prompts import observation_message
 from envkit.policy import PolicyProcess
@@ -155,15 +157,34 @@ class SchemaSampler:
 
 class RandomPolicy:
     """Actions drawn at random from the action JSON Schema; episode ``i`` of a run with base
-    seed ``s`` always draws the same actions."""
+    seed ``s`` always draws the same actions.
+
+    When the action is a tool call and the observation lists the tools with their input
+    schemas, the arguments are drawn from the called tool's own schema
+    (:func:`envkit.blind.shapes.refine`), as an agent that reads the tool list would.
+    """
 
     def __init__(self, action_schema: dict[str, Any], base_seed: int):
         self.schema = action_schema
         self.base_seed = base_seed
         self._sampler = SchemaSampler(action_schema, random.Random(0))
+        self._calls = shapes.call_shape(action_schema) is not None
+        self._refined: dict[str, dict[str, Any]] = {}
 
     def begin(self, episode: int, seed: int) -> None:
         self._sampler.rng = random.Random(f"envkit-random:{self.base_seed}:{episode}")
+
+    def _schema_for(self, observation: dict[str, Any]) -> dict[str, Any]:
+        """The schema to draw from: the tool-call schema refined by the listed tools."""
+        if not self._calls:
+            return self.schema
+        tools = shapes.tools_from_observation(observation)
+        if not tools:
+            return self.schema
+        key = "\0".join(t.name for t in tools)
+        if key not in self._refined:
+            self._refined[key] = shapes.refine(self.schema, tools) or self.schema
+        return self._refined[key]
 
     def act(
         self,
@@ -173,11 +194,77 @@ class RandomPolicy:
         step: int,
         last_error: str | None,
     ) -> Decision:
-        action = self._sampler.sample(self.schema)
+        schema = self._schema_for(observation)
+        self._sampler.root = schema
+        action = self._sampler.sample(schema)
         return Decision(action=action if isinstance(action, dict) else {})
 
     def close(self) -> None:
         pass
+
+
+class ActionsPolicy:
+    """A fixed list of actions, sent in order in every episode (the last one again once the
+    list runs out): ``--policy actions:JSON`` replays what ``envkit validate`` found (EK524,
+    EK525 print such a command).
+
+    Args:
+        actions: the actions (JSON objects), at least one.
+    """
+
+    def __init__(self, actions: list[dict[str, Any]]):
+        self.actions = actions
+
+    def begin(self, episode: int, seed: int) -> None:
+        pass
+
+    def act(
+        self,
+        observation: dict[str, Any],
+        *,
+        reward: float | None,
+        step: int,
+        last_error: str | None,
+    ) -> Decision:
+        return Decision(action=dict(self.actions[min(step, len(self.actions) - 1)]))
+
+    def close(self) -> None:
+        pass
+
+
+def parse_actions(text: str) -> list[dict[str, Any]]:
+    """The actions of ``--policy actions:TEXT``: a JSON list of objects (or one object), or
+    ``@FILE`` holding one.
+
+    Raises:
+        UsageError: not JSON, not objects, empty, or the file cannot be read.
+    """
+    if text.startswith("@"):
+        try:
+            text = Path(text[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(
+                f"--policy actions:{text}: cannot read it ({exc.strerror or exc}).",
+                hint="Give a JSON list of actions, or @FILE holding one.",
+            ) from None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(
+            f"--policy actions:...: not JSON ({exc}).",
+            hint='Give a JSON list of actions, e.g. actions:\'[{"answer": "42"}]\'.',
+        ) from None
+    actions = [value] if isinstance(value, dict) else value
+    if (
+        not isinstance(actions, list)
+        or not actions
+        or not all(isinstance(a, dict) for a in actions)
+    ):
+        raise UsageError(
+            "--policy actions:...: expected a non-empty JSON list of action objects.",
+            hint='e.g. actions:\'[{"answer": "42"}]\'.',
+        )
+    return actions
 
 
 # -- the environment's own code --------------------------------------------------------------

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from envkit.blind import shapes
 from envkit.errors import EnvkitError, EvalAbortedError, PolicyError, WireError
 from envkit.evaluation.options import Notes
 from envkit.evaluation.policies import EpisodePolicy
@@ -51,6 +52,9 @@ MAX_SESSION_LOSSES = 3  # lost episodes in a row (over all workers) that stop th
 # trajectories.jsonl; a model could not read it anyway). The WebSocket cuts frames at 16 MiB.
 MAX_OBSERVATION_BYTES = 4 * 1024 * 1024
 OBSERVATION_TOO_LARGE = "OBSERVATION_TOO_LARGE"
+#: ``error_code`` of a tool call the environment answered with a tool error (an unknown
+#: tool, arguments its input schema refuses): an invalid action, as a VALIDATION_ERROR is.
+TOOL_ERROR = "TOOL_ERROR"
 RESULT_POLL_S = 0.2  # how often the main thread checks the budget and the server, seconds
 _SUCCESS_EPS = 1e-9
 CAPACITY_RETRIES = 3  # more rounds over the URLs after a CAPACITY_REACHED refusal
@@ -674,6 +678,10 @@ def _send(
     step.observation, step.reward, step.done = res.observation, res.reward, res.done
     step.latency_s = res.latency_s
     turn.observation, turn.reward, turn.last_error = res.observation, res.reward, None
+    refused = shapes.tool_error(res.observation) if shapes.is_tool_call(step.action) else None
+    if refused is not None:  # the tool refused the call: an invalid action, told to the policy
+        step.error, step.error_code = refused, TOOL_ERROR
+        turn.last_error = f"the tool refused it: {refused}"
     rec.done = res.done
     return True
 

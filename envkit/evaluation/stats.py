@@ -35,6 +35,8 @@ DEFINITIONS = {
     "c successes (unbiased estimator); `mean` averages over groups",
     "lost_episodes": "episodes whose session was lost (also after the retries on fresh "
     "sessions): no result, left out of every other statistic; --resume plays them again",
+    "invalid_actions": "steps the environment refused: a VALIDATION_ERROR frame, or a tool "
+    "call answered with a tool error (an `error` in its observation; error_code TOOL_ERROR)",
     "std": "population standard deviation (ddof=0)",
     "percentiles": "linear interpolation between closest ranks",
     "latency_s": "env_step: seconds from sending a step frame to its answer; policy: seconds "
@@ -194,7 +196,7 @@ class _StepTotals:
     def _add(self, s: dict[str, Any]) -> None:
         if s.get("parse_error"):
             self.parse_failures += 1
-        elif s.get("error") and s.get("error_code") == "VALIDATION_ERROR":
+        elif s.get("error") and s.get("error_code") in ("VALIDATION_ERROR", "TOOL_ERROR"):
             self.invalid_actions += 1
         r = s.get("reward")
         finite = isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r)

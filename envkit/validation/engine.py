@@ -24,7 +24,7 @@ from typing import Any, ParamSpec, TypeGuard, TypeVar
 
 import httpx
 
-from envkit.envdir.constants import VALIDATE_MAX_STEPS
+from envkit.envdir.constants import DEFAULT_BLIND_FLOOR, VALIDATE_MAX_STEPS
 from envkit.envdir.manifest import Manifest
 from envkit.envdir.project import Timeouts, env_spec
 from envkit.errors import WireError
@@ -63,6 +63,9 @@ class Settings:
         has_manifest: the manifest was given (``False`` for a pure ``--url`` run).
         probe_path: the declared runtime probe plan (``validation.execution.probe_path``),
             or ``None``.
+        blind_floor: ``(warning, error)`` shares of the oracle's return a question-blind
+            policy may not exceed (``envkit.blind_floor``).
+        search_budget_s: seconds of the reward-guided exploit search (0: off).
     """
 
     episodes: int
@@ -79,6 +82,8 @@ class Settings:
     has_manifest: bool
     probe_path: str | None = None
     oracle_tolerance: float = 0.0
+    blind_floor: tuple[float, float] = DEFAULT_BLIND_FLOOR
+    search_budget_s: float = 0.0
 
     @classmethod
     def resolve(cls, manifest: Manifest | None, opts: RunOptions) -> Settings:
@@ -107,6 +112,8 @@ class Settings:
             has_manifest=manifest is not None,
             probe_path=spec.probe_path,
             oracle_tolerance=spec.oracle_tolerance,
+            blind_floor=spec.blind_floor,
+            search_budget_s=opts.search_budget_s,
         )
 
     @property
@@ -299,6 +306,7 @@ class ServerPlayer:
         launch: how the server envkit started was started (``None``: ``--url``), e.g.
             ``package form from the parent folder: uvicorn NAME.server.app:app in /x/envs``.
         notes: lines for the report (how the server was started, probes skipped and why).
+        skipped: rule code -> why it could not be evaluated (:meth:`skip`).
         episodes: every episode played to its end or bound, by any policy (in order).
         on_episode_end: called when an episode ends with ``done=true`` (see
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
@@ -327,6 +335,7 @@ class ServerPlayer:
         self.crashes: list[tuple[str, str, str]] = []
         self.launch: str | None = None
         self.notes: list[str] = []
+        self.skipped: dict[str, str] = {}
         self.episodes: list[Episode] = []
         self.on_episode_end: EpisodeEnd | None = None
         self._watch: Callable[[dict[str, Any], str], None] | None = None
@@ -355,6 +364,12 @@ class ServerPlayer:
         for rule in rules:
             if rule.code in self.checks_run:
                 self.checks_run.remove(rule.code)
+
+    def skip(self, rule: Rule, reason: str) -> None:
+        """Record that ``rule`` could not be evaluated and why (shown in the report's
+        skipped checks); it is no longer counted as run."""
+        self.unran(rule)
+        self.skipped[rule.code] = reason
 
     def has(self, rule: Rule) -> bool:
         return any(f.code == rule.code for f in self.findings)

@@ -26,6 +26,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from envkit.blind.schema import resolve, types_of
+
 STRIPPED_FIELDS = ("metadata",)
 IMPORT_LOCK = threading.Lock()
 """Held while hypothesis, hypothesis-jsonschema and so jsonschema are imported (the warm-up
@@ -116,34 +118,6 @@ def generate_actions(schema: dict[str, Any], count: int, seed: int) -> list[dict
 
 
 # -- schema walking --------------------------------------------------------------------------
-def resolve(node: object, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
-    """Follow local ``$ref`` (``#/$defs/X``) and collapse ``allOf`` of one item."""
-    while isinstance(node, dict) and "$ref" in node and depth < 20:
-        ref = node["$ref"]
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            return {}
-        target: object = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
-        node = target
-        depth += 1
-    if isinstance(node, dict) and isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
-        merged = {k: v for k, v in node.items() if k != "allOf"}
-        merged.update(resolve(node["allOf"][0], root, depth + 1))
-        return merged
-    return node if isinstance(node, dict) else {}
-
-
-def types_of(node: dict[str, Any]) -> list[str]:
-    """The JSON Schema ``type`` of ``node`` as a list (``[]`` when it declares none)."""
-    t = node.get("type")
-    if isinstance(t, str):
-        return [t]
-    if isinstance(t, list):
-        return [x for x in t if isinstance(x, str)]
-    return []
-
-
 def extreme_value(node: object, root: dict[str, Any], mode: str, depth: int = 0) -> object:
     """A value allowed by ``node`` at one extreme.
 

@@ -18,6 +18,10 @@ from envkit.envdir.project import Timeouts, resolve_timeouts
 DEFAULT_BUDGET_S = 600.0  # whole run when --timeout is not given
 
 
+DEFAULT_SEARCH_BUDGET_S = 30.0
+"""Seconds the reward-guided exploit search may spend per environment (``--search-budget``)."""
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """The options of one ``envkit validate`` run, shared by every lane.
@@ -34,6 +38,8 @@ class RunOptions:
         progress: called with short progress lines.
         train_path: play the training-path lane (EK7xx) when the environment has a TRL
             adapter (``--no-train-path``: False).
+        search_budget_s: seconds of the reward-guided exploit search (EK525;
+            ``--search-budget``, >= 0; 0 turns it off).
     """
 
     python: str | None = None
@@ -46,6 +52,7 @@ class RunOptions:
     reply_timeout_s: float | None = None
     progress: Callable[[str], None] | None = None
     train_path: bool = True
+    search_budget_s: float = DEFAULT_SEARCH_BUDGET_S
 
     def timeouts(self, spec: EnvSpec) -> Timeouts:
         """The run's three time limits for an environment of ``spec``, resolved once by

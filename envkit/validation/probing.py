@@ -23,6 +23,7 @@ from typing import Any
 
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
+from envkit.validation.offered import Offered
 from envkit.wire import EnvErrorFrame
 
 PROBES_BUDGET_S = 30.0  # all probes together at most (and a third of what is left)
@@ -45,6 +46,8 @@ class Probes:
         wins: seed -> the oracle's episode, cut after its first step at the top of the range.
         deadline: ``time.monotonic()`` after which no probe starts a new episode.
         skipped: what the deadline left unplayed (for the report's notes).
+        offered: the action shapes policies draw from (tool calls with each tool's
+            arguments); ``None``: only ``schema``.
     """
 
     engine: ServerPlayer
@@ -52,9 +55,15 @@ class Probes:
     wins: dict[int | None, Episode]
     deadline: float
     skipped: list[str] = field(default_factory=list)
+    offered: Offered | None = None
+
+    @property
+    def play_schema(self) -> dict[str, Any]:
+        """The schema policies draw from: :attr:`offered`'s, else :attr:`schema`."""
+        return self.offered.play if self.offered is not None else self.schema
 
     @classmethod
-    def read(cls, engine: ServerPlayer) -> Probes:
+    def read(cls, engine: ServerPlayer, offered: Offered | None = None) -> Probes:
         """What the probes need from the earlier checks: ``/schema`` again (one GET) and the
         oracle's winning episodes from :attr:`ServerPlayer.episodes`; the deadline is
         :data:`PROBES_BUDGET_S` or a third of the stage's remaining budget."""
@@ -72,7 +81,7 @@ class Probes:
                 won.actions = ep.actions[: at + 1]
                 wins[ep.seed] = won
         budget = min(PROBES_BUDGET_S, engine.remaining_s() / 3)
-        return cls(engine, schema, wins, time.monotonic() + budget)
+        return cls(engine, schema, wins, time.monotonic() + budget, offered=offered)
 
     def time_left(self, what: str) -> bool:
         """Whether ``what`` may still start; a note says what was skipped when not."""
@@ -107,7 +116,11 @@ class Probes:
 Probe = Callable[[Probes], None]
 
 
-def run(engine: ServerPlayer, probes_in_order: Sequence[tuple[str, Probe]]) -> None:
+def run(
+    engine: ServerPlayer,
+    probes_in_order: Sequence[tuple[str, Probe]],
+    offered: Offered | None = None,
+) -> None:
     """Play every probe of ``probes_in_order`` (``(name, probe)`` pairs, the name shown when
     the probe crashes) on the server the engine plays, guarded one by one (a probe that
     fails is recorded like any check's); records the seconds spent in
@@ -116,10 +129,13 @@ def run(engine: ServerPlayer, probes_in_order: Sequence[tuple[str, Probe]]) -> N
     Raises:
         Stop: the server hung, died or the stage's budget ran out during a probe (the
             oversized-action probe reports its own hang instead).
+
+    Args:
+        offered: the run's action shapes (:func:`envkit.validation.offered.discover`).
     """
     t = time.perf_counter()
     try:
-        probes = engine.guard("probe inputs", Probes.read, engine, quiet=True)
+        probes = engine.guard("probe inputs", Probes.read, engine, offered, quiet=True)
         if probes is None:
             return
         engine.progress("reward-design probes")

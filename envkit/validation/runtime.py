@@ -21,9 +21,11 @@ from envkit.errors import UsageError
 from envkit.findings import Finding
 from envkit.policy import PolicyProcess
 from envkit.validation import explore, fuzz, probing
+from envkit.validation import offered as offered_
 from envkit.validation.engine import ActionPool, ServerPlayer, Settings, Stop
 from envkit.validation.options import Budget, RunOptions
 from envkit.validation.rules import (
+    blind_play,
     determinism,
     endpoints,
     episodes,
@@ -55,6 +57,7 @@ REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
     ("memory probe", load.memory_grows),
     ("reset options probe", reset_options.reset_options_ignored),
     ("feedback leak probe", feedback_leaks.feedback_leaks),
+    ("question-blind policies", blind_play.blind_policies),
     ("code hacks probe", grader_hacks.code_hacks),
     ("training signal probe", training_signal.training_signal),  # after the format probe
     ("oversized action probe", load.oversized_action),  # last: it may hang the server
@@ -108,6 +111,8 @@ class RuntimeOutcome:
         notes: lines for the report: the way the server started when it was not the
             manifest form, probes skipped and why, envkit's own interpreter serving the
             environment (:func:`envkit.envdir.project.own_interpreter_note`).
+        skipped: rule code -> why the stage could not evaluate it (e.g. no action it sent
+            was accepted), for rules not in ``checks_run``.
     """
 
     findings: list[Finding]
@@ -116,6 +121,7 @@ class RuntimeOutcome:
     capacity: int | None = None
     launch: str | None = None
     notes: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def run_runtime(
@@ -197,6 +203,7 @@ def run_runtime(
         capacity,
         launch=engine.launch,
         notes=engine.notes,
+        skipped=engine.skipped,
     )
 
 
@@ -209,11 +216,18 @@ def _play(
     if api is None:  # no answer on /health (reported), or the check crashed: nothing to play
         return None
     served = engine.guard("routes", routes.check, engine, quiet=True) or routes.Served(None)
-    engine.guard("mcp", mcp.check, engine, quiet=True)
+    listed = engine.guard("mcp", mcp.check, engine, quiet=True)
     watch = protocol.ObservationWatch(api.observation, api.reset_observation)
     engine.watch_observations(watch)
+    # what policies draw from: tool calls carry arguments of each tool's input schema
+    offered = (
+        engine.guard("action shapes", offered_.discover, engine, api.action, listed, quiet=True)
+        if api.action is not None
+        else None
+    )
+    play = offered.play if offered is not None else api.action
     actions = engine.guard(
-        "action generation", episodes.action_pool, engine, api.action, quiet=True
+        "action generation", episodes.action_pool, engine, play, quiet=True
     ) or ActionPool([])
 
     if engine.guard("round trip", protocol.round_trip, engine, actions, served.production) is False:
@@ -222,24 +236,24 @@ def _play(
         engine.guard("step before reset", protocol.step_before_reset, engine, actions)
         engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
     engine.guard("malformed frames", protocol.malformed_frames, engine)
-    space = explore.ActionSpace.from_pool(api.action, actions) if api.action is not None else None
+    space = explore.ActionSpace.from_pool(play, actions) if play is not None else None
     after_done = integrity.AfterDone(engine, actions, space)
     oracle_best = None
     if actions and api.action is not None:
         engine.on_episode_end = after_done  # every finished episode is stepped again
-        engine.guard("fuzzed episodes", episodes.fuzz_episodes, engine, api.action, actions)
+        engine.guard("fuzzed episodes", episodes.fuzz_episodes, engine, play, actions)
         reference = engine.guard("determinism", determinism.check, engine, actions)
         engine.guard("probe plan", determinism.replay_plan, engine, root, quiet=True)
         oracle_best = engine.guard("oracle", reward.oracle, engine, root, python, oracle_host)
         engine.guard("oracle replay", determinism.oracle_replay, engine, quiet=True)
         means = engine.guard(
-            "degenerate policies", reward.degenerate, engine, api.action, actions, oracle_best
+            "degenerate policies", reward.degenerate, engine, play, actions, oracle_best
         )
         engine.guard("exploring episodes", episodes.explore_episodes, engine, space)
-        engine.guard("solution leakage", integrity.leak, engine, api.action, actions, quiet=True)
+        engine.guard("solution leakage", integrity.leak, engine, play, actions, quiet=True)
         engine.on_episode_end = None
         engine.guard(
-            "fresh instance", integrity.fresh_http, engine, api.action, actions, means, quiet=True
+            "fresh instance", integrity.fresh_http, engine, play, actions, means, quiet=True
         )
         engine.guard("concurrent sessions", sessions.interleaved, engine, actions, reference)
     capacity = engine.guard("capacity", sessions.capacity, engine)
@@ -259,5 +273,5 @@ def _play(
     engine.guard("observation verdict", protocol.observations, engine, watch, quiet=True)
     engine.guard("latency verdict", liveness.latency, engine, quiet=True)
     if engine.episodes:  # last: the reward-design probes read every episode played
-        engine.guard("reward probes", probing.run, engine, REWARD_PROBES, quiet=True)
+        engine.guard("reward probes", probing.run, engine, REWARD_PROBES, offered, quiet=True)
     return capacity

@@ -339,6 +339,9 @@ def runtime_stage(
     else:
         ev.ran.update(outcome.checks_run)
     ev.findings += findings
+    for code, why in outcome.skipped.items():
+        if code not in outcome.checks_run:
+            ev.skipped.setdefault(code, why)
     elsewhere = lane_only_codes(lane)
     for code in codes_of(Stage.RUNTIME):
         if code in elsewhere:

@@ -18,6 +18,7 @@ from types import ModuleType
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.findings import FAMILIES, Rule, Stage
 from envkit.validation.rules import (
+    blind_play,
     card_text,
     concurrency,
     container,
@@ -126,6 +127,11 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(reset_options, "5", "declared `reset` options that change nothing"),
     RuleModule(grader_hacks, "5", "known code-grader hacks that earn more than doing nothing"),
     RuleModule(feedback_leaks, "5", "feedback after a wrong answer that gives the answer away"),
+    RuleModule(
+        blind_play,
+        "5",
+        "question-blind policies, through every action shape, that earn without the task",
+    ),
     RuleModule(
         training_signal,
         "5",

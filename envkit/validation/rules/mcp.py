@@ -116,8 +116,13 @@ def envelope_problem(reply: Reply, request_id: Any) -> str | None:
     return None
 
 
-def check(engine: ServerPlayer) -> None:
-    """EK424, EK425: a ``tools/list`` request and a body that is not JSON."""
+def check(engine: ServerPlayer) -> list[Any]:
+    """EK424, EK425: a ``tools/list`` request and a body that is not JSON.
+
+    Returns:
+        The tools ``tools/list`` listed (``result.tools``; ``[]`` when none or no answer),
+        which the action shapes of later checks read (:mod:`envkit.validation.offered`).
+    """
     engine.progress("checking POST /mcp")
     first = post(engine, json.dumps(PROBE).encode())
     engine.ran(MCP_NOT_JSON_RPC, MCP_MISSING)
@@ -128,7 +133,7 @@ def check(engine: ServerPlayer) -> None:
             f"`POST /mcp` should answer JSON-RPC 2.0; it answered "
             f"HTTP {first.status}: the route is not served.",
         )
-        return
+        return []
     problems = []
     problem = envelope_problem(first, PROBE["id"])
     if problem:
@@ -150,3 +155,6 @@ def check(engine: ServerPlayer) -> None:
             "response; " + "; ".join(problems) + ".",
             problems=problems,
         )
+    result = first.body.get("result") if isinstance(first.body, dict) else None
+    tools = result.get("tools") if isinstance(result, dict) else None
+    return tools if isinstance(tools, list) else []

@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from envkit.blind import shapes
 from envkit.findings import Severity, register
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.probing import Probes, field_schema, fits
@@ -100,8 +101,9 @@ class Rollout:
 
 
 def is_weak(policy: str) -> bool:
-    """Whether ``policy`` (an :attr:`Episode.policy`) is one of envkit's weak policies."""
-    return policy in WEAK_POLICIES or policy.startswith("degenerate:")
+    """Whether ``policy`` (an :attr:`Episode.policy`) is one of envkit's weak policies (the
+    question-blind ones, ``blind:*``, included)."""
+    return policy in WEAK_POLICIES or policy.startswith(("degenerate:", "blind:"))
 
 
 def rollouts(episodes: Iterable[Episode], hi: float = math.inf) -> list[Rollout]:
@@ -113,12 +115,21 @@ def rollouts(episodes: Iterable[Episode], hi: float = math.inf) -> list[Rollout]
     """
     out = []
     for ep in episodes:
-        if not is_weak(ep.policy):
+        if not is_weak(ep.policy) or not _sent_valid(ep):
             continue
         nums = [float(r) for r in ep.rewards if is_number(r) and math.isfinite(float(r))]
         if nums and not (ep.policy == OFF_BY_ONE and max(nums) >= hi - EPS):
             out.append(Rollout(ep.seed, ep.policy, sum(nums), max(nums)))
     return out
+
+
+def _sent_valid(ep: Episode) -> bool:
+    """Some step of ``ep`` was accepted: answered, and not with a tool error for a tool call
+    (an episode of refused calls says nothing about what a model would earn)."""
+    return any(
+        not (shapes.is_tool_call(a) and shapes.tool_error(s.observation))
+        for a, s in zip(ep.actions, ep.steps, strict=False)
+    )
 
 
 def off_by_one(value: object) -> object:
@@ -204,6 +215,13 @@ def verdict(engine: ServerPlayer, oracle_reached: bool = False) -> None:
     """
     found = rollouts(engine.episodes, engine.settings.hi)
     if len(found) < MIN_EPISODES:
+        weak = [ep for ep in engine.episodes if is_weak(ep.policy)]
+        if len(weak) >= MIN_EPISODES and not any(_sent_valid(ep) for ep in weak):
+            engine.skip(
+                NO_TRAINING_SIGNAL,
+                f"unknown: none of the {len(weak)} episodes envkit's weak policies played sent "
+                "an action the environment accepted (every step refused, or a tool error)",
+            )
         return
     broken = (
         reward.REWARD_NOT_NUMERIC,
@@ -263,6 +281,7 @@ def _policies(found: Sequence[Rollout]) -> str:
         "fuzz": "fuzzed",
         "explore": "exploring",
         "probe:wrong-value": "the oracle's form with a wrong value",
+        **{r.policy: "question-blind" for r in found if r.policy.startswith("blind:")},
         OFF_BY_ONE: "the oracle's numbers off by one",
         HALF_RIGHT: "the oracle's program half right",
     }

@@ -1,0 +1,503 @@
+"""EK524 blind-policy-paid: the question-blind policies of :mod:`envkit.blind.library`, played
+through every action shape the environment offers, and judged against the oracle's return.
+
+How a policy is played: on each seed, the answer action is the oracle's winning action (or,
+without an oracle, the first action the server accepted), with every answer slot blanked;
+the policy's value goes in one slot at a time. Tool calls are played with arguments drawn
+from each tool's input schema (:mod:`envkit.validation.offered`). Every action goes to a
+fresh episode of the seed, from ``reset``: the policy never sees what the oracle's earlier
+steps revealed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from envkit.blind import library, shapes, slots
+from envkit.errors import WireError
+from envkit.findings import Severity, register
+from envkit.validation import fuzz
+from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
+from envkit.validation.probing import Probes, episode_return
+from envkit.validation.rules.reward import REWARD_HACKABLE
+from envkit.wire import EnvErrorFrame, EnvSession
+
+MAX_SLOTS = 2  # answer slots of one action a policy's values go into
+MAX_REPEAT = 20  # steps of a sequence policy that repeats (stall, repeat-last)
+MAX_TOOLS = 6  # tools the sequence policies call
+MAX_READ_BACK = 4  # texts of tool errors sent back as answers
+
+BLIND_POLICY_PAID = register(
+    "EK524",
+    "blind-policy-paid",
+    Severity.ERROR,
+    summary="A question-blind policy (one that never solves the task) earns a share of the "
+    "oracle's return, or a wrong answer is paid like the right one.",
+    what="envkit plays its library of question-blind policies (`envkit rules --policies`; "
+    "docs/policies.md) on every declared seed, through every action shape the environment "
+    "offers: plain fields from `/schema`, and tool calls with arguments drawn from each "
+    "tool's input schema (the tool list in the observation, or `tools/list`). Each policy "
+    "puts its value in the oracle's winning action (every answer slot blanked), or acts "
+    "through tools and steps alone (every tool once, one tool over and over, invalid "
+    "arguments with the errors read back, giving up, stalling to the step limit), each in a "
+    "fresh episode from `reset`. A content-free policy (empty, whitespace, a format "
+    "skeleton, the prompt copied back, every option or number or word the observation "
+    "shows, special values, a claimed verdict, ...) earning more than 5 % of the oracle's "
+    "return on average over the seeds is a warning, more than half of it an error "
+    "(`envkit.blind_floor: [warning, error]` changes both). A corrupted oracle answer (off by "
+    "one, truncated, reordered, denied, listed among wrong answers, another value in the "
+    "same form) earning the oracle's return less `floor_margin` is an error. Without an "
+    "oracle the yardstick is the top of the reward range and a policy's best step reward. "
+    "When no action of any policy was accepted, the check is skipped with that reason.",
+    why="A trainer is an optimiser: a route to reward that skips the task is the route it "
+    "finds. A grader that pays 0.35 for any non-empty reply, or accepts the right word "
+    "anywhere among others, trains a policy to emit that instead of solving the task.",
+    example="A grader scoring character overlap with the answer: the alphabet and digits "
+    "repeated (`long-repetition`) earn 0.49 of the oracle's 1.0.",
+    fix="Pay only for the task: compare the parsed answer exactly (or within a tolerance "
+    "that fits the output), give no credit for format or length alone, and never credit "
+    "an answer found anywhere inside the reply.",
+    limits="Policies act from `reset`: a task that must be set up by earlier steps (a door "
+    "to open first) is judged only through the sequence policies.",
+    reported_as=("EK505",),
+)
+
+
+@dataclass
+class Played:
+    """One episode a policy played.
+
+    Attributes:
+        actions: the actions sent (in order).
+        episode: the episode as recorded (its answered steps; ``policy`` is
+            ``blind:NAME``), added to :attr:`ServerPlayer.episodes` for the probes after
+            this one (the training-signal probe counts it as a weak policy's).
+        ret: the sum of its finite step rewards.
+        best: its best finite step reward (``None``: none).
+        accepted: steps the server answered with an observation (not an error frame) that
+            reports no tool error.
+        texts: the strings of the observations it received.
+    """
+
+    actions: list[dict[str, Any]]
+    episode: Episode
+    ret: float = 0.0
+    best: float | None = None
+    accepted: int = 0
+    texts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """What one policy earned on one seed: its best episode."""
+
+    policy: str
+    seed: int | None
+    played: Played
+    share: float  # of the yardstick (the oracle's return, else the top of the range)
+    value: object = None
+    slot: str = ""
+
+
+def _texts(value: object, out: list[str], depth: int = 0) -> None:
+    if depth > 5:
+        return
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k not in ("tools", "input_schema", "inputSchema"):
+                _texts(v, out, depth + 1)
+    elif isinstance(value, list):
+        for v in value[:50]:
+            _texts(v, out, depth + 1)
+
+
+def play_actions(
+    engine: ServerPlayer,
+    s: EnvSession,
+    seed: int | None,
+    actions: list[dict[str, Any]],
+    name: str = "blind",
+) -> Played:
+    """``reset(seed)`` on ``s``, then ``actions`` in order until ``done``. A step answered
+    with an error frame (a refused action, an exception in ``step``) is left out.
+
+    Raises:
+        EnvErrorFrame: ``reset`` failed, or the server is at capacity.
+    """
+    first = engine.reset(s, seed)
+    out = Played(list(actions), Episode(seed, first.observation, policy=f"blind:{name}"))
+    for action in actions:
+        try:
+            res = engine.call("`step`", s.step, action)
+        except EnvErrorFrame as exc:
+            if exc.code == "CAPACITY_REACHED":
+                raise
+            continue
+        out.episode.record(res, action)
+        if not (shapes.is_tool_call(action) and shapes.tool_error(res.observation)):
+            out.accepted += 1
+        r = res.reward
+        if is_number(r) and math.isfinite(float(r)):
+            out.ret += float(r)
+            out.best = float(r) if out.best is None else max(out.best, float(r))
+        _texts(res.observation, out.texts)
+        if res.done:
+            break
+    return out
+
+
+# -- what to play --------------------------------------------------------------------------
+def _blank(slot: slots.Slot) -> object:
+    """The slot's emptiest value the schema allows: ``""``, ``0`` or the declared minimum."""
+    if slot.kind == "string":
+        shortest = slot.node.get("minLength")
+        return " " * shortest if isinstance(shortest, int) and shortest > 0 else ""
+    for value in (0, slot.node.get("minimum"), slot.node.get("exclusiveMinimum")):
+        if is_number(value) and slots.fits(value, slot):
+            return int(value) if slot.kind == "integer" else value
+    return slot.value
+
+
+def blanked(action: dict[str, Any], found: list[slots.Slot]) -> dict[str, Any]:
+    """``action`` with every slot in ``found`` blanked (:func:`_blank`)."""
+    out = action
+    for slot in found:
+        out = slots.fill(out, slot, _blank(slot))
+    return out
+
+
+@dataclass
+class Plan:
+    """One seed's answer action and yardstick.
+
+    Attributes:
+        seed: the reset seed.
+        answer: the action an answer goes in (the oracle's winning action, or the first
+            accepted action), every slot blanked.
+        found: its answer slots.
+        observation: the reset observation of the seed (what a policy reads).
+        yardstick: the oracle's return on the seed, else the top of the range.
+        oracle: whether ``answer`` came from the oracle (its values feed the corruptions).
+        steps: steps a value is sent for (the oracle's episode length; 1 without it).
+    """
+
+    seed: int | None
+    answer: dict[str, Any]
+    found: list[slots.Slot]
+    observation: dict[str, Any]
+    yardstick: float
+    oracle: bool
+    steps: int
+
+
+def _oracle_return(engine: ServerPlayer, seed: int | None) -> float | None:
+    ep = next((e for e in engine.episodes if e.policy == "oracle" and e.seed == seed), None)
+    return episode_return(ep) if ep is not None else None
+
+
+def _accepted_action(engine: ServerPlayer) -> tuple[int | None, dict[str, Any], Episode] | None:
+    for ep in engine.episodes:
+        if ep.actions:
+            return ep.seed, ep.actions[0], ep
+    return None
+
+
+def plans(probes: Probes) -> list[Plan]:
+    """The seeds to play, each with its answer action and yardstick."""
+    engine, settings = probes.engine, probes.engine.settings
+    schema = probes.play_schema
+    out: list[Plan] = []
+    if probes.wins:
+        for seed, win in probes.wins.items():
+            found = slots.find(win.actions[-1], schema)
+            ret = _oracle_return(engine, seed)
+            ret = max(ret, episode_return(win)) if ret is not None else episode_return(win)
+            out.append(
+                Plan(
+                    seed,
+                    blanked(win.actions[-1], found),
+                    found,
+                    win.reset_obs,
+                    ret,
+                    True,
+                    max(1, len(win.actions)),
+                )
+            )
+        return out
+    first = _accepted_action(engine)
+    if first is None:
+        return []
+    _seed, action, ep = first
+    found = slots.find(action, schema)
+    for seed in settings.seeds:
+        reset_obs = next(
+            (e.reset_obs for e in engine.episodes if e.seed == seed and e.reset_obs),
+            ep.reset_obs,
+        )
+        out.append(Plan(seed, blanked(action, found), found, reset_obs, settings.hi, False, 1))
+    return out
+
+
+def value_episodes(
+    plan: Plan, win_action: dict[str, Any] | None
+) -> list[tuple[str, str, object, list[dict[str, Any]]]]:
+    """``(policy, slot, value, actions)`` for every value policy that fits a slot of
+    ``plan``'s answer action."""
+    out: list[tuple[str, str, object, list[dict[str, Any]]]] = []
+    for slot in plan.found[:MAX_SLOTS]:
+        ctx = library.Context.of(
+            plan.observation,
+            slot.kind,
+            slot.node.get("maxLength") if isinstance(slot.node.get("maxLength"), int) else None,
+        )
+        oracle_ctx = (
+            library.Context(**{**ctx.__dict__, "oracle": slot.value})
+            if plan.oracle and win_action is not None
+            else ctx
+        )
+        for p in library.POLICIES.values():
+            for raw in library.values_for(p, oracle_ctx if p.needs_oracle else ctx):
+                value = slots.coerce(raw, slot)
+                if value is None or not slots.fits(value, slot):
+                    continue
+                action = slots.fill(plan.answer, slot, value)
+                out.append((p.name, slot.where, value, [action] * plan.steps))
+    return out
+
+
+def _call(
+    template: dict[str, Any], shape: shapes.CallShape, tool: shapes.Tool, args: object
+) -> dict[str, Any]:
+    return {**template, shape.name_field: tool.name, shape.arguments_field: args}
+
+
+def _wrong_args(tool: shapes.Tool) -> dict[str, Any]:
+    """Arguments of the wrong type for every property ``tool`` declares (a string where a
+    number is expected, a number where a string is)."""
+    props = tool.schema.get("properties")
+    if not isinstance(props, dict) or not props:
+        return {"__envkit_unknown__": 1}
+    out: dict[str, Any] = {}
+    for name, node in props.items():
+        types = fuzz.types_of(fuzz.resolve(node, tool.schema))
+        out[name] = 12345 if "string" in types else "not-a-number"
+    return out
+
+
+def sequence_episodes(probes: Probes, plan: Plan) -> list[tuple[str, list[dict[str, Any]]]]:
+    """``(policy, actions)`` of the sequence policies on ``plan`` (the read-back of tool
+    errors is played by :func:`_read_back`)."""
+    settings = probes.engine.settings
+    repeat = min(settings.max_steps, MAX_REPEAT)
+    offered = probes.offered
+    out: list[tuple[str, list[dict[str, Any]]]] = [
+        ("give-up", [plan.answer]),
+        ("repeat-last", [plan.answer] * repeat),
+    ]
+    shape = offered.call if offered is not None else None
+    tools = offered.tools[:MAX_TOOLS] if offered is not None else []
+    if shape is None or not tools:
+        minimal = fuzz.extreme_value(probes.play_schema, probes.play_schema, "empty")
+        if isinstance(minimal, dict):
+            out.append(("stall", [minimal] * repeat))
+        return out
+    answer_tool = shapes.tool_of(plan.answer, shape)
+    others = [t for t in tools if t.name != answer_tool]
+    calls = {
+        t.name: _call(plan.answer, shape, t, fuzz.extreme_value(t.schema, t.schema, "empty"))
+        for t in tools
+    }
+    out.append(("every-tool-once", [calls[t.name] for t in others] + [plan.answer]))
+    for t in others[:3]:
+        out.append(("one-tool-repeated", [calls[t.name]] * repeat))
+    if others:
+        out.append(("stall", [calls[others[0].name]] * repeat))
+    return out
+
+
+def _read_back(
+    probes: Probes, plan: Plan, s: EnvSession
+) -> list[tuple[str, str, object, list[dict[str, Any]]]]:
+    """invalid-arguments-read-back: call each tool with wrong-typed arguments, then send each
+    text the errors showed (and each number in them) as the answer."""
+    offered = probes.offered
+    if offered is None or offered.call is None or not offered.tools or not plan.found:
+        return []
+    shape = offered.call
+    bad = [_call(plan.answer, shape, t, _wrong_args(t)) for t in offered.tools[:MAX_TOOLS]]
+    first = play_actions(probes.engine, s, plan.seed, bad)
+    shown: list[str] = []
+    _texts(plan.observation, shown)
+    texts = [t for t in dict.fromkeys(first.texts) if t.strip() and t not in set(shown)]
+    slot = plan.found[0]
+    candidates: list[object] = []
+    for text in texts:
+        candidates += [*library.NUMBER.findall(text), text.strip()]
+    out: list[tuple[str, str, object, list[dict[str, Any]]]] = []
+    for raw in list(dict.fromkeys(candidates))[: MAX_READ_BACK * 2]:
+        value = slots.coerce(raw, slot)
+        if value is None or not slots.fits(value, slot):
+            continue
+        out.append(
+            (
+                "invalid-arguments-read-back",
+                slot.where,
+                value,
+                [*bad, slots.fill(plan.answer, slot, value)],
+            )
+        )
+        if len(out) >= MAX_READ_BACK:
+            break
+    return out
+
+
+# -- the check -----------------------------------------------------------------------------
+def blind_policies(probes: Probes) -> None:
+    """EK524: play every fitting question-blind policy on each seed and judge its return."""
+    engine, settings = probes.engine, probes.engine.settings
+    todo = plans(probes)
+    if not todo:
+        engine.skip(BLIND_POLICY_PAID, "no action was accepted by the server to build on")
+        return
+    outcomes: dict[str, dict[int | None, Outcome]] = {}
+    sent = accepted = 0
+    for plan in todo:
+        if not probes.time_left("question-blind policies"):
+            break
+        win_action = probes.wins[plan.seed].actions[-1] if plan.seed in probes.wins else None
+        seen: dict[str, Played] = {}
+        s = engine.open()
+        try:
+            episodes = [
+                (name, where, value, acts)
+                for name, where, value, acts in value_episodes(plan, win_action)
+            ]
+            episodes += [(n, "", None, acts) for n, acts in sequence_episodes(probes, plan)]
+            try:
+                episodes += _read_back(probes, plan, s)
+            except (EnvErrorFrame, WireError) as exc:
+                if isinstance(exc, EnvErrorFrame) and exc.code == "CAPACITY_REACHED":
+                    raise
+            for name, where, value, acts in episodes:
+                key = fuzz.json_key(acts)
+                played = seen.get(key)
+                if played is None:
+                    if not probes.time_left("question-blind policies"):
+                        break
+                    played = play_actions(engine, s, plan.seed, acts, name)
+                    seen[key] = played
+                    if played.accepted:
+                        engine.episodes.append(played.episode)
+                    sent += len(acts)
+                    accepted += played.accepted
+                share = _share(played, plan, settings.lo, settings.hi)
+                best = outcomes.setdefault(name, {}).get(plan.seed)
+                if best is None or share > best.share + EPS:
+                    outcomes[name][plan.seed] = Outcome(
+                        name, plan.seed, played, share, value, where
+                    )
+        finally:
+            s.close()
+    if accepted == 0:
+        engine.skip(
+            BLIND_POLICY_PAID,
+            f"none of the {sent} actions the question-blind policies sent was accepted "
+            "(every one answered with an error frame)",
+        )
+        return
+    engine.ran(BLIND_POLICY_PAID)
+    _judge(probes, todo, outcomes)
+
+
+def _share(played: Played, plan: Plan, lo: float, hi: float) -> float:
+    """The episode's payout as a share of ``plan``'s yardstick (0 at the low end)."""
+    if plan.oracle:
+        span = plan.yardstick - lo * 1
+        return (played.ret - lo) / span if span > EPS else 0.0
+    if played.best is None:
+        return 0.0
+    return (played.best - lo) / (hi - lo) if hi - lo > EPS else 0.0
+
+
+def _judge(
+    probes: Probes, todo: list[Plan], outcomes: dict[str, dict[int | None, Outcome]]
+) -> None:
+    engine, settings = probes.engine, probes.engine.settings
+    warn_at, error_at = settings.blind_floor
+    margin_share = settings.floor_margin / max(settings.hi - settings.lo, EPS)
+    seeds = len(todo)
+    offenders: list[tuple[Severity, float, Outcome]] = []
+    for name, by_seed in outcomes.items():
+        p = library.POLICIES[name]
+        if p.judged == "none" or not by_seed:
+            continue
+        mean = sum(o.share for o in by_seed.values()) / seeds  # a seed it could not play: 0
+        worst = max(by_seed.values(), key=lambda o: o.share)
+        if p.judged == "accepted":
+            if mean >= 1 - margin_share - EPS:
+                offenders.append((Severity.ERROR, mean, worst))
+            continue
+        if engine.has(REWARD_HACKABLE) and mean >= 1 - margin_share - EPS:
+            continue  # EK505 already says a degenerate action pays near the maximum
+        if mean > error_at + EPS:
+            offenders.append((Severity.ERROR, mean, worst))
+        elif mean > warn_at + EPS:
+            offenders.append((Severity.WARNING, mean, worst))
+    if not offenders:
+        return
+    offenders.sort(key=lambda t: (t[0] != Severity.ERROR, -t[1]))
+    severity = offenders[0][0]
+    parts = [_describe(o, mean, probes) for _sev, mean, o in offenders[:4]]
+    more = f" ({len(offenders) - 4} more in the JSON report)" if len(offenders) > 4 else ""
+    yardstick = "the oracle's return" if todo[0].oracle else f"the maximum {settings.hi:g}"
+    top = offenders[0][2]
+    engine.findings.append(
+        BLIND_POLICY_PAID.finding(
+            f"A policy that never solves the task must earn at most "
+            f"{warn_at:.0%} of {yardstick} (a wrong answer: clearly less than the right "
+            f"one); " + "; ".join(parts) + more + ". Most likely the grader pays for "
+            "something other than the task (presence, length, overlap, containment).",
+            severity=severity,
+            policies=[
+                {
+                    "policy": o.policy,
+                    "judged": library.POLICIES[o.policy].judged,
+                    "share": round(mean, 4),
+                    "seed": o.seed,
+                    "slot": o.slot,
+                    "value": o.value,
+                    "actions": o.played.actions,
+                    "return": o.played.ret,
+                }
+                for _sev, mean, o in offenders
+            ],
+            replay=replay_command(probes.engine, top.seed, top.played.actions),
+        )
+    )
+
+
+def _describe(o: Outcome, mean: float, probes: Probes) -> str:
+    shown = fuzz.short_json(o.value if o.value is not None else o.played.actions, 70)
+    where = f" in `{o.slot}`" if o.slot else ""
+    return (
+        f"`{o.policy}` ({shown}{where}) earned {mean:.0%} on average "
+        f"(seed {o.seed}: return {o.played.ret:g})"
+    )
+
+
+def replay_command(engine: ServerPlayer, seed: int | None, actions: list[dict[str, Any]]) -> str:
+    """The command that plays ``actions`` from ``reset(seed)`` and prints each reward:
+    ``envkit eval`` with the ``actions:`` policy."""
+    target = str(engine.env_root) if engine.env_root is not None else f"--url {engine.url}"
+    payload = json.dumps(actions, ensure_ascii=False, separators=(",", ":"))
+    return (
+        f"envkit eval {shlex.quote(target) if engine.env_root is not None else target} "
+        f"--policy {shlex.quote('actions:' + payload)} --seed {seed if seed is not None else 0} "
+        "--episodes 1"
+    )
