@@ -404,6 +404,33 @@ def _oracle_text(ctx: Context) -> str | None:
     return None
 
 
+WRAPPED = (
+    re.compile(r"(<([A-Za-z_][\w-]{0,30})>\s*)(.*?)(\s*</\2>)", re.DOTALL),
+    re.compile(r"(\\boxed\{)(.*)(\})", re.DOTALL),
+    re.compile(r"(```[\w-]*\n)(.*?)(\n?```)", re.DOTALL),
+)
+
+
+def _corrupted(ctx: Context, change: Callable[[str], list[str]]) -> list[object]:
+    """``change`` applied to the oracle's answer where it sits: inside its answer tags,
+    ``\\boxed{}`` or code fence when it has one (the format kept, only the answer made
+    wrong), else to the whole text."""
+    text = _oracle_text(ctx)
+    if text is None or ctx.kind != "string":
+        return []
+    for pattern in WRAPPED:
+        m = pattern.search(text)
+        if m is None:
+            continue
+        groups = m.groups()
+        head, core, tail = groups[0], groups[-2], groups[-1]
+        if not core.strip():
+            continue
+        before, after = text[: m.start()] + head, tail + text[m.end() :]
+        return [before + c + after for c in change(core) if c != core]
+    return [c for c in change(text) if c != text]
+
+
 @policy(
     "off-by-one",
     "The oracle's answer off by one (a number ±1; the last digit of a text changed).",
@@ -437,10 +464,7 @@ def _truncated(ctx: Context) -> list[object]:
     n = _as_number(ctx.oracle)
     if n is not None and not isinstance(ctx.oracle, str):
         return [float(int(n))] if not float(n).is_integer() else []
-    text = _oracle_text(ctx)
-    if text is None or len(text) < 2:
-        return []
-    return [text[: len(text) // 2]]
+    return _corrupted(ctx, lambda t: [t[: len(t) // 2]] if len(t) >= 2 else [])
 
 
 @policy(
@@ -451,12 +475,11 @@ def _truncated(ctx: Context) -> list[object]:
     needs_oracle=True,
 )
 def _reordered(ctx: Context) -> list[object]:
-    text = _oracle_text(ctx)
-    if text is None or ctx.kind != "string":
-        return []
-    words = text.split()
-    out = " ".join(reversed(words)) if len(words) > 1 else text[::-1]
-    return [out] if out != text else []
+    def change(text: str) -> list[str]:
+        words = text.split()
+        return [" ".join(reversed(words)) if len(words) > 1 else text[::-1]]
+
+    return _corrupted(ctx, change)
 
 
 @policy(
@@ -467,10 +490,7 @@ def _reordered(ctx: Context) -> list[object]:
     needs_oracle=True,
 )
 def _suffix(ctx: Context) -> list[object]:
-    text = _oracle_text(ctx)
-    if text is None or ctx.kind != "string" or _shift(text) == text:
-        return []
-    return [f"{text} {_shift(text)}"]
+    return _corrupted(ctx, lambda t: [f"{t} {_shift(t)}"] if _shift(t) != t else [])
 
 
 @policy(
@@ -481,10 +501,7 @@ def _suffix(ctx: Context) -> list[object]:
     needs_oracle=True,
 )
 def _denied(ctx: Context) -> list[object]:
-    text = _oracle_text(ctx)
-    if text is None or ctx.kind != "string":
-        return []
-    return [f"The answer is not {text}.", f"not {text}"]
+    return _corrupted(ctx, lambda t: [f"not {t}", f"The answer is not {t}."])
 
 
 @policy(
@@ -495,11 +512,11 @@ def _denied(ctx: Context) -> list[object]:
     needs_oracle=True,
 )
 def _among_wrong(ctx: Context) -> list[object]:
-    text = _oracle_text(ctx)
-    if text is None or ctx.kind != "string" or _shift(text) == text:
-        return []
-    wrong = _shift(text)
-    return [f"{wrong}, {text}, {wrong}1", f"{wrong} or {text}"]
+    def change(text: str) -> list[str]:
+        wrong = _shift(text)
+        return [f"{wrong}, {text}, {wrong}1", f"{wrong} or {text}"] if wrong != text else []
+
+    return _corrupted(ctx, change)
 
 
 @policy(
@@ -513,10 +530,7 @@ def _wrong_value(ctx: Context) -> list[object]:
     n = _as_number(ctx.oracle)
     if n is not None and not isinstance(ctx.oracle, str):
         return [n * 2 + 7]
-    text = _oracle_text(ctx)
-    if text is None or _shift(text) == text:
-        return []
-    return [_shift(text)]
+    return _corrupted(ctx, lambda t: [_shift(t)])
 
 
 @policy(
@@ -527,10 +541,7 @@ def _wrong_value(ctx: Context) -> list[object]:
     needs_oracle=True,
 )
 def _case(ctx: Context) -> list[object]:
-    text = _oracle_text(ctx)
-    if text is None or ctx.kind != "string" or text.swapcase() == text:
-        return []
-    return [text.swapcase()]
+    return _corrupted(ctx, lambda t: [t.swapcase()])
 
 
 LOOKALIKE = str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "с", "x": "х"})
@@ -544,11 +555,7 @@ LOOKALIKE = str.maketrans({"a": "а", "e": "е", "o": "о", "p": "р", "c": "с"
     needs_oracle=True,
 )
 def _lookalike(ctx: Context) -> list[object]:
-    text = _oracle_text(ctx)
-    if text is None or ctx.kind != "string":
-        return []
-    out = text.translate(LOOKALIKE)
-    return [out] if out != text else []
+    return _corrupted(ctx, lambda t: [t.translate(LOOKALIKE)])
 
 
 # -- sequences: tools and steps ------------------------------------------------------------

@@ -24,6 +24,7 @@ from envkit.cli._options import (
     StartupTimeoutOpt,
     UrlOpt,
 )
+from envkit.envdir.constants import DEFAULT_SEARCH_BUDGET_S
 from envkit.errors import ExitCode, UsageError
 from envkit.findings import RULES
 
@@ -114,6 +115,16 @@ def validate_cmd(
         int, typer.Option("--episodes", min=1, help="Fuzzed episodes in the runtime stage.")
     ] = 5,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the action generator.")] = 0,
+    search_budget: Annotated[
+        float,
+        typer.Option(
+            "--search-budget",
+            min=0.0,
+            metavar="SECONDS",
+            help="Seconds of the reward-guided exploit search (EK525); 0 turns it off. It "
+            "stops sooner when it finds nothing.",
+        ),
+    ] = DEFAULT_SEARCH_BUDGET_S,
     explain_code: Annotated[
         str | None,
         typer.Option(
@@ -204,6 +215,7 @@ def validate_cmd(
         reply_timeout_s=reply_timeout,
         progress=progress,
         train_path=not no_train_path,
+        search_budget_s=search_budget,
     )
     with status if status is not None else contextlib.nullcontext():
         if docker or image is not None:

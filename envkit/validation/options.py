@@ -12,14 +12,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from envkit.envdir.constants import DEFAULT_SEARCH_BUDGET_S
 from envkit.envdir.manifest import EnvSpec
 from envkit.envdir.project import Timeouts, resolve_timeouts
 
 DEFAULT_BUDGET_S = 600.0  # whole run when --timeout is not given
-
-
-DEFAULT_SEARCH_BUDGET_S = 30.0
-"""Seconds the reward-guided exploit search may spend per environment (``--search-budget``)."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from envkit.validation.rules import (
     determinism,
     endpoints,
     episodes,
+    exploit_search,
     feedback_leaks,
     grader_hacks,
     integrity,
@@ -60,6 +61,9 @@ REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
     ("question-blind policies", blind_play.blind_policies),
     ("code hacks probe", grader_hacks.code_hacks),
     ("training signal probe", training_signal.training_signal),  # after the format probe
+    # after the question-blind policies (it starts from their episodes), last but one: it
+    # spends its own budget (--search-budget), not the probes'
+    ("exploit search", exploit_search.exploit_search),
     ("oversized action probe", load.oversized_action),  # last: it may hang the server
 )
 

@@ -28,6 +28,7 @@ from envkit.validation.rules import (
     dockerfile,
     endpoints,
     episodes,
+    exploit_search,
     feedback_leaks,
     files,
     grader_hacks,
@@ -131,6 +132,11 @@ MODULES: tuple[RuleModule, ...] = (
         blind_play,
         "5",
         "question-blind policies, through every action shape, that earn without the task",
+    ),
+    RuleModule(
+        exploit_search,
+        "5",
+        "a reward-guided search for a fixed action sequence that earns without the task",
     ),
     RuleModule(
         training_signal,
