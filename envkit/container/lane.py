@@ -664,6 +664,7 @@ def run_docker(
             ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
         else:
             target = runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
+            target.wanted = selection.enabled
             _launch, stage_notes = runtime_stage(target, opts, budget, ev, lane="docker")
             notes.extend(stage_notes)
         seen["schemas"] = read_schemas(url)

@@ -310,6 +310,7 @@ class ServerPlayer:
         episodes: every episode played to its end or bound, by any policy (in order).
         on_episode_end: called when an episode ends with ``done=true`` (see
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
+        wanted: the rule codes the run selected (a predicate), ``None``: every code.
         budget: the run's deadline (see ``budget`` above).
     """
 
@@ -338,6 +339,7 @@ class ServerPlayer:
         self.skipped: dict[str, str] = {}
         self.episodes: list[Episode] = []
         self.on_episode_end: EpisodeEnd | None = None
+        self.wanted: Callable[[str], bool] | None = None
         self._watch: Callable[[dict[str, Any], str], None] | None = None
         self._http: httpx.Client | None = None
         self._post_http: httpx.Client | None = None
@@ -364,6 +366,12 @@ class ServerPlayer:
         for rule in rules:
             if rule.code in self.checks_run:
                 self.checks_run.remove(rule.code)
+
+    def wants(self, *codes: str) -> bool:
+        """Whether the run wants any of ``codes`` (``--select``/``--ignore`` and the
+        configuration; :attr:`wanted`): a check none of whose codes is wanted is not
+        played."""
+        return self.wanted is None or any(self.wanted(c) for c in codes)
 
     def skip(self, rule: Rule, reason: str) -> None:
         """Record that ``rule`` could not be evaluated and why (shown in the report's

@@ -118,20 +118,21 @@ Probe = Callable[[Probes], None]
 
 def run(
     engine: ServerPlayer,
-    probes_in_order: Sequence[tuple[str, Probe]],
+    probes_in_order: Sequence[tuple[str, Probe, tuple[str, ...]]],
     offered: Offered | None = None,
 ) -> None:
-    """Play every probe of ``probes_in_order`` (``(name, probe)`` pairs, the name shown when
-    the probe crashes) on the server the engine plays, guarded one by one (a probe that
-    fails is recorded like any check's); records the seconds spent in
+    """Play every probe of ``probes_in_order`` (``(name, probe, codes)``: the name shown when
+    the probe crashes, the codes it plays for) on the server the engine plays, guarded one
+    by one (a probe that fails is recorded like any check's); a probe none of whose codes
+    the run wants (:meth:`ServerPlayer.wants`) is not played. Records the seconds spent in
     ``engine.timings["probes"]``.
+
+    Args:
+        offered: the run's action shapes (:func:`envkit.validation.offered.discover`).
 
     Raises:
         Stop: the server hung, died or the stage's budget ran out during a probe (the
             oversized-action probe reports its own hang instead).
-
-    Args:
-        offered: the run's action shapes (:func:`envkit.validation.offered.discover`).
     """
     t = time.perf_counter()
     try:
@@ -139,8 +140,9 @@ def run(
         if probes is None:
             return
         engine.progress("reward-design probes")
-        for name, check in probes_in_order:
-            engine.guard(name, check, probes, quiet=True)
+        for name, check, codes in probes_in_order:
+            if engine.wants(*codes):
+                engine.guard(name, check, probes, quiet=True)
         if probes.skipped:
             engine.notes.append(
                 f"probes: the {PROBES_BUDGET_S:g} s for the reward-design probes ran out; "

@@ -47,24 +47,26 @@ from envkit.validation.rules import (
 )
 from envkit.wire import normalise_url
 
-#: The reward-design probes (EK513-EK523) in the order they play, each with the name a crash
-#: of it is reported under. They play last (:func:`_play`): they read every episode played.
-REWARD_PROBES: tuple[tuple[str, probing.Probe], ...] = (
-    ("stalling probe", return_farming.stalling),
-    ("format probe", verifier.format_over_correctness),
-    ("brittle verifier probe", verifier.brittle_verifier),
-    ("errors probe", verifier.errors_pay),
-    ("observation size probe", load.observation_grows),
-    ("memory probe", load.memory_grows),
-    ("reset options probe", reset_options.reset_options_ignored),
-    ("feedback leak probe", feedback_leaks.feedback_leaks),
-    ("question-blind policies", blind_play.blind_policies),
-    ("code hacks probe", grader_hacks.code_hacks),
-    ("training signal probe", training_signal.training_signal),  # after the format probe
-    # after the question-blind policies (it starts from their episodes), last but one: it
-    # spends its own budget (--search-budget), not the probes'
-    ("exploit search", exploit_search.exploit_search),
-    ("oversized action probe", load.oversized_action),  # last: it may hang the server
+#: The reward-design probes (EK513-EK525) in the order they play: the name a crash of it is
+#: reported under, the probe, and the codes it plays for (``--select``/``--ignore`` leave a
+#: probe none of whose codes is wanted unplayed). They play last (:func:`_play`): they read
+#: every episode played.
+REWARD_PROBES: tuple[tuple[str, probing.Probe, tuple[str, ...]], ...] = (
+    ("stalling probe", return_farming.stalling, ("EK513",)),
+    ("format probe", verifier.format_over_correctness, ("EK514", "EK523")),
+    ("brittle verifier probe", verifier.brittle_verifier, ("EK516",)),
+    ("errors probe", verifier.errors_pay, ("EK515",)),
+    ("observation size probe", load.observation_grows, ("EK518",)),
+    ("memory probe", load.memory_grows, ("EK519",)),
+    ("reset options probe", reset_options.reset_options_ignored, ("EK520",)),
+    ("feedback leak probe", feedback_leaks.feedback_leaks, ("EK522",)),
+    # the exploit search and the training-signal probe start from their episodes
+    ("question-blind policies", blind_play.blind_policies, ("EK523", "EK524", "EK525")),
+    ("code hacks probe", grader_hacks.code_hacks, ("EK521",)),
+    ("training signal probe", training_signal.training_signal, ("EK523",)),
+    # last but one: it spends its own budget (--search-budget), not the probes'
+    ("exploit search", exploit_search.exploit_search, ("EK525",)),
+    ("oversized action probe", load.oversized_action, ("EK517",)),  # last: it may hang
 )
 
 DEFAULT_OPTIONS = RunOptions()  # a run_runtime call without options: the defaults
@@ -89,6 +91,8 @@ class RuntimeTarget:
             server envkit started is still up (the training-path lane plays it instead of
             starting a second one); its time is not counted in ``timings["runtime"]``.
             Not called for ``url`` or when the server did not start.
+        wanted: the rule codes the run selected (``RuleSelection.enabled``): checks none
+            of whose codes is wanted are not played; ``None``: all.
     """
 
     url: str | None
@@ -97,6 +101,7 @@ class RuntimeTarget:
     python: str | None
     app: str | None = None
     while_up: Callable[[str], object] | None = None
+    wanted: Callable[[str], bool] | None = None
 
 
 @dataclass
@@ -163,6 +168,7 @@ def run_runtime(
     settings = Settings.resolve(target.manifest, opts)
     engine = ServerPlayer(settings, opts.progress, budget)
     engine.env_root = target.root
+    engine.wanted = target.wanted
     if target.root is not None and not target.url:  # envkit serves it: with which Python?
         borrowed = own_interpreter_note(target.root, target.python)
         if borrowed:

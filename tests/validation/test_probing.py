@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from envkit.envdir.manifest import read_manifest
-from envkit.findings import Rule
+from envkit.findings import RULES, Rule
 from envkit.validation import probing
 from envkit.validation.options import RunOptions
 from envkit.validation.rules import (
+    blind_play,
+    exploit_search,
     feedback_leaks,
     grader_hacks,
     load,
@@ -30,6 +32,8 @@ from tests.helpers import descendants
 
 QUIZ = Path(__file__).parent / "envs" / "probe_quiz"
 PROBE_MODULES = (
+    blind_play,
+    exploit_search,
     return_farming,
     verifier,
     load,
@@ -52,9 +56,27 @@ def test_wrong_value_keeps_the_form_and_changes_the_value() -> None:
 
 def test_every_probe_plays_once_from_its_rule_module() -> None:
     """The order of play lists each probe once, and each comes from a probe rule module."""
-    probes = [probe for _name, probe in REWARD_PROBES]
-    assert len(set(probes)) == len(probes) == 11
+    probes = [probe for _name, probe, _codes in REWARD_PROBES]
+    assert len(set(probes)) == len(probes) == 13
     assert {p.__module__ for p in probes} == {m.__name__ for m in PROBE_MODULES}
+
+
+def test_every_probe_plays_for_its_own_rules() -> None:
+    """``--select`` narrows what is played: each probe names the codes it plays for, and
+    together a module's probes play for every rule the module registers (else selecting that
+    rule alone would leave it unplayed)."""
+    played_for: dict[str, set[str]] = {}
+    for _name, probe, codes in REWARD_PROBES:
+        assert codes and all(c in RULES for c in codes), codes
+        played_for.setdefault(probe.__module__, set()).update(codes)
+    for module in PROBE_MODULES:
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        own = {  # registered by the module itself, not imported into it
+            r.code
+            for r in vars(module).values()
+            if isinstance(r, Rule) and f'register(\n    "{r.code}"' in source
+        }
+        assert own and own <= played_for[module.__name__], (module.__name__, own)
 
 
 @pytest.mark.slow

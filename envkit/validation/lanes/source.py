@@ -153,6 +153,7 @@ def _run(
         ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
     else:
         target = runtime_target(root, url, manifest, plan, opts, oracle_with_url)
+        target.wanted = selection.enabled
         lane = None
         if url is None and not skip:  # it runs: while the server is up, or not at all
             # started now, its imports overlap the runtime stage; it plays the server that
