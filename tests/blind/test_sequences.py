@@ -1,0 +1,62 @@
+"""The sequence question-blind policies (every tool once, one tool over and over, invalid
+arguments read back, stalling), played end to end by EK524 on a real tool-calling server:
+tests/blind/fixtures/ledger, clean by default, two defects with ``LEDGER_MODE=lenient``."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from envkit.validation import validate
+from tests.corpus.corpus import servers_without_gradio
+
+LEDGER = Path(__file__).parent / "fixtures" / "ledger"
+
+
+def _validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str):
+    monkeypatch.setenv("LEDGER_MODE", mode)  # the server validate starts inherits it
+    env = tmp_path / "ledger"
+    shutil.copytree(LEDGER, env)
+    with servers_without_gradio():
+        return validate(env, python=sys.executable, select=["EK524"], train_path=False)
+
+
+def test_stalling_and_read_back_errors_are_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every `lookup` call pays 0.25 and a badly typed `lookup` quotes the balance: stalling
+    on the tool earns more than the oracle, and the quoted balance sent back earns all of it."""
+    report = _validate(tmp_path, monkeypatch, "lenient")
+    found = [f for f in report.findings if f.code == "EK524"]
+    assert len(found) == 1, [(f.code, f.message) for f in report.findings]
+    (finding,) = found
+    assert finding.severity.value == "error"
+    by_name = {p["policy"]: p for p in finding.data["policies"]}
+    assert {"stall", "one-tool-repeated", "invalid-arguments-read-back"} <= set(by_name)
+    stall = by_name["stall"]
+    assert stall["share"] > 1.0  # 8 calls at 0.25 against the oracle's 1.25
+    assert all(a["tool_name"] == "lookup" for a in stall["actions"])
+    read_back = by_name["invalid-arguments-read-back"]
+    assert read_back["share"] >= 0.99
+    assert read_back["slot"] == "arguments.answer"
+    last = read_back["actions"][-1]
+    assert last["tool_name"] == "submit_answer" and last["arguments"]["answer"].isdigit()
+    # the value sent back is the balance the error quoted, not one the observation showed
+    assert read_back["value"] == last["arguments"]["answer"]
+    assert "envkit eval" in finding.data["replay"]
+    # only content-free and sequence policies here: no corrupted answer is paid as right
+    assert all(p["judged"] == "floor" for p in finding.data["policies"])
+
+
+def test_a_correct_tool_environment_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same server with an exact grader, no per-call pay and errors that quote nothing:
+    EK524 is evaluated (not skipped) and finds nothing."""
+    report = _validate(tmp_path, monkeypatch, "")
+    assert [f.code for f in report.findings] == [], [(f.code, f.message) for f in report.findings]
+    (check,) = [c for c in report.checks if c.code == "EK524"]
+    assert check.status == "passed", check
