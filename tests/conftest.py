@@ -62,6 +62,7 @@ SLOW_FIXTURES = frozenset(
         "knobs_server",  # tests/validation: uvicorn subprocess
         "unlimited_server",  # tests/validation/test_rules.py
         "capacity2_server",  # tests/evaluation/test_eval_policies.py
+        "tools_server",  # tests/evaluation/test_eval_tools.py
         "eval_dir_session",  # tests/label: a real `envkit eval` against echo_server
         "built_envs",
         "served",

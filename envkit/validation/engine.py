@@ -24,6 +24,7 @@ from typing import Any, ParamSpec, TypeGuard, TypeVar
 
 import httpx
 
+from envkit.blind import shapes
 from envkit.envdir.constants import DEFAULT_BLIND_FLOOR, VALIDATE_MAX_STEPS
 from envkit.envdir.manifest import Manifest
 from envkit.envdir.project import Timeouts, env_spec
@@ -217,6 +218,14 @@ class Episode:
         if self.states:
             out["state"] = self.states
         return out
+
+    def sent_valid(self) -> bool:
+        """Some step was accepted: answered, and not with a tool error for a tool call (an
+        episode of refused calls never reached the grader)."""
+        return any(
+            not (shapes.is_tool_call(a) and shapes.tool_error(s.observation))
+            for a, s in zip(self.actions, self.steps, strict=False)
+        )
 
     def observations(self) -> list[dict[str, Any]]:
         """The reset observation, then every step's."""

@@ -1,6 +1,6 @@
 """The sequence question-blind policies (every tool once, one tool over and over, invalid
 arguments read back, stalling), played end to end by EK524 on a real tool-calling server:
-tests/blind/fixtures/ledger, clean by default, two defects with ``LEDGER_MODE=lenient``."""
+tests/blind/fixtures/ledger, clean by default, three defects with ``LEDGER_MODE=lenient``."""
 
 from __future__ import annotations
 
@@ -10,10 +10,21 @@ from pathlib import Path
 
 import pytest
 
+from envkit.blind import library
 from envkit.validation import validate
 from tests.corpus.corpus import servers_without_gradio
 
+pytestmark = pytest.mark.slow  # every test serves an environment
+
 LEDGER = Path(__file__).parent / "fixtures" / "ledger"
+SEQUENCES = {
+    "every-tool-once",
+    "one-tool-repeated",
+    "invalid-arguments-read-back",
+    "give-up",
+    "repeat-last",
+    "stall",
+}
 
 
 def _validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str):
@@ -24,18 +35,20 @@ def _validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str):
         return validate(env, python=sys.executable, select=["EK524"], train_path=False)
 
 
-def test_stalling_and_read_back_errors_are_reported(
+def test_every_sequence_policy_is_reported_where_it_pays(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every `lookup` call pays 0.25 and a badly typed `lookup` quotes the balance: stalling
-    on the tool earns more than the oracle, and the quoted balance sent back earns all of it."""
+    """Every `lookup` call pays 0.25, a badly typed `lookup` quotes the balance and a blank
+    answer pays 0.3 without ending the episode: stalling on the tool earns more than the
+    oracle, the quoted balance sent back earns all of it, and every sequence policy pays."""
     report = _validate(tmp_path, monkeypatch, "lenient")
     found = [f for f in report.findings if f.code == "EK524"]
     assert len(found) == 1, [(f.code, f.message) for f in report.findings]
     (finding,) = found
     assert finding.severity.value == "error"
     by_name = {p["policy"]: p for p in finding.data["policies"]}
-    assert {"stall", "one-tool-repeated", "invalid-arguments-read-back"} <= set(by_name)
+    assert SEQUENCES <= set(by_name), sorted(by_name)
+    assert {name for name, p in library.POLICIES.items() if p.sequence} == SEQUENCES
     stall = by_name["stall"]
     assert stall["share"] > 1.0  # 8 calls at 0.25 against the oracle's 1.25
     assert all(a["tool_name"] == "lookup" for a in stall["actions"])
@@ -47,6 +60,8 @@ def test_stalling_and_read_back_errors_are_reported(
     # the value sent back is the balance the error quoted, not one the observation showed
     assert read_back["value"] == last["arguments"]["answer"]
     assert "envkit eval" in finding.data["replay"]
+    assert by_name["repeat-last"]["share"] > 1.0  # 8 blank answers at 0.3
+    assert len(by_name["give-up"]["actions"]) == 1
     # only content-free and sequence policies here: no corrupted answer is paid as right
     assert all(p["judged"] == "floor" for p in finding.data["policies"])
 

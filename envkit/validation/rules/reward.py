@@ -505,6 +505,13 @@ def degenerate(
                     "bests": {str(k): v for k, v in bests.items()},
                 }
             )
+    if not any(ep.sent_valid() for ep in engine.episodes if ep.policy.startswith("degenerate:")):
+        engine.skip(
+            REWARD_HACKABLE,
+            f"none of the {len(policies)} degenerate actions was accepted (each refused, or "
+            "answered with a tool error)",
+        )
+        return means
     engine.ran(REWARD_HACKABLE)
     if hacks:
         engine.add(

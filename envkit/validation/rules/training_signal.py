@@ -21,7 +21,6 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from envkit.blind import shapes
 from envkit.findings import Severity, register
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.probing import Probes, field_schema, fits
@@ -115,21 +114,12 @@ def rollouts(episodes: Iterable[Episode], hi: float = math.inf) -> list[Rollout]
     """
     out = []
     for ep in episodes:
-        if not is_weak(ep.policy) or not _sent_valid(ep):
+        if not is_weak(ep.policy) or not ep.sent_valid():
             continue
         nums = [float(r) for r in ep.rewards if is_number(r) and math.isfinite(float(r))]
         if nums and not (ep.policy == OFF_BY_ONE and max(nums) >= hi - EPS):
             out.append(Rollout(ep.seed, ep.policy, sum(nums), max(nums)))
     return out
-
-
-def _sent_valid(ep: Episode) -> bool:
-    """Some step of ``ep`` was accepted: answered, and not with a tool error for a tool call
-    (an episode of refused calls says nothing about what a model would earn)."""
-    return any(
-        not (shapes.is_tool_call(a) and shapes.tool_error(s.observation))
-        for a, s in zip(ep.actions, ep.steps, strict=False)
-    )
 
 
 def off_by_one(value: object) -> object:
@@ -216,7 +206,7 @@ def verdict(engine: ServerPlayer, oracle_reached: bool = False) -> None:
     found = rollouts(engine.episodes, engine.settings.hi)
     if len(found) < MIN_EPISODES:
         weak = [ep for ep in engine.episodes if is_weak(ep.policy)]
-        if len(weak) >= MIN_EPISODES and not any(_sent_valid(ep) for ep in weak):
+        if len(weak) >= MIN_EPISODES and not any(ep.sent_valid() for ep in weak):
             engine.skip(
                 NO_TRAINING_SIGNAL,
                 f"unknown: none of the {len(weak)} episodes envkit's weak policies played sent "
