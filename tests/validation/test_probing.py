@@ -18,6 +18,7 @@ from envkit.validation import probing
 from envkit.validation.options import RunOptions
 from envkit.validation.rules import (
     blind_play,
+    determinism,
     exploit_search,
     feedback_leaks,
     grader_hacks,
@@ -33,6 +34,7 @@ from tests.helpers import descendants
 QUIZ = Path(__file__).parent / "envs" / "probe_quiz"
 PROBE_MODULES = (
     blind_play,
+    determinism,
     exploit_search,
     return_farming,
     verifier,
@@ -44,7 +46,11 @@ PROBE_MODULES = (
 )
 # every probe's rule but EK521 (probe_quiz has no code field)
 PROBE_CODES = {
-    rule.code for m in PROBE_MODULES for rule in vars(m).values() if isinstance(rule, Rule)
+    rule.code
+    for m in PROBE_MODULES
+    if m is not determinism  # a check module that also plays one probe (EK411, EK412)
+    for rule in vars(m).values()
+    if isinstance(rule, Rule)
 } - {grader_hacks.CODE_GRADER_HACKS.code}
 
 
@@ -57,7 +63,7 @@ def test_wrong_value_keeps_the_form_and_changes_the_value() -> None:
 def test_every_probe_plays_once_from_its_rule_module() -> None:
     """The order of play lists each probe once, and each comes from a probe rule module."""
     probes = [probe for _name, probe, _codes in REWARD_PROBES]
-    assert len(set(probes)) == len(probes) == 13
+    assert len(set(probes)) == len(probes) == 14
     assert {p.__module__ for p in probes} == {m.__name__ for m in PROBE_MODULES}
 
 
@@ -70,6 +76,8 @@ def test_every_probe_plays_for_its_own_rules() -> None:
         assert codes and all(c in RULES for c in codes), codes
         played_for.setdefault(probe.__module__, set()).update(codes)
     for module in PROBE_MODULES:
+        if module is determinism:  # its other rules are checks of the order of play
+            continue
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         own = {  # registered by the module itself, not imported into it
             r.code
