@@ -38,14 +38,12 @@ from envkit.container.inside import listening_addresses, loopback_only, network_
 from envkit.container.relay import ExecRelay
 from envkit.container.run import ROOT_LABEL, stop_and_remove
 from envkit.envdir import EnvDir
-from envkit.envdir.project import resolve_python
 from envkit.errors import UsageError, UserError
 from envkit.findings import Finding, Rule, Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
 from envkit.validation.lanes.stages import (
     checked_root,
-    play_train_path,
     read_schemas,
     report_digests,
     runtime_plan,
@@ -55,6 +53,7 @@ from envkit.validation.lanes.stages import (
     train_path_skip,
     wants_runtime,
 )
+from envkit.validation.lanes.training import LanePlan, play_lane
 from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated, ValidationReport
 from envkit.validation.rules import container as RC
@@ -653,22 +652,22 @@ def run_docker(
     selection = build_selection(envdir, select=opts.select, ignore=opts.ignore)
     ev = Evaluated()
     image = docker.image or _build(root, facts.name, docker, budget, ev, opts.progress)
-    manifest = static_stage(envdir, opts.progress, ev)
+    static_stage(envdir, opts.progress, ev)
     played: list[bool] = []
     seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
     notes: list[str] = []  # the runtime stage's notes, then the lane's
 
     def play(url: str) -> None:
-        plan = runtime_plan(envdir, url, manifest, static=False, wanted=wants_runtime(selection))
+        plan = runtime_plan(envdir, url, static=False, wanted=wants_runtime(selection))
         if plan.not_run:
             ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
         else:
-            target = runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
+            target = runtime_target(envdir, url, plan, opts, oracle_with_url=True)
             _launch, stage_notes = runtime_stage(target, opts, budget, ev, lane="docker")
             notes.extend(stage_notes)
         seen["schemas"] = read_schemas(url)
         skip = train_path_skip(opts, selection, plan, static=False)
-        play_train_path(root, url, manifest, plan, opts, budget, ev, skip)
+        play_lane(LanePlan(envdir, url, plan.app, skip), opts, budget, ev)
         played.append(True)
 
     startup = opts.startup_timeout_s
@@ -686,7 +685,7 @@ def run_docker(
             ev.skipped[code] = R.NETWORK_NOT_ISOLATED
     ev.timings.update(lane.timings)
     ev.timings["total"] = time.perf_counter() - t0
-    versions = python_versions_differ(image, resolve_python(root, opts.python))
+    versions = python_versions_differ(image, envdir.python(opts.python))
     if versions:
         notes.append(versions)
     report = R.assemble_report(
