@@ -125,16 +125,6 @@ def source_takes_seed(root: Path) -> bool | None:
     return False if False in verdicts else None
 
 
-def source_reset_options(root: Path) -> dict[str, list[Any]]:
-    """The reset options the environment at ``root`` declares in its source
-    (:func:`declared_reset_options` over ``server/*.py``). A file that cannot be read as
-    bounded UTF-8 text declares nothing. With an :class:`envkit.envdir.EnvDir` at hand, ask
-    its ``reset_options`` instead (it reads the files once)."""
-
-    texts = (text for rel in server_modules(root) for text in _read(root / rel, root))
-    return declared_reset_options(texts)
-
-
 def server_modules(root: Path) -> list[str]:
     """The ``server/*.py`` files of the environment at ``root`` that declare its ``reset``,
     relative to ``root``, sorted; at most :data:`MAX_SOURCE_FILES`."""
@@ -362,7 +352,7 @@ def _dict_params(out: dict[str, list[Any]]) -> set[str]:
 def documented_reset_options(root: Path) -> dict[str, list[Any]]:
     """Every ``reset`` option the environment at ``root`` documents, with the values to try
     (:func:`documented_options` over ``server/*.py`` that define ``reset`` and ``README.md``).
-    Wider than :func:`source_reset_options` (the signature only, which the schema digest
+    Wider than :func:`declared_reset_options` (the signature only, which the schema digest
     keeps reading so that digests do not change)."""
     try:
         readme = read_text_bounded(root / "README.md", root=root)[:MAX_TEXT_CHARS]
