@@ -165,7 +165,8 @@ def run_runtime(
         raise UsageError(
             "The runtime stage needs a URL or an environment directory.", hint="Pass PATH or --url."
         )
-    runs = target.envdir if target.root is not None else None  # the environment's code runs
+    # the directory the environment's own code runs from; None: only its facts are used
+    runs = target.envdir if target.root is not None else None
     python = runs.python(target.python) if runs is not None else None
     settings = Settings.resolve(target.spec, opts)
     engine = ServerPlayer(settings, opts.progress, budget)
