@@ -57,13 +57,13 @@ def cold_start(root: Path, app: str) -> float:
 
 
 def full_runtime(root: Path, episodes: int) -> tuple[float, int]:
-    from envkit.envdir.manifest import read_manifest
+    from envkit.envdir import EnvDir
     from envkit.validation.options import RunOptions
     from envkit.validation.runtime import RuntimeTarget, run_runtime
 
     t = time.perf_counter()
     out = run_runtime(
-        RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
+        RuntimeTarget(url=None, envdir=EnvDir(root), python=sys.executable),
         RunOptions(episodes=episodes),
     )
     return time.perf_counter() - t, len(out.findings)

@@ -22,7 +22,6 @@ from envkit.envdir import EnvDir
 from envkit.envdir.digest import Digests, env_digest, schema_digest
 from envkit.envdir.launch import LaunchCandidate
 from envkit.envdir.project import resolve_python
-from envkit.envdir.reset_options import source_reset_options
 from envkit.errors import EnvkitError, WireError
 from envkit.wire import normalise_url
 
@@ -137,7 +136,7 @@ def path_digests(root: Path, python: str | None = None) -> Digests:
         return Digests(env_note=note, schema_note=note)
     try:
         schemas = schemas_from_path(envdir.root, python, memo_key=digest)
-        value = schema_digest(schemas, envdir.spec.reward_range, source_reset_options(envdir.root))
+        value = schema_digest(schemas, envdir.spec.reward_range, envdir.reset_options)
     except EnvkitError as exc:
         return Digests(env=digest, schema_note=exc.message)
     return Digests(env=digest, schema=value)

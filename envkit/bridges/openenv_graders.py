@@ -10,15 +10,26 @@ Every grader declares ``level = Level.RUNTIME``, the semantic ones too: OpenEnv 
 executes static and runtime graders only (``run_validation`` never runs a grader selected at
 ``Level.SEMANTIC``; it reports it as SKIP), and a started sandbox exists only in the runtime
 lane. Severity is OpenEnv's: a grader returns pass, fail or skip, never a severity.
+
+envkit steps aside where OpenEnv grades an id itself. OpenEnv 0.10 declares
+``GraderRegistry.load_entry_points`` but its runner never calls it; a release whose runner
+does would register its own grader and envkit's for one id, and ``register`` raises on the
+duplicate, so plain ``openenv validate`` would crash for everyone with envkit installed. A
+grader here therefore answers to :attr:`EnvkitGrader.check_id` only for an id the running
+OpenEnv does not grade (:func:`openenv_grades` asks OpenEnv's own registry); for the others
+it registers under a deferred id (``envkit.deferred:ID``) that applies to no manifest.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 
+from openenv.validation import runner
 from openenv.validation.graders import Subject
 from openenv.validation.manifest import NormalizedManifest
+from openenv.validation.policy import load_policy
 from openenv.validation.report import CheckResult
 from openenv.validation.types import CheckStatus, Level, ProviderCapability
 
@@ -30,6 +41,42 @@ _STATUS = {"pass": CheckStatus.PASS, "fail": CheckStatus.FAIL, "skip": CheckStat
 
 #: (package root, base URL) -> the envkit report, or the error that kept it from being made.
 _RUNS: dict[tuple[str, str], ValidationReport | str] = {}
+
+#: The prefix of the id a grader registers under where OpenEnv grades its RFC 008 id itself.
+DEFERRED = "envkit.deferred:"
+
+_probing = False  # True while :func:`openenv_grades` builds OpenEnv's registry
+
+
+def openenv_grades() -> frozenset[str]:
+    """The ids of :data:`IMPLEMENTED` that the running OpenEnv grades with graders of its own.
+
+    Asks OpenEnv's registry as its runner builds it (``runner.default_grader_registry`` with
+    the ``v2`` policy), once per process. While that registry is built every envkit grader
+    answers to its deferred id, so a runner that loads the entry points itself sees no
+    duplicate and does not call back here. A registry that cannot be built (a later
+    OpenEnv changed the function) counts as grading nothing: OpenEnv 0.10's behaviour.
+    """
+    if _probing:
+        return frozenset(IMPLEMENTED)
+    return _openenv_grades()
+
+
+@functools.cache
+def _openenv_grades() -> frozenset[str]:
+    global _probing
+    _probing = True
+    try:
+        registry = runner.default_grader_registry(load_policy("v2"))
+    except Exception:  # OpenEnv's internals, not envkit's: any failure means "no answer"
+        return frozenset()
+    finally:
+        _probing = False
+    return frozenset(
+        cid
+        for cid in IMPLEMENTED
+        if (grader := registry.get(cid)) is not None and not isinstance(grader, EnvkitGrader)
+    )
 
 
 def envkit_run(root: Path, base_url: str) -> ValidationReport | str:
@@ -56,7 +103,7 @@ class EnvkitGrader:
     """One RFC 008 id answered by envkit (see the module docstring).
 
     Attributes:
-        check_id: the id, one of :data:`envkit.bridges.rfc008.IMPLEMENTED`.
+        answers: the RFC 008 id, one of :data:`envkit.bridges.rfc008.IMPLEMENTED`.
     """
 
     level = Level.RUNTIME
@@ -67,10 +114,21 @@ class EnvkitGrader:
     def __init__(self, check_id: str) -> None:
         if check_id not in IMPLEMENTED:
             raise ValueError(f"envkit does not grade {check_id!r}")
-        self.check_id = check_id
+        self.answers = check_id
+
+    @property
+    def deferred(self) -> bool:
+        """OpenEnv grades :attr:`answers` itself: this grader stands aside."""
+        return self.answers in openenv_grades()
+
+    @property
+    def check_id(self) -> str:
+        """The id OpenEnv's registry files this grader under: :attr:`answers`, or
+        :data:`DEFERRED` + :attr:`answers` where OpenEnv grades that id itself."""
+        return DEFERRED + self.answers if self.deferred else self.answers
 
     def applies_to(self, manifest: NormalizedManifest) -> bool:
-        return True
+        return not self.deferred
 
     def run(self, subject: Subject) -> CheckResult:
         started = time.monotonic()
@@ -79,7 +137,7 @@ class EnvkitGrader:
         report = envkit_run(subject.root, subject.running.base_url)
         if isinstance(report, str):
             return self._result(CheckStatus.SKIP, [report], started)
-        decision = decide(report, self.check_id)
+        decision = decide(report, self.answers)
         measured = {"envkit_codes": list(decision.codes)}
         return self._result(
             _STATUS[decision.status],
@@ -104,7 +162,7 @@ class EnvkitGrader:
         remediation: str | None = None,
     ) -> CheckResult:
         return CheckResult(
-            check_id=self.check_id,
+            check_id=self.answers,
             status=status,
             evidence=evidence,
             measured=measured or {},
@@ -126,7 +184,7 @@ replayability = EnvkitGrader("semantic.replayability")
 
 #: Every grader of this module, by check id (the entry points name the same objects).
 GRADERS: dict[str, EnvkitGrader] = {
-    g.check_id: g
+    g.answers: g
     for g in (
         seed_control,
         episode_determinism,

@@ -38,14 +38,12 @@ from envkit.container.inside import listening_addresses, loopback_only, network_
 from envkit.container.relay import ExecRelay
 from envkit.container.run import ROOT_LABEL, stop_and_remove
 from envkit.envdir import EnvDir
-from envkit.envdir.project import resolve_python
 from envkit.errors import UsageError, UserError
-from envkit.findings import Finding, Rule, Stage, codes_of
+from envkit.findings import Finding, Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
 from envkit.validation.lanes.stages import (
     checked_root,
-    play_train_path,
     read_schemas,
     report_digests,
     runtime_plan,
@@ -55,6 +53,7 @@ from envkit.validation.lanes.stages import (
     train_path_skip,
     wants_runtime,
 )
+from envkit.validation.lanes.training import LanePlan, play_lane
 from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated, ValidationReport
 from envkit.validation.rules import container as RC
@@ -70,19 +69,6 @@ if TYPE_CHECKING:
 LANE_LABEL = "envkit.lane"
 POLL_S = 0.2
 SOCKET_CHECK_S = 1.0  # seconds between looks at the container's listening sockets
-LOG_TAIL = 30
-
-_EROFS = ("read-only file system", "errno 30]")
-_EACCES = ("permission denied", "errno 13]", "operation not permitted", "errno 1]")
-_NO_NET = (
-    "network is unreachable",
-    "errno 101]",
-    "name or service not known",
-    "temporary failure in name resolution",
-    "errno -3]",
-    "errno -2]",
-    "no address associated with hostname",
-)
 
 
 @dataclass
@@ -117,11 +103,6 @@ class LaneOutcome:
     timings: dict[str, float] = field(default_factory=dict)
     image: str = ""
     command: str = ""
-
-
-def _has(text: str, needles: Sequence[str]) -> bool:
-    low = text.lower()
-    return any(n in low for n in needles)
 
 
 class _Attempt:
@@ -209,7 +190,7 @@ class _Attempt:
             return ""
         return f"http://127.0.0.1:{bindings[0]['HostPort']}"
 
-    def logs(self, lines: int | None = LOG_TAIL) -> str:
+    def logs(self, lines: int | None = RC.LOG_TAIL) -> str:
         if self.container is None:
             return ""
         try:
@@ -281,23 +262,19 @@ class _LaneRun:
             self.options.isolated,
         )
 
-    def finding(self, rule: Rule, message: str, log: str = "") -> Finding:
-        return _finding(rule, self.options, self.image, message, log)
-
-
-def _evaluated_codes(options: HardenedOptions) -> list[str]:
-    """The EK44x codes a lane run evaluates (EK445 only under ``no-network``)."""
-    rules = [
-        RC.PORT_UNREACHABLE,
-        RC.NEEDS_ROOT,
-        RC.WRITES_ROOTFS,
-        RC.MEMORY_EXCEEDED,
-        RC.COLD_START_SLOW,
-        RC.CONTAINER_START_FAILED,
-    ]
-    if options.isolated:
-        rules.append(RC.NETWORK_NOT_HONOURED)
-    return [r.code for r in rules]
+    @property
+    def judged(self) -> RC.HardenedRun:
+        """The facts the container rules judge (:mod:`envkit.validation.rules.container`)."""
+        return RC.HardenedRun(
+            image=self.image,
+            command=self.options.command(self.image),
+            flags=self.options.flags(),
+            user=HARDENED_USER,
+            port=self.facts.port,
+            memory_mb=self.facts.memory_mb,
+            timeout_s=self.timeout_s,
+            isolated=self.options.isolated,
+        )
 
 
 def _require_image(client: DockerClient, image: str) -> None:
@@ -342,10 +319,9 @@ def run_lane(
     """
     facts = container_facts(root)
     options = HardenedOptions(facts)
-    out = LaneOutcome(image=image, command=options.command(image), ran=_evaluated_codes(options))
+    out = LaneOutcome(image=image, command=options.command(image))
     client = docker_client()
     try:
-        _require_image(client, image)
         run = _LaneRun(
             client,
             image,
@@ -357,6 +333,8 @@ def run_lane(
             timeout_s if timeout_s is not None else facts.startup_timeout_s,
             progress or (lambda _s: None),
         )
+        out.ran = RC.evaluated(run.judged)
+        _require_image(client, image)
         run.say(
             f"starting {image} hardened ({'--network none, ' if options.isolated else ''}"
             f"uid {HARDENED_USER.split(':')[0]}, read-only)"
@@ -369,10 +347,13 @@ def run_lane(
             if started is None:
                 out.findings.append(_diagnose(run, attempt))
                 return out
-            out.findings += _interfaces(run, attempt)
+            if run.options.isolated:
+                out.findings += RC.interfaces(run.judged, network_interfaces(attempt.container))
             if play is not None:
                 play(started.url)
-            out.findings += _after_play(run, attempt)
+            attempt.container.reload()
+            oom_killed = bool(attempt.container.attrs.get("State", {}).get("OOMKilled"))
+            out.findings += RC.after_play(run.judged, oom_killed, attempt.logs(None))
             return out
         finally:
             attempt.remove()
@@ -380,170 +361,25 @@ def run_lane(
         client.close()
 
 
-def _interfaces(run: _LaneRun, attempt: _Attempt) -> list[Finding]:
-    """EK445 when a ``no-network`` container has an interface besides loopback."""
-    if not run.options.isolated:
-        return []
-    names = network_interfaces(attempt.container)
-    if names is None or not set(names) - {"lo"}:
-        return []
-    return [
-        run.finding(
-            RC.NETWORK_NOT_HONOURED,
-            "With `network.mode: no-network` the container must have no network "
-            f"interface but loopback; it has {', '.join(sorted(set(names)))}.",
-        )
-    ]
-
-
-def _after_play(run: _LaneRun, attempt: _Attempt) -> list[Finding]:
-    """What the container shows after the runtime stage: killed for memory (EK443), writes
-    outside ``/tmp`` (EK442), network use under ``no-network`` (EK445)."""
-    found: list[Finding] = []
-    attempt.container.reload()
-    state = attempt.container.attrs.get("State", {})
-    if state.get("OOMKilled"):
-        found.append(
-            run.finding(
-                RC.MEMORY_EXCEEDED,
-                f"The container must stay within {run.facts.memory_mb} MB; the engine killed "
-                "it for exceeding that during the runtime stage (OOMKilled).",
-                attempt.logs(),
-            )
-        )
-    log = attempt.logs(None)
-    if _has(log, _EROFS):
-        found.append(
-            run.finding(
-                RC.WRITES_ROOTFS,
-                "The server must write only under `/tmp`; during the runtime stage it "
-                "failed with `Read-only file system` (EROFS).",
-                _matching(log, _EROFS),
-            )
-        )
-    if run.options.isolated and _has(log, _NO_NET):
-        found.append(
-            run.finding(
-                RC.NETWORK_NOT_HONOURED,
-                "With `network.mode: no-network` the environment must not use the "
-                "network; during the runtime stage it hit network errors.",
-                _matching(log, _NO_NET),
-            )
-        )
-    return found
-
-
-def _matching(log: str, needles: Sequence[str], limit: int = 8) -> str:
-    lines = [ln for ln in log.splitlines() if _has(ln, needles)]
-    return "\n".join(lines[-limit:])
-
-
-def _finding(
-    rule: Rule, options: HardenedOptions, image: str, message: str, log: str = ""
-) -> Finding:
-    text = message
-    if log.strip():
-        text += f" Log tail:\n{log.strip()}\n"
-    else:
-        text += " "
-    text += f"Reproduce: `{options.command(image)}` (or `envkit run --docker --hardened`)."
-    return rule.finding(text, image=image, docker_run=options.flags(), log_tail=log)
-
-
 def _diagnose(run: _LaneRun, attempt: _Attempt) -> Finding:
     """The finding for a hardened start that failed (cheapest evidence first): what the
-    wait saw (OOM, loopback only, timeout), then the exit's log, then one plain start."""
+    wait saw (OOM, loopback only, timeout), then the exit's log, then one plain start; the
+    rules judge each (:mod:`envkit.validation.rules.container`)."""
     kind, detail = attempt.failure or ("timeout", "")
     log = attempt.logs()
     if kind in ("oom", "loopback", "timeout"):
-        return _diagnose_wait(run, attempt, kind, detail, log)
-    return _diagnose_exit(run, detail, log)
-
-
-def _diagnose_wait(run: _LaneRun, attempt: _Attempt, kind: str, detail: str, log: str) -> Finding:
-    """The finding for a start the wait itself ended: killed for memory, listening on
-    loopback only, or no healthy ``/health`` within the start-up timeout."""
-    port = run.facts.port
-    if kind == "oom":
-        return run.finding(
-            RC.MEMORY_EXCEEDED,
-            f"The container must start within {run.facts.memory_mb} MB of memory; the "
-            "engine killed it for exceeding that (OOMKilled).",
-            log,
-        )
-    if kind == "loopback":
-        # Docker's own HEALTHCHECK status (from the image), not envkit's /health check
-        healthcheck = (
-            " (its HEALTHCHECK reports `healthy`)"
-            if attempt.docker_healthcheck_status == "healthy"
-            else ""
-        )
-        return run.finding(
-            RC.PORT_UNREACHABLE,
-            f"The server must listen on every address so `GET /health` answers "
-            f"through the published port; it listens on {detail} port {port} "
-            f"only{healthcheck}, so the port mapping cannot reach it.",
-            log,
-        )
-    listening = (
-        f"it listens on {detail} port {port} but /health never returned 200"
-        if detail
-        else f"nothing listens on port {port} yet"
-    )
-    return run.finding(
-        RC.COLD_START_SLOW,
-        f"The container must answer `GET /health` within {run.timeout_s:g} s; {listening}.",
-        log,
-    )
-
-
-def _diagnose_exit(run: _LaneRun, exit_code: str, log: str) -> Finding:
-    """The finding for a container that exited before answering: a known signature in
-    its log, else one more start without the hardening options tells root from a crash."""
-    if _has(log, _EROFS):
-        return run.finding(
-            RC.WRITES_ROOTFS,
-            "The server must write only under `/tmp` (the root filesystem is "
-            f"read-only); it exited with code {exit_code} after `Read-only file "
-            "system` (EROFS).",
-            log,
-        )
-    if _has(log, _EACCES):
-        return run.finding(
-            RC.NEEDS_ROOT,
-            f"The image must run as an arbitrary non-root uid ({HARDENED_USER}); "
-            f"it exited with code {exit_code} after a permission error.",
-            log,
-        )
-    if run.options.isolated and _has(log, _NO_NET):
-        return run.finding(
-            RC.NETWORK_NOT_HONOURED,
-            "With `network.mode: no-network` the environment must start without "
-            f"the network; under `--network none` it exited with code {exit_code} "
-            "after a network error.",
-            log,
-        )
-    # No known signature: does it run without the hardening options? (one more start)
+        return RC.wait_ended(run.judged, kind, detail, log, attempt.docker_healthcheck_status)
+    known = RC.exited(run.judged, detail, log)
+    if known is not None:
+        return known
+    # No known sign: does it run without the hardening options? (one more start)
     run.say("the hardened container failed; trying once without hardening")
     plain = run.attempt(_plain_kwargs(run.facts, run.options))
     try:
-        ok = plain.run() is not None
+        starts_plain = plain.run() is not None
     finally:
         plain.remove()
-    if ok:
-        return run.finding(
-            RC.NEEDS_ROOT,
-            f"The image must run hardened (uid {HARDENED_USER}, read-only, no "
-            f"capabilities); it exited with code {exit_code} that way, but starts "
-            "without those options.",
-            log,
-        )
-    return run.finding(
-        RC.CONTAINER_START_FAILED,
-        f"The container must answer `GET /health`; it exited with code "
-        f"{exit_code} before that (also without the hardening options).",
-        log,
-    )
+    return RC.exited_unexplained(run.judged, detail, log, starts_plain)
 
 
 @dataclass(frozen=True)
@@ -653,23 +489,23 @@ def run_docker(
     selection = build_selection(envdir, select=opts.select, ignore=opts.ignore)
     ev = Evaluated()
     image = docker.image or _build(root, facts.name, docker, budget, ev, opts.progress)
-    manifest = static_stage(envdir, opts.progress, ev)
+    static_stage(envdir, opts.progress, ev)
     played: list[bool] = []
     seen: dict[str, Any] = {}  # the /schema body, for the report's schema digest
     notes: list[str] = []  # the runtime stage's notes, then the lane's
 
     def play(url: str) -> None:
-        plan = runtime_plan(envdir, url, manifest, static=False, wanted=wants_runtime(selection))
+        plan = runtime_plan(envdir, url, static=False, wanted=wants_runtime(selection))
         if plan.not_run:
             ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
         else:
-            target = runtime_target(root, url, manifest, plan, opts, oracle_with_url=True)
+            target = runtime_target(envdir, url, plan, opts, oracle_with_url=True)
             target.wanted = selection.enabled
             _launch, stage_notes = runtime_stage(target, opts, budget, ev, lane="docker")
             notes.extend(stage_notes)
         seen["schemas"] = read_schemas(url)
         skip = train_path_skip(opts, selection, plan, static=False)
-        play_train_path(root, url, manifest, plan, opts, budget, ev, skip)
+        play_lane(LanePlan(envdir, url, plan.app, skip), opts, budget, ev)
         played.append(True)
 
     startup = opts.startup_timeout_s
@@ -687,7 +523,7 @@ def run_docker(
             ev.skipped[code] = R.NETWORK_NOT_ISOLATED
     ev.timings.update(lane.timings)
     ev.timings["total"] = time.perf_counter() - t0
-    versions = python_versions_differ(image, resolve_python(root, opts.python))
+    versions = python_versions_differ(image, envdir.python(opts.python))
     if versions:
         notes.append(versions)
     report = R.assemble_report(

@@ -33,7 +33,6 @@ from typing import Any
 
 from envkit.envdir.constants import MANIFEST_NAME
 from envkit.envdir.reader import EnvDir
-from envkit.envdir.reset_options import source_reset_options
 from envkit.envdir.upload_set import upload_set
 
 PREFIX = "sha256:"
@@ -164,7 +163,7 @@ def schema_digest(
             "state": ...}`` (other keys are ignored; a missing one hashes as ``null``).
         reward_range: ``(lo, hi)`` from the manifest (``envkit.envdir.manifest.EnvSpec``), ``None``
             when no manifest is known (a bare URL).
-        reset_options: option name -> declared values (:func:`envkit.envdir.reset_options.source_reset_options`); values are
+        reset_options: option name -> declared values (:attr:`envkit.envdir.EnvDir.reset_options`); values are
             sorted, so their order in the source does not matter. ``None`` or ``{}``: none.
     """
     text = canonical_json(schema_payload(schemas, reward_range, reset_options))
@@ -228,5 +227,5 @@ def digests_of(envdir: EnvDir | None, schemas: dict[str, Any] | None, why: str |
     if schemas is None:
         return Digests(digest, None, why or "GET /schema was not read", env_note)
     reward_range = envdir.spec.reward_range if envdir is not None else None
-    reset = source_reset_options(root) if root is not None else None
+    reset = envdir.reset_options if envdir is not None else None
     return Digests(digest, schema_digest(schemas, reward_range, reset), None, env_note)

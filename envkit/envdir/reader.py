@@ -35,8 +35,15 @@ from envkit.envdir.manifest import (
     parse_yaml,
     read_manifest,
 )
-from envkit.envdir.project import Timeouts, env_spec, resolve_python, resolve_timeouts
+from envkit.envdir.project import (
+    Timeouts,
+    env_spec,
+    own_interpreter_note,
+    resolve_python,
+    resolve_timeouts,
+)
 from envkit.envdir.pysource import parse_python
+from envkit.envdir.reset_options import declared_reset_options, server_modules
 from envkit.envdir.toml import PYPROJECT_NAME, TomlError, parse_toml
 from envkit.errors import SpecError, UsageError
 from envkit.fsutil import FileTooLargeError, UnsafeFileError, read_text_bounded
@@ -81,6 +88,7 @@ class EnvDir:
         self.root = Path(root).expanduser().resolve()
         self._texts: dict[str, str | None] = {}
         self._asts: dict[str, ast.Module | None] = {}
+        self._pythons: dict[str | None, str] = {}
         self.read_errors: dict[str, OSError] = {}
         """Relative path -> why the bounded reader refused it (too large, not a regular file,
         a link out of the directory): what EK220/EK221 report."""
@@ -273,6 +281,16 @@ class EnvDir:
 
         return read_capacity(self.root, self.app)
 
+    @cached_property
+    def reset_options(self) -> dict[str, list[Any]]:
+        """The reset options the environment declares in its source: the keyword parameters
+        of the ``reset`` methods in ``server/*.py`` with their declared values
+        (:func:`envkit.envdir.reset_options.declared_reset_options`); an unreadable file
+        declares nothing."""
+
+        texts = (self.text(rel) for rel in server_modules(self.root))
+        return declared_reset_options(text for text in texts if text is not None)
+
     @property
     def dockerfile_path(self) -> Path:
         """The Dockerfile a Docker Space builds: the one at the root."""
@@ -294,13 +312,22 @@ class EnvDir:
 
     # -- how to run it -------------------------------------------------------------------------
     def python(self, override: str | None = None) -> str:
-        """The interpreter that serves the environment (:func:`envkit.envdir.project.resolve_python`).
+        """The interpreter that serves the environment (:func:`envkit.envdir.project.resolve_python`;
+        cached per ``override``, so the server, the oracle and the training lane share one).
 
         Raises:
             UsageError: ``override`` is not an executable file.
         """
+        if override not in self._pythons:
+            self._pythons[override] = resolve_python(self.root, override)
+        return self._pythons[override]
 
-        return resolve_python(self.root, override)
+    def interpreter_note(self, override: str | None = None) -> str | None:
+        """The warning shown when envkit's own interpreter serves the environment (no
+        ``override`` and no ``.venv``: :func:`envkit.envdir.project.own_interpreter_note`);
+        ``None`` when there is nothing to warn about."""
+
+        return own_interpreter_note(self.root, override)
 
     def timeouts(
         self,

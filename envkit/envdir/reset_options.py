@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,18 +125,18 @@ def source_takes_seed(root: Path) -> bool | None:
     return False if False in verdicts else None
 
 
-def source_reset_options(root: Path) -> dict[str, list[Any]]:
-    """The reset options the environment at ``root`` declares in its source: keyword
-    parameters of the ``reset`` methods in ``server/*.py`` (:func:`reset_options`), each
-    with its declared values in first-seen order. A file that cannot be read as bounded
-    UTF-8 text declares nothing."""
+def server_modules(root: Path) -> list[str]:
+    """The ``server/*.py`` files of the environment at ``root`` that declare its ``reset``,
+    relative to ``root``, sorted; at most :data:`MAX_SOURCE_FILES`."""
+    paths = sorted((root / "server").glob("*.py"))[:MAX_SOURCE_FILES]
+    return [path.relative_to(root).as_posix() for path in paths]
 
+
+def declared_reset_options(texts: Iterable[str]) -> dict[str, list[Any]]:
+    """The keyword parameters of the ``reset`` methods in the Python sources ``texts``
+    (:func:`reset_options`), each with its declared values in first-seen order."""
     out: dict[str, list[Any]] = {}
-    for path in sorted((root / "server").glob("*.py"))[:MAX_SOURCE_FILES]:
-        try:
-            text = read_text_bounded(path, root=root)
-        except (OSError, ValueError):
-            continue
+    for text in texts:
         if "def reset" not in text:
             continue
         for name, values in reset_options(text).items():
@@ -352,7 +352,7 @@ def _dict_params(out: dict[str, list[Any]]) -> set[str]:
 def documented_reset_options(root: Path) -> dict[str, list[Any]]:
     """Every ``reset`` option the environment at ``root`` documents, with the values to try
     (:func:`documented_options` over ``server/*.py`` that define ``reset`` and ``README.md``).
-    Wider than :func:`source_reset_options` (the signature only, which the schema digest
+    Wider than :func:`declared_reset_options` (the signature only, which the schema digest
     keeps reading so that digests do not change)."""
     try:
         readme = read_text_bounded(root / "README.md", root=root)[:MAX_TEXT_CHARS]

@@ -22,13 +22,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from envkit.catalog import load_template
 from envkit.cookie import TemplateSource
 from envkit.envdir.constants import PROBE_PLAN_PATH
+from envkit.envdir.toml import read_pyproject
 from envkit.errors import UsageError
 from envkit.importers._inspect import run_inspector
 from envkit.importers.reasoning_gym import IMPORT_ORIGIN
@@ -103,12 +103,14 @@ def project_dependencies(project: Path | None) -> list[str]:
     """Distribution names the project depends on, less verifiers (pinned by envkit)."""
     if project is None:
         return []
-    try:
-        doc = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"Cannot read {project / 'pyproject.toml'}: {exc}.") from None
+    doc, error = read_pyproject(project)
+    if error is not None:
+        raise UsageError(
+            f"Cannot read {project / 'pyproject.toml'}: {error}.",
+            hint="Fix the file (it must be UTF-8 TOML under 1 MiB), or pass the package directory.",
+        )
     names = []
-    for req in doc.get("project", {}).get("dependencies", []):
+    for req in (doc or {}).get("project", {}).get("dependencies", []):
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", str(req))
         if match and match.group(1).lower().replace("_", "-") != "verifiers":
             names.append(match.group(1))

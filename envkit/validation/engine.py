@@ -26,8 +26,8 @@ import httpx
 
 from envkit.blind import shapes
 from envkit.envdir.constants import DEFAULT_BLIND_FLOOR, VALIDATE_MAX_STEPS
-from envkit.envdir.manifest import Manifest
-from envkit.envdir.project import Timeouts, env_spec
+from envkit.envdir.manifest import EnvSpec
+from envkit.envdir.project import Timeouts
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
 from envkit.server import ServerProcess, start_server
@@ -87,15 +87,16 @@ class Settings:
     search_budget_s: float = 0.0
 
     @classmethod
-    def resolve(cls, manifest: Manifest | None, opts: RunOptions) -> Settings:
-        """Resolve the settings once from the run's options and envkit's facts about the
-        environment (:func:`envkit.envdir.project.env_spec`; ``manifest`` ``None``, a pure
-        ``--url`` run, gives the defaults).
+    def resolve(cls, spec: EnvSpec | None, opts: RunOptions) -> Settings:
+        """Resolve the settings once from the run's options and the environment's facts
+        (:attr:`envkit.envdir.EnvDir.spec`; ``None``, a pure ``--url`` run or a manifest that
+        cannot be read, gives the defaults).
 
         Raises:
             UsageError: a given time limit is not > 0.
         """
-        spec = env_spec(manifest)
+        has_manifest = spec is not None
+        spec = spec if spec is not None else EnvSpec()
         seeds = tuple(dict.fromkeys(spec.seeds))[:3] or (0,)
         lo, hi = (float(x) for x in spec.reward_range)
         return cls(
@@ -110,7 +111,7 @@ class Settings:
             floor_margin=spec.floor_margin,
             step_timeout_s=spec.step_timeout_s,
             oracle=spec.oracle,
-            has_manifest=manifest is not None,
+            has_manifest=has_manifest,
             probe_path=spec.probe_path,
             oracle_tolerance=spec.oracle_tolerance,
             blind_floor=spec.blind_floor,

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from envkit.envdir.constants import DEFAULT_APP
-from envkit.envdir.manifest import Manifest
-from envkit.envdir.project import own_interpreter_note, resolve_python
+from envkit.envdir import EnvDir
+from envkit.envdir.manifest import EnvSpec
 from envkit.errors import UsageError
 from envkit.findings import Finding
 from envkit.policy import PolicyProcess
@@ -79,16 +78,18 @@ class RuntimeTarget:
     """What the runtime stage plays.
 
     Attributes:
-        url: a running server (``--url``), else ``None``.
-        root: environment directory: without ``url`` envkit starts its server from
-            ``manifest.app`` and stops it afterwards; the oracle is imported from it.
-        manifest: the parsed ``openenv.yaml``; ``None`` for a pure ``--url`` run (the
-            defaults of :func:`envkit.envdir.project.env_spec` apply, no oracle).
-        python: interpreter for the server and the oracle (``--python``; see
-            :func:`envkit.envdir.project.resolve_python`).
-        app: the ASGI app to start (``module:attr``) when ``manifest`` could not be read
-            (openenv.yaml's raw ``app`` key); ``None``: the manifest's,
-            else ``server.app:app``.
+        url: a running server (``--url``), else ``None``: envkit starts the server from
+            ``envdir`` and stops it afterwards.
+        envdir: the environment directory, read once (:class:`envkit.envdir.EnvDir`); every
+            fact of it (the manifest's reward range, max_steps, oracle and time limits, the
+            interpreter, the app) is asked of it. ``None`` for a pure ``--url`` run (the
+            defaults of :class:`envkit.envdir.manifest.EnvSpec` apply, no oracle).
+        python: ``--python``, the interpreter for the server and the oracle (``None``: the
+            one :meth:`envkit.envdir.EnvDir.python` picks).
+        app: the ASGI app to start (``module:attr``) when the manifest could not be read
+            (openenv.yaml's raw ``app`` key); ``None``: :attr:`envkit.envdir.EnvDir.app`.
+        oracle_with_url: with ``url``, still run the environment's own code from ``envdir``
+            (the oracle, the probe plan); without it only ``envdir``'s facts are used.
         while_up: called with the server's base URL after the runtime checks, while the
             server envkit started is still up (the training-path lane plays it instead of
             starting a second one); its time is not counted in ``timings["runtime"]``.
@@ -98,12 +99,27 @@ class RuntimeTarget:
     """
 
     url: str | None
-    root: Path | None
-    manifest: Manifest | None
-    python: str | None
+    envdir: EnvDir | None
+    python: str | None = None
     app: str | None = None
+    oracle_with_url: bool = False
     while_up: Callable[[str], object] | None = None
     wanted: Callable[[str], bool] | None = None
+
+    @property
+    def root(self) -> Path | None:
+        """The directory the environment's code runs from (the server, the oracle, the probe
+        plan); ``None`` when only its facts are used (``url`` without ``oracle_with_url``)."""
+        if self.envdir is None or (self.url and not self.oracle_with_url):
+            return None
+        return self.envdir.root
+
+    @property
+    def spec(self) -> EnvSpec | None:
+        """The manifest's facts (:attr:`envkit.envdir.EnvDir.spec`); ``None`` without a
+        readable manifest (the runtime stage's defaults apply)."""
+        envdir = self.envdir
+        return envdir.spec if envdir is not None and envdir.manifest is not None else None
 
 
 @dataclass
@@ -121,7 +137,7 @@ class RuntimeOutcome:
             /x/envs``.
         notes: lines for the report: the way the server started when it was not the
             manifest form, probes skipped and why, envkit's own interpreter serving the
-            environment (:func:`envkit.envdir.project.own_interpreter_note`).
+            environment (:meth:`envkit.envdir.EnvDir.interpreter_note`).
         skipped: rule code -> why the stage could not evaluate it (e.g. no action it sent
             was accepted), for rules not in ``checks_run``.
     """
@@ -159,20 +175,22 @@ def run_runtime(
         The :class:`RuntimeOutcome`.
 
     Raises:
-        UsageError: ``target.python`` is not an executable, neither ``url`` nor ``root``
+        UsageError: ``target.python`` is not an executable, neither ``url`` nor ``envdir``
             is given, or a time limit is not > 0.
     """
-    if not target.url and target.root is None:
+    if not target.url and target.envdir is None:
         raise UsageError(
             "The runtime stage needs a URL or an environment directory.", hint="Pass PATH or --url."
         )
-    python = resolve_python(target.root, target.python) if target.root is not None else None
-    settings = Settings.resolve(target.manifest, opts)
+    # the directory the environment's own code runs from; None: only its facts are used
+    runs = target.envdir if target.root is not None else None
+    python = runs.python(target.python) if runs is not None else None
+    settings = Settings.resolve(target.spec, opts)
     engine = ServerPlayer(settings, opts.progress, budget)
     engine.env_root = target.root
     engine.wanted = target.wanted
-    if target.root is not None and not target.url:  # envkit serves it: with which Python?
-        borrowed = own_interpreter_note(target.root, target.python)
+    if runs is not None and not target.url:  # envkit serves it: with which Python?
+        borrowed = runs.interpreter_note(target.python)
         if borrowed:
             engine.notes.append(borrowed)
     fuzz.warm_up()  # ~1 s of imports, overlapped with the start-up and the endpoint checks
@@ -190,8 +208,8 @@ def run_runtime(
         if target.url:
             engine.url = normalise_url(target.url)
             capacity = _play(engine, root, python, oracle_host)
-        elif root is not None and python is not None:
-            app = target.app or (target.manifest.app if target.manifest else DEFAULT_APP)
+        elif runs is not None and root is not None and python is not None:
+            app = target.app or runs.app
             if liveness.start(engine, root, app, python):
                 capacity = _play(engine, root, python, oracle_host)
                 if target.while_up is not None and engine.url:

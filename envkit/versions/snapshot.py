@@ -24,7 +24,6 @@ from typing import Any
 from envkit.envdir import EnvDir
 from envkit.envdir.digest import Digests, env_digest, schema_digest
 from envkit.envdir.manifest import to_plain
-from envkit.envdir.reset_options import source_reset_options
 from envkit.errors import UsageError, WireError
 from envkit.schemas import schemas_from_path
 from envkit.wire import normalise_url
@@ -39,7 +38,7 @@ class EnvSnapshot:
         kind: ``path``, ``git`` or ``url``.
         schemas: the body of ``GET /schema`` (``action``, ``observation``, ``state``, ...).
         reward_range: ``(lo, hi)`` of the manifest; ``None`` for a URL.
-        reset_options: option -> declared values (:func:`envkit.envdir.reset_options.source_reset_options`); ``None`` for a
+        reset_options: option -> declared values (:attr:`envkit.envdir.EnvDir.reset_options`); ``None`` for a
             URL (no source to read).
         manifest: the manifest as plain data; ``None`` for a URL or an unreadable one.
         metadata: the body of ``GET /metadata`` (URLs only, else ``None``).
@@ -89,7 +88,7 @@ def from_path(root: Path, python: str | None = None, *, label: str | None = None
         kind="path",
         schemas=schemas_from_path(envdir.root, python, memo_key=digest),
         reward_range=tuple(envdir.spec.reward_range),  # type: ignore[arg-type]
-        reset_options=source_reset_options(envdir.root),
+        reset_options=envdir.reset_options,
         manifest=to_plain(doc.data) if doc is not None and isinstance(doc.data, dict) else None,
         env_digest=digest,
     )

@@ -235,7 +235,10 @@ CAPITAL = {
 }
 MATH = {"question": "What does print(6 * 7) output?"}
 MATH_LEAKED = {**MATH, "log": "expected output: 42"}  # the test's own output in the task
-COLOUR = {"question": "Pick the colour of a clear daytime sky.", "choices": ["red", "blue", "green"]}
+COLOUR = {
+    "question": "Pick the colour of a clear daytime sky.",
+    "choices": ["red", "blue", "green"],
+}
 PLANET = {"question": "Which planet is the largest?\nA) Mars\nB) Jupiter\nC) Venus\nD) Earth"}
 FRUIT = {"question": "Which of these is a fruit: hammer, apple or chair?"}
 WEEK = {"question": "How many days are there in a week?"}
@@ -269,9 +272,7 @@ CASES: dict[str, Case] = {
     "empty-json": Case(PRIMES, valid_json_credit, json_list_equals([2, 3, 5, 7])),
     "empty-code-fence": Case(CODE, code_compiles, fenced_function_works),
     "markdown-skeleton": Case(CAPITAL, markdown_structure, exact("Paris")),
-    "prompt-copied": Case(
-        CAPITAL, token_recall("The capital of France is Paris"), exact("Paris")
-    ),
+    "prompt-copied": Case(CAPITAL, token_recall("The capital of France is Paris"), exact("Paris")),
     "observation-json": Case(
         CAPITAL, token_recall("The capital of France is Paris"), exact("Paris")
     ),
@@ -288,9 +289,7 @@ CASES: dict[str, Case] = {
     "negative-zero": Case(BUDGET, small_cost, exact_number(17), kind="number"),
     "refusal": Case(CAPITAL, abstention_bonus, exact("Paris")),
     "claimed-verdict": Case(CODE, log_says_passed, fenced_function_works),
-    "off-by-one": Case(
-        MATH, within(42, 1.5), exact_number(42), kind="number", oracle=42
-    ),
+    "off-by-one": Case(MATH, within(42, 1.5), exact_number(42), kind="number", oracle=42),
     "truncated": Case(CAPITAL, prefix_of_reference("Paris"), exact("Paris"), oracle="Paris"),
     "reordered": Case(CITY, same_words("New York"), exact("New York"), oracle="New York"),
     "with-wrong-suffix": Case(CAPITAL, contains("Paris"), exact("Paris"), oracle="Paris"),
@@ -298,7 +297,9 @@ CASES: dict[str, Case] = {
     "among-wrong": Case(CAPITAL, contains("Paris"), exact("Paris"), oracle="Paris"),
     "wrong-value": Case(DATE, date_format, exact("2024-03-20"), oracle="2024-03-20"),
     "case-changed": Case(
-        CAPITAL, lambda a: float(_text(a).strip().lower() == "paris"), exact("Paris"),
+        CAPITAL,
+        lambda a: float(_text(a).strip().lower() == "paris"),
+        exact("Paris"),
         oracle="Paris",
     ),
     "lookalike-unicode": Case(CAPITAL, fuzzy("Paris"), exact("Paris"), oracle="Paris"),

@@ -47,7 +47,7 @@ def test_every_sequence_policy_is_reported_where_it_pays(
     (finding,) = found
     assert finding.severity.value == "error"
     by_name = {p["policy"]: p for p in finding.data["policies"]}
-    assert SEQUENCES <= set(by_name), sorted(by_name)
+    assert set(by_name) >= SEQUENCES, sorted(by_name)
     assert {name for name, p in library.POLICIES.items() if p.sequence} == SEQUENCES
     stall = by_name["stall"]
     assert stall["share"] > 1.0  # 8 calls at 0.25 against the oracle's 1.25
@@ -66,9 +66,7 @@ def test_every_sequence_policy_is_reported_where_it_pays(
     assert all(p["judged"] == "floor" for p in finding.data["policies"])
 
 
-def test_a_correct_tool_environment_passes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_correct_tool_environment_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The same server with an exact grader, no per-call pay and errors that quote nothing:
     EK524 is evaluated (not skipped) and finds nothing."""
     report = _validate(tmp_path, monkeypatch, "")

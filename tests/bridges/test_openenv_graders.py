@@ -209,3 +209,42 @@ def test_openenv_validate_runs_envkits_graders(ov, guess_env, docker_engine, tmp
     assert results["semantic.canary_floor"]["status"] == "fail"
     assert "EK505 reward-hackable" in results["semantic.floor_gap"]["evidence"][0]
     assert code == 1
+
+
+def _future(args: list[str], eps: Path | None, timeout_s: float) -> subprocess.CompletedProcess:
+    """``python -m tests.bridges.future_openenv ARGS``: a fresh process, so the OpenEnv it runs
+    is the later release from the start (the bridge asks it once per process)."""
+    path = [str(ROOT)] + ([str(eps)] if eps else []) + [os.environ.get("PYTHONPATH", "")]
+    return subprocess.run(
+        [sys.executable, "-m", "tests.bridges.future_openenv", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": os.pathsep.join(p for p in path if p)},
+    )
+
+
+@pytest.mark.slow  # two processes that import openenv
+def test_a_later_openenv_that_loads_the_entry_points_and_grades_shared_ids(ov, guess_env, tmp_path):
+    """A release whose runner calls `load_entry_points` and grades two of envkit's ids itself:
+    its registry builds (no duplicate-id error), OpenEnv's own graders answer the shared ids,
+    envkit's the rest, and `openenv validate` runs to its report."""
+    from tests.bridges.future_openenv import OWN_IDS
+
+    eps = _entry_points_dir(tmp_path, ov.ENTRY_POINT_GROUP)
+    proc = _future(["--registry"], eps, timeout_s=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout)
+    graded_by = seen["graded_by"]
+    assert {cid: graded_by[cid] for cid in OWN_IDS} == dict.fromkeys(OWN_IDS, "OwnGrader")
+    ours = set(IMPLEMENTED) - set(OWN_IDS)
+    assert {cid: graded_by[cid] for cid in ours} == dict.fromkeys(ours, "EnvkitGrader")
+    assert {f"envkit.deferred:{cid}" for cid in OWN_IDS} <= set(seen["ids"])
+
+    proc = _future([str(guess_env), "--level", "static", "--json"], eps, timeout_s=600)
+    assert "already registered" not in proc.stderr, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    statuses = {r["check_id"]: r["status"] for r in report["results"]}
+    assert statuses.get("static.manifest") == "pass", statuses
+    assert proc.returncode == 0, (statuses, proc.stderr[-3000:])

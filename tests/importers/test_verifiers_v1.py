@@ -35,6 +35,14 @@ def test_sources_are_told_apart(tmp_path):
     assert project_dependencies(tmp_path / "proj") == ["numpy"]
 
 
+def test_a_hostile_pyproject_is_a_usage_error_not_a_crash(tmp_path):
+    # nested a thousand deep, tomllib overflows the stack: the one TOML reader turns it into
+    # a one-line cause
+    (tmp_path / "pyproject.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(UsageError, match="nested too deeply"):
+        project_dependencies(tmp_path)
+
+
 def test_hub_ids_fail_clearly_offline():
     with pytest.raises(UsageError) as err:
         locate("primeintellect/reverse-text@0.1.0")

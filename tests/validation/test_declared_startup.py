@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from envkit.envdir import EnvDir
 from envkit.envdir.launch import LaunchCandidate, root_cause
-from envkit.envdir.manifest import read_manifest
 from envkit.server import Attempt
 from envkit.validation.engine import ServerPlayer, Settings
 from envkit.validation.options import RunOptions
@@ -24,9 +24,7 @@ DECLARED = Path(__file__).parent / "envs" / "declared_relative"
 def test_relative_imports_validate_by_the_package_form_and_warn_ek447() -> None:
     before = descendants(os.getpid())
     out = run_runtime(
-        RuntimeTarget(
-            url=None, root=DECLARED, manifest=read_manifest(DECLARED), python=sys.executable
-        ),
+        RuntimeTarget(url=None, envdir=EnvDir(DECLARED), python=sys.executable),
         RunOptions(episodes=1),
     )
     time.sleep(0.2)

@@ -13,7 +13,7 @@ from .conftest import KNOBS
 
 
 def test_settings_from_the_manifest_and_the_timeout():
-    s = Settings.resolve(read_manifest(KNOBS), RunOptions(episodes=0, seed=3))
+    s = Settings.resolve(read_manifest(KNOBS).spec, RunOptions(episodes=0, seed=3))
     assert s.episodes == 1 and s.seed == 3
     assert s.reply_s == 2.0  # 2 x step_timeout_s (1.0), at least 2 s
     assert s.startup_s == 90 and s.budget_s == 600

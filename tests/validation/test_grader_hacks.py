@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.envdir.manifest import read_manifest
+from envkit.envdir import EnvDir
 from envkit.validation.options import RunOptions
 from envkit.validation.probing import Probes
 from envkit.validation.rules import grader_hacks
@@ -63,7 +63,7 @@ def test_clean_probe_code_resists_every_hack(monkeypatch) -> None:
     earns more than the stub, and EK521 was evaluated."""
     monkeypatch.delenv("PROBE_MODE", raising=False)
     out = run_runtime(
-        RuntimeTarget(url=None, root=CODE, manifest=read_manifest(CODE), python=sys.executable),
+        RuntimeTarget(url=None, envdir=EnvDir(CODE), python=sys.executable),
         RunOptions(episodes=3),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]

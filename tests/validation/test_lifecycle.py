@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from envkit.envdir.manifest import read_manifest
+from envkit.envdir import EnvDir
 from envkit.validation.options import RunOptions
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from tests.helpers import descendants
@@ -25,7 +25,7 @@ def _root_run(monkeypatch, mode="", start="", **kw):
     before = descendants(os.getpid())
     t0 = time.monotonic()
     out = run_runtime(
-        RuntimeTarget(url=None, root=KNOBS, manifest=read_manifest(KNOBS), python=sys.executable),
+        RuntimeTarget(url=None, envdir=EnvDir(KNOBS), python=sys.executable),
         RunOptions(episodes=kw.pop("episodes", 2), **kw),
     )
     elapsed = time.monotonic() - t0
@@ -53,9 +53,7 @@ def test_startup_timeout(monkeypatch):
 def test_url_unreachable_is_a_finding():
     from envkit.server import free_port
 
-    out = run_runtime(
-        RuntimeTarget(url=f"127.0.0.1:{free_port()}", root=None, manifest=None, python=None)
-    )
+    out = run_runtime(RuntimeTarget(url=f"127.0.0.1:{free_port()}", envdir=None))
     assert [f.code for f in out.findings] == ["EK402"]
 
 
@@ -63,11 +61,7 @@ def test_bad_python_is_a_usage_error(tmp_path):
     from envkit.errors import UsageError
 
     with pytest.raises(UsageError):
-        run_runtime(
-            RuntimeTarget(
-                url=None, root=KNOBS, manifest=read_manifest(KNOBS), python=str(tmp_path / "nope")
-            )
-        )
+        run_runtime(RuntimeTarget(url=None, envdir=EnvDir(KNOBS), python=str(tmp_path / "nope")))
 
 
 def test_budget_spent_stops_the_stage(knobs_server):
@@ -75,7 +69,7 @@ def test_budget_spent_stops_the_stage(knobs_server):
     mode_file.write_text("slow")  # 0.1 s a step: a warm server cannot finish all in 0.5 s
     t0 = time.monotonic()
     out = run_runtime(
-        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        RuntimeTarget(url=server.url, envdir=EnvDir(KNOBS)),
         RunOptions(episodes=3, timeout_s=0.5),
     )
     assert time.monotonic() - t0 < 5

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.envdir.manifest import read_manifest
+from envkit.envdir import EnvDir
 from envkit.findings import RULES, Rule
 from envkit.validation import probing
 from envkit.validation.options import RunOptions
@@ -96,7 +96,7 @@ def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> 
     monkeypatch.delenv("PROBE_MODE", raising=False)
     before = descendants(os.getpid())
     out = run_runtime(
-        RuntimeTarget(url=None, root=QUIZ, manifest=read_manifest(QUIZ), python=sys.executable),
+        RuntimeTarget(url=None, envdir=EnvDir(QUIZ), python=sys.executable),
         RunOptions(episodes=3),
     )
     time.sleep(0.2)

@@ -13,6 +13,7 @@ no finding.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.envdir.manifest import read_manifest
+from envkit.envdir import EnvDir
 from envkit.findings import Finding, Stage, codes_of
 from envkit.validation.options import RunOptions
 from envkit.validation.runtime import RuntimeOutcome, RuntimeTarget, run_runtime
@@ -365,16 +366,20 @@ def unlimited_server(tmp_path_factory):
     server.stop(grace_s=1)
 
 
-def _manifest(case: Case, tmp_path: Path):
+def _envdir(case: Case, tmp_path: Path) -> EnvDir | None:
+    """The knobs environment as the case declares it: a copy with its edited openenv.yaml."""
     if not case.manifest:
         return None
     if case.yaml_edit is None:
-        return read_manifest(KNOBS)
+        return EnvDir(KNOBS)
     old, new = case.yaml_edit
     text = (KNOBS / "openenv.yaml").read_text()
     assert old in text, f"fixture drift: {old!r} not in knobs' openenv.yaml"
-    (tmp_path / "openenv.yaml").write_text(text.replace(old, new))
-    return read_manifest(tmp_path)
+    copy = shutil.copytree(
+        KNOBS, tmp_path / KNOBS.name, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (copy / "openenv.yaml").write_text(text.replace(old, new))
+    return EnvDir(copy)
 
 
 def _inject_crash(monkeypatch, dotted: str) -> None:
@@ -392,7 +397,7 @@ def _inject_crash(monkeypatch, dotted: str) -> None:
 @pytest.mark.parametrize("code", list(CASES))
 def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_path):
     case = CASES[code]
-    manifest = _manifest(case, tmp_path)
+    envdir = _envdir(case, tmp_path)
     if case.crash:
         _inject_crash(monkeypatch, case.crash)
     if case.fixture:
@@ -401,7 +406,7 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
             monkeypatch.setenv(key, value)
         before = descendants(os.getpid())
         out = run_runtime(
-            RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
+            RuntimeTarget(url=None, envdir=EnvDir(root), python=sys.executable),
             RunOptions(episodes=case.episodes),
         )
         time.sleep(0.2)
@@ -415,7 +420,7 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
         before = descendants(os.getpid())
         t0 = time.monotonic()
         out = run_runtime(
-            RuntimeTarget(url=None, root=KNOBS, manifest=manifest, python=sys.executable),
+            RuntimeTarget(url=None, envdir=envdir, python=sys.executable),
             RunOptions(episodes=case.episodes),
         )
         assert time.monotonic() - t0 < 60
@@ -428,7 +433,7 @@ def test_rule_fixture_gives_exactly_its_finding(code, request, monkeypatch, tmp_
             server, mode_file = request.getfixturevalue("knobs_server")
             mode_file.write_text(case.mode)
         out = run_runtime(
-            RuntimeTarget(url=server.url, root=None, manifest=manifest, python=None),
+            RuntimeTarget(url=server.url, envdir=envdir),
             RunOptions(episodes=case.episodes),
         )
         assert server.alive()
@@ -446,7 +451,7 @@ def _run_env(name: str, episodes: int) -> RuntimeOutcome:
     root = ENVS / name
     before = descendants(os.getpid())
     out = run_runtime(
-        RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
+        RuntimeTarget(url=None, envdir=EnvDir(root), python=sys.executable),
         RunOptions(episodes=episodes),
     )
     time.sleep(0.2)
@@ -499,7 +504,7 @@ def test_call_reset_first_is_one_finding(knobs_server) -> None:
     server, mode_file = knobs_server
     mode_file.write_text("reset_first")
     out = run_runtime(
-        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        RuntimeTarget(url=server.url, envdir=EnvDir(KNOBS)),
         RunOptions(episodes=2),
     )
     assert {f.code for f in out.findings} == {"EK407"}, [(f.code, f.message) for f in out.findings]
@@ -514,7 +519,7 @@ def test_timings_are_no_determinism_finding(knobs_server) -> None:
     server, mode_file = knobs_server
     mode_file.write_text("timed")
     out = run_runtime(
-        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        RuntimeTarget(url=server.url, envdir=EnvDir(KNOBS)),
         RunOptions(episodes=2),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
@@ -527,7 +532,7 @@ def test_one_lucky_seed_is_no_reward_hack(knobs_server):
     server, mode_file = knobs_server
     mode_file.write_text("lucky")
     out = run_runtime(
-        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        RuntimeTarget(url=server.url, envdir=EnvDir(KNOBS)),
         RunOptions(episodes=3),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
@@ -538,7 +543,7 @@ def test_clean_knobs_has_no_finding(knobs_server):
     server, mode_file = knobs_server
     mode_file.write_text("")
     out = run_runtime(
-        RuntimeTarget(url=server.url, root=None, manifest=read_manifest(KNOBS), python=None),
+        RuntimeTarget(url=server.url, envdir=EnvDir(KNOBS)),
         RunOptions(episodes=3),
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
@@ -575,9 +580,7 @@ def test_constant_reward_by_url_says_what_would_judge_it(knobs_server, with_mani
     out = run_runtime(
         RuntimeTarget(
             url=server.url,
-            root=None,
-            manifest=read_manifest(KNOBS) if with_manifest else None,
-            python=None,
+            envdir=EnvDir(KNOBS) if with_manifest else None,
         ),
         RunOptions(episodes=1),
     )

@@ -51,7 +51,7 @@ def duel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerPlaye
 
 def _engine() -> ServerPlayer:
     settings = Settings.resolve(
-        read_manifest(SEED_DUEL), RunOptions(episodes=1, seed=0, timeout_s=120)
+        read_manifest(SEED_DUEL).spec, RunOptions(episodes=1, seed=0, timeout_s=120)
     )
     return ServerPlayer(settings)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.envdir.manifest import read_manifest
+from envkit.envdir import EnvDir
 from envkit.validation.options import RunOptions
 from envkit.validation.runtime import RuntimeTarget, run_runtime
 from tests.helpers import descendants
@@ -21,11 +21,7 @@ from tests.helpers import descendants
 def test_echo_template_has_zero_findings(echo_env: Path, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = descendants(os.getpid())
-    out = run_runtime(
-        RuntimeTarget(
-            url=None, root=echo_env, manifest=read_manifest(echo_env), python=sys.executable
-        )
-    )
+    out = run_runtime(RuntimeTarget(url=None, envdir=EnvDir(echo_env), python=sys.executable))
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     # every runtime rule was evaluated (EK422/EK423 only fire on a hang or a crash)
     from envkit.findings import Stage, codes_of
@@ -51,8 +47,7 @@ def test_openenv_init_env_shows_upstream_defects(openenv_init_env: Path):
     out = run_runtime(
         RuntimeTarget(
             url=None,
-            root=openenv_init_env,
-            manifest=read_manifest(openenv_init_env),
+            envdir=EnvDir(openenv_init_env),
             python=sys.executable,
         ),
         RunOptions(episodes=2),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.envdir.manifest import read_manifest
+from envkit.envdir import EnvDir
 from envkit.validation.engine import Episode, ServerPlayer, Settings
 from envkit.validation.options import RunOptions
 from envkit.validation.rules import integrity, reward
@@ -140,7 +140,7 @@ def test_a_sparse_task_no_weak_policy_solves_gets_it_over_the_wire() -> None:
     It is the hard-task case the rule is for (info), not EK504 (no oracle to judge that)."""
     root = ENVS / "realworld_sparse"
     out = run_runtime(
-        RuntimeTarget(url=None, root=root, manifest=read_manifest(root), python=sys.executable),
+        RuntimeTarget(url=None, envdir=EnvDir(root), python=sys.executable),
         RunOptions(episodes=3),
     )
     (found,) = [f for f in out.findings if f.code == NO_TRAINING_SIGNAL.code]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.envdir.manifest import read_manifest
+from envkit.envdir import EnvDir
 from envkit.validation import raw_app, validate
 from envkit.validation.options import RunOptions
 from envkit.validation.report import SCHEMA_PATH, render_json, render_text
@@ -36,7 +36,7 @@ def test_distinct_reset_observation_and_metadata_give_no_finding(monkeypatch):
     monkeypatch.delenv("OPENENV_MODE", raising=False)
     monkeypatch.delenv("V010_MODE", raising=False)
     out = run_runtime(
-        RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010), python=sys.executable),
+        RuntimeTarget(url=None, envdir=EnvDir(V010), python=sys.executable),
         RunOptions(episodes=2),
     )
     # the fixture pays partial credit on every step, so stalling pays: EK513 is its one
@@ -69,7 +69,7 @@ def test_production_harness_is_not_applicable_not_broken(monkeypatch):
     monkeypatch.setenv("OPENENV_MODE", "production")
     monkeypatch.setenv("V010_MODE", "reset_fails")
     out = run_runtime(
-        RuntimeTarget(url=None, root=V010, manifest=read_manifest(V010), python=sys.executable),
+        RuntimeTarget(url=None, envdir=EnvDir(V010), python=sys.executable),
         RunOptions(episodes=1),
     )
     assert {f.code for f in out.findings} == {"EK426"}, [(f.code, f.message) for f in out.findings]

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from envkit.envdir import EnvDir
 from envkit.envdir.digest import (
     digest_files,
     env_digest,
     schema_digest,
     short,
 )
-from envkit.envdir.reset_options import source_reset_options
 
 ACTION = {
     "type": "object",
@@ -114,7 +114,7 @@ def test_reset_options_are_read_from_the_reset_signature(env: Path) -> None:
         "    def reset(self, seed=None, episode_id=None, level: Literal['easy', 'hard'] = 'easy'):\n"
         "        pass\n"
     )
-    assert source_reset_options(env)["level"] == ["easy", "hard"]
+    assert EnvDir(env).reset_options["level"] == ["easy", "hard"]
 
 
 def test_a_huge_tree_is_not_hashed(env: Path) -> None:

@@ -17,7 +17,6 @@ from envkit.validation.config import build_selection
 from envkit.validation.lanes.stages import (
     checked_root,
     lane_name,
-    play_train_path,
     read_schemas,
     read_schemas_while_up,
     report_digests,
@@ -25,11 +24,11 @@ from envkit.validation.lanes.stages import (
     runtime_plan,
     runtime_stage,
     runtime_target,
-    start_train_path,
     static_stage,
     train_path_skip,
     wants_runtime,
 )
+from envkit.validation.lanes.training import LanePlan, play_lane, start_lane
 from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated, RuntimeNote, ValidationReport
 
@@ -117,33 +116,10 @@ def run_source(
     budget = Budget.start(opts.timeout_s)
     root = checked_root(path, url, opts.episodes)
     envdir = EnvDir(root) if root is not None else None  # the run's one reader of the files
-    return _run(envdir, url, opts, budget, static=static, oracle_with_url=oracle_with_url, t0=t0)
-
-
-def _run(
-    envdir: EnvDir | None,
-    url: str | None,
-    opts: RunOptions,
-    budget: Budget,
-    *,
-    static: bool = False,
-    oracle_with_url: bool = False,
-    t0: float,
-) -> ValidationReport:
-    """The source and ``--url`` lanes: static stage, runtime plan, runtime stage, report.
-
-    Args:
-        root: checked environment directory or ``None``. url: a running server or ``None``.
-        opts: the run's options. budget: the run's :class:`~envkit.validation.options.Budget`.
-        static: skip the runtime stage. oracle_with_url: see :func:`validate`.
-        t0: ``time.perf_counter()`` at the start of the run (for ``timings["total"]``).
-    """
-
-    root = envdir.root if envdir is not None else None
     selection = build_selection(envdir, select=opts.select, ignore=opts.ignore)
     ev = Evaluated()
-    manifest = static_stage(envdir, opts.progress, ev)
-    plan = runtime_plan(envdir, url, manifest, static=static, wanted=wants_runtime(selection))
+    static_stage(envdir, opts.progress, ev)
+    plan = runtime_plan(envdir, url, static=static, wanted=wants_runtime(selection))
     note = RuntimeNote(ran=not plan.not_run, reason=plan.not_run or None)
     note.assumptions = plan.assumptions
     skip = train_path_skip(opts, selection, plan, static=static)
@@ -152,13 +128,13 @@ def _run(
     if plan.not_run:
         ev.skipped.update(dict.fromkeys(codes_of(Stage.RUNTIME), plan.not_run))
     else:
-        target = runtime_target(root, url, manifest, plan, opts, oracle_with_url)
+        target = runtime_target(envdir, url, plan, opts, oracle_with_url)
         target.wanted = selection.enabled
         lane = None
         if url is None and not skip:  # it runs: while the server is up, or not at all
             # started now, its imports overlap the runtime stage; it plays the server that
             # stage started, instead of starting another
-            lane = start_train_path(root, manifest, plan, opts, budget, ev)
+            lane = start_lane(LanePlan(envdir, None, plan.app), opts, budget, ev)
             if isinstance(lane, list):
                 lane_notes, lane = lane, None
             else:
@@ -176,10 +152,10 @@ def _run(
         finally:
             if lane is not None:
                 lane.stop()
-        if manifest is None and root is None:
+        if envdir is None:
             plan.assumptions[-1] = "no oracle (no manifest): EK507 reports it, EK506 not played"
     if lane_notes is None:
-        lane_notes = play_train_path(root, url, manifest, plan, opts, budget, ev, skip)
+        lane_notes = play_lane(LanePlan(envdir, url, plan.app, skip), opts, budget, ev)
     note.notes += lane_notes
     ev.timings["total"] = time.perf_counter() - t0
     report = R.assemble_report(report_label(root, url), lane_name(url), root, ev, selection, note)

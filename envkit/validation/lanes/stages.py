@@ -1,6 +1,6 @@
 """The stages every lane of a validate run shares: the checked environment directory, the
-static stage, the runtime plan and target, the runtime stage, the training lane's start and
-play, and the report's digests.
+static stage, the runtime plan and target, the runtime stage and the report's digests (the
+training lane is :mod:`envkit.validation.lanes.training`'s).
 
 A lane (:mod:`envkit.validation.lanes.source`, :mod:`envkit.container.lane`) strings these
 together with one :class:`RunOptions` and one :class:`~envkit.validation.options.Budget`.
@@ -25,7 +25,6 @@ from envkit.schemas import schemas_from_url
 from envkit.validation import report as R
 from envkit.validation.config import RuleSelection
 from envkit.validation.engine import DEFAULT_MAX_STEPS
-from envkit.validation.lanes.training import LanePlan, StartedLane, play_lane, start_lane
 from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated
 from envkit.validation.rules import lane_only_codes
@@ -197,37 +196,6 @@ def report_digests(envdir: EnvDir | None, schemas: dict[str, Any] | None, not_ru
     return digests_of(envdir, schemas, why)
 
 
-def start_train_path(
-    root: Path | None,
-    manifest: Manifest | None,
-    plan: RuntimePlan,
-    opts: RunOptions,
-    budget: Budget,
-    ev: Evaluated,
-) -> StartedLane | list[str]:
-    """The training-path lane, started before its server
-    (:func:`envkit.validation.lanes.training.start_lane`): a ``StartedLane``, or the notes for
-    the report when it does not run."""
-
-    return start_lane(LanePlan(root, None, manifest, plan.app, ""), opts, budget, ev)
-
-
-def play_train_path(
-    root: Path | None,
-    url: str | None,
-    manifest: Manifest | None,
-    plan: RuntimePlan,
-    opts: RunOptions,
-    budget: Budget,
-    ev: Evaluated,
-    skip: str,
-) -> list[str]:
-    """The training-path lane (:func:`envkit.validation.lanes.training.play_lane`); its notes.
-    ``skip``: why it does not run (``""``: it runs)."""
-
-    return play_lane(LanePlan(root, url, manifest, plan.app, skip), opts, budget, ev)
-
-
 def train_path_skip(
     opts: RunOptions, selection: RuleSelection, plan: RuntimePlan, *, static: bool
 ) -> str:
@@ -273,14 +241,14 @@ def static_stage(
 
 
 def runtime_plan(
-    envdir: EnvDir | None, url: str | None, manifest: Manifest | None, *, static: bool, wanted: bool
+    envdir: EnvDir | None, url: str | None, *, static: bool, wanted: bool
 ) -> RuntimePlan:
     """Whether the runtime stage plays, and what it assumes without a readable manifest (it
     is never skipped silently: play what can be played, say what was assumed)."""
     if static or not wanted:
         return RuntimePlan(R.STATIC_GIVEN if static else R.NO_RUNTIME_SELECTED)
     plan = RuntimePlan()
-    if manifest is not None:
+    if envdir is not None and envdir.manifest is not None:
         return plan
     why = (
         "openenv.yaml is missing or invalid (see EK1xx)"
@@ -297,24 +265,22 @@ def runtime_plan(
 
 
 def runtime_target(
-    root: Path | None,
+    envdir: EnvDir | None,
     url: str | None,
-    manifest: Manifest | None,
     plan: RuntimePlan,
     opts: RunOptions,
     oracle_with_url: bool,
 ) -> RuntimeTarget:
-    """What the runtime stage plays: ``url``, or the server envkit starts from ``root``;
-    ``root`` is kept with ``url`` only when ``oracle_with_url`` (the oracle is imported
-    from it)."""
+    """What the runtime stage plays: ``url``, or the server envkit starts from ``envdir``;
+    with ``url`` the environment's own code (the oracle) runs from ``envdir`` only when
+    ``oracle_with_url``."""
 
-    # run_runtime resolves the interpreter once and hands it to the server and the oracle
     return RuntimeTarget(
         url=url,
-        root=root if oracle_with_url or not url else None,
-        manifest=manifest,
+        envdir=envdir,
         python=opts.python,
         app=plan.app,
+        oracle_with_url=oracle_with_url,
     )
 
 
@@ -329,7 +295,7 @@ def runtime_stage(
 
     outcome = run_runtime(target, opts, budget)
     findings = outcome.findings
-    if target.manifest is None and target.root is not None:
+    if target.spec is None and target.root is not None:
         # the oracle may be declared in the unreadable manifest: "none declared" would
         # be a guess, so the oracle rules are not evaluated
         oracle_codes = {"EK506", "EK507"}

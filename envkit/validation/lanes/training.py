@@ -44,8 +44,7 @@ from typing import Protocol
 from envkit import programs
 from envkit.deps import absent_requirements
 from envkit.envdir import EnvDir
-from envkit.envdir.constants import DEFAULT_APP, VALIDATE_MAX_STEPS
-from envkit.envdir.manifest import Manifest
+from envkit.envdir.constants import VALIDATE_MAX_STEPS
 from envkit.errors import EnvkitError
 from envkit.findings import Stage, codes_of
 from envkit.server import (
@@ -323,17 +322,15 @@ class LanePlan:
     """How validate's orchestration asks for the lane.
 
     Attributes:
-        root: the environment directory, ``None`` for ``--url`` only.
+        envdir: the environment directory, read once; ``None`` for ``--url`` only.
         url: the server to play against (``--url``, the docker lane's container); ``None``:
             start the environment's own server.
-        manifest: the parsed manifest, ``None`` when it could not be read.
         app: the app to start without a readable manifest (``None``: the manifest's).
         skip: why the lane does not run (``""``: it runs).
     """
 
-    root: Path | None
+    envdir: EnvDir | None
     url: str | None
-    manifest: Manifest | None
     app: str | None = None
     skip: str = ""
 
@@ -413,28 +410,28 @@ def start_lane(
         UsageError: ``opts.python`` is not an executable.
     """
     codes = codes_of(Stage.TRAINING)
-    root = plan.root
+    envdir = plan.envdir
     skip = plan.skip
-    if not skip and root is None:
+    if not skip and envdir is None:
         skip = R.TRAIN_PATH_NO_ROOT
-    if not skip and root is not None and not has_adapter(root):
+    if not skip and envdir is not None and not has_adapter(envdir.root):
         skip = R.NO_TRL_ADAPTER
     if not skip and budget.remaining_s() < 1.0:
         skip = "the run's --timeout was spent before the training path"
-    if skip or root is None:
+    if skip or envdir is None:
         ev.skipped.update(dict.fromkeys(codes, skip))
         return []
-    python = _python(root, opts.python)
-    absent = _absent_dependencies(root, python)
+    python = envdir.python(opts.python)
+    absent = _absent_dependencies(envdir, python)
     if absent:
         ev.skipped.update(dict.fromkeys(codes, absent))
         return [f"training path: not played: {absent}"]
-    spec = plan.manifest.spec if plan.manifest is not None else None
+    spec = envdir.spec if envdir.manifest is not None else None
     target = TrainPathTarget(
-        root=root,
+        root=envdir.root,
         python=python,
         url=plan.url,
-        app=plan.app or (plan.manifest.app if plan.manifest is not None else DEFAULT_APP),
+        app=plan.app or envdir.app,
         oracle=spec.oracle if spec is not None else None,
         seed=int(spec.seeds[0]) if spec is not None and spec.seeds else 0,
         max_steps=(spec.max_steps if spec is not None else None) or VALIDATE_MAX_STEPS,
@@ -461,13 +458,13 @@ def play_lane(plan: LanePlan, opts: LaneOptions, budget: Budget, ev: Evaluated) 
         lane.stop()
 
 
-def _absent_dependencies(root: Path, python: str) -> str:
+def _absent_dependencies(envdir: EnvDir, python: str) -> str:
     """Why the lane cannot judge the environment's code with ``python`` (``""``: it can).
 
     The lane imports the environment's modules in that interpreter: when a declared
     dependency is not installed there (no venv yet, or envkit's own interpreter), every
     import error would be the machine's, not the environment's (EK223 skips alike)."""
-    requires = EnvDir(root).project_table.get("dependencies")
+    requires = envdir.project_table.get("dependencies")
     if not isinstance(requires, list):
         return ""
     absent = absent_requirements(python, [str(r) for r in requires])
@@ -478,7 +475,3 @@ def _absent_dependencies(root: Path, python: str) -> str:
         f"declared dependencies ({names}) are not installed for {python}: create the "
         "environment's venv (`uv sync`) or pass --python"
     )
-
-
-def _python(root: Path, python: str | None) -> str:
-    return EnvDir(root).python(python)

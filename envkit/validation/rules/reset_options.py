@@ -3,11 +3,11 @@ id) changes nothing in the episode, so a curriculum built on it trains on one ta
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from envkit.envdir.reset_options import documented_reset_options, merge
 from envkit.findings import Severity, register
+from envkit.probe_plan import PlanError, read_plan
 from envkit.validation import fuzz
 from envkit.validation.probing import Probes, fmt
 from envkit.wire import EnvErrorFrame
@@ -59,12 +59,11 @@ def declared_options(probes: Probes) -> dict[str, list[Any]]:
     out = documented_reset_options(root)
     plan = probes.engine.settings.probe_path
     if plan:
-        try:
-            doc = json.loads((root / plan).read_text(encoding="utf-8"))
-            options = (doc.get("reset") or {}).get("options") or {}
-        except (OSError, ValueError, AttributeError):
+        try:  # a plan that cannot be read is EK121, not this rule
+            options = read_plan(root, plan)["reset"].get("options") or {}
+        except PlanError:
             options = {}
-        for name, value in options.items() if isinstance(options, dict) else ():
+        for name, value in options.items():
             out[name] = merge([value], out.get(name, []))
     return {k: v[:OPTION_VALUES] for k, v in out.items() if len(v) >= 2}
 
