@@ -134,9 +134,10 @@ def contains_word(expected: str) -> Grader:
 
 
 def char_overlap(reference: str) -> Grader:
-    """Half the range times the share of the reference's characters the reply holds."""
-    want = set(reference)
-    return lambda a: 0.5 * len(want & set(_text(a))) / len(want)
+    """Half the range times the share of the reference's characters (case folded) the reply
+    holds."""
+    want = set(reference.casefold())
+    return lambda a: 0.5 * len(want & set(_text(a).casefold())) / len(want)
 
 
 def literal_eval_equals(expected: object) -> Grader:
