@@ -294,7 +294,8 @@ def _every_word(ctx: Context) -> list[object]:
 
 @policy(
     "numeric-sweep",
-    "Round numbers: 0, 1, -1, 10, 100, 0.5 (in a text slot, all of them in one reply too).",
+    "Round numbers: 1, -1, 10, 100, 0.5 (0 is `empty`'s); in a text slot also 0 to 100 in "
+    "one reply.",
     ENVDOCTOR + " (numeric probes)",
 )
 def _sweep(ctx: Context) -> list[object]:
@@ -306,12 +307,13 @@ def _sweep(ctx: Context) -> list[object]:
 
 @policy(
     "long-repetition",
-    "The alphabet and the digits repeated to 2000 characters (or the slot's maxLength).",
+    "The alphabet (both cases) and the digits repeated to 2000 characters (or the slot's "
+    "maxLength).",
     "BGW-122 partial credit rewards the wrong approach (overlap scores); verbosity bias",
 )
 def _long(ctx: Context) -> list[object]:
     n = min(LONG, ctx.max_length) if ctx.max_length else LONG
-    unit = "abcdefghijklmnopqrstuvwxyz0123456789 ., "
+    unit = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ., "
     return _text_only(ctx, [(unit * (n // len(unit) + 1))[:n]] if n > 0 else [])
 
 

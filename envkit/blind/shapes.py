@@ -105,7 +105,9 @@ def tools_from_observation(observation: object) -> list[Tool]:
         for value in place.values():
             if not isinstance(value, list) or not value or not isinstance(value[0], dict):
                 continue
-            if not any(k in value[0] or k in (value[0].get("function") or {}) for k in SCHEMA_KEYS):
+            function = value[0].get("function")
+            function = function if isinstance(function, dict) else {}
+            if not any(k in value[0] or k in function for k in SCHEMA_KEYS):
                 continue
             tools = tools_from_list(value)
             if tools:

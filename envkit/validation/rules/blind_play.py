@@ -47,10 +47,12 @@ BLIND_POLICY_PAID = register(
     "fresh episode from `reset`. A content-free policy (empty, whitespace, a format "
     "skeleton, the prompt copied back, every option or number or word the observation "
     "shows, special values, a claimed verdict, ...) earning more than 5 % of the oracle's "
-    "return on average over the seeds is a warning, more than half of it an error "
+    "return on every seed (each reply of a policy, the same or in the same position on "
+    "every seed, is judged by the least it earned) is a warning, more than half of it an error "
     "(`envkit.blind_floor: [warning, error]` changes both). A corrupted oracle answer (off by "
     "one, truncated, reordered, denied, listed among wrong answers, another value in the "
-    "same form) earning the oracle's return less `floor_margin` is an error. Without an "
+    "same form) earning the oracle's return less `floor_margin` on every seed is an error. "
+    "Without an "
     "oracle the yardstick is the top of the reward range and a policy's best step reward. "
     "When no action of any policy was accepted, the check is skipped with that reason.",
     why="A trainer is an optimiser: a route to reward that skips the task is the route it "
@@ -244,12 +246,15 @@ def plans(probes: Probes) -> list[Plan]:
     return out
 
 
-def value_episodes(
-    plan: Plan, win_action: dict[str, Any] | None
-) -> list[tuple[str, str, object, list[dict[str, Any]]]]:
-    """``(policy, slot, value, actions)`` for every value policy that fits a slot of
-    ``plan``'s answer action."""
-    out: list[tuple[str, str, object, list[dict[str, Any]]]] = []
+#: One episode to play: the policy, its variant (the slot and the value's position in the
+#: policy's list: the same variant on every seed is one fixed, or positional, policy), the
+#: slot's path, the value sent there (``None`` for a sequence) and the actions.
+Planned = tuple[str, str, str, object, list[dict[str, Any]]]
+
+
+def value_episodes(plan: Plan, win_action: dict[str, Any] | None) -> list[Planned]:
+    """The episodes of every value policy that fits a slot of ``plan``'s answer action."""
+    out: list[Planned] = []
     for slot in plan.found[:MAX_SLOTS]:
         ctx = library.Context.of(
             plan.observation,
@@ -262,12 +267,13 @@ def value_episodes(
             else ctx
         )
         for p in library.POLICIES.values():
-            for raw in library.values_for(p, oracle_ctx if p.needs_oracle else ctx):
+            raws = library.values_for(p, oracle_ctx if p.needs_oracle else ctx)
+            for i, raw in enumerate(raws):
                 value = slots.coerce(raw, slot)
                 if value is None or not slots.fits(value, slot):
                     continue
                 action = slots.fill(plan.answer, slot, value)
-                out.append((p.name, slot.where, value, [action] * plan.steps))
+                out.append((p.name, f"{slot.where}#{i}", slot.where, value, [action] * plan.steps))
     return out
 
 
@@ -321,9 +327,7 @@ def sequence_episodes(probes: Probes, plan: Plan) -> list[tuple[str, list[dict[s
     return out
 
 
-def _read_back(
-    probes: Probes, plan: Plan, s: EnvSession
-) -> list[tuple[str, str, object, list[dict[str, Any]]]]:
+def _read_back(probes: Probes, plan: Plan, s: EnvSession) -> list[Planned]:
     """invalid-arguments-read-back: call each tool with wrong-typed arguments, then send each
     text the errors showed (and each number in them) as the answer."""
     offered = probes.offered
@@ -339,19 +343,13 @@ def _read_back(
     candidates: list[object] = []
     for text in texts:
         candidates += [*library.NUMBER.findall(text), text.strip()]
-    out: list[tuple[str, str, object, list[dict[str, Any]]]] = []
-    for raw in list(dict.fromkeys(candidates))[: MAX_READ_BACK * 2]:
+    out: list[Planned] = []
+    for i, raw in enumerate(list(dict.fromkeys(candidates))[: MAX_READ_BACK * 2]):
         value = slots.coerce(raw, slot)
         if value is None or not slots.fits(value, slot):
             continue
-        out.append(
-            (
-                "invalid-arguments-read-back",
-                slot.where,
-                value,
-                [*bad, slots.fill(plan.answer, slot, value)],
-            )
-        )
+        acts = [*bad, slots.fill(plan.answer, slot, value)]
+        out.append(("invalid-arguments-read-back", f"#{i}", slot.where, value, acts))
         if len(out) >= MAX_READ_BACK:
             break
     return out
@@ -365,7 +363,7 @@ def blind_policies(probes: Probes) -> None:
     if not todo:
         engine.skip(BLIND_POLICY_PAID, "no action was accepted by the server to build on")
         return
-    outcomes: dict[str, dict[int | None, Outcome]] = {}
+    outcomes: dict[tuple[str, str], dict[int | None, Outcome]] = {}
     sent = accepted = 0
     for plan in todo:
         if not probes.time_left("question-blind policies"):
@@ -374,17 +372,17 @@ def blind_policies(probes: Probes) -> None:
         seen: dict[str, Played] = {}
         s = engine.open()
         try:
-            episodes = [
-                (name, where, value, acts)
-                for name, where, value, acts in value_episodes(plan, win_action)
+            episodes = value_episodes(plan, win_action)
+            episodes += [
+                (n, f"#{i}", "", None, acts)
+                for i, (n, acts) in enumerate(sequence_episodes(probes, plan))
             ]
-            episodes += [(n, "", None, acts) for n, acts in sequence_episodes(probes, plan)]
             try:
                 episodes += _read_back(probes, plan, s)
             except (EnvErrorFrame, WireError) as exc:
                 if isinstance(exc, EnvErrorFrame) and exc.code == "CAPACITY_REACHED":
                     raise
-            for name, where, value, acts in episodes:
+            for name, variant, where, value, acts in episodes:
                 key = fuzz.json_key(acts)
                 played = seen.get(key)
                 if played is None:
@@ -397,11 +395,9 @@ def blind_policies(probes: Probes) -> None:
                     sent += len(acts)
                     accepted += played.accepted
                 share = _share(played, plan, settings.lo, settings.hi)
-                best = outcomes.setdefault(name, {}).get(plan.seed)
-                if best is None or share > best.share + EPS:
-                    outcomes[name][plan.seed] = Outcome(
-                        name, plan.seed, played, share, value, where
-                    )
+                outcomes.setdefault((name, variant), {})[plan.seed] = Outcome(
+                    name, plan.seed, played, share, value, where
+                )
         finally:
             s.close()
     if accepted == 0:
@@ -426,67 +422,77 @@ def _share(played: Played, plan: Plan, lo: float, hi: float) -> float:
 
 
 def _judge(
-    probes: Probes, todo: list[Plan], outcomes: dict[str, dict[int | None, Outcome]]
+    probes: Probes, todo: list[Plan], outcomes: dict[tuple[str, str], dict[int | None, Outcome]]
 ) -> None:
+    """A policy variant (one fixed or positional reply, or one sequence) counts by the least
+    it earned over the seeds: a reply that pays on every seed is a route to reward; the best
+    of several replies per seed would be a search with the reward as feedback, and a reply
+    right by chance on some seeds (one of two numbers shown) is no route. A policy counts by
+    its best variant."""
     engine, settings = probes.engine, probes.engine.settings
     warn_at, error_at = settings.blind_floor
     margin_share = settings.floor_margin / max(settings.hi - settings.lo, EPS)
-    seeds = len(todo)
+    seeds = [p.seed for p in todo]
+    best: dict[str, tuple[float, Outcome]] = {}
+    for (name, _variant), by_seed in outcomes.items():
+        if library.POLICIES[name].judged == "none" or not by_seed:
+            continue
+        least = min(by_seed[s].share if s in by_seed else 0.0 for s in seeds)
+        shown = min(by_seed.values(), key=lambda o: o.share)
+        if name not in best or least > best[name][0] + EPS:
+            best[name] = (least, shown)
     offenders: list[tuple[Severity, float, Outcome]] = []
-    for name, by_seed in outcomes.items():
-        p = library.POLICIES[name]
-        if p.judged == "none" or not by_seed:
+    for name, (least, o) in best.items():
+        if library.POLICIES[name].judged == "accepted":
+            if least >= 1 - margin_share - EPS:
+                offenders.append((Severity.ERROR, least, o))
             continue
-        mean = sum(o.share for o in by_seed.values()) / seeds  # a seed it could not play: 0
-        worst = max(by_seed.values(), key=lambda o: o.share)
-        if p.judged == "accepted":
-            if mean >= 1 - margin_share - EPS:
-                offenders.append((Severity.ERROR, mean, worst))
-            continue
-        if engine.has(REWARD_HACKABLE) and mean >= 1 - margin_share - EPS:
+        if engine.has(REWARD_HACKABLE) and least >= 1 - margin_share - EPS:
             continue  # EK505 already says a degenerate action pays near the maximum
-        if mean > error_at + EPS:
-            offenders.append((Severity.ERROR, mean, worst))
-        elif mean > warn_at + EPS:
-            offenders.append((Severity.WARNING, mean, worst))
+        if least > error_at + EPS:
+            offenders.append((Severity.ERROR, least, o))
+        elif least > warn_at + EPS:
+            offenders.append((Severity.WARNING, least, o))
     if not offenders:
         return
     offenders.sort(key=lambda t: (t[0] != Severity.ERROR, -t[1]))
     severity = offenders[0][0]
-    parts = [_describe(o, mean, probes) for _sev, mean, o in offenders[:4]]
+    parts = [_describe(o, share) for _sev, share, o in offenders[:4]]
     more = f" ({len(offenders) - 4} more in the JSON report)" if len(offenders) > 4 else ""
     yardstick = "the oracle's return" if todo[0].oracle else f"the maximum {settings.hi:g}"
     top = offenders[0][2]
     engine.findings.append(
         BLIND_POLICY_PAID.finding(
-            f"A policy that never solves the task must earn at most "
-            f"{warn_at:.0%} of {yardstick} (a wrong answer: clearly less than the right "
-            f"one); " + "; ".join(parts) + more + ". Most likely the grader pays for "
-            "something other than the task (presence, length, overlap, containment).",
+            f"A policy that never solves the task must earn at most {warn_at:.0%} of "
+            f"{yardstick} on every seed (a wrong answer: clearly less than the right one); "
+            + "; ".join(parts)
+            + more
+            + ". Most likely the grader pays for something other than the task (presence, "
+            f"length, overlap, containment). Replay: `{replay_command(engine, top.seed, top.played.actions)}`",
             severity=severity,
             policies=[
                 {
                     "policy": o.policy,
                     "judged": library.POLICIES[o.policy].judged,
-                    "share": round(mean, 4),
+                    "share": round(share, 4),
                     "seed": o.seed,
                     "slot": o.slot,
                     "value": o.value,
                     "actions": o.played.actions,
                     "return": o.played.ret,
                 }
-                for _sev, mean, o in offenders
+                for _sev, share, o in offenders
             ],
-            replay=replay_command(probes.engine, top.seed, top.played.actions),
+            replay=replay_command(engine, top.seed, top.played.actions),
         )
     )
 
 
-def _describe(o: Outcome, mean: float, probes: Probes) -> str:
+def _describe(o: Outcome, share: float) -> str:
     shown = fuzz.short_json(o.value if o.value is not None else o.played.actions, 70)
     where = f" in `{o.slot}`" if o.slot else ""
     return (
-        f"`{o.policy}` ({shown}{where}) earned {mean:.0%} on average "
+        f"`{o.policy}` ({shown}{where}) earned at least {share:.0%} on every seed "
         f"(seed {o.seed}: return {o.played.ret:g})"
     )
 
