@@ -365,10 +365,18 @@ def blind_policies(probes: Probes) -> None:
         return
     outcomes: dict[tuple[str, str], dict[int | None, Outcome]] = {}
     sent = accepted = 0
-    for plan in todo:
+    warn_at = settings.blind_floor[0]
+    for n, plan in enumerate(todo):
         if not probes.time_left("question-blind policies"):
             break
         win_action = probes.wins[plan.seed].actions[-1] if plan.seed in probes.wins else None
+        # a variant is judged by the least it earns over the seeds: after the first seed,
+        # only the variants that earned there are played again
+        paid = {
+            key
+            for key, by_seed in outcomes.items()
+            if (first := by_seed.get(todo[0].seed)) is not None and first.share > warn_at + EPS
+        }
         seen: dict[str, Played] = {}
         s = engine.open()
         try:
@@ -383,6 +391,8 @@ def blind_policies(probes: Probes) -> None:
                 if isinstance(exc, EnvErrorFrame) and exc.code == "CAPACITY_REACHED":
                     raise
             for name, variant, where, value, acts in episodes:
+                if n > 0 and (name, variant) not in paid:
+                    continue
                 key = fuzz.json_key(acts)
                 played = seen.get(key)
                 if played is None:
