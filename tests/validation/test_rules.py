@@ -322,6 +322,19 @@ CASES: dict[str, Case] = {
         extra=_says("earned the maximum 1"),
         also=SPARSE,
     ),
+    # any non-empty reply earns 0.35: the question-blind policies (the weak ones earn too)
+    "EK524": Case(
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "anyreply"),),
+        extra=_says("earned at least 35% on every seed", "envkit eval"),
+    ),
+    # a wrong number of six digits or more earns 0.6: found only by the search
+    "EK525": Case(
+        fixture="probe_quiz",
+        env=(("PROBE_MODE", "longnumber"),),
+        extra=_says("seeds the search never played", "--policy 'actions:"),
+        also=SPARSE,
+    ),
     # a seeded code never shown, no oracle (EK507): no weak policy earns anything
     "EK523": Case(
         realworld="realworld_sparse", also=frozenset({"EK507"}), extra=_says("no gradient")

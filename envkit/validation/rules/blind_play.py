@@ -23,13 +23,16 @@ from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.probing import Probes, episode_return
-from envkit.validation.rules.reward import REWARD_HACKABLE
 from envkit.wire import EnvErrorFrame, EnvSession
 
 MAX_SLOTS = 2  # answer slots of one action a policy's values go into
 MAX_REPEAT = 20  # steps of a sequence policy that repeats (stall, repeat-last)
 MAX_TOOLS = 6  # tools the sequence policies call
 MAX_READ_BACK = 4  # texts of tool errors sent back as answers
+
+#: Rules that name a route to reward a question-blind policy may also take: when one of them
+#: reported, EK524 and EK525 do not report the content-free payout again.
+NAMED_ROUTES = ("EK505", "EK509", "EK510", "EK513", "EK514", "EK515", "EK522")
 
 BLIND_POLICY_PAID = register(
     "EK524",
@@ -64,8 +67,12 @@ BLIND_POLICY_PAID = register(
     "that fits the output), give no credit for format or length alone, and never credit "
     "an answer found anywhere inside the reply.",
     limits="Policies act from `reset`: a task that must be set up by earlier steps (a door "
-    "to open first) is judged only through the sequence policies.",
-    reported_as=("EK505",),
+    "to open first) is judged only through the sequence policies. When a rule that names the "
+    "route has reported it — a degenerate action near the maximum (EK505), the answer "
+    "readable (EK509), a fresh instance that pays (EK510), stalling (EK513), the format "
+    "alone (EK514), errors that pay (EK515), feedback that reveals the answer (EK522) — the "
+    "content-free policies are not reported again.",
+    reported_as=NAMED_ROUTES,
 )
 
 
@@ -457,8 +464,8 @@ def _judge(
             if least >= 1 - margin_share - EPS:
                 offenders.append((Severity.ERROR, least, o))
             continue
-        if engine.has(REWARD_HACKABLE) and least >= 1 - margin_share - EPS:
-            continue  # EK505 already says a degenerate action pays near the maximum
+        if named_route(engine):
+            continue  # a rule that names the route reported it
         if least > error_at + EPS:
             offenders.append((Severity.ERROR, least, o))
         elif least > warn_at + EPS:
@@ -496,6 +503,11 @@ def _judge(
             replay=replay_command(engine, top.seed, top.played.actions),
         )
     )
+
+
+def named_route(engine: ServerPlayer) -> bool:
+    """A rule of :data:`NAMED_ROUTES` reported a finding this run."""
+    return any(f.code in NAMED_ROUTES for f in engine.findings)
 
 
 def _describe(o: Outcome, share: float) -> str:

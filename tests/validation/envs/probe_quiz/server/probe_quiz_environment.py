@@ -13,6 +13,8 @@ grow    12 attempts, every answer appended to `observation.log` (EK518)
 leak    every `reset` keeps 64 KiB in a module-level list (EK519)
 options the `difficulty` option of `reset` is accepted and ignored (EK520)
 reveal  a wrong answer's feedback says the expected sum (EK522)
+anyreply one attempt; any non-empty answer earns 0.35 (EK524)
+longnumber one attempt; a wrong number of six digits or more earns 0.6 (EK525)
 """
 
 import os
@@ -31,7 +33,7 @@ except ImportError:
     from models import QuizAction, QuizObservation
 
 MODE = os.environ.get("PROBE_MODE", "")
-ATTEMPTS = 12 if MODE == "grow" else 1 if MODE in ("format", "brittle") else 3
+ATTEMPTS = 12 if MODE == "grow" else 1 if MODE in ("format", "brittle", "anyreply", "longnumber") else 3
 _KEPT: List[bytes] = []
 LEAD_IN = re.compile(r"^(the answer is|answer:)\s*", re.IGNORECASE)
 
@@ -94,8 +96,12 @@ class QuizEnvironment(Environment):
             reward = 0.2 if MODE == "errors" else 0.0  # DEFECT (errors): errors pay
         elif MODE == "stall":
             reward = 0.4  # DEFECT: every wrong attempt pays, so stalling pays
+        elif MODE == "longnumber" and sum(c.isdigit() for c in text) >= 6:
+            reward = 0.6  # DEFECT: "precision credit" for a long number, right or not
         elif MODE == "format" and re.fullmatch(r"-?\d+", text.strip()):
             reward = 0.5  # DEFECT: the format alone earns half the range
+        if MODE == "anyreply" and not right and text.strip():
+            reward = 0.35  # DEFECT: any non-empty reply earns a participation credit
         if MODE == "grow":
             self._log.append(f"attempt {self._state.step_count}: {text[:40]!r} " + "." * 120)
         self._done = right or self._state.step_count >= ATTEMPTS
