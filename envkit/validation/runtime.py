@@ -35,6 +35,7 @@ from envkit.validation.rules import (
     liveness,
     load,
     mcp,
+    processes,
     protocol,
     reset_options,
     return_farming,
@@ -62,7 +63,7 @@ REWARD_PROBES: tuple[tuple[str, probing.Probe, tuple[str, ...]], ...] = (
     # the exploit search and the training-signal probe start from their episodes
     ("question-blind policies", blind_play.blind_policies, ("EK523", "EK524", "EK525")),
     # after them too: it replays the episode whose rewards say most on a second process
-    ("second process probe", determinism.surroundings, ("EK411", "EK412")),
+    ("second process probe", processes.surroundings, ("EK411", "EK412")),
     ("code hacks probe", grader_hacks.code_hacks, ("EK521",)),
     ("training signal probe", training_signal.training_signal, ("EK523",)),
     # last but one: it spends its own budget (--search-budget), not the probes'

@@ -18,11 +18,11 @@ from envkit.validation import probing
 from envkit.validation.options import RunOptions
 from envkit.validation.rules import (
     blind_play,
-    determinism,
     exploit_search,
     feedback_leaks,
     grader_hacks,
     load,
+    processes,
     reset_options,
     return_farming,
     training_signal,
@@ -34,7 +34,7 @@ from tests.helpers import descendants
 QUIZ = Path(__file__).parent / "envs" / "probe_quiz"
 PROBE_MODULES = (
     blind_play,
-    determinism,
+    processes,
     exploit_search,
     return_farming,
     verifier,
@@ -48,7 +48,7 @@ PROBE_MODULES = (
 PROBE_CODES = {
     rule.code
     for m in PROBE_MODULES
-    if m is not determinism  # a check module that also plays one probe (EK411, EK412)
+    if m is not processes  # plays determinism's EK411 and EK412 (the other rules: checks)
     for rule in vars(m).values()
     if isinstance(rule, Rule)
 } - {grader_hacks.CODE_GRADER_HACKS.code}
@@ -76,7 +76,7 @@ def test_every_probe_plays_for_its_own_rules() -> None:
         assert codes and all(c in RULES for c in codes), codes
         played_for.setdefault(probe.__module__, set()).update(codes)
     for module in PROBE_MODULES:
-        if module is determinism:  # its other rules are checks of the order of play
+        if module is processes:  # plays determinism's EK411 and EK412
             continue
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         own = {  # registered by the module itself, not imported into it

@@ -13,9 +13,8 @@ with.
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,6 @@ from envkit.probe_plan import PlanError, read_plan
 from envkit.server import _spawn
 from envkit.validation import fuzz
 from envkit.validation.engine import ActionPool, Episode, Policy, ServerPlayer
-from envkit.validation.probing import Probes
 from envkit.validation.rules.episodes import visible_json
 from envkit.wire import EnvErrorFrame, EnvSession, WireError
 
@@ -710,122 +708,6 @@ def _process_control(
         first=d.first,
         second=d.second,
         actions=first.actions,
-        process=2,
-    )
-
-
-#: What a second server process changes of the first one's surroundings: nothing an episode
-#: may depend on. The hash seed salts ``hash(str)`` (a dict or set ordered by string hashes,
-#: weights from ``hash``); the time zone and the locale change ``time.localtime``,
-#: ``strftime`` and locale-aware formatting.
-SURROUNDINGS = {"TZ": "Pacific/Kiritimati", "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"}
-
-
-def other_surroundings(first: Mapping[str, str]) -> dict[str, str]:
-    """The second process's overrides of :data:`SURROUNDINGS` and a hash seed other than the
-    first process's (``first``: the environment it was started with)."""
-    seed = "2" if first.get("PYTHONHASHSEED") == "1" else "1"
-    return {**SURROUNDINGS, "PYTHONHASHSEED": seed}
-
-
-def _informative(
-    episodes: list[Episode], seeds: tuple[int, ...], lo: float, hi: float
-) -> Episode | None:
-    """The played episode of a declared seed whose rewards say most: the most distinct
-    rewards strictly inside the range (partial credit, where a salted hash or the clock
-    shows), then the longest."""
-
-    def score(ep: Episode) -> tuple[int, int]:
-        inside = {r for r in ep.rewards if isinstance(r, int | float) and lo < r < hi}
-        return len(inside), len(ep.steps)
-
-    played = [
-        ep
-        for ep in episodes
-        if ep.seed in seeds and ep.steps and not ep.policy.startswith(("oracle:", "replay"))
-    ]
-    return max(played, key=score) if played else None
-
-
-def surroundings(probes: Probes) -> None:
-    """EK411/EK412: an episode is a function of its seed and actions, not of the server
-    process. The played episode whose rewards say most (:func:`_informative`) is replayed on
-    the same server (what changes within a process is volatile: timings, ids) and on a second
-    process of the same launch form whose hash seed, time zone and locale differ
-    (:data:`SURROUNDINGS`), and the two replays compared. Played among the reward-design
-    probes, on every environment envkit started (one more server start); skipped when a seed
-    is ignored (EK413 says it) or an episode already differed in one process."""
-    engine = probes.engine
-    server = engine.server
-    cand = getattr(server, "candidate", None)
-    settings = engine.settings
-    first = _informative(engine.episodes, settings.seeds, settings.lo, settings.hi)
-    if (
-        first is None
-        or server is None
-        or cand is None
-        or any(
-            engine.has(r) for r in (SEED_IGNORED, RESET_NONDETERMINISTIC, REWARD_NONDETERMINISTIC)
-        )
-        or not probes.time_left("second server process")
-        or engine.remaining_s() < 10
-    ):
-        return
-    seed = first.seed
-    here = probes.play(seed, list(first.actions), "replay")
-    volatile = volatile_paths(first, here)
-    engine.progress("replaying one episode on a second server process (other hash seed, TZ)")
-    given = server._spawn_args.get("env")
-    given = dict(given) if isinstance(given, Mapping) else {}
-    env = {**given, **other_surroundings({**os.environ, **given})}
-    twin = None
-    try:
-        twin = _spawn(cand, **{**server._spawn_args, "port": 0, "env": env})
-        twin.wait_healthy(timeout_s=max(0.1, min(engine.settings.startup_s, engine.remaining_s())))
-        s = EnvSession(twin.url, timeout_s=engine.settings.reply_s)
-        try:
-            ep = Episode(seed, s.reset(seed=seed).observation, policy="replay")
-            for action in first.actions:
-                try:
-                    res = s.step(action)
-                except EnvErrorFrame as exc:
-                    if exc.code == "CAPACITY_REACHED":
-                        raise
-                    continue  # as the replay on the first process leaves it out
-                if ep.record(res, action):
-                    break
-        finally:
-            s.close()
-    except (ServerStartError, WireError, EnvErrorFrame) as exc:
-        engine.progress(f"second server process: skipped ({exc})")
-        return
-    finally:
-        if twin is not None:
-            twin.stop(grace_s=1.0)
-    engine.ran(RESET_NONDETERMINISTIC, REWARD_NONDETERMINISTIC)
-    diffs = compare(here, ep, volatile)
-    if not diffs:
-        return
-    d = diffs[0]
-    rule = REWARD_NONDETERMINISTIC if d.where.startswith("reward") else RESET_NONDETERMINISTIC
-    if engine.has(rule):
-        return
-    where = "after `reset`" if d.where in ("reset", "state after reset") else f"at {d.where}"
-    engine.add(
-        rule,
-        f"An episode must be a function of its seed and actions; replaying "
-        f"`reset(seed={seed})` and the same actions on a second server process whose hash "
-        f"seed (`PYTHONHASHSEED`), time zone and locale differ gave `{d.path}` = "
-        f"{_fmt(d.second)} {where} where the first process gave {_fmt(d.first)} (the same "
-        "process repeats it). Most likely the environment iterates a set or a dict keyed by "
-        "strings whose order follows `hash()`, uses `hash()` of a string, or reads the local "
-        "time: every Space restart and every server replica of a trainer then plays another "
-        "episode for the same seed.",
-        seed=seed,
-        where=d.where,
-        field=d.path,
-        first=d.first,
-        second=d.second,
         process=2,
     )
 
