@@ -46,6 +46,11 @@ DESELECTED = "deselected"
 NOT_EVALUATED = "not evaluated"
 #: A runtime rule the runtime stage did not reach this run.
 NOT_EVALUATED_BY_RUNTIME = "not evaluated by the runtime stage"
+#: The run's time (``--timeout``, or the reward-design probes' share of it) ran out first.
+OUT_OF_TIME = "the time ran out before it played (raise --timeout)"
+#: The runtime stage stopped early on a finding of its own (an observation over the size
+#: limit, a hang, a crash) before this rule played.
+STAGE_STOPPED = "the runtime stage stopped before it played: see {code}"
 #: The manifest is unreadable, so whether an oracle is declared is unknown.
 ORACLE_UNKNOWN = "openenv.yaml is invalid: the oracle is unknown"
 #: Docker lane: the container never answered ``GET /health``, so nothing was played.
