@@ -347,6 +347,7 @@ def runtime_stage(
         elif code not in outcome.checks_run:
             ev.skipped.setdefault(code, _unplayed_because(outcome, code))
     ev.timings.update(outcome.timings)
+    ev.out_of_time += outcome.out_of_time
     return outcome.launch, list(outcome.notes)
 
 
