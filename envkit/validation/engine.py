@@ -330,6 +330,8 @@ class ServerPlayer:
         on_episode_end: called when an episode ends with ``done=true`` (see
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
         budget: the run's deadline (see ``budget`` above).
+        out_of_time: what the deadline left unplayed (``"the runtime stage"``, probe names),
+            in order; the report skips the rules they decide with "the time ran out".
     """
 
     def __init__(
