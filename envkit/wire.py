@@ -28,6 +28,12 @@ from websockets.sync.client import connect
 from envkit.errors import WireError
 
 MAX_FRAME_BYTES = 16 * 1024 * 1024  # a flooding server is cut off here
+# The largest observation envkit goes on with, bytes of JSON: eval ends the episode with
+# OBSERVATION_TOO_LARGE on a bigger one (it keeps every observation and writes it to
+# trajectories.jsonl; a model could not read it anyway), validate stops its runtime stage
+# (every later call would carry as much).
+MAX_OBSERVATION_BYTES = 4 * 1024 * 1024
+OBSERVATION_TOO_LARGE = "OBSERVATION_TOO_LARGE"
 
 
 def ws_url(base_url: str) -> str:
@@ -59,6 +65,8 @@ class StepResult:
         done: whether the episode ended.
         latency_s: seconds between sending the frame and receiving the answer.
         raw: the whole frame ``data``.
+        frame_bytes: characters of the answer frame's text (about its bytes: JSON escapes
+            what is not ASCII).
     """
 
     observation: dict[str, Any]
@@ -66,6 +74,7 @@ class StepResult:
     done: bool
     latency_s: float = 0.0
     raw: dict[str, Any] = field(default_factory=dict)
+    frame_bytes: int = 0
 
 
 class WireTimeout(WireError):
@@ -121,6 +130,7 @@ class EnvSession:
             ) from None
         self.closed = False
         self.timed_out = False  # an answer did not come in time: close() does not wait
+        self.last_frame_bytes = 0  # characters of the last frame received
 
     # -- raw frames -------------------------------------------------------------------------
     def send_raw(self, text: str) -> None:
@@ -146,6 +156,7 @@ class EnvSession:
         except Exception as exc:  # noqa: BLE001
             self.closed = True
             raise WireError(f"The session at {self.url} closed: {exc}.") from None
+        self.last_frame_bytes = len(text)
         try:
             frame = json.loads(text)
         except (TypeError, ValueError):
@@ -177,6 +188,7 @@ class EnvSession:
             done=bool(data.get("done", False)),
             latency_s=latency,
             raw=data,
+            frame_bytes=self.last_frame_bytes,
         )
 
     def reset(

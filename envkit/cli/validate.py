@@ -161,7 +161,7 @@ def validate_cmd(
         bool,
         typer.Option(
             "--no-train-path",
-            help="Skip the training-path lane (EK7xx): importing the TRL adapter (trl_env.py), "
+            help="Skip the training-path stage (EK7xx): importing the TRL adapter (trl_env.py), "
             "client, inference script and tests in the environment's interpreter, and playing "
             "the oracle through the adapter.",
         ),

@@ -35,6 +35,8 @@ from envkit.evaluation.records import SESSION_LOST, EpisodeRecord, EvalSettings,
 from envkit.wire import (
     CAPACITY_REACHED,
     CONNECT_FAILED,
+    MAX_OBSERVATION_BYTES,
+    OBSERVATION_TOO_LARGE,
     EnvErrorFrame,
     EnvSession,
     Refusal,
@@ -47,11 +49,6 @@ if TYPE_CHECKING:
     from envkit.server import ServerProcess
 
 MAX_SESSION_LOSSES = 3  # lost episodes in a row (over all workers) that stop the run
-# The largest observation an episode goes on with, bytes of its JSON: a bigger one ends the
-# episode with OBSERVATION_TOO_LARGE (every observation is kept in memory and written to
-# trajectories.jsonl; a model could not read it anyway). The WebSocket cuts frames at 16 MiB.
-MAX_OBSERVATION_BYTES = 4 * 1024 * 1024
-OBSERVATION_TOO_LARGE = "OBSERVATION_TOO_LARGE"
 #: ``error_code`` of a tool call the environment answered with a tool error (an unknown
 #: tool, arguments its input schema refuses): an invalid action, as a VALIDATION_ERROR is.
 TOOL_ERROR = "TOOL_ERROR"

@@ -4,10 +4,11 @@ The rule modules (``envkit.validation.rules.*``) decide findings; this module on
 environment for them, over the OpenEnv contract (HTTP ``/health``, ``/schema``, ``/metadata``,
 ``/step`` and WebSocket ``/ws`` sessions). Environment code never runs inside envkit.
 
-Three outcomes of a call are not the calling check's business and are raised as :class:`Stop`
+Four outcomes of a call are not the calling check's business and are raised as :class:`Stop`
 (the stage ends; :mod:`envkit.validation.rules.liveness` turns it into a finding): no answer
 within the reply timeout (:class:`NoAnswer`), the server process gone (:class:`ServerDied`),
-the stage's budget spent (:class:`OutOfTime`). :meth:`ServerPlayer.guard` runs one check so that a
+the stage's budget spent (:class:`OutOfTime`), an observation over the size limit
+(:class:`ObservationTooLarge`). :meth:`ServerPlayer.guard` runs one check so that a
 session lost or a crash inside envkit's own check is recorded and the next check runs.
 """
 
@@ -32,7 +33,14 @@ from envkit.errors import WireError
 from envkit.findings import Finding, Rule
 from envkit.server import ServerProcess, start_server
 from envkit.validation.options import DEFAULT_BUDGET_S, Budget, RunOptions
-from envkit.wire import EnvErrorFrame, EnvSession, StepResult, WireTimeout, probe_frame
+from envkit.wire import (
+    MAX_OBSERVATION_BYTES,
+    EnvErrorFrame,
+    EnvSession,
+    StepResult,
+    WireTimeout,
+    probe_frame,
+)
 
 DEFAULT_MAX_STEPS = VALIDATE_MAX_STEPS  # episode bound when max_steps is not declared
 ACTION_POOL = 100  # fuzzed actions generated at most (reused cyclically beyond)
@@ -154,6 +162,19 @@ class NoAnswer(Stop):
         self.what = what
 
 
+class ObservationTooLarge(Stop):
+    """An answer's frame is over :data:`envkit.wire.MAX_OBSERVATION_BYTES` (eval's limit):
+    every later call would carry as much, so nothing more is played.
+
+    Attributes:
+        what: the call, e.g. ``"`reset(seed=0)`"``. size: characters of its frame.
+    """
+
+    def __init__(self, what: str, size: int):
+        super().__init__(what)
+        self.what, self.size = what, size
+
+
 class ServerDied(Stop):
     """The server envkit started exited (``exit_code``, last ``log_tail`` lines)."""
 
@@ -164,6 +185,12 @@ class ServerDied(Stop):
 
 
 # -- what checks pass to each other -------------------------------------------------------------
+def _bounded(res: StepResult, what: str) -> None:
+    """Raises ObservationTooLarge when ``res``'s frame is over the limit."""
+    if res.frame_bytes > MAX_OBSERVATION_BYTES:
+        raise ObservationTooLarge(what, res.frame_bytes)
+
+
 def is_number(value: object) -> TypeGuard[int | float]:
     """An int or float, not a bool (JSON numbers)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -322,6 +349,8 @@ class ServerPlayer:
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
         wanted: the rule codes the run selected (a predicate), ``None``: every code.
         budget: the run's deadline (see ``budget`` above).
+        out_of_time: what the deadline left unplayed (``"the runtime stage"``, probe names),
+            in order; the report skips the rules they decide with "the time ran out".
     """
 
     def __init__(
@@ -350,6 +379,7 @@ class ServerPlayer:
         self.episodes: list[Episode] = []
         self.on_episode_end: EpisodeEnd | None = None
         self.wanted: Callable[[str], bool] | None = None
+        self.out_of_time: list[str] = []  # what the deadline left unplayed (checks, probes)
         self._watch: Callable[[dict[str, Any], str], None] | None = None
         self._http: httpx.Client | None = None
         self._post_http: httpx.Client | None = None
@@ -575,6 +605,7 @@ class ServerPlayer:
                 status, _body, _text = self.get("/health")
                 self.reset_failures.append(ResetFailure(seed, exc, status))
             raise
+        _bounded(res, f"`reset(seed={seed})`")
         if self._watch is not None:
             self._watch(res.observation, "reset")
         return res
@@ -587,6 +618,7 @@ class ServerPlayer:
     def step(self, s: EnvSession, action: dict[str, Any]) -> StepResult:
         """A step whose answer is recorded (latency, reward with its action, observation)."""
         res = self.call("`step`", s.step, action)
+        _bounded(res, "`step`")
         self.latencies.append(res.latency_s)
         self.rewards.append(SeenReward(res.reward, action))
         if self._watch is not None:

@@ -26,7 +26,8 @@ from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.offered import Offered
 from envkit.wire import EnvErrorFrame
 
-PROBES_BUDGET_S = 30.0  # all probes together at most (and a third of what is left)
+PROBES_BUDGET_S = 30.0  # all probes together at most (and a third of what is left) ...
+PROBES_SHARE = 1 / 20  # ... or this share of the run's --timeout when that is more
 #: Action fields that hold code or identifiers, never varied as answers.
 CODE_FIELD = re.compile(
     r"code|source|program|script|command|cmd|query|sql|regex|pattern|path|url|tool|name|id$",
@@ -66,7 +67,7 @@ class Probes:
     def read(cls, engine: ServerPlayer, offered: Offered | None = None) -> Probes:
         """What the probes need from the earlier checks: ``/schema`` again (one GET) and the
         oracle's winning episodes from :attr:`ServerPlayer.episodes`; the deadline is
-        :data:`PROBES_BUDGET_S` or a third of the stage's remaining budget."""
+        :func:`probes_budget_s`."""
         _status, body, _text = engine.get("/schema")
         action = body.get("action") if isinstance(body, dict) else None
         schema = fuzz.action_schema(action) if isinstance(action, dict) else {}
@@ -80,8 +81,9 @@ class Probes:
                 won = Episode(ep.seed, ep.reset_obs, ep.steps[: at + 1], True, policy="oracle")
                 won.actions = ep.actions[: at + 1]
                 wins[ep.seed] = won
-        budget = min(PROBES_BUDGET_S, engine.remaining_s() / 3)
-        return cls(engine, schema, wins, time.monotonic() + budget, offered=offered)
+        return cls(
+            engine, schema, wins, time.monotonic() + probes_budget_s(engine), offered=offered
+        )
 
     def time_left(self, what: str) -> bool:
         """Whether ``what`` may still start; a note says what was skipped when not."""
@@ -110,6 +112,14 @@ class Probes:
             return ep
         finally:
             s.close()
+
+
+def probes_budget_s(engine: ServerPlayer) -> float:
+    """Seconds for all the probes together: :data:`PROBES_BUDGET_S` (30 s, a twentieth of the
+    default 600 s run), or :data:`PROBES_SHARE` of the run's ``--timeout`` when that is more
+    (a longer run buys the probes more time too); never more than a third of what is left."""
+    share = max(PROBES_BUDGET_S, engine.budget.total_s * PROBES_SHARE)
+    return min(share, engine.remaining_s() / 3)
 
 
 #: A probe: reads and plays what it needs, records its rule with ``engine.ran``/``engine.add``.
@@ -144,8 +154,9 @@ def run(
             if engine.wants(*codes):
                 engine.guard(name, check, probes, quiet=True)
         if probes.skipped:
+            engine.out_of_time += dict.fromkeys(probes.skipped)  # in order, once each
             engine.notes.append(
-                f"probes: the {PROBES_BUDGET_S:g} s for the reward-design probes ran out; "
+                "probes: the time for the reward-design probes ran out; "
                 f"not played: {', '.join(probes.skipped)}."
             )
     finally:

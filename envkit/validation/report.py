@@ -46,6 +46,11 @@ DESELECTED = "deselected"
 NOT_EVALUATED = "not evaluated"
 #: A runtime rule the runtime stage did not reach this run.
 NOT_EVALUATED_BY_RUNTIME = "not evaluated by the runtime stage"
+#: The run's time (``--timeout``, or the reward-design probes' share of it) ran out first.
+OUT_OF_TIME = "the time ran out before it played (raise --timeout)"
+#: The runtime stage stopped early on a finding of its own (an observation over the size
+#: limit, a hang, a crash) before this rule played.
+STAGE_STOPPED = "the runtime stage stopped before it played: see {code}"
 #: The manifest is unreadable, so whether an oracle is declared is unknown.
 ORACLE_UNKNOWN = "openenv.yaml is invalid: the oracle is unknown"
 #: Docker lane: the container never answered ``GET /health``, so nothing was played.
@@ -110,6 +115,8 @@ class RuntimeNote:
             it did not start.
         notes: what the runtime stage wants the reader to know beyond findings (e.g. a
             reward rule not judged on a sparse task, and why).
+        out_of_time: what the time left unplayed (``"the runtime stage"``, or reward-design
+            probes by name); empty when the stage played its whole schedule in time.
     """
 
     ran: bool = True
@@ -117,6 +124,7 @@ class RuntimeNote:
     assumptions: list[str] = field(default_factory=list)
     launch: str | None = None
     notes: list[str] = field(default_factory=list)
+    out_of_time: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -125,6 +133,7 @@ class RuntimeNote:
             "assumptions": list(self.assumptions),
             "launch": self.launch,
             "notes": list(self.notes),
+            "out_of_time": list(self.out_of_time),
         }
 
 
@@ -257,12 +266,14 @@ class Evaluated:
         skipped: rule code -> why it was not evaluated (one of the reasons above, or a
             stage's own text).
         timings: seconds per stage (``static``, ``build``, ``startup``, ``runtime``, ...).
+        out_of_time: what the time left unplayed (:attr:`RuntimeNote.out_of_time`).
     """
 
     findings: list[Finding] = field(default_factory=list)
     ran: set[str] = field(default_factory=set)
     skipped: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    out_of_time: list[str] = field(default_factory=list)
 
 
 def assemble_report(
@@ -312,6 +323,8 @@ def assemble_report(
         else:
             status, reason = "skipped", evaluated.skipped.get(code, NOT_EVALUATED)
         checks.append(CheckResult(code, name, stage, status, reason, mine))
+    runtime = runtime if runtime is not None else RuntimeNote()
+    runtime.out_of_time = list(evaluated.out_of_time)
     return ValidationReport(
         target=target,
         findings=kept,
@@ -319,7 +332,7 @@ def assemble_report(
         timings=evaluated.timings,
         root=root,
         lane=lane,
-        runtime=runtime if runtime is not None else RuntimeNote(),
+        runtime=runtime,
     )
 
 

@@ -21,7 +21,7 @@ from envkit.findings import Finding
 from envkit.policy import PolicyProcess
 from envkit.validation import explore, fuzz, probing
 from envkit.validation import offered as offered_
-from envkit.validation.engine import ActionPool, ServerPlayer, Settings, Stop
+from envkit.validation.engine import ActionPool, OutOfTime, ServerPlayer, Settings, Stop
 from envkit.validation.options import Budget, RunOptions
 from envkit.validation.rules import (
     blind_play,
@@ -141,6 +141,11 @@ class RuntimeOutcome:
             environment (:meth:`envkit.envdir.EnvDir.interpreter_note`).
         skipped: rule code -> why the stage could not evaluate it (e.g. no action it sent
             was accepted), for rules not in ``checks_run``.
+        stopped: what ended the stage before its last check (``None``: it played to the
+            end): the rules not evaluated were cut off by it.
+        out_of_time: what the deadline left unplayed (``"the runtime stage"`` when the run's
+            budget ran out, else the names of reward-design probes cut short); empty when
+            time did not run out.
     """
 
     findings: list[Finding]
@@ -150,6 +155,8 @@ class RuntimeOutcome:
     launch: str | None = None
     notes: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    stopped: Stop | None = None
+    out_of_time: list[str] = field(default_factory=list)
 
 
 def run_runtime(
@@ -199,6 +206,7 @@ def run_runtime(
     capacity = None
     root = target.root
     lane_s = 0.0
+    stopped: Stop | None = None
     # The oracle's import (seconds: it imports openenv too) overlaps the server's start-up.
     oracle_host = (
         reward.start_oracle(settings, root, python)
@@ -218,6 +226,9 @@ def run_runtime(
                     target.while_up(engine.url)
                     lane_s = time.perf_counter() - t_lane
     except Stop as stop:
+        stopped = stop
+        if isinstance(stop, OutOfTime):
+            engine.out_of_time.insert(0, "the runtime stage")
         liveness.stopped(engine, stop)
     finally:
         if oracle_host is not None:  # not played (the server did not start), or already closed
@@ -226,6 +237,7 @@ def run_runtime(
         protocol.reset_failures(engine)
         protocol.lost_sessions(engine)
         liveness.crashes(engine)
+        liveness.frame_sizes(engine)
         engine.timings["runtime"] = round(time.perf_counter() - t0 - lane_s, 3)
     return RuntimeOutcome(
         engine.findings,
@@ -235,6 +247,8 @@ def run_runtime(
         launch=engine.launch,
         notes=engine.notes,
         skipped=engine.skipped,
+        stopped=stopped,
+        out_of_time=engine.out_of_time,
     )
 
 

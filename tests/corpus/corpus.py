@@ -31,9 +31,6 @@ KNOWN_MISSES: dict[str, str] = {
         "the oracle's tags with a wrong number (a near miss of the oracle, counted as a weak "
         "policy) earn the closeness credit; a prompt that does not state the tags looks the same"
     ),
-    "rewards-not-deterministic/defect_str_hash_seeded_letter_weights": (
-        "weights from hash(str), salted per process: envkit replays inside one server process"
-    ),
     "oracle-below-max/defect_weighted_sum_float_rounding": (
         "0.7 + 0.2 + 0.1 = 0.9999999999999999 is within envkit's float tolerance (judged equal)"
     ),
@@ -64,16 +61,6 @@ KNOWN_MISSES: dict[str, str] = {
     ),
 }
 
-#: known miss -> why its rule reports it in some runs: which episodes a run plays depends on
-#: timing (deadlines of the reward probes, the oracle's undeclared seeds), so neither outcome
-#: fails; it counts as missed everywhere else.
-FOUND_SOMETIMES: dict[str, str] = {
-    "observation-grows/defect_score_curve_in_obs": (
-        "found in 2 of 5 full corpus runs (both under load): an episode that doubles "
-        "is played only in some runs"
-    ),
-}
-
 #: near-miss case -> why its rule reports it anyway (a false finding still to remove).
 KNOWN_NOISE: dict[str, str] = {
     "brittle-verifier/nearmiss_camelcase_exact_on_purpose": (
@@ -84,7 +71,8 @@ KNOWN_NOISE: dict[str, str] = {
 
 #: case directory -> (the codes that report it instead of its rule, why): the defect is
 #: reported by a rule its own rule's documentation names for it (``Rule.reported_as``, with
-#: the case in its known limits), and counts as found.
+#: the case in its known limits). It counts as reported instead, apart from the rule's own
+#: catches: a rule meets :data:`MIN_CAUGHT` with its own code only.
 REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
     "reward-hackable/defect_http_step_fresh_empty": (
         ("EK510",),
@@ -136,8 +124,25 @@ REPORTED_AS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
 }
 
-#: rule -> why it finds fewer than MIN_CAUGHT of its corpus (the gap to close next).
-BELOW_TARGET: dict[str, str] = {}
+#: rule -> why it finds fewer than MIN_CAUGHT of its corpus under its own code (the gap to
+#: close next).
+BELOW_TARGET: dict[str, str] = {
+    "answer-in-state": (
+        "4 of its 5 defects score when the named field is submitted: EK509 reports them, the "
+        "stronger finding"
+    ),
+    "reward-ignores-action": (
+        "3 of its 5 defects pay every action alike: EK504 (constant reward) reports them"
+    ),
+    "seed-ignored": (
+        "2 of its 5 defects make episodes random under one seed: EK411/EK412 report them"
+    ),
+}
+
+#: The whole run's budget of a case's second play, after its first ran out of time (the
+#: machine was busy): twice validate's default 600 s, so the reward-design probes get 60 s
+#: instead of 30 (:func:`envkit.validation.probing.probes_budget_s`).
+RETRY_TIMEOUT_S = 1200.0
 
 
 @dataclass(frozen=True)
@@ -195,30 +200,78 @@ def servers_without_gradio() -> Iterator[None]:
             os.environ["PYTHONPATH"] = before
 
 
-def play(case: Case, workdir: Path, python: str) -> set[str]:
+@dataclass(frozen=True)
+class Played:
+    """What validating one case gave.
+
+    Attributes:
+        codes: the codes reported (its rule's and its :data:`REPORTED_AS` stand-ins, the
+            only ones selected).
+        out_of_time: what the time left unplayed in the last play (the report's
+            ``runtime.out_of_time``); empty when the whole schedule played.
+        tries: plays (2 when the first ran out of time).
+    """
+
+    codes: frozenset[str]
+    out_of_time: tuple[str, ...] = ()
+    tries: int = 1
+
+
+def play(case: Case, workdir: Path, python: str, timeout_s: float | None = None) -> Played:
     """Validate a copy of ``case`` (runtime stage, only its rule and its :data:`REPORTED_AS`
-    stand-ins selected; validate's defaults otherwise) and return the codes reported. The
-    copy keeps the corpus free of anything a run writes. Call it inside
-    :func:`servers_without_gradio`."""
+    stand-ins selected; validate's defaults otherwise, ``timeout_s`` its ``--timeout``) and
+    say what it reported and whether the time ran out. The copy keeps the corpus free of
+    anything a run writes. Call it inside :func:`servers_without_gradio`."""
     from envkit.validation import validate
 
-    copy = workdir / case.key.replace("/", "__")
+    copy = workdir / (case.key.replace("/", "__") + ("" if timeout_s is None else "__retry"))
     shutil.copytree(case.path, copy)
     select = [case.code, *REPORTED_AS.get(case.key, ((), ""))[0]]
-    report = validate(copy, python=python, select=select, train_path=False)
-    return {f.code for f in report.findings}
+    report = validate(copy, python=python, select=select, train_path=False, timeout_s=timeout_s)
+    return Played(frozenset(f.code for f in report.findings), tuple(report.runtime.out_of_time))
+
+
+def play_timed(case: Case, workdir: Path, python: str) -> Played:
+    """:func:`play`, and once more with :data:`RETRY_TIMEOUT_S` when the time ran out: a
+    schedule cut short is no verdict, so a busy machine never turns a timeout into "found
+    nothing" (:func:`verdict` says ``timed out`` when the second play ran out too)."""
+    first = play(case, workdir, python)
+    if not first.out_of_time:
+        return first
+    again = play(case, workdir, python, timeout_s=RETRY_TIMEOUT_S)
+    return Played(again.codes, again.out_of_time, tries=2)
+
+
+#: The verdicts of a case, in the order the figures print them.
+VERDICTS = ("found", "instead", "missed", "quiet", "noise", "timed out")
+
+
+def verdict(case: Case, played: Played) -> str:
+    """What ``played`` says of ``case``: ``timed out`` (its schedule was cut short twice: no
+    verdict), else for a defect ``found`` (its rule's code), ``instead`` (a
+    :data:`REPORTED_AS` stand-in's code only) or ``missed``, for a near-miss ``quiet`` or
+    ``noise``."""
+    if played.out_of_time:
+        return "timed out"
+    if case.kind == "nearmiss":
+        return "noise" if case.code in played.codes else "quiet"
+    if case.code in played.codes:
+        return "found"
+    if played.codes & set(REPORTED_AS.get(case.key, ((), ""))[0]):
+        return "instead"
+    return "missed"
 
 
 def play_all(
     chosen: list[Case], workdir: Path, python: str, jobs: int = JOBS
-) -> Iterator[tuple[Case, set[str] | BaseException, float]]:
-    """Play ``chosen`` (``jobs`` at once) and yield ``(case, codes or the exception it
-    raised, seconds)`` in ``chosen``'s order."""
+) -> Iterator[tuple[Case, Played | BaseException, float]]:
+    """Play ``chosen`` (``jobs`` at once, each by :func:`play_timed`) and yield ``(case, what
+    it gave or the exception it raised, seconds)`` in ``chosen``'s order."""
 
-    def one(case: Case) -> tuple[Case, set[str] | BaseException, float]:
+    def one(case: Case) -> tuple[Case, Played | BaseException, float]:
         t0 = time.perf_counter()
         try:
-            found: set[str] | BaseException = play(case, workdir, python)
+            found: Played | BaseException = play_timed(case, workdir, python)
         except Exception as exc:  # noqa: BLE001 - reported by the caller, per case
             found = exc
         return case, found, time.perf_counter() - t0

@@ -2,7 +2,9 @@
 near-misses (tests/corpus/corpus.py says what a corpus is).
 
 The cases this session selects play once, several at a time (:func:`play_all`), in one
-session fixture on one xdist worker (group ``corpus``); each test then judges its case."""
+session fixture on one xdist worker (group ``corpus``); each test then judges its case. A
+case whose schedule the time cut short is played again with a larger budget, and fails as
+"timed out" when it is cut short again: never as a miss (:func:`verdict`)."""
 
 from __future__ import annotations
 
@@ -13,14 +15,16 @@ import pytest
 
 from tests.corpus.corpus import (
     BELOW_TARGET,
-    FOUND_SOMETIMES,
     KNOWN_MISSES,
     KNOWN_NOISE,
     MIN_CAUGHT,
     REPORTED_AS,
+    RETRY_TIMEOUT_S,
     Case,
+    Played,
     cases,
     play_all,
+    verdict,
 )
 
 CASES = cases()
@@ -30,8 +34,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("corpus"), pytest.mark.t
 @pytest.fixture(scope="session")
 def corpus_results(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, set[str] | BaseException]:
-    """The codes each selected case reports (or what playing it raised)."""
+) -> dict[str, Played | BaseException]:
+    """What each selected case gave (or what playing it raised)."""
     wanted = {
         item.callspec.params["case"].key
         for item in request.session.items
@@ -46,27 +50,31 @@ def corpus_results(
 
 @pytest.mark.parametrize("case", CASES, ids=[c.key for c in CASES])
 def test_the_rule_judges_the_case(
-    case: Case, corpus_results: dict[str, set[str] | BaseException]
+    case: Case, corpus_results: dict[str, Played | BaseException]
 ) -> None:
-    found = corpus_results[case.key]
-    if isinstance(found, BaseException):
-        raise found
+    played = corpus_results[case.key]
+    if isinstance(played, BaseException):
+        raise played
+    said = verdict(case, played)
+    if said == "timed out":  # no verdict: not a miss, not a catch
+        pytest.fail(
+            f"{case.key} timed out: the time ran out in both plays (the second with "
+            f"--timeout {RETRY_TIMEOUT_S:g}); not played: {', '.join(played.out_of_time)}"
+        )
     if case.key in REPORTED_AS:  # by a rule its own names for it (or, some runs, itself)
         codes, why = REPORTED_AS[case.key]
-        assert found & {case.code, *codes}, f"{case.key} is not reported as {codes} ({why})"
+        assert said in ("found", "instead"), f"{case.key} is not reported as {codes} ({why})"
         return
     if case.key in KNOWN_NOISE:  # strict: a near-miss that is quiet now must leave the list
-        assert case.code in found, f"{case.key} is quiet now: remove it from KNOWN_NOISE"
+        assert said == "noise", f"{case.key} is quiet now: remove it from KNOWN_NOISE"
         pytest.xfail(KNOWN_NOISE[case.key])
-    if case.key in FOUND_SOMETIMES:  # timing decides: either outcome passes (as an xfail)
-        pytest.xfail(FOUND_SOMETIMES[case.key])
     if case.key in KNOWN_MISSES:  # strict: a miss that is caught now must leave the list
-        assert case.code not in found, f"{case.key} is caught now: remove it from KNOWN_MISSES"
+        assert said == "missed", f"{case.key} is caught now: remove it from KNOWN_MISSES"
         pytest.xfail(KNOWN_MISSES[case.key])
     if case.kind == "defect":
-        assert case.code in found, f"{case.code} missed: {case.mechanism}"
+        assert said == "found", f"{case.code} missed: {case.mechanism}"
     else:
-        assert case.code not in found, f"{case.code} on a near-miss: {case.mechanism}"
+        assert said == "quiet", f"{case.code} on a near-miss: {case.mechanism}"
 
 
 BY_RULE: dict[str, list[Case]] = defaultdict(list)
@@ -76,6 +84,8 @@ for _case in CASES:
 
 @pytest.mark.parametrize("rule", sorted(BY_RULE))
 def test_each_corpus_is_complete_and_its_rule_finds_enough(rule: str) -> None:
+    """A rule meets the target with its own code: a defect reported instead by a neighbour
+    (:data:`REPORTED_AS`) is counted apart, not as the rule's catch."""
     group = BY_RULE[rule]
     defects = [c for c in group if c.kind == "defect"]
     nearmisses = [c for c in group if c.kind == "nearmiss"]
@@ -84,14 +94,12 @@ def test_each_corpus_is_complete_and_its_rule_finds_enough(rule: str) -> None:
     assert not [c for c in nearmisses if c.key in KNOWN_MISSES or c.key in REPORTED_AS], (
         "a near-miss must stay quiet"
     )
-    caught = len([c for c in defects if c.key not in KNOWN_MISSES])
+    assert not [c for c in defects if c.key in KNOWN_MISSES and c.key in REPORTED_AS]
+    own = len([c for c in defects if c.key not in KNOWN_MISSES and c.key not in REPORTED_AS])
+    instead = len([c for c in defects if c.key in REPORTED_AS])
+    figures = f"{rule}: finds {own} of {len(defects)} itself, {instead} reported instead"
+    assert own + instead >= MIN_CAUGHT, figures
     if rule in BELOW_TARGET:
-        assert caught < MIN_CAUGHT, f"{rule} finds {caught} now: remove it from BELOW_TARGET"
-        pytest.xfail(BELOW_TARGET[rule])
-    assert caught >= MIN_CAUGHT, f"{rule}: finds {caught} of {len(defects)}"
-
-
-def test_cases_found_sometimes_are_known_misses() -> None:
-    """A case timing decides is counted as missed: it stays in KNOWN_MISSES (and its rule's
-    documented limits)."""
-    assert set(FOUND_SOMETIMES) <= set(KNOWN_MISSES)
+        assert own < MIN_CAUGHT, f"{figures}: remove it from BELOW_TARGET"
+        pytest.xfail(f"{figures}: {BELOW_TARGET[rule]}")
+    assert own >= MIN_CAUGHT, figures

@@ -12,9 +12,20 @@ from pathlib import Path
 
 import pytest
 
+from envkit.catalog import DEFAULT_TEMPLATE, list_templates
+from envkit.resources import templates_dir
 from tests.helpers import cached_venv, locked_env_venv
 
-TEMPLATES = ("guess", "rlvr", "tools", "gymnasium", "code")
+#: Every template envkit ships (its catalog: templates/<name>/template.toml), the default first:
+#: a new template is in every test below without being named here.
+SHIPPED: tuple[str, ...] = tuple(t.name for t in list_templates())
+#: The family the session builds and serves: every shipped template but the default (echo),
+#: which tests/cli and tests/validation play on their own fixtures.
+TEMPLATES: tuple[str, ...] = tuple(name for name in SHIPPED if name != DEFAULT_TEMPLATE)
+#: The templates with a TRL adapter (trl_env.py): the multi-turn ones.
+WITH_ADAPTER: tuple[str, ...] = tuple(
+    name for name in TEMPLATES if (templates_dir() / name / "trl_env.py.jinja").is_file()
+)
 
 
 @dataclass(frozen=True)

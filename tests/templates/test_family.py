@@ -7,9 +7,22 @@ import subprocess
 
 import pytest
 
-from tests.templates.conftest import TEMPLATES
+from envkit.catalog import DEFAULT_TEMPLATE
+from envkit.resources import templates_dir
+from tests.templates.conftest import SHIPPED, TEMPLATES, WITH_ADAPTER
 
 pytestmark = pytest.mark.timeout(900)
+
+
+def test_the_template_tests_cover_every_shipped_template() -> None:
+    """The lists these tests play come from the templates directory, not from a list typed
+    here: every folder with a template.toml (not ``_common``, ``_import``, ``_partials``)."""
+    on_disk = {p.parent.name for p in templates_dir().glob("*/template.toml")}
+    on_disk -= {name for name in on_disk if name.startswith("_")}
+    assert set(SHIPPED) == on_disk and len(SHIPPED) >= 6, (SHIPPED, on_disk)
+    assert set(TEMPLATES) == on_disk - {DEFAULT_TEMPLATE}
+    adapters = {p.parent.name for p in templates_dir().glob("*/trl_env.py.jinja")}
+    assert set(WITH_ADAPTER) == adapters - {DEFAULT_TEMPLATE}
 
 
 @pytest.mark.parametrize("template", TEMPLATES)

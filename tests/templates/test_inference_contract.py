@@ -18,6 +18,7 @@ from envkit.evaluation import evaluate
 from envkit.evaluation.oracle_server import OracleHTTPServer, open_oracle_server
 from envkit.server import free_port
 from envkit.validation import validate
+from tests.templates.conftest import SHIPPED
 
 # The contract's lines, one regex each (action and error may hold spaces: JSON strings,
 # exception messages).
@@ -206,7 +207,7 @@ def _ek209(root: Path) -> list[str]:
     return [f.message for f in validate(root, static=True, select=["EK209"]).findings]
 
 
-@pytest.mark.parametrize("template", ["echo", "guess", "rlvr", "tools", "gymnasium", "code"])
+@pytest.mark.parametrize("template", SHIPPED)
 def test_ek209_passes_every_generated_script(template: str, tmp_path: Path) -> None:
     from envkit.scaffold import init_project
 

@@ -12,9 +12,9 @@ import uuid
 
 import pytest
 
-from tests.templates.conftest import TEMPLATES
+from tests.templates.conftest import SHIPPED, TEMPLATES
 
-ALL = ("echo",) + TEMPLATES
+ALL = SHIPPED
 
 
 def _openenv(cli: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:

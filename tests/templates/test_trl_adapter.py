@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.templates.conftest import BuiltEnv
+from tests.templates.conftest import WITH_ADAPTER, BuiltEnv
 
 pytestmark = pytest.mark.timeout(900)
 
-MULTI_TURN = ("guess", "tools", "gymnasium", "code")
+MULTI_TURN = WITH_ADAPTER
 TRANSFORMERS_SPEC = "transformers>=5.13"  # TRL 1.16: >= 5.2, and below 5.13 also jmespath
 
 # The tools each adapter must expose to TRL, with the JSON Schema types of their arguments.

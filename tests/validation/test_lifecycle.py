@@ -75,4 +75,19 @@ def test_budget_spent_stops_the_stage(knobs_server):
     assert time.monotonic() - t0 < 5
     (f,) = out.findings
     assert f.code == "EK422" and "within 0.5 s; it ran out of time" in f.message
+    assert out.out_of_time == ["the runtime stage"]
     assert server.alive()
+
+
+def test_rules_the_time_left_unplayed_are_skipped_for_time(knobs_server):
+    """A runtime rule the budget ran out before is a skip that says so, not "not evaluated"."""
+    from envkit.validation import validate
+    from envkit.validation.report import OUT_OF_TIME
+
+    server, mode_file = knobs_server
+    mode_file.write_text("slow")
+    report = validate(None, url=server.url, timeout_s=0.5, train_path=False)
+    assert report.runtime.out_of_time == ["the runtime stage"]
+    reasons = {c.code: c.reason for c in report.checks if c.status == "skipped"}
+    assert reasons["EK503"] == reasons["EK412"] == OUT_OF_TIME, reasons
+    assert report.to_dict()["runtime"]["out_of_time"] == ["the runtime stage"]

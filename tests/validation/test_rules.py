@@ -224,6 +224,8 @@ CASES: dict[str, Case] = {
         also=STALLS,
     ),
     "EK430": Case(crash="determinism.check", extra=_crash_reported),
+    # every `reset` and `step` answers 10 MB: the stage stops at the first `reset`
+    "EK432": Case(fixture="flood", episodes=1, extra=_says("`reset(seed=0)`", "4 MiB", "9.5 MiB")),
     # relative imports: the manifest's `uvicorn server.app:app` exits, the package form serves
     "EK447": Case(
         fixture="declared_relative",

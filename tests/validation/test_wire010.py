@@ -142,6 +142,7 @@ def test_static_only_pass_says_so():
         "assumptions": [],
         "launch": None,
         "notes": [],
+        "out_of_time": [],
     }
     _schema_ok(report)
 

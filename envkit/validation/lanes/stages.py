@@ -24,11 +24,12 @@ from envkit.findings import Stage, codes_of, family_digits
 from envkit.schemas import schemas_from_url
 from envkit.validation import report as R
 from envkit.validation.config import RuleSelection
-from envkit.validation.engine import DEFAULT_MAX_STEPS
+from envkit.validation.engine import DEFAULT_MAX_STEPS, OutOfTime
 from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated
 from envkit.validation.rules import lane_only_codes
-from envkit.validation.runtime import RuntimeTarget, run_runtime
+from envkit.validation.rules.liveness import STOP_CODES
+from envkit.validation.runtime import RuntimeOutcome, RuntimeTarget, run_runtime
 from envkit.validation.static import run_static
 
 
@@ -313,6 +314,20 @@ def runtime_stage(
         if code in elsewhere:
             ev.skipped.setdefault(code, R.only_in_lanes(elsewhere[code]))
         elif code not in outcome.checks_run:
-            ev.skipped.setdefault(code, R.NOT_EVALUATED_BY_RUNTIME)
+            ev.skipped.setdefault(code, _unplayed_because(outcome, code))
     ev.timings.update(outcome.timings)
+    ev.out_of_time += outcome.out_of_time
     return outcome.launch, list(outcome.notes)
+
+
+def _unplayed_because(outcome: RuntimeOutcome, code: str) -> str:
+    """Why the runtime rule ``code`` was not evaluated: the time ran out (the whole stage's,
+    or, for a reward-design rule, the probes' share), the stage stopped on a finding of its
+    own (an observation over the size limit, a hang, a crash), else not reached."""
+    timed_out = outcome.out_of_time
+    if isinstance(outcome.stopped, OutOfTime) or (timed_out and code.startswith("EK5")):
+        return R.OUT_OF_TIME
+    if outcome.stopped is not None:
+        cause = next((f.code for f in outcome.findings if f.code in STOP_CODES), "its findings")
+        return R.STAGE_STOPPED.format(code=cause)
+    return R.NOT_EVALUATED_BY_RUNTIME

@@ -13,7 +13,15 @@ from typing import Any
 
 from envkit.errors import ServerStartError
 from envkit.findings import Severity, register
-from envkit.validation.engine import NoAnswer, OutOfTime, ServerDied, ServerPlayer, Stop
+from envkit.validation.engine import (
+    NoAnswer,
+    ObservationTooLarge,
+    OutOfTime,
+    ServerDied,
+    ServerPlayer,
+    Stop,
+)
+from envkit.wire import MAX_OBSERVATION_BYTES, OBSERVATION_TOO_LARGE
 
 SERVER_START_FAILED = register(
     "EK401",
@@ -96,6 +104,22 @@ SERVER_DIED = register(
     why="A crash in one session takes down every other session of the Space.",
     example="`step` calls `sys.exit()` or segfaults in a native extension.",
     fix="Read the log tail in the message and fix the crash.",
+)
+
+OBSERVATION_TOO_LARGE_RULE = register(
+    "EK432",
+    "observation-too-large",
+    Severity.ERROR,
+    summary="An observation frame is larger than envkit goes on with (4 MiB of JSON).",
+    what="envkit measures every frame `reset` and `step` answer. One over 4 MiB stops the "
+    "runtime stage at once, as `envkit eval` ends its episode with "
+    f"`{OBSERVATION_TOO_LARGE}`: the finding names the call, the frame's size and the "
+    "limit, and the checks not yet played are skipped with that reason.",
+    why="Every later call would carry as much: a trainer keeps each observation in memory and "
+    "in its logs, and no model reads megabytes a turn. Played to the end, such a server "
+    "takes minutes and says nothing.",
+    example="`reset` puts a whole dataset (or an image as a list of numbers) in the observation.",
+    fix="Send what the agent needs to act on: a window, a summary, a path or a URL to the rest.",
 )
 
 CHECK_CRASHED = register(
@@ -200,8 +224,20 @@ def declared_start(engine: ServerPlayer, declared: Any) -> None:
 
 
 def stopped(engine: ServerPlayer, stop: Stop) -> None:
-    """Report why the stage stopped early (EK422 no answer or out of time, EK423 died)."""
-    if isinstance(stop, ServerDied):
+    """Report why the stage stopped early (EK422 no answer or out of time, EK423 died,
+    EK432 an observation over the size limit)."""
+    if isinstance(stop, ObservationTooLarge):
+        engine.add(
+            OBSERVATION_TOO_LARGE_RULE,
+            f"{stop.what} must answer a frame of at most {MAX_OBSERVATION_BYTES / 2**20:g} MiB "
+            f"(what `envkit eval` goes on with); it answered {stop.size / 2**20:.1f} MiB. "
+            "The runtime stage stopped here: every later call would carry as much.",
+            request=stop.what,
+            size_bytes=stop.size,
+            limit_bytes=MAX_OBSERVATION_BYTES,
+        )
+        engine.ran(OBSERVATION_TOO_LARGE_RULE)
+    elif isinstance(stop, ServerDied):
         engine.add(
             SERVER_DIED,
             f"The server process must keep running; it exited with code "
@@ -227,6 +263,17 @@ def stopped(engine: ServerPlayer, stop: Stop) -> None:
             fix="Make `step`/`reset` faster, or raise --timeout.",
         )
         engine.ran(ENV_UNRESPONSIVE)
+
+
+#: The findings a stop of the runtime stage is reported as (:func:`stopped`).
+STOP_CODES = frozenset({OBSERVATION_TOO_LARGE_RULE.code, SERVER_DIED.code, ENV_UNRESPONSIVE.code})
+
+
+def frame_sizes(engine: ServerPlayer) -> None:
+    """EK432 is evaluated once the round trip played (every answer after it was measured;
+    a frame over the limit stopped the stage and was reported by :func:`stopped`)."""
+    if "round trip" in engine.checks:
+        engine.ran(OBSERVATION_TOO_LARGE_RULE)
 
 
 def crashes(engine: ServerPlayer) -> None:
