@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -65,6 +66,11 @@ ValidateTimeoutOpt = Annotated[
         "\\[default: 600]",
     ),
 ]
+
+
+# `verifiers:DIR` and other import sources (`KIND:TARGET`, envkit.importers.parse_source);
+# a directory whose name has a colon stays a directory.
+_IMPORT_SOURCE = re.compile(r"^[A-Za-z][\w-]+:")
 
 
 def validate_cmd(
@@ -208,7 +214,7 @@ def validate_cmd(
         train_path=not no_train_path,
     )
     with status if status is not None else contextlib.nullcontext():
-        if path is not None and str(path).startswith("verifiers:"):
+        if path is not None and _IMPORT_SOURCE.match(str(path)) and not path.exists():
             report = _validate_imported(
                 str(path), url=url, static=static, docker=docker or image is not None, opts=opts
             )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from envkit.envdir.project import no_answer
 from envkit.errors import ModelEndpointError, PolicyError
 from envkit.evaluation.parsing import ActionParseError, parse_action
 from envkit.evaluation.prompts import observation_message
@@ -246,9 +247,7 @@ class EnvCallablePolicy:
             if time.monotonic() - t0 < self.call_timeout_s:
                 raise  # it raised or answered badly, on time: the error names the cause
             raise PolicyError(
-                f"Policy `{self.spec}` did not answer within {self.call_timeout_s:g} s "
-                "(the reply timeout).",
-                hint="Make the policy faster, or raise --reply-timeout.",
+                no_answer(f"Policy `{self.spec}`", self.call_timeout_s, policy=True)
             ) from None
 
     def close(self) -> None:

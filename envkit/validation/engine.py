@@ -26,7 +26,7 @@ import httpx
 
 from envkit.envdir.constants import VALIDATE_MAX_STEPS
 from envkit.envdir.manifest import Manifest
-from envkit.envdir.project import Timeouts, env_spec
+from envkit.envdir.project import Timeouts, env_spec, no_answer
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
 from envkit.server import ServerProcess, start_server
@@ -302,6 +302,8 @@ class ServerPlayer:
         episodes: every episode played to its end or bound, by any policy (in order).
         on_episode_end: called when an episode ends with ``done=true`` (see
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
+        unanswered: the HTTP requests (``"GET /metadata"``) that got no answer within the
+            reply timeout, in order (their callers report EK422, not a broken route).
         budget: the run's deadline (see ``budget`` above).
     """
 
@@ -329,6 +331,7 @@ class ServerPlayer:
         self.notes: list[str] = []
         self.episodes: list[Episode] = []
         self.on_episode_end: EpisodeEnd | None = None
+        self.unanswered: list[str] = []
         self._watch: Callable[[dict[str, Any], str], None] | None = None
         self._http: httpx.Client | None = None
         self._post_http: httpx.Client | None = None
@@ -461,7 +464,8 @@ class ServerPlayer:
             r = client.request(method, self.url + path, json=body)
         except httpx.TimeoutException:
             self.check_alive()
-            return None, None, f"no answer within {self.settings.reply_s:g} s"
+            self.unanswered.append(f"{method} {path}")
+            return None, None, no_answer(f"`{method} {path}`", self.settings.reply_s)
         except httpx.HTTPError as exc:
             self.check_alive()
             return None, None, f"{type(exc).__name__}: {exc}"

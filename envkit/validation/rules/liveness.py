@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.project import no_answer
 from envkit.errors import ServerStartError
 from envkit.findings import Severity, register
 from envkit.validation.engine import NoAnswer, OutOfTime, ServerDied, ServerPlayer, Stop
@@ -213,9 +214,9 @@ def stopped(engine: ServerPlayer, stop: Stop) -> None:
     elif isinstance(stop, NoAnswer):
         engine.add(
             ENV_UNRESPONSIVE,
-            f"{stop.what} must answer within {engine.settings.reply_s:g} s; no answer "
-            "came. Most likely the environment blocks (an endless loop, a call without "
-            "a timeout).",
+            no_answer(stop.what, engine.settings.reply_s)
+            + " If it never answers, the environment blocks (an endless loop, a call "
+            "without a timeout).",
             request=stop.what,
         )
         engine.ran(ENV_UNRESPONSIVE)
@@ -227,6 +228,24 @@ def stopped(engine: ServerPlayer, stop: Stop) -> None:
             fix="Make `step`/`reset` faster, or raise --timeout.",
         )
         engine.ran(ENV_UNRESPONSIVE)
+
+
+def unanswered(engine: ServerPlayer, request: str) -> bool:
+    """EK422 for an HTTP ``request`` (``"GET /metadata"``) that got no answer within the reply
+    timeout (:attr:`ServerPlayer.unanswered`): the route is not shown broken, the budget ran
+    out, and the finding names it. ``False`` when ``request`` was answered (or failed
+    otherwise), for its own rule to judge."""
+    if request not in engine.unanswered:
+        return False
+    engine.add(
+        ENV_UNRESPONSIVE,
+        no_answer(f"`{request}`", engine.settings.reply_s),
+        request=request,
+        fix="Raise --reply-timeout when the server is only slow; when its first request pays "
+        "for a slow start, do that work at start-up and declare `envkit.startup_timeout_s`.",
+    )
+    engine.ran(ENV_UNRESPONSIVE)
+    return True
 
 
 def crashes(engine: ServerPlayer) -> None:
