@@ -78,13 +78,18 @@ ENV_UNRESPONSIVE = register(
     "EK422",
     "env-unresponsive",
     Severity.ERROR,
-    summary="The environment did not answer a frame within the timeout.",
-    what="Every request envkit sends has a deadline (twice `envkit.step_timeout_s`, at "
-    "least 2 s, at most `--timeout`); a request without an answer stops the runtime "
-    "stage.",
+    summary="The environment did not answer a request within the reply timeout.",
+    what="Every request envkit sends has a deadline, the reply timeout (`--reply-timeout`; "
+    "default twice `envkit.step_timeout_s`, at least 2 s, at most `--timeout`). A "
+    "WebSocket frame without an answer stops the runtime stage; an HTTP request without "
+    "one (GET /health, /schema, /metadata, POST /mcp) is reported here, not as a broken "
+    "route, and the other checks go on. A server whose first requests pay for a slow "
+    "start (a worker, a model) should do that work before /health answers healthy and "
+    "declare it (`envkit.startup_timeout_s`).",
     why="A hanging `step` hangs the trainer's rollout worker and holds its session slot forever.",
     example="`step` waits on a subprocess that never exits.",
-    fix="Find what `step`/`reset` waits on; put a timeout on every blocking call inside it.",
+    fix="Find what `step`/`reset` waits on; put a timeout on every blocking call inside it. "
+    "When the server is only slow, raise --reply-timeout.",
 )
 
 SERVER_DIED = register(
