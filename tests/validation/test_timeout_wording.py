@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from envkit.envdir.project import no_answer
 
 SLOW_METADATA = '''
@@ -42,6 +44,7 @@ def test_no_answer_names_the_reply_timeout_and_the_declared_start_up() -> None:
     assert "when its module is imported" in no_answer("Policy `m:p`", 1, policy=True)
 
 
+@pytest.mark.slow  # starts the environment's server and the oracle's interpreter
 def test_validate_says_which_budget_ran_out(cli, echo_env: Path, copy_env) -> None:
     root = copy_env(echo_env)
     with (root / "server" / "app.py").open("a") as app:
