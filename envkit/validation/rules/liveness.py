@@ -239,9 +239,10 @@ def unanswered(engine: ServerPlayer, request: str) -> bool:
     """EK422 for an HTTP ``request`` (``"GET /metadata"``) that got no answer within the reply
     timeout (:attr:`ServerPlayer.unanswered`): the route is not shown broken, the budget ran
     out, and the finding names it. ``False`` when ``request`` was answered (or failed
-    otherwise), for its own rule to judge."""
+    otherwise), for its own rule to judge. Each timeout recorded is reported once."""
     if request not in engine.unanswered:
         return False
+    engine.unanswered.remove(request)
     engine.add(
         ENV_UNRESPONSIVE,
         no_answer(f"`{request}`", engine.settings.reply_s),
