@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit import programs
+from envkit.envdir.project import no_answer
 
 # PolicyError lives in envkit.errors; importing it here keeps ``from envkit.policy import
 # PolicyError`` working for callers written before the move.
@@ -26,8 +27,9 @@ from envkit.errors import InternalError, PolicyError
 from envkit.server import bytecode_env, kill_marked, marked_env, new_run_id
 
 
-class _NoAnswer(PolicyError):
-    """The child said nothing within the time allowed (a load or a call that ran out)."""
+class PolicyTimeout(PolicyError):
+    """The child said nothing within the time allowed (a load or a call that ran out); the
+    message names the timeout and how to raise it (:func:`envkit.envdir.project.no_answer`)."""
 
 
 class PolicyProcess:
@@ -106,7 +108,7 @@ class PolicyProcess:
             return self._read()
         try:
             return self._read(load_timeout_s)
-        except _NoAnswer:
+        except PolicyTimeout:
             module = self.spec.partition(":")[0]
             raise PolicyError(
                 f"Policy `{self.spec}` did not load within {load_timeout_s:g} s "
@@ -127,7 +129,7 @@ class PolicyProcess:
         sel.close()
         if not ready:
             self.close()
-            raise _NoAnswer(f"Policy `{self.spec}` did not answer within {wait_s:g} s.")
+            raise PolicyTimeout(no_answer(f"Policy `{self.spec}`", wait_s, policy=True))
         line = stdout.readline()
         if not line:
             self.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -68,11 +69,18 @@ ValidateTimeoutOpt = Annotated[
 ]
 
 
+# `verifiers:DIR` and other import sources (`KIND:TARGET`, envkit.importers.parse_source);
+# a directory whose name has a colon stays a directory.
+_IMPORT_SOURCE = re.compile(r"^[A-Za-z][\w-]+:")
+
+
 def validate_cmd(
     path: Annotated[
         Path | None,
         typer.Argument(
-            help="Environment directory (holds openenv.yaml) \\[default: . unless --url].",
+            help="Environment directory (holds openenv.yaml) \\[default: . unless --url], "
+            "or `verifiers:DIR` / `verifiers:MODULE`: a verifiers taskset, imported into a "
+            "temporary environment for the run.",
             show_default=False,
         ),
     ] = None,
@@ -218,7 +226,11 @@ def validate_cmd(
         search_budget_s=search_budget,
     )
     with status if status is not None else contextlib.nullcontext():
-        if docker or image is not None:
+        if path is not None and _IMPORT_SOURCE.match(str(path)) and not path.exists():
+            report = _validate_imported(
+                str(path), url=url, static=static, docker=docker or image is not None, opts=opts
+            )
+        elif docker or image is not None:
             report = _validate_docker(path, image, url=url, static=static, opts=opts)
         else:
             report = _validate_source(path, url=url, static=static, opts=opts)
@@ -234,6 +246,30 @@ def _validate_source(
     from envkit.validation import run_source
 
     return run_source(path, opts, url=url, static=static)
+
+
+def _validate_imported(
+    source: str, *, url: str | None, static: bool, docker: bool, opts: RunOptions
+) -> ValidationReport:
+    """``verifiers:DIR|MODULE``: import the source into a temporary environment (removed
+    after, :func:`envkit.importers.scratch.imported`) and run the source lane on it; the
+    report names the source.
+
+    Raises:
+        UsageError: --url or --docker was given too; the import or its venv failed.
+    """
+    for flag, used in (("--url", url is not None), ("--docker", docker)):
+        if used:
+            raise UsageError(
+                f"{flag} does not apply to `{source}` (envkit imports it and plays it itself).",
+                hint=f"Drop {flag}, or import it with `envkit import {source} NAME` first.",
+            )
+    from envkit.importers.scratch import imported
+
+    with imported(source, progress=opts.progress) as root:
+        report = _validate_source(root, url=None, static=static, opts=opts)
+    report.target = f"{source} (imported into a temporary environment, removed after)"
+    return report
 
 
 def _emit(report: ValidationReport, fmt: Format, output: Path | None, *, show_all: bool) -> None:

@@ -121,6 +121,34 @@ def env_spec(manifest: Manifest | None) -> EnvSpec:
 MIN_REPLY_TIMEOUT_S = 2.0  # the shortest per-reply limit derived from step_timeout_s
 
 
+def no_answer(what: str, reply_s: float, *, policy: bool = False) -> str:
+    """The one wording of a reply that did not come within the reply timeout, for every
+    message that reports one (validate's findings, eval's episode errors): which budget ran
+    out and the two knobs, since a slow first answer is most often a start that was not
+    finished when the server said it was ready, not a broken endpoint.
+
+    Args:
+        what: who did not answer, e.g. ``"`GET /metadata`"`` or ``"Policy `server.oracle:policy`"``.
+        reply_s: the reply timeout that ran out, seconds.
+        policy: a policy process (the start belongs in its module's import) rather than
+            the server (the start belongs before ``/health`` answers healthy).
+
+    Returns:
+        Two sentences, ending with a full stop.
+    """
+    start = (
+        "when its module is imported"
+        if policy
+        else "at start-up, before GET /health answers healthy,"
+    )
+    return (
+        f"{what}: no answer within {reply_s:g} s, the reply timeout. If it is slow rather "
+        "than stuck, raise that timeout (`--reply-timeout S`); if its first answer pays for "
+        f"a slow start (a worker, a model), do that work {start} and declare how long it "
+        "takes (`envkit.startup_timeout_s` in openenv.yaml, or `--startup-timeout S`)."
+    )
+
+
 @dataclass(frozen=True)
 class Timeouts:
     """The three time limits of a command that talks to an environment, in seconds.

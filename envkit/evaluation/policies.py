@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from envkit.blind import shapes
+from envkit.envdir.project import no_answer
 from envkit.errors import ModelEndpointError, PolicyError, UsageError
 from envkit.evaluation.parsing import ActionParseError, parse_action
 from envkit.evaluation.prompts import observation_message
@@ -333,9 +334,7 @@ class EnvCallablePolicy:
             if time.monotonic() - t0 < self.call_timeout_s:
                 raise  # it raised or answered badly, on time: the error names the cause
             raise PolicyError(
-                f"Policy `{self.spec}` did not answer within {self.call_timeout_s:g} s "
-                "(the reply timeout).",
-                hint="Make the policy faster, or raise --reply-timeout.",
+                no_answer(f"Policy `{self.spec}`", self.call_timeout_s, policy=True)
             ) from None
 
     def close(self) -> None:

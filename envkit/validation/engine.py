@@ -28,7 +28,7 @@ import httpx
 from envkit.blind import shapes
 from envkit.envdir.constants import DEFAULT_BLIND_FLOOR, VALIDATE_MAX_STEPS
 from envkit.envdir.manifest import EnvSpec
-from envkit.envdir.project import Timeouts
+from envkit.envdir.project import Timeouts, no_answer
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
 from envkit.server import ServerProcess, start_server
@@ -348,6 +348,8 @@ class ServerPlayer:
         on_episode_end: called when an episode ends with ``done=true`` (see
             :data:`EpisodeEnd`); the reward-after-done probe hooks in here.
         wanted: the rule codes the run selected (a predicate), ``None``: every code.
+        unanswered: the HTTP requests (``"GET /metadata"``) that got no answer within the
+            reply timeout, in order (their callers report EK422, not a broken route).
         budget: the run's deadline (see ``budget`` above).
         out_of_time: what the deadline left unplayed (``"the runtime stage"``, probe names),
             in order; the report skips the rules they decide with "the time ran out".
@@ -380,6 +382,7 @@ class ServerPlayer:
         self.on_episode_end: EpisodeEnd | None = None
         self.wanted: Callable[[str], bool] | None = None
         self.out_of_time: list[str] = []  # what the deadline left unplayed (checks, probes)
+        self.unanswered: list[str] = []
         self._watch: Callable[[dict[str, Any], str], None] | None = None
         self._http: httpx.Client | None = None
         self._post_http: httpx.Client | None = None
@@ -524,7 +527,8 @@ class ServerPlayer:
             r = client.request(method, self.url + path, json=body)
         except httpx.TimeoutException:
             self.check_alive()
-            return None, None, f"no answer within {self.settings.reply_s:g} s"
+            self.unanswered.append(f"{method} {path}")
+            return None, None, no_answer(f"`{method} {path}`", self.settings.reply_s)
         except httpx.HTTPError as exc:
             self.check_alive()
             return None, None, f"{type(exc).__name__}: {exc}"

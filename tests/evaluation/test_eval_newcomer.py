@@ -170,4 +170,5 @@ def test_policy_call_past_the_reply_timeout_names_it(echo_env, echo_server, copy
         reply_timeout_s=1,
     )
     ep = result.episodes[0]
-    assert "did not answer within 1 s" in ep.error and "reply timeout" in ep.error
+    assert "no answer within 1 s, the reply timeout" in ep.error
+    assert "`--reply-timeout S`" in ep.error

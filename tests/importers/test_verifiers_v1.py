@@ -6,6 +6,7 @@ refused with the reason; Hub ids fail clearly offline."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -71,12 +72,19 @@ def vf_init(parent: Path, name: str, *flags: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def vf_envs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ImportedEnv]:
+def vf_reverse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reverse-word project, made by vf-init and filled in (not imported)."""
+    reverse = vf_init(tmp_path_factory.mktemp("vf-src"), "reverse-word")
+    shutil.copy(V1 / "reverse_word_taskset.py", reverse / "reverse_word" / "taskset.py")
+    return reverse
+
+
+@pytest.fixture(scope="module")
+def vf_envs(tmp_path_factory: pytest.TempPathFactory, vf_reverse: Path) -> dict[str, ImportedEnv]:
     """The reverse-word and tool-echo packages, made by vf-init and filled in, imported and
     installed."""
     src = tmp_path_factory.mktemp("vf-src")
-    reverse = vf_init(src, "reverse-word")
-    shutil.copy(V1 / "reverse_word_taskset.py", reverse / "reverse_word" / "taskset.py")
+    reverse = vf_reverse
     tools = vf_init(src, "tool-echo", "-T")
     shutil.copy(V1 / "tool_echo_taskset.py", tools / "tool_echo" / "taskset.py")
     shutil.copy(V1 / "tool_echo_tool.py", tools / "tool_echo" / "servers" / "tool.py")
@@ -127,6 +135,88 @@ def test_reverse_word_validates_and_scores_over_openenvs_client(vf_envs):
             assert "banana" in obs["messages"][-1]["content"]
     finally:
         server.stop()
+
+
+def _worker_running(env: ImportedEnv) -> bool:
+    """Whether a process runs this environment's `verifiers_v1_bridge.py serve` (its worker)."""
+    bridge = str(env.path / "server" / "verifiers_v1_bridge.py").encode()
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:  # the process exited meanwhile
+            continue
+        if bridge in args and b"serve" in args:
+            return True
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_the_first_requests_get_the_reply_timeout_of_the_others(vf_envs):
+    """The worker starts before /health answers healthy, within the declared start-up, so
+    the first GET /metadata, `tools/list`, `reset` and `step` each answer within the reply
+    timeout `envkit validate` gives every request (the worker used to start on the first
+    one, which then took its whole start: 7.7 s on a quiet machine, > 30 s under load)."""
+    import httpx
+
+    from envkit.envdir.manifest import read_manifest
+    from envkit.envdir.project import env_spec, resolve_timeouts
+    from envkit.server import start_server
+    from envkit.wire import EnvSession
+
+    env = vf_envs["reverse"]
+    spec = env_spec(read_manifest(env.path))
+    assert spec.startup_timeout_s == 180.0  # declared by the import
+    reply_s = resolve_timeouts(spec).reply_s
+    assert not _worker_running(env)
+    server = start_server(env.path, read_manifest(env.path).app, python=env.python)
+    try:
+        server.wait_healthy(timeout_s=spec.startup_timeout_s)
+        assert _worker_running(env), "GET /health answered healthy before the worker started"
+        with httpx.Client(timeout=reply_s, trust_env=False) as http:
+            metadata = http.get(server.url + "/metadata")
+            assert metadata.status_code == 200 and metadata.json()["name"]
+            mcp = http.post(
+                server.url + "/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            )
+            assert mcp.status_code == 200
+        with EnvSession(server.url, timeout_s=reply_s) as session:
+            session.reset(seed=0)
+            assert session.step({"message": "elppa"}).reward == 1.0
+    finally:
+        server.stop()
+    assert not _worker_running(env)  # stopped with the server
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_validate_imports_a_taskset_directory_in_one_command(cli, vf_reverse):
+    result = cli("validate", f"verifiers:{vf_reverse}", "--no-train-path")
+    assert result.exit_code == 0, result.output
+    assert f"envkit validate verifiers:{vf_reverse} (imported into a temporary" in result.stdout
+    assert "PASSED: 0 errors" in result.stderr + result.stdout
+    scratch = re.search(r"(/\S*envkit-validate-[^/\s]+)", result.output)
+    assert scratch is not None and not Path(scratch.group(1)).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_a_taskset_module_name_imports_into_a_removed_environment(vf_reverse, monkeypatch):
+    from envkit.importers.scratch import imported
+
+    monkeypatch.syspath_prepend(str(vf_reverse))  # `reverse_word` importable by name
+    with imported("verifiers:reverse_word") as root:
+        assert root.name == "reverse-word"
+        assert (root / ".venv" / "bin" / "python").is_file()
+        assert "reverse_word" in (root / "openenv.yaml").read_text()
+    assert not root.parent.exists()
+
+
+def test_validate_refuses_other_sources_to_import(cli):
+    result = cli("validate", "reasoning-gym:leg_counting")
+    assert result.exit_code == 2
+    assert "is not a verifiers source" in result.output
+    assert "envkit import reasoning-gym:leg_counting NAME" in result.output
 
 
 @pytest.mark.slow

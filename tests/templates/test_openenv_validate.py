@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import uuid
+import sys
 
 import pytest
 
@@ -83,36 +83,29 @@ def test_recorded_probe_plan_is_the_oracle_episode(template, built_envs, served)
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("template", ALL)
-def test_openenv_validate_runtime_has_no_fail(
-    template, openenv_cli, every_env, docker_engine, tmp_path
-):
-    """OpenEnv builds the root Dockerfile and runs the image read-only as uid 65532 with all
-    capabilities dropped, then plays validation/runtime.json. WARN is the best 0.10 gives (it
-    lists graders it has not implemented as SKIP).
+def test_openenv_validate_runtime_has_no_fail(template, every_env, docker_engine):
+    """OpenEnv's validator, through envkit's bridge (`python -m
+    envkit.bridges.openenv_validate`, docs/openenv-validate.md), builds the root Dockerfile
+    and runs the image read-only as uid 65532 with all capabilities dropped, then plays
+    validation/runtime.json. WARN is the best 0.10 gives (it lists graders it has not
+    implemented as SKIP).
 
-    `no-network` needs OpenEnv's digest-pinned helper image (pulled from a registry); where
-    no registry is reachable that pull is the one ERROR allowed, and the same package is then
-    also validated with `network.mode: public` (everything else identical), which must have
-    no FAIL/ERROR at all."""
-    import shutil
-
+    The template as generated declares `network.mode: no-network`, whose probe needs OpenEnv's
+    digest-pinned helper image from a registry: where none is reachable (this sandbox, most
+    CI), the bridge still runs every other check and skips `runtime.network_policy` with the
+    reason, so there is no FAIL/ERROR either way."""
     env = every_env[template]
-    tag = uuid.uuid4().hex[:8]
-    proc = _openenv(
-        openenv_cli, "validate", str(env.path), "--level", "runtime", "--json", timeout=3000
+    proc = subprocess.run(
+        [sys.executable, "-m", "envkit.bridges.openenv_validate", str(env.path)]
+        + ["--level", "runtime", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=3000,
+        stdin=subprocess.DEVNULL,
+        env={**_env(), "NO_COLOR": "1"},
     )
     report = _json_report(proc)
     bad = {c["check_id"]: c for c in report["results"] if c["status"] in ("fail", "error")}
-    if set(bad) == {"runtime.startup"} and "network helper image" in json.dumps(bad):
-        public = tmp_path / f"{template}-{tag}"
-        shutil.copytree(env.path, public, ignore=shutil.ignore_patterns(".venv"))
-        manifest = public / "openenv.yaml"
-        manifest.write_text(manifest.read_text().replace("mode: no-network", "mode: public"))
-        proc = _openenv(
-            openenv_cli, "validate", str(public), "--level", "runtime", "--json", timeout=3000
-        )
-        report = _json_report(proc)
-        bad = {c["check_id"]: c for c in report["results"] if c["status"] in ("fail", "error")}
     assert bad == {}, json.dumps(bad, indent=1)[:4000]
     statuses = {c["check_id"]: c["status"] for c in report["results"]}
     for check in (
@@ -122,6 +115,12 @@ def test_openenv_validate_runtime_has_no_fail(
         "runtime.state_contract",
     ):
         assert statuses.get(check) == "pass", statuses
+    network = next(c for c in report["results"] if c["check_id"] == "runtime.network_policy")
+    if "could not be pulled" in proc.stderr:  # offline: skipped, and says why
+        assert network["status"] == "skip", network
+        assert "no-network probe needs its helper image" in network["evidence"][0]
+    else:
+        assert network["status"] == "pass", network
     assert proc.returncode == 0
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import ServerPlayer
+from envkit.validation.rules.liveness import unanswered
 from envkit.wire import Health
 
 HEALTH_BROKEN = register(
@@ -84,6 +85,9 @@ def check(engine: ServerPlayer) -> Api | None:
     engine.progress("checking /health, /schema, /metadata")
     status, body, text = engine.get("/health")
     engine.ran(HEALTH_BROKEN)
+    if unanswered(engine, "GET /health"):
+        engine.unran(HEALTH_BROKEN)
+        return None
     if status is None:
         engine.add(
             HEALTH_BROKEN,
@@ -98,6 +102,8 @@ def check(engine: ServerPlayer) -> Api | None:
         )
     api = _schema(engine)
     status, body, text = engine.get("/metadata")
+    if unanswered(engine, "GET /metadata"):
+        return api
     engine.ran(METADATA_BROKEN)
     if status != 200 or not isinstance(body, dict) or not isinstance(body.get("name"), str):
         engine.add(
@@ -116,9 +122,13 @@ def _schema(engine: ServerPlayer) -> Api:
         from jsonschema.validators import validator_for
 
     status, body, text = engine.get("/schema")
-    engine.ran(SCHEMA_INVALID)
     problems: list[str] = []
-    if status != 200 or not isinstance(body, dict):
+    timed_out = unanswered(engine, "GET /schema")
+    if timed_out:
+        body = {}  # no action can be generated: the checks that step are skipped
+    else:
+        engine.ran(SCHEMA_INVALID)
+    if not timed_out and (status != 200 or not isinstance(body, dict)):
         problems.append(f"GET /schema answered {_shown(status, body, text)}")
         body = {}
     action: dict[str, Any] | None = None

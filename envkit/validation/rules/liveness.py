@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from envkit.envdir.project import no_answer
 from envkit.errors import ServerStartError
 from envkit.findings import Severity, register
 from envkit.validation.engine import (
@@ -85,13 +86,18 @@ ENV_UNRESPONSIVE = register(
     "EK422",
     "env-unresponsive",
     Severity.ERROR,
-    summary="The environment did not answer a frame within the timeout.",
-    what="Every request envkit sends has a deadline (twice `envkit.step_timeout_s`, at "
-    "least 2 s, at most `--timeout`); a request without an answer stops the runtime "
-    "stage.",
+    summary="The environment did not answer a request within the reply timeout.",
+    what="Every request envkit sends has a deadline, the reply timeout (`--reply-timeout`; "
+    "default twice `envkit.step_timeout_s`, at least 2 s, at most `--timeout`). A "
+    "WebSocket frame without an answer stops the runtime stage; an HTTP request without "
+    "one (GET /health, /schema, /metadata, POST /mcp) is reported here, not as a broken "
+    "route, and the other checks go on. A server whose first requests pay for a slow "
+    "start (a worker, a model) should do that work before /health answers healthy and "
+    "declare it (`envkit.startup_timeout_s`).",
     why="A hanging `step` hangs the trainer's rollout worker and holds its session slot forever.",
     example="`step` waits on a subprocess that never exits.",
-    fix="Find what `step`/`reset` waits on; put a timeout on every blocking call inside it.",
+    fix="Find what `step`/`reset` waits on; put a timeout on every blocking call inside it. "
+    "When the server is only slow, raise --reply-timeout.",
 )
 
 SERVER_DIED = register(
@@ -249,9 +255,9 @@ def stopped(engine: ServerPlayer, stop: Stop) -> None:
     elif isinstance(stop, NoAnswer):
         engine.add(
             ENV_UNRESPONSIVE,
-            f"{stop.what} must answer within {engine.settings.reply_s:g} s; no answer "
-            "came. Most likely the environment blocks (an endless loop, a call without "
-            "a timeout).",
+            no_answer(stop.what, engine.settings.reply_s)
+            + " If it never answers, the environment blocks (an endless loop, a call "
+            "without a timeout).",
             request=stop.what,
         )
         engine.ran(ENV_UNRESPONSIVE)
@@ -274,6 +280,25 @@ def frame_sizes(engine: ServerPlayer) -> None:
     a frame over the limit stopped the stage and was reported by :func:`stopped`)."""
     if "round trip" in engine.checks:
         engine.ran(OBSERVATION_TOO_LARGE_RULE)
+
+
+def unanswered(engine: ServerPlayer, request: str) -> bool:
+    """EK422 for an HTTP ``request`` (``"GET /metadata"``) that got no answer within the reply
+    timeout (:attr:`ServerPlayer.unanswered`): the route is not shown broken, the budget ran
+    out, and the finding names it. ``False`` when ``request`` was answered (or failed
+    otherwise), for its own rule to judge. Each timeout recorded is reported once."""
+    if request not in engine.unanswered:
+        return False
+    engine.unanswered.remove(request)
+    engine.add(
+        ENV_UNRESPONSIVE,
+        no_answer(f"`{request}`", engine.settings.reply_s),
+        request=request,
+        fix="Raise --reply-timeout when the server is only slow; when its first request pays "
+        "for a slow start, do that work at start-up and declare `envkit.startup_timeout_s`.",
+    )
+    engine.ran(ENV_UNRESPONSIVE)
+    return True
 
 
 def crashes(engine: ServerPlayer) -> None:

@@ -15,9 +15,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from envkit.envdir.project import no_answer
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import ServerPlayer
+from envkit.validation.rules.liveness import unanswered
 
 MCP_NOT_JSON_RPC = register(
     "EK424",
@@ -79,6 +81,10 @@ def post(engine: ServerPlayer, content: bytes) -> Reply:
         r = engine.post_client().post(
             engine.url + "/mcp", content=content, headers={"Content-Type": "application/json"}
         )
+    except httpx.TimeoutException:
+        engine.check_alive()
+        engine.unanswered.append("POST /mcp")
+        return Reply(None, None, no_answer("`POST /mcp`", engine.settings.reply_s))
     except httpx.HTTPError as exc:
         engine.check_alive()
         return Reply(None, None, f"{type(exc).__name__}: {exc}")
@@ -125,6 +131,8 @@ def check(engine: ServerPlayer) -> list[Any]:
     """
     engine.progress("checking POST /mcp")
     first = post(engine, json.dumps(PROBE).encode())
+    if unanswered(engine, "POST /mcp"):  # the budget ran out, not the route: EK422 says so
+        return
     engine.ran(MCP_NOT_JSON_RPC, MCP_MISSING)
     if first.status in (404, 405):
         engine.unran(MCP_NOT_JSON_RPC)
@@ -140,7 +148,9 @@ def check(engine: ServerPlayer) -> list[Any]:
         problems.append(f"`tools/list` got {problem}")
     garbage = post(engine, GARBAGE)
     problem = envelope_problem(garbage, None)
-    if problem:
+    if unanswered(engine, "POST /mcp"):
+        pass
+    elif problem:
         problems.append(f"a body that is not JSON got {problem}")
     elif (garbage.body.get("error") or {}).get("code") != -32700:
         got = garbage.body.get("error") or garbage.body.get("result")

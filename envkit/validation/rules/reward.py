@@ -14,7 +14,7 @@ from typing import Any
 
 from envkit.errors import InternalError
 from envkit.findings import Rule, Severity, register
-from envkit.policy import PolicyError, PolicyProcess
+from envkit.policy import PolicyError, PolicyProcess, PolicyTimeout
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, Settings, is_number
 from envkit.validation.rules import episodes
@@ -306,6 +306,15 @@ def oracle(
                 bests.append((seed, ep.best()))
             if all(_reaches(b, target) for _, b in bests):
                 more = _undeclared_seeds(engine, policy, time.monotonic() - t0)
+    except PolicyTimeout as exc:  # a budget ran out: the message names it, not a defect
+        engine.add(
+            ORACLE_BELOW_MAX,
+            f"The oracle `{spec}` must play every seed; {exc.message}",
+            error=exc.message,
+            fix="Raise --reply-timeout when the oracle is only slow; move a slow start into "
+            "its module's import (the start-up timeout, `envkit.startup_timeout_s`).",
+        )
+        return None
     except PolicyError as exc:
         engine.add(
             ORACLE_BELOW_MAX,
