@@ -434,15 +434,17 @@ def reverse_bed(work: Path) -> list[Item]:
 
     items = []
     for variant, (kind, why, _change) in REVERSE_VARIANTS.items():
-        name = f"reverse-{variant.replace('_', '-')}"
+        # One project name for all (vf-init names the Taskset class after it), a folder each.
         src = work / "vf-src" / variant
         src.mkdir(parents=True)
-        project = vf_init(src, name)
-        package = project / name.replace("-", "_")
-        (package / "taskset.py").write_text(reverse_source(variant), encoding="utf-8")
-        imported = build_imported(work / "vf-imported", f"verifiers:{project}", name)
-        module = name.replace("-", "_")
-        cls = "ReverseWordTaskset"
+        project = vf_init(src, "reverse-word")
+        (project / "reverse_word" / "taskset.py").write_text(
+            reverse_source(variant), encoding="utf-8"
+        )
+        (work / "vf-imported" / variant).mkdir(parents=True)
+        imported = build_imported(
+            work / "vf-imported" / variant, f"verifiers:{project}", "reverse-word"
+        )
         items.append(
             Item(
                 "reverse",
@@ -451,7 +453,10 @@ def reverse_bed(work: Path) -> list[Item]:
                 imported.path,
                 imported.python,
                 why=why,
-                taskset={"taskset": f"{module}.taskset::{cls}", "path": [str(project)]},
+                taskset={
+                    "taskset": "reverse_word.taskset::ReverseWordTaskset",
+                    "path": [str(project)],
+                },
             )
         )
     return items
