@@ -30,7 +30,7 @@ made of each seed's first observation (the prompt) and the oracle's text (the an
 to the peer's venv over HTTP (bench/_peer_driver.py). Any other case could not run, with the
 reason.
 
-Cases play ``--jobs`` at a time (default 2); the JSON keeps every row (bench/coverage.py reads
+Cases play ``--jobs`` at a time (default 2); the JSON keeps every row (bench/field_coverage.py reads
 it to write docs/coverage.md).
 """
 
@@ -77,9 +77,9 @@ RESULTS = REPO / "bench" / "results" / "peers.json"
 
 
 # -- the peers' venvs -------------------------------------------------------------------------
-def peer_python(name: str) -> Path:
-    """The interpreter of ``name``'s venv, made and filled from the index on first use."""
-    folder, requirements = PEERS[name]
+def venv_python(folder: str, requirements: tuple[str, ...]) -> Path:
+    """The interpreter of the venv ``PEERS_HOME/folder`` holding ``requirements``, made and
+    filled from the package index on first use (and remade when the requirements change)."""
     venv = PEERS_HOME / folder
     python = venv / "bin" / "python"
     marker = venv / ".complete"
@@ -93,6 +93,11 @@ def peer_python(name: str) -> Path:
         )
         marker.write_text("\n".join(requirements) + "\n")
     return python
+
+
+def peer_python(name: str) -> Path:
+    """The interpreter of peer ``name``'s venv (:data:`PEERS`)."""
+    return venv_python(*PEERS[name])
 
 
 def peer_version(name: str) -> str:
