@@ -8,14 +8,14 @@ found / missed, beside the peers' verdicts.
 Everything it reads is in the repository, so the page regenerates offline and a test
 (tests/corpus/test_coverage.py) fails when it is stale:
 
-- the classes: bench/results/classes.json, read by ``--refresh-classes`` from bohrin 0.4.2's
+- the classes: bench/data/classes.json, read by ``--refresh-classes`` from bohrin 0.4.2's
   weakness list (``bohrin/spec/weaknesses.toml``: BGW-101...138 and its Terminal Wrench
   crosswalk) and rl-envdoctor 0.1.0's checks (``envdoctor.checks.REGISTRY``), each installed in
   a venv of its own (bench/peers.py);
 - envkit's side: each rule's ``classes`` (``envkit rules --format json``);
 - the cases: tests/corpus/field/*/*/case.toml (``external``, ``kind``, the triaged ``code``)
   and tests/corpus/field.py's known misses and noise;
-- the peers: bench/results/peers.json, written by ``python bench/peers.py --json ...``.
+- the peers: bench/data/peers.json, written by ``python bench/peers.py --json ...``.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from envkit.validation import rules as _registered  # noqa: E402, F401 - registe
 from tests.corpus.field import KNOWN_MISSES, KNOWN_NOISE, FieldCase, field_cases  # noqa: E402
 
 DOC = REPO / "docs" / "coverage.md"
-CLASSES = REPO / "bench" / "results" / "classes.json"
-PEERS = REPO / "bench" / "results" / "peers.json"
+CLASSES = REPO / "bench" / "data" / "classes.json"
+PEERS = REPO / "bench" / "data" / "peers.json"
 BOHRIN_LIST = ("bohrin", ("bohrin==0.4.2",))  # the weakness list's venv (bench/peers.py)
 PEER_TOOLS = ("rl-envdoctor", "bohrin")
 
@@ -179,7 +179,7 @@ def render(classes: dict[str, Any], peers: dict[str, Any], cases: list[FieldCase
         ),
         (
             f"- Peers: {', '.join(f'{k} {v}' for k, v in sorted(peers.get('peers', {}).items())) or 'not run'}"
-            " (bench/results/peers.json)."
+            " (bench/data/peers.json)."
         ),
         "",
         "## bohrin's weakness list",
@@ -273,7 +273,7 @@ def summary(peers: dict[str, Any]) -> list[str]:
     """Per bed and tool: defects caught, near-misses quiet, could not run."""
     rows = peers.get("rows", [])
     if not rows:
-        return ["Not run yet: `python bench/peers.py --json bench/results/peers.json`."]
+        return ["Not run yet: `python bench/peers.py --json bench/data/peers.json`."]
     out = [
         "| bed | tool | defects caught | near-misses quiet | could not run |",
         "|---|---|---|---|---|",

@@ -2,7 +2,7 @@
 not run (why), and wall time.
 
     python bench/peers.py [--bed reverse,zoo,field,corpus] [--rule NAME ...] [--jobs N]
-                          [--json bench/results/peers.json]
+                          [--json bench/data/peers.json]
 
 The peers install from the package index into venvs of their own under
 ``~/.cache/envkit-bench/peers/NAME`` (never dependencies of envkit): rl-envdoctor 0.1.0 (with
@@ -73,7 +73,7 @@ PEERS: dict[str, tuple[str, tuple[str, ...]]] = {
 TOOLS = ("envkit", "rl-envdoctor", "bohrin")
 FIELD = REPO / "tests" / "corpus" / "field"
 REVERSE = REPO / "tests" / "importers" / "fixtures" / "vf_v1" / "reverse_word_taskset.py"
-RESULTS = REPO / "bench" / "results" / "peers.json"
+RESULTS = REPO / "bench" / "data" / "peers.json"
 
 
 # -- the peers' venvs -------------------------------------------------------------------------
