@@ -499,16 +499,21 @@ class SpecimenEnv(Environment):
         super().__init__()
         self._state = State(episode_id="", step_count=0)
         self._case = SPECIMEN.cases[0]
+        self._done = False
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
               **kwargs: Any) -> PromptObservation:
         self._case = SPECIMEN.cases[(seed or 0) % len(SPECIMEN.cases)]
         self._state = State(episode_id=episode_id or "", step_count=0)
+        self._done = False
         return PromptObservation(prompt=str(self._case.prompt))
 
     def step(self, action: AnswerAction, timeout_s: Optional[float] = None,
              **kwargs: Any) -> PromptObservation:
+        if self._done:  # one answer an episode: a finished episode pays nothing more
+            return PromptObservation(prompt=str(self._case.prompt), done=True, reward=0.0)
         self._state.step_count += 1
+        self._done = True
         score = TARGET.score(self._case, action.answer)
         if score.error:
             raise RuntimeError(score.error)
@@ -698,6 +703,30 @@ def gaps(rows: list[Row]) -> list[str]:
     return out
 
 
+def write_rows(path: Path, versions: dict[str, str], rows: list[Row]) -> None:
+    """Write ``rows`` to ``path`` (JSON), keeping the rows of cases this run did not play
+    (so one bed can be re-run alone)."""
+    played = {(r.bed, r.key) for r in rows}
+    kept = []
+    if path.is_file():
+        kept = [
+            r
+            for r in json.loads(path.read_text(encoding="utf-8")).get("rows", [])
+            if (r["bed"], r["key"]) not in played
+        ]
+    new = []
+    for r in rows:
+        verdicts = {t: {**asdict(v), "seconds": round(v.seconds, 1)} for t, v in r.verdicts.items()}
+        new.append(
+            {**{k: v for k, v in asdict(r).items() if k != "verdicts"}, "verdicts": verdicts}
+        )
+    order = {"reverse": 0, "zoo": 1, "field": 2, "corpus": 3}
+    every = sorted(kept + new, key=lambda r: (order.get(r["bed"], 9), r["key"]))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"peers": versions, "rows": every}
+    path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--bed", default="reverse,zoo,field,corpus", help="comma-separated beds")
@@ -742,19 +771,7 @@ def main() -> int:
         print("  " + line)
     print(f"\n({len(rows)} cases, {time.perf_counter() - t_all:.0f} s)")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        doc = {
-            "peers": versions,
-            "beds": beds,
-            "rows": [
-                {
-                    **{k: v for k, v in asdict(r).items() if k != "verdicts"},
-                    "verdicts": {t: asdict(v) for t, v in r.verdicts.items()},
-                }
-                for r in rows
-            ],
-        }
-        args.json.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        write_rows(args.json, versions, rows)
     return 0
 
 
