@@ -230,15 +230,20 @@ def text_grader(root: Path, python: str) -> Iterator[tuple[list[dict[str, str]],
             for k, v in (schema.get("action") or {}).get("properties", {}).items()
             if k != "metadata"
         }
+        required = set((schema.get("action") or {}).get("required", []))
         texts = [k for k, v in props.items() if v.get("type") == "string"]
-        if len(props) != 1 or len(texts) != 1:
+        if len(texts) != 1 or required - set(texts):
             raise CannotRun(f"the action is not one text field ({', '.join(props) or 'none'})")
         field_name = texts[0]
-        oracle = PolicyProcess(knobs.oracle, root, python, timeout_s=30)
+        # A first reset may start a worker (an imported taskset's) and hold the server's
+        # event loop for a while: warm it over HTTP before WebSocket sessions ping.
+        with suppress(httpx.HTTPError):
+            httpx.post(server.url + "/reset", json={"seed": 0}, timeout=300)
+        oracle = PolicyProcess(knobs.oracle, root, python, timeout_s=180)
         rows: list[dict[str, str]] = []
         seeds: dict[str, int] = {}
         for seed in list(knobs.seeds or [0, 1, 2])[:8]:
-            with EnvSession(server.url, timeout_s=30) as session:
+            with EnvSession(server.url, timeout_s=60) as session:
                 first = session.reset(seed=seed)
                 action = oracle(first.observation)
                 after = session.step(action)
@@ -437,33 +442,28 @@ def reverse_bed(work: Path) -> list[Item]:
     from tests.importers.conftest import build_imported
     from tests.importers.test_verifiers_v1 import vf_init
 
-    items = []
-    for variant, (kind, why, _change) in REVERSE_VARIANTS.items():
+    def one(variant: str) -> Item:
+        kind, why, _change = REVERSE_VARIANTS[variant]
         # One project name for all (vf-init names the Taskset class after it), a folder each.
         src = work / "vf-src" / variant
         src.mkdir(parents=True)
         project = vf_init(src, "reverse-word")
-        (project / "reverse_word" / "taskset.py").write_text(
-            reverse_source(variant), encoding="utf-8"
+        taskset = project / "reverse_word" / "taskset.py"
+        taskset.write_text(reverse_source(variant), encoding="utf-8")
+        parent = work / "vf-imported" / variant
+        imported = build_imported(parent, f"verifiers:{project}", "reverse-word")
+        return Item(
+            "reverse",
+            variant,
+            kind,
+            imported.path,
+            imported.python,
+            why=why,
+            taskset={"taskset": "reverse_word.taskset::ReverseWordTaskset", "path": [str(project)]},
         )
-        (work / "vf-imported" / variant).mkdir(parents=True)
-        imported = build_imported(
-            work / "vf-imported" / variant, f"verifiers:{project}", "reverse-word"
-        )
-        items.append(
-            Item(
-                "reverse",
-                variant,
-                kind,
-                imported.path,
-                imported.python,
-                why=why,
-                taskset={
-                    "taskset": "reverse_word.taskset::ReverseWordTaskset",
-                    "path": [str(project)],
-                },
-            )
-        )
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        items = list(pool.map(one, REVERSE_VARIANTS))
     return items
 
 
