@@ -21,6 +21,9 @@ DOCS_URL = "https://github.com/envkit/envkit/blob/main/docs/rules.md"
 
 _CODE = re.compile(r"EK[1-7]\d\d")
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+CLASS_ID = re.compile(r"BGW-1\d\d|[A-Za-z][\w.-]*:[a-z0-9]+(-[a-z0-9]+)*")
+"""An external failure class: an entry of bohrin's weakness list (``BGW-119``) or
+``SOURCE:slug`` (``TerminalWrench:keyword-gaming``, ``rl-envdoctor:empty-ties-correct``)."""
 
 
 class Stage(str, Enum):
@@ -161,6 +164,9 @@ class Rule:
             instead of it, where theirs is the more exact finding (a reward that ignores every
             action is constant: EK504, not also EK511); ``limits`` says which. A defect of the
             rule's corpus reported by one of them counts as found.
+        classes: the external failure classes the rule finds defects of (:data:`CLASS_ID`:
+            bohrin's weakness list, Terminal Wrench's categories, rl-envdoctor's checks), so
+            that docs/coverage.md maps the field's classes to the code; ``()`` when none.
     """
 
     code: str
@@ -175,6 +181,7 @@ class Rule:
     rfc008: str | None = None
     limits: str = ""
     reported_as: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
 
     @property
     def family(self) -> str:
@@ -341,6 +348,7 @@ def register(
     rfc008: str | None = None,
     limits: str = "",
     reported_as: tuple[str, ...] = (),
+    classes: tuple[str, ...] = (),
 ) -> Rule:
     """Register a rule once and return it.
 
@@ -350,11 +358,13 @@ def register(
         limits: what the rule is known to miss (:attr:`Rule.limits`).
         reported_as: rules that report some defects of its kind instead
             (:attr:`Rule.reported_as`); they need not be registered yet.
+        classes: external failure classes it finds (:attr:`Rule.classes`).
 
     Raises:
         ValueError: malformed code or name, an empty documentation section, a code or name
             registered twice (codes are never reused), an unknown RFC 008 check id, a
-            malformed code in ``reported_as``, or ``reported_as`` without ``limits``.
+            malformed code in ``reported_as``, ``reported_as`` without ``limits``, or a
+            class that is not a :data:`CLASS_ID`.
     """
     if not _CODE.fullmatch(code):
         raise ValueError(f"rule code {code!r} must be EK followed by 3 digits, family 1-7")
@@ -379,6 +389,8 @@ def register(
         raise ValueError(f"rule {code}: reported_as holds {bad}")
     if reported_as and not limits.strip():
         raise ValueError(f"rule {code}: reported_as needs limits saying when")
+    if bad := [c for c in classes if not CLASS_ID.fullmatch(c)]:
+        raise ValueError(f"rule {code}: classes holds {bad} (BGW-1xx or SOURCE:slug)")
     rule = Rule(
         code,
         name,
@@ -392,6 +404,7 @@ def register(
         rfc008=rfc008,
         limits=limits.strip(),
         reported_as=tuple(reported_as),
+        classes=tuple(classes),
     )
     RULES[code] = rule
     return rule

@@ -668,6 +668,7 @@ def rules_table(rules: list[Rule] | None = None) -> list[dict[str, Any]]:
             "rfc008": r.rfc008,
             "limits": r.limits,
             "reported_as": list(r.reported_as),
+            "classes": list(r.classes),
         }
         for r in rules
     ]

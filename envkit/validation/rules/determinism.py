@@ -54,6 +54,7 @@ RESET_NONDETERMINISTIC = register(
     "`random.Random(seed)`; a secret code drawn unseeded that only `state` shows.",
     fix="Derive every random choice in `reset` from `random.Random(seed)` (or a seeded "
     "numpy Generator) stored on the instance.",
+    classes=("BGW-127",),
 )
 
 REWARD_NONDETERMINISTIC = register(
@@ -79,6 +80,7 @@ REWARD_NONDETERMINISTIC = register(
     "salted per process) is not seen: envkit replays inside one server process. A random "
     "choice that shows in the observation first is reported as EK411.",
     reported_as=("EK411",),
+    classes=("BGW-127", "rl-envdoctor:nondeterministic-reward"),
 )
 
 SEED_IGNORED = register(

@@ -31,6 +31,7 @@ ACTION_RAISES = register(
     example='`step` does `int(action.message)` on a free-text field: `ValueError` for "a".',
     fix="Handle every action the schema allows (return a low reward and feedback), or "
     "tighten the schema (`max_length`, `pattern`, `ge`/`le`, `Literal`).",
+    classes=("rl-envdoctor:grader-crash",),
 )
 
 EPISODE_NEVER_ENDS = register(

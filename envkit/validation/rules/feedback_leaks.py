@@ -46,6 +46,7 @@ FEEDBACK_LEAKS = register(
     "of the seed, is EK509's (solution-leak). Quoted hidden tests become a lookup table only "
     "when their arguments and expected values are Python literals on one line.",
     reported_as=("EK509",),
+    classes=("BGW-105", "BGW-115"),
 )
 
 

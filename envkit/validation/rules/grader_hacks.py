@@ -45,6 +45,16 @@ CODE_GRADER_HACKS = register(
     fix="Run the submission in a sandbox, send it only the inputs, and compare its "
     "JSON-serialised outputs in the grader's process; keep tests and expected outputs "
     "outside the sandbox's directory.",
+    classes=(
+        "BGW-102",
+        "BGW-103",
+        "BGW-108",
+        "BGW-109",
+        "BGW-110",
+        "BGW-112",
+        "TerminalWrench:binary-hijacking",
+        "TerminalWrench:output-spoofing",
+    ),
 )
 
 

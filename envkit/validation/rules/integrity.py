@@ -62,6 +62,7 @@ REWARD_AFTER_DONE = register(
     "`reward = 1.0 if action.answer == self._target else 0.0`.",
     fix="Once the episode is over, answer every step with `done=True` and the low end of "
     "the range (or raise a clear error) until `reset`.",
+    classes=("BGW-128",),
 )
 
 SOLUTION_LEAK = register(
@@ -97,6 +98,12 @@ SOLUTION_LEAK = register(
     limits="Error frames' messages are not read for values. A value the task shows that the "
     "oracle itself sends as is counts as a copy task (echo), unless its field is named as the "
     "answer.",
+    classes=(
+        "BGW-115",
+        "BGW-116",
+        "TerminalWrench:structural-extraction",
+        "rl-envdoctor:prompt-leaks-answer",
+    ),
 )
 
 ANSWER_IN_STATE = register(
@@ -124,6 +131,7 @@ ANSWER_IN_STATE = register(
     "EK512. An answer kept as an option index (`label: 2`) where the agent answers with "
     "letters is not seen.",
     reported_as=("EK509",),
+    classes=("BGW-116", "TerminalWrench:structural-extraction"),
 )
 
 FRESH_INSTANCE_PAYS = register(
@@ -143,6 +151,7 @@ FRESH_INSTANCE_PAYS = register(
     '`POST /step {"action": {"answer": ""}}` answers reward 1.0.',
     fix="Guard `step` before `reset` (answer `done=True` with the low end of the range, or "
     "raise), and never start from a target a trivial answer matches.",
+    classes=("BGW-125",),
 )
 
 REWARD_IGNORES_ACTION = register(
@@ -167,6 +176,7 @@ REWARD_IGNORES_ACTION = register(
     "from the previous action (before the move is applied) varies with the actions and is"
     " not seen.",
     reported_as=("EK504",),
+    classes=("BGW-125", "rl-envdoctor:completion-independent-reward"),
 )
 
 

@@ -80,6 +80,7 @@ STEP_LATENCY = register(
     example="`step` calls a remote judge synchronously.",
     fix="Make `step` faster (cache, batch, precompute) or raise `envkit.step_timeout_s` "
     "when the latency is expected.",
+    classes=("rl-envdoctor:slow-grader",),
 )
 
 ENV_UNRESPONSIVE = register(

@@ -43,6 +43,7 @@ STALLING_PAYS = register(
     "returns more than the quickest win.",
     limits="Shaping paid for moving closer and not taken back for moving away (not "
     "potential-based) is not seen: no policy tried steps away from the goal and back.",
+    classes=("BGW-107", "BGW-122"),
 )
 
 RETURN_TOL = 1e-6  # returns are sums of floats: "more" means more than this

@@ -34,6 +34,7 @@ REWARD_NOT_FINITE = register(
     example="`reward = correct / total` with `total == 0`; `step` forgetting to set `reward`.",
     fix="Guard divisions and logs, clamp the reward, and always set `reward=` on the "
     "observation `step` returns.",
+    classes=("BGW-128", "rl-envdoctor:invalid-reward"),
 )
 
 REWARD_NOT_NUMERIC = register(
@@ -47,6 +48,7 @@ REWARD_NOT_NUMERIC = register(
     "coerced differently by each client.",
     example="`reward=is_correct` (a bool) instead of `reward=float(is_correct)`.",
     fix="Return `reward=float(...)`.",
+    classes=("rl-envdoctor:invalid-reward",),
 )
 
 REWARD_OUT_OF_RANGE = register(
@@ -62,6 +64,7 @@ REWARD_OUT_OF_RANGE = register(
     "200-character answer.",
     fix="Bound the reward (normalise or clamp it), or declare the true range in "
     "`validation.reward.range`.",
+    classes=("BGW-128", "rl-envdoctor:invalid-reward"),
 )
 
 REWARD_CONSTANT = register(
@@ -80,6 +83,7 @@ REWARD_CONSTANT = register(
     example="The rubric is not wired up and `_apply_rubric` silently returns 0.0 (OpenEnv).",
     fix="Check the reward is computed from the action; declare an oracle so envkit can "
     "see the maximum reachable.",
+    classes=("BGW-125", "rl-envdoctor:reward-saturation"),
 )
 
 REWARD_HACKABLE = register(
@@ -103,6 +107,15 @@ REWARD_HACKABLE = register(
     limits="A degenerate action that pays only on a fresh, never-reset instance (HTTP `POST /step`"
     " without `reset`) is reported as EK510 (fresh-instance-pays), not here.",
     reported_as=("EK510",),
+    classes=(
+        "BGW-101",
+        "BGW-119",
+        "BGW-123",
+        "BGW-125",
+        "TerminalWrench:hollow-implementation",
+        "rl-envdoctor:empty-ties-correct",
+        "rl-envdoctor:exploit-pays-out",
+    ),
 )
 
 ORACLE_BELOW_MAX = register(
@@ -128,6 +141,7 @@ ORACLE_BELOW_MAX = register(
     "rewards are compared with a tolerance of 1e-9, and a trainer cannot tell the two "
     "apart. An oracle that falls short only on seeds beyond the 8 undeclared ones played "
     "(or on a few seeds in many) can still be missed.",
+    classes=("BGW-120", "BGW-124", "rl-envdoctor:baseline-sanity"),
 )
 
 UNDECLARED_SEEDS = 8  # seeds after the declared ones the oracle plays too (EK506)

@@ -43,6 +43,7 @@ SESSIONS_INTERFERE = register(
     example="The task is stored in a module-level variable that each `reset` overwrites.",
     fix="Keep all episode state on the environment instance, or set "
     "`SUPPORTS_CONCURRENT_SESSIONS = False` and `max_concurrent_envs=1`.",
+    classes=("BGW-114", "BGW-127", "TerminalWrench:mutable-input-tampering"),
 )
 
 CAPACITY_NOT_ENFORCED = register(

@@ -59,6 +59,7 @@ NO_TRAINING_SIGNAL = register(
     '["EK523"]`) when you know your starting model already solves some tasks.',
     limits="The oracle's answer with a wrong value in the same form counts as a weak policy's: "
     "a reward that pays only for that form (tags around any number) reads as a signal.",
+    classes=("rl-envdoctor:reward-saturation",),
 )
 
 OFF_BY_ONE = "signal:off-by-one"

@@ -45,6 +45,13 @@ FORMAT_OVER_CORRECTNESS = register(
     "reward on a correct value.",
     limits="The wrong-value variant of a JSON answer rewrites its keys too, so a rubric that "
     "pays for the keys and the values separately can be under-measured.",
+    classes=(
+        "BGW-122",
+        "BGW-134",
+        "BGW-138",
+        "TerminalWrench:keyword-gaming",
+        "rl-envdoctor:grader-accepts-wrong",
+    ),
 )
 
 ERRORS_PAY = register(
@@ -72,6 +79,7 @@ ERRORS_PAY = register(
     "participation reward.",
     fix="Answer a rejected or failing action with the low end of the range (or refuse it "
     "before `step`: an invalid action is a VALIDATION_ERROR).",
+    classes=("BGW-126",),
 )
 
 BRITTLE_VERIFIER = register(
@@ -98,6 +106,7 @@ BRITTLE_VERIFIER = register(
     limits="No variation changes the Unicode normal form (NFC vs NFD). A task that asks for an "
     "exact form on purpose (an exact lowerCamelCase identifier) is reported anyway: EK516"
     " cannot tell.",
+    classes=("BGW-120",),
 )
 
 MAX_ANSWER_CHARS = 200  # longest oracle answer the brittle-verifier probe varies

@@ -1,0 +1,155 @@
+"""The field corpus: defects drawn from failure classes published outside envkit, reading and
+playing them.
+
+``tests/corpus/field/<class-slug>/<defect_NAME | nearmiss_NAME>/`` is a small real OpenEnv 0.10
+environment written by someone given only an external failure class (a BGW entry of bohrin's
+weakness list with its sources, a Terminal Wrench category, an rl-envdoctor policy, a paper's
+example) and OpenEnv's protocol: never an envkit rule, its description or its code. Its
+``case.toml`` holds ``kind`` (``defect`` or ``nearmiss``), ``external`` (the class, e.g.
+``BGW-119``, ``TerminalWrench:keyword-gaming``, ``rl-envdoctor:empty-answer-tag``), ``source``
+(a URL), ``mechanism`` and, added only by whoever triages the case after envkit has played it,
+``code`` (the code envkit reported; empty or absent when it missed).
+
+A case plays as a user runs envkit: every runtime rule (EK4xx, EK5xx). A defect must be
+reported by a finding at warning or above (by ``code`` when it is set); a near-miss must get no
+runtime error. The cases envkit misses are named in :data:`KNOWN_MISSES`, the near-misses it
+reports anyway in :data:`KNOWN_NOISE`, each with the reason, so the suite stays green while
+bench/field.py reports the figure.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+import tomllib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.corpus.corpus import JOBS, servers_without_gradio
+
+FIELD = Path(__file__).parent / "field"
+KINDS = ("defect", "nearmiss")
+RUNTIME = ("EK4", "EK5")  # the rules a field case is played with: every runtime rule
+_EXTERNAL = re.compile(r"BGW-1\d\d|[A-Za-z][\w.-]*:[a-z0-9][a-z0-9-]*")
+
+#: case (``class-slug/case``) -> why envkit reports no finding on this defect yet.
+KNOWN_MISSES: dict[str, str] = {}
+
+#: near-miss case -> why envkit reports a runtime error on it anyway (a false finding).
+KNOWN_NOISE: dict[str, str] = {}
+
+
+@dataclass(frozen=True)
+class FieldCase:
+    klass: str  # the class slug (its folder)
+    name: str  # the case's folder
+    kind: str  # "defect" or "nearmiss"
+    external: str  # the external class id, e.g. "BGW-119"
+    source: str
+    mechanism: str
+    code: str  # the code triage assigned ("" until triaged, or when envkit missed it)
+    path: Path
+
+    @property
+    def key(self) -> str:
+        return f"{self.klass}/{self.name}"
+
+
+def field_cases(root: Path = FIELD) -> list[FieldCase]:
+    """Every field case under ``root``, sorted by class then case."""
+    found = []
+    for toml in sorted(root.glob("*/*/case.toml")):
+        meta = tomllib.loads(toml.read_text(encoding="utf-8"))
+        found.append(
+            FieldCase(
+                klass=toml.parent.parent.name,
+                name=toml.parent.name,
+                kind=str(meta.get("kind", "")),
+                external=str(meta.get("external", "")),
+                source=str(meta.get("source", "")),
+                mechanism=str(meta.get("mechanism", "")),
+                code=str(meta.get("code", "") or ""),
+                path=toml.parent,
+            )
+        )
+    return found
+
+
+def problems(case: FieldCase) -> list[str]:
+    """What is wrong with ``case``'s layout or ``case.toml`` (empty when it is well formed)."""
+    out = []
+    if case.kind not in KINDS:
+        out.append(f"kind {case.kind!r} is not one of {KINDS}")
+    elif not case.name.startswith(f"{case.kind}_"):
+        out.append(f"a {case.kind}'s folder starts with `{case.kind}_`")
+    if not _EXTERNAL.fullmatch(case.external):
+        out.append(f"external {case.external!r} is not a class id (BGW-1xx, SOURCE:slug)")
+    if not case.source.startswith(("http://", "https://", "arXiv:", "arxiv:")):
+        out.append(f"source {case.source!r} is not a URL")
+    if not case.mechanism.strip():
+        out.append("mechanism is empty")
+    if case.code and not re.fullmatch(r"EK[45]\d\d", case.code):
+        out.append(f"code {case.code!r} is not a runtime rule's code")
+    for part in ("openenv.yaml", "server/__init__.py", "server/app.py"):
+        if not (case.path / part).is_file():
+            out.append(f"{part} is missing")
+    return out
+
+
+@dataclass(frozen=True)
+class Played:
+    """What envkit reported on a case: ``{code: severity}`` of its runtime findings."""
+
+    codes: dict[str, str]
+
+    @property
+    def loud(self) -> set[str]:
+        """Codes reported at warning or above."""
+        return {c for c, sev in self.codes.items() if sev in ("error", "warning")}
+
+    @property
+    def errors(self) -> set[str]:
+        return {c for c, sev in self.codes.items() if sev == "error"}
+
+
+def verdict(case: FieldCase, played: Played) -> str:
+    """``found`` (by the triaged code, or by any finding when none is set), ``other`` (a
+    triaged defect reported by other codes only), ``missed``; ``quiet`` or ``noise`` for a
+    near-miss."""
+    if case.kind == "nearmiss":
+        return "noise" if played.errors else "quiet"
+    if case.code:
+        return "found" if case.code in played.loud else ("other" if played.loud else "missed")
+    return "found" if played.loud else "missed"
+
+
+def play(case: FieldCase, workdir: Path, python: str) -> Played:
+    """Validate a copy of ``case`` with every runtime rule selected (validate's defaults
+    otherwise). Call it inside :func:`tests.corpus.corpus.servers_without_gradio`."""
+    from envkit.validation import validate
+
+    copy = workdir / f"field__{case.key.replace('/', '__')}"
+    shutil.copytree(case.path, copy)
+    report = validate(copy, python=python, select=list(RUNTIME), train_path=False)
+    return Played({f.code: f.severity.value for f in report.findings})
+
+
+def play_all(
+    chosen: list[FieldCase], workdir: Path, python: str, jobs: int = JOBS
+) -> Iterator[tuple[FieldCase, Played | BaseException, float]]:
+    """Play ``chosen`` (``jobs`` at once) and yield ``(case, what envkit reported or the
+    exception it raised, seconds)`` in ``chosen``'s order."""
+
+    def one(case: FieldCase) -> tuple[FieldCase, Played | BaseException, float]:
+        t0 = time.perf_counter()
+        try:
+            found: Played | BaseException = play(case, workdir, python)
+        except Exception as exc:  # noqa: BLE001 - reported by the caller, per case
+            found = exc
+        return case, found, time.perf_counter() - t0
+
+    with servers_without_gradio(), ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        yield from pool.map(one, chosen)
