@@ -73,6 +73,19 @@ BLIND_POLICY_PAID = register(
     "alone (EK514), errors that pay (EK515), feedback that reveals the answer (EK522) — the "
     "content-free policies are not reported again.",
     reported_as=NAMED_ROUTES,
+    classes=(
+        "BGW-101",
+        "BGW-122",
+        "BGW-123",
+        "BGW-115",
+        "TerminalWrench:keyword-gaming",
+        "TerminalWrench:output-spoofing",
+        "TerminalWrench:metric-spoofing",
+        "rl-envdoctor:exploit-pays-out",
+        "rl-envdoctor:empty-ties-correct",
+        "rl-envdoctor:grader-accepts-wrong",
+        "rl-envdoctor:prompt-leaks-answer",
+    ),
 )
 
 
