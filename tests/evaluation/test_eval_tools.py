@@ -18,7 +18,7 @@ from envkit.evaluation import evaluate
 from envkit.evaluation.policies import parse_actions
 from envkit.server import ServerProcess, start_server
 
-TOOLS_ENV = Path(__file__).parents[1] / "corpus" / "blind-policy-paid" / "nearmiss_tools_template"
+TOOLS_ENV = Path(__file__).parents[1] / "validation" / "envs" / "blind" / "tools_template"
 
 
 @pytest.fixture(scope="module")
