@@ -467,6 +467,9 @@ class _Progress:
             if rec.success
             else ("error: " + rec.error if rec.error else "truncated" if rec.truncated else "")
         )
+        if rec.retries and not rec.lost:
+            lost = f"{rec.retries} lost session{'s' if rec.retries > 1 else ''}"
+            status = f"{status}  (replayed after {lost})".lstrip()
         if self.bar is not None and self.task is not None:
             self.bar.update(
                 self.task, completed=finished, description=f"last return {rec.return_:.3f}"
@@ -572,6 +575,11 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
             f"lost          {s['lost_episodes']} episode(s): their session was lost "
             f"(--session-retries {settings.get('session_retries', 0)}); no result, not in "
             "return, success or pass@k"
+        )
+    if s.get("replayed_episodes"):
+        lines.append(
+            f"replayed      {s['replayed_episodes']} episode(s) played again from reset after a "
+            'lost session; the last play counts ("retries" in trajectories.jsonl)'
         )
     if s.get("usage"):
         u = s["usage"]

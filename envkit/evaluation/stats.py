@@ -42,6 +42,8 @@ DEFINITIONS = {
     "frac_reward_zero_std); `fraction` = flat / groups",
     "lost_episodes": "episodes whose session was lost (also after the retries on fresh "
     "sessions): no result, left out of every other statistic; --resume plays them again",
+    "replayed_episodes": "finished episodes played again from reset on a fresh session after "
+    "their session was lost (`retries` in trajectories.jsonl); each counts its last play",
     "std": "population standard deviation (ddof=0)",
     "percentiles": "linear interpolation between closest ranks",
     "latency_s": "env_step: seconds from sending a step frame to its answer; policy: seconds "
@@ -170,6 +172,7 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
         "episode_errors": sum(1 for e in eps if e.get("error")),
         "truncated_episodes": sum(1 for e in eps if e.get("truncated")),
         "lost_episodes": len(played) - len(eps),
+        "replayed_episodes": sum(1 for e in eps if e.get("retries")),
         "usage": steps.usage if steps.usage_seen else None,
     }
 
