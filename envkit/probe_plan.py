@@ -25,8 +25,11 @@ from typing import Any
 from envkit.envdir.constants import MANIFEST_NAME, PROBE_PLAN_PATH
 from envkit.envdir.manifest import read_manifest
 from envkit.envdir.project import resolve_python
-from envkit.errors import PlanError  # also importable from here, its old home
-from envkit.errors import PolicyError, WireError
+from envkit.errors import (
+    PlanError,  # also importable from here, its old home
+    PolicyError,
+    WireError,
+)
 from envkit.findings import Location
 
 # The server, the WebSocket client and the policy process (httpx, websockets: a third of a
