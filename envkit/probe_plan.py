@@ -25,11 +25,16 @@ from typing import Any
 from envkit.envdir.constants import MANIFEST_NAME, PROBE_PLAN_PATH
 from envkit.envdir.manifest import read_manifest
 from envkit.envdir.project import resolve_python
-from envkit.errors import PlanError  # also importable from here, its old home
+from envkit.errors import (
+    PlanError,  # also importable from here, its old home
+    PolicyError,
+    WireError,
+)
 from envkit.findings import Location
-from envkit.policy import PolicyError, PolicyProcess
-from envkit.server import start_server
-from envkit.wire import EnvSession, WireError
+
+# The server, the WebSocket client and the policy process (httpx, websockets: a third of a
+# second) are imported by the two functions that play a plan: `envkit init` and the importers
+# only write plans (plan_document, dumps), and `envkit init` must start fast.
 
 PLAN_SCHEMA_VERSION = "1"
 DEFAULT_EPISODE_ID = "envkit-probe"
@@ -239,6 +244,8 @@ def make_probe_plan(
             hint="Declare `envkit: {oracle: server.oracle:policy}` (a "
             "function observation dict -> action dict), or write the plan by hand.",
         )
+    from envkit.server import start_server
+
     interpreter = resolve_python(root, python)
     server = start_server(root, manifest.app, python=interpreter)
     try:
@@ -284,6 +291,9 @@ def play_probe_plan(
         PlanError: an error frame, a transport failure or an oracle failure (the message
             says after how many actions), or a plan that breaks the schema.
     """
+    from envkit.policy import PolicyProcess
+    from envkit.wire import EnvSession
+
     actions: list[dict[str, Any]] = []
     try:
         with (

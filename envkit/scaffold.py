@@ -39,7 +39,6 @@ from envkit.names import EnvNames, normalise_name
 from envkit.probe_plan import dumps, plan_document
 from envkit.resources import templates_dir
 from envkit.skills import install_skills
-from envkit.validation import validate
 
 if TYPE_CHECKING:
     from envkit.validation.report import ValidationReport
@@ -460,6 +459,11 @@ def _static_report(dest: Path, notes: list[str]) -> ValidationReport | None:
     """``envkit validate --static`` on a new environment from an external template; ``None``
     (and a note) when validation itself refuses (e.g. a bad ``[tool.envkit.validate]``)."""
     try:
+        # Imported here, not at the top: only an external template is validated, and the
+        # validation package (pydantic models of every rule, httpx) would double the time of
+        # every `envkit init` from a built-in template.
+        from envkit.validation import validate
+
         return validate(dest, static=True)
     except EnvkitError as exc:
         notes.append(f"`envkit validate --static` could not run: {exc}")

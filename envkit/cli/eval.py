@@ -468,6 +468,9 @@ class _Progress:
             if rec.success
             else ("error: " + rec.error if rec.error else "truncated" if rec.truncated else "")
         )
+        if rec.retries and not rec.lost:
+            lost = f"{rec.retries} lost session{'s' if rec.retries > 1 else ''}"
+            status = f"{status}  (replayed after {lost})".lstrip()
         if self.bar is not None and self.task is not None:
             self.bar.update(
                 self.task, completed=finished, description=f"last return {rec.return_:.3f}"
@@ -490,7 +493,7 @@ def _ms(value: float | None) -> str:
 def _render(result: EvalResult, output: _output.Output, resume_cmd: str) -> None:
     """The histogram and notes on stderr, then the summary: JSON with ``--format json``, else
     text lines on stdout (with ``resume_cmd`` when episodes were lost)."""
-    from envkit.evaluation import histogram
+    from envkit.evaluation import flat_groups_warning, histogram
 
     s = result.summary
     _render_histogram(
@@ -498,6 +501,9 @@ def _render(result: EvalResult, output: _output.Output, resume_cmd: str) -> None
     )
     for note in result.notes:
         _output.err.print(f"note: {_output.esc(note)}")
+    flat = flat_groups_warning(s)
+    if flat is not None:
+        _output.warn(*flat)
     if output.is_json:
         payload = dict(s)
         payload["files"] = {k: str(v) for k, v in result.files.items()}
@@ -547,6 +553,12 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
     if pk["mean"] and any(v is not None for v in pk["mean"].values()):
         parts = "  ".join(f"pass@{k} {_fmt(v)}" for k, v in pk["mean"].items())
         lines.append(f"pass@k        {parts}   (over {s['complete_groups']} complete groups)")
+    flat = s.get("flat_groups") or {}
+    if flat.get("groups"):
+        lines.append(
+            f"flat groups   GRPO gets no gradient from {flat['flat']} of {flat['groups']} groups "
+            "(every rollout of the seed got the same return)"
+        )
     lines += [
         (
             f"latency       env step p50 {_ms(lat['env_step']['p50'])} p95 "
@@ -564,6 +576,11 @@ def _summary_lines(s: dict[str, Any]) -> list[str]:
             f"lost          {s['lost_episodes']} episode(s): their session was lost "
             f"(--session-retries {settings.get('session_retries', 0)}); no result, not in "
             "return, success or pass@k"
+        )
+    if s.get("replayed_episodes"):
+        lines.append(
+            f"replayed      {s['replayed_episodes']} episode(s) played again from reset after a "
+            'lost session; the last play counts ("retries" in trajectories.jsonl)'
         )
     if s.get("usage"):
         u = s["usage"]

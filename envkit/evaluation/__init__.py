@@ -18,7 +18,7 @@ from envkit.evaluation.runner import (
     evaluate,
     resume,
 )
-from envkit.evaluation.stats import histogram, pass_at_k
+from envkit.evaluation.stats import flat_groups_warning, histogram, pass_at_k
 
 # The name this package exported before it was told apart from validate's bound
 # (envkit.validation.engine.DEFAULT_MAX_STEPS, 50); kept so existing imports still work.
@@ -35,6 +35,7 @@ __all__ = [
     "EvalSettings",
     "StepRecord",
     "evaluate",
+    "flat_groups_warning",
     "histogram",
     "pass_at_k",
     "resume",

@@ -521,7 +521,7 @@ def _play_retrying(holder: _Holder, policy: EpisodePolicy, task: Task, ctx: _Ctx
     retries = 0
     while True:
         try:
-            return _play(holder.session, policy, task, ctx)
+            record = _play(holder.session, policy, task, ctx)
         except _Lost as lost:
             if ctx.stop.is_set():
                 raise _Stopped from None
@@ -538,6 +538,9 @@ def _play_retrying(holder: _Holder, policy: EpisodePolicy, task: Task, ctx: _Ctx
                 with ctx.lock:
                     ctx.retried += 1
             retries += 1
+        else:
+            record.retries = retries
+            return record
 
 
 def _lost_record(task: Task, lost: _Lost, retries: int) -> EpisodeRecord:
@@ -551,6 +554,7 @@ def _lost_record(task: Task, lost: _Lost, retries: int) -> EpisodeRecord:
         seed=seed,
         error=f"{SESSION_LOST}: {lost.text}{after}",
         lost=True,
+        retries=retries,
     )
 
 

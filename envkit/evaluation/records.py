@@ -2,7 +2,8 @@
 
 The JSON they serialise to (:meth:`EpisodeRecord.to_json`, :meth:`EvalSettings.to_json`) is the
 shape of ``trajectories.jsonl`` lines and of ``summary.json``'s ``settings``, which other
-tools read (``envkit label``): field names never change; optional step fields (``reply``,
+tools read (``envkit label``): field names never change; optional episode fields (``lost``,
+``retries``) and step fields (``reply``,
 ``usage``, ``error``, ``error_code``, ``parse_error``) are written only when set.
 """
 
@@ -184,6 +185,9 @@ class EpisodeRecord:
         lost: its session was lost (also after the retries on fresh sessions): it is not a
             result, so the statistics leave it out and ``--resume`` plays it again; written
             as ``"lost": true`` only when set.
+        retries: how many times the episode was played again from reset on a fresh session
+            after its session was lost (0: played once). A finished episode with retries is
+            a complete result of its last play; written as ``"retries": N`` only when > 0.
         return_: the sum of finite step rewards (``return`` in JSON).
         max_reward: the highest finite step reward, or ``None``.
         success: a step reward reached the manifest's maximum.
@@ -206,6 +210,7 @@ class EpisodeRecord:
     truncated: bool = False
     duration_s: float = 0.0
     lost: bool = False
+    retries: int = 0
 
     @property
     def steps_taken(self) -> int:
@@ -230,6 +235,8 @@ class EpisodeRecord:
         }
         if self.lost:
             out["lost"] = True
+        if self.retries:
+            out["retries"] = self.retries
         return out
 
     @classmethod
@@ -258,4 +265,5 @@ class EpisodeRecord:
             truncated=bool(data["truncated"]),
             duration_s=float(data["duration_s"]),
             lost=bool(data.get("lost")) or str(data["error"] or "").startswith(SESSION_LOST),
+            retries=int(data.get("retries") or 0),
         )

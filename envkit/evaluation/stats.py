@@ -10,6 +10,10 @@ Definitions (also written into ``summary.json`` under ``definitions``):
 - *pass@k* of a group of ``n`` rollouts of one seed with ``c`` successes: the unbiased
   estimator ``1 - C(n-c, k) / C(n, k)`` (Chen et al. 2021, "Evaluating Large Language Models
   Trained on Code"), averaged over groups for the summary.
+- *flat group*: a group of at least 2 finished rollouts whose returns are all equal (within
+  :data:`FLAT_TOLERANCE`). GRPO scores each rollout against its group's mean (Shao et al. 2024,
+  "DeepSeekMath"): in a flat group every advantage is 0, so the group gives no gradient (TRL
+  logs the share as ``frac_reward_zero_std``).
 - *lost* episodes (their session was lost, also after the retries on fresh sessions) are no
   results: they are counted in ``lost_episodes`` and left out of every other statistic.
 - standard deviations are population standard deviations (``ddof=0``); percentiles use linear
@@ -33,15 +37,25 @@ DEFINITIONS = {
     "(validation.reward.range[1] in openenv.yaml, 1.0 without a manifest)",
     "pass_at_k": "per group of rollouts of one seed: 1 - C(n-c, k)/C(n, k) with n rollouts and "
     "c successes (unbiased estimator); `mean` averages over groups",
+    "flat_groups": "groups of at least 2 finished rollouts whose returns are all equal: GRPO's "
+    "advantage is 0 for each of their rollouts, so they give no gradient (TRL's "
+    "frac_reward_zero_std); `fraction` = flat / groups",
     "lost_episodes": "episodes whose session was lost (also after the retries on fresh "
     "sessions): no result, left out of every other statistic; --resume plays them again",
     "invalid_actions": "steps the environment refused: a VALIDATION_ERROR frame, or a tool "
     "call answered with a tool error (an `error` in its observation; error_code TOOL_ERROR)",
+    "replayed_episodes": "finished episodes played again from reset on a fresh session after "
+    "their session was lost (`retries` in trajectories.jsonl); each counts its last play",
     "std": "population standard deviation (ddof=0)",
     "percentiles": "linear interpolation between closest ranks",
     "latency_s": "env_step: seconds from sending a step frame to its answer; policy: seconds "
     "the policy took to choose an action (model call included)",
 }
+
+#: Returns closer than this count as equal (sums of float step rewards).
+FLAT_TOLERANCE = 1e-9
+#: The share of flat groups above which :func:`flat_groups_warning` warns.
+FLAT_WARN_FRACTION = 0.5
 
 
 def describe(values: Sequence[float]) -> dict[str, float | int | None]:
@@ -144,6 +158,7 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
         "step_reward": describe(steps.rewards),
         "success_rate": (sum(1 for e in eps if e["success"]) / len(eps)) if eps else None,
         "pass_at_k": {"k": ks, "mean": pass_mean, "groups": per_group},
+        "flat_groups": _flat_groups(per_group),
         "mean_steps": statistics.fmean(len(e["steps"]) for e in eps) if eps else None,
         "steps": len(steps.rewards),
         "latency_s": {
@@ -159,6 +174,7 @@ def summarize(episodes: Iterable[dict[str, Any]], *, group_size: int) -> dict[st
         "episode_errors": sum(1 for e in eps if e.get("error")),
         "truncated_episodes": sum(1 for e in eps if e.get("truncated")),
         "lost_episodes": len(played) - len(eps),
+        "replayed_episodes": sum(1 for e in eps if e.get("retries")),
         "usage": steps.usage if steps.usage_seen else None,
     }
 
@@ -235,6 +251,7 @@ def _groups(
                 "successes": c,
                 "returns": [m["return"] for m in members],
                 "mean_return": statistics.fmean(m["return"] for m in members),
+                "flat": _is_flat([m["return"] for m in members]) if n >= 2 else None,
                 "pass_at_k": {str(k): pass_at_k(n, c, k) for k in ks if k <= n},
             }
         )
@@ -244,3 +261,42 @@ def _groups(
         for k in ks
     }
     return per_group, pass_mean, ks
+
+
+def _is_flat(returns: Sequence[float]) -> bool:
+    """Every return equal (within :data:`FLAT_TOLERANCE`)."""
+    return max(returns) - min(returns) <= FLAT_TOLERANCE
+
+
+def _flat_groups(per_group: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"flat", "groups", "fraction"}``: the flat groups among those of at least 2 finished
+    rollouts (``fraction`` is ``None`` when there is none, e.g. ``--group-size 1``)."""
+    judged = [g for g in per_group if g["flat"] is not None]
+    flat = sum(1 for g in judged if g["flat"])
+    return {
+        "flat": flat,
+        "groups": len(judged),
+        "fraction": flat / len(judged) if judged else None,
+    }
+
+
+def flat_groups_warning(summary: dict[str, Any]) -> tuple[str, str] | None:
+    """``(message, hint)`` when more than :data:`FLAT_WARN_FRACTION` of the groups of a
+    summary (:func:`summarize`'s output) are flat: a GRPO run on these prompts would learn
+    little or nothing. ``None`` otherwise, and for runs without groups of 2 or more."""
+    flat = summary.get("flat_groups") or {}
+    fraction = flat.get("fraction")
+    if fraction is None or fraction <= FLAT_WARN_FRACTION:
+        return None
+    returns = {round(g["returns"][0], 9) for g in summary["pass_at_k"]["groups"] if g.get("flat")}
+    same = f" (all {returns.pop():g})" if len(returns) == 1 else ""
+    message = (
+        f"GRPO gets no gradient from {flat['flat']} of {flat['groups']} groups: in each, every "
+        f"rollout got the same return{same}."
+    )
+    hint = (
+        "Give partial credit for progress toward the answer, use easier tasks (harder ones if "
+        "every rollout succeeds) or a stronger model, and check that the reward is computed "
+        "(`envkit validate`)."
+    )
+    return message, hint

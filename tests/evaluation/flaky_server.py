@@ -5,7 +5,7 @@ sessions, or answers a step with an observation of many megabytes.
 Served by a real uvicorn on 127.0.0.1 (tests/evaluation/conftest.py, ``flaky_server``); the
 frames are those of OpenEnv's ``/ws`` (docs/protocol.md): ``reset``, ``step``, ``state`` and
 ``close`` in, ``observation``, ``state`` and ``error`` out. An episode is 3 steps; the last
-one's reward is 1.0 (the maximum), the others' 0.0.
+one's reward is ``final_reward`` (1.0, the maximum, unless a test lowers it), the others' 0.0.
 """
 
 from __future__ import annotations
@@ -33,12 +33,14 @@ class Knobs:
         drops_left: how many sessions are still dropped that way (each drop counts one).
         big_observation_bytes: when > 0, the first step answers an observation holding a
             string of this many bytes.
+        final_reward: the reward of an episode's last step (every episode's return).
         sessions: WebSocket sessions accepted so far.
     """
 
     drop_after: int | None = None
     drops_left: int = 0
     big_observation_bytes: int = 0
+    final_reward: float = 1.0
     sessions: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -98,7 +100,9 @@ def make_app(knobs: Knobs) -> FastAPI:
                     if steps == 1 and knobs.big_observation_bytes:
                         obs["blob"] = "x" * knobs.big_observation_bytes
                     done = steps >= STEPS
-                    await socket.send_json(_observation(obs, 1.0 if done else 0.0, done))
+                    await socket.send_json(
+                        _observation(obs, knobs.final_reward if done else 0.0, done)
+                    )
                 else:
                     await socket.send_json(
                         {"type": "error", "data": {"code": "UNKNOWN_TYPE", "message": str(kind)}}

@@ -33,6 +33,26 @@ def test_a_dropped_session_is_played_again_on_a_fresh_one(flaky_server, tmp_path
     assert any("1 episode(s) lost their session and were played again" in n for n in s["notes"])
     assert flaky_server.knobs.sessions == 2  # the first, and the fresh one after the drop
     assert [e["steps_taken"] for e in _traj(tmp_path)] == [3, 3, 3, 3]
+    # the episode played again is marked; the others carry no `retries`
+    assert [e.get("retries") for e in _traj(tmp_path)] == [1, None, None, None]
+    assert [e.retries for e in result.episodes] == [1, 0, 0, 0]
+    assert s["replayed_episodes"] == 1
+
+
+def test_a_replayed_episode_is_marked_in_the_text(cli, flaky_server, tmp_path):
+    flaky_server.knobs.drop_after, flaky_server.knobs.drops_left = 1, 2  # two lost sessions
+    r = cli("eval", "--url", flaky_server.url, "--policy", "random", "-n", "2", "--out", tmp_path)
+    assert r.exit_code == 0, r.output
+    assert (
+        "episode 1/2  seed 0  return 1.000  steps 3  success  (replayed after 2 lost sessions)"
+        in r.stderr
+    )
+    assert "episode 2/2  seed 1  return 1.000  steps 3  success" in r.stderr.splitlines()
+    assert (
+        "replayed      1 episode(s) played again from reset after a lost session; the last "
+        'play counts ("retries" in trajectories.jsonl)'
+    ) in r.stdout
+    assert [e.get("retries") for e in _traj(tmp_path)] == [2, None]
 
 
 def test_lost_after_the_retries_is_reported_apart_and_resume_plays_it(cli, flaky_server, tmp_path):

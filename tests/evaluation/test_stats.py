@@ -132,3 +132,32 @@ def test_plot_written_or_skipped_with_a_note(tmp_path, monkeypatch):
     note = write_plot(tmp_path / "c.png", eps, reward_range=(0.0, 1.0), title="t")
     assert "matplotlib is not installed" in note and "rl-envkit[plot]" in note
     assert not (tmp_path / "c.png").exists()
+
+
+def test_flat_groups_are_the_groups_whose_returns_are_all_equal():
+    from envkit.evaluation.stats import flat_groups_warning
+
+    eps = [
+        _ep(0, 0, 0, [0.0], False),
+        _ep(1, 0, 0, [0.0, 0.0], False),  # group 0: 0, 0 -> flat
+        _ep(2, 1, 1, [0.5], False),
+        _ep(3, 1, 1, [0.25, 0.25], False),  # group 1: 0.5, 0.5 -> flat
+        _ep(4, 2, 2, [1.0], True),
+        _ep(5, 2, 2, [0.0], False),  # group 2: 1, 0 -> not flat
+        _ep(6, 3, 3, [1.0], True),  # group 3: one rollout (the other lost) -> not judged
+    ]
+    s = summarize(eps, group_size=2)
+    assert [g["flat"] for g in s["pass_at_k"]["groups"]] == [True, True, False, None]
+    assert s["flat_groups"] == {"flat": 2, "groups": 3, "fraction": pytest.approx(2 / 3)}
+    message, hint = flat_groups_warning(s)
+    assert message == (
+        "GRPO gets no gradient from 2 of 3 groups: in each, every rollout got the same return."
+    )
+    assert "partial credit" in hint and "`envkit validate`" in hint
+
+    # half flat is not "most": no warning; one rollout per seed: nothing to judge
+    half = summarize(eps[:2] + eps[4:6], group_size=2)
+    assert half["flat_groups"]["fraction"] == 0.5 and flat_groups_warning(half) is None
+    single = summarize([_ep(0, 0, 0, [0.0], False)], group_size=1)
+    assert single["flat_groups"] == {"flat": 0, "groups": 0, "fraction": None}
+    assert flat_groups_warning(single) is None
