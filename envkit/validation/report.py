@@ -377,10 +377,13 @@ def _is_behaviour(f: Finding) -> bool:
 
 def folded(report: ValidationReport, show_all: bool = False) -> list[Finding]:
     """The findings the text report folds: hygiene rules (:attr:`Rule.hygiene`) below error
-    severity, unless ``show_all``. An error is never folded (a user may re-grade one)."""
+    severity, unless ``show_all``. An error is never folded (a user may re-grade one), nor a
+    single hygiene finding: folding one saves no lines and would hide the only thing it
+    says (a README that still describes the template, EK224, is often the only warning)."""
     if show_all:
         return []
-    return [f for f in report.findings if f.hygiene and f.severity is not Severity.ERROR]
+    hidden = [f for f in report.findings if f.hygiene and f.severity is not Severity.ERROR]
+    return hidden if len(hidden) > 1 else []
 
 
 # Styles of the text report on a terminal (rich style names). Plain text carries the same

@@ -108,3 +108,14 @@ def test_fingerprints_see_code_and_ignore_layout() -> None:
     assert source_fingerprint('x = f"{a} c"\ncall(1, 2)\n') != base
     assert source_fingerprint('x = f"{a} b"\ncall(1, 3)\n') != base
     assert source_fingerprint("def broken(:\n") == source_fingerprint("def broken(:\n")
+
+
+def test_the_only_warning_is_shown_in_full_not_folded_as_hygiene(guess_env: Path, cli) -> None:
+    models = guess_env / "models.py"
+    models.write_text(models.read_text().replace("    guess: int = Field", "    word: str = Field"))
+    result = cli("validate", guess_env, "--static", "--select", "EK224")
+    assert result.exit_code == 0, result.output
+    assert "EK224 readme-describes-template" in result.stdout
+    assert "`models.py` changed" in result.stdout  # its message, not a folded count
+    assert "folded" not in result.stdout
+    assert "0 errors, 1 warning, 0 infos" in result.stdout
