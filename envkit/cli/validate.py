@@ -162,7 +162,8 @@ def validate_cmd(
         typer.Option(
             "--show-all",
             help="Text format: list generic hygiene warnings (.gitignore, "
-            "BuildKit syntax, ...) one by one instead of one line per family.",
+            "BuildKit syntax, ...) one by one instead of one line per family, and every "
+            "skipped check with the reason it was not evaluated.",
         ),
     ] = False,
     no_train_path: Annotated[

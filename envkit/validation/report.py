@@ -462,6 +462,7 @@ def _text_lines(report: ValidationReport, show_all: bool) -> list[_Line]:
             plain.append(f"  {name:<{width}}  {total}: {parts}")
         plain.append("")
     plain += _trailer(report)
+    plain += _skipped_lines(report, show_all)
     lines += [[(text, "")] if text else [] for text in plain]
     lines.append([(summary_line(report), _SUMMARY_STYLE[report.passed])])
     return lines
@@ -494,10 +495,35 @@ def _trailer(report: ValidationReport) -> list[str]:
     return lines
 
 
+def _skipped_lines(report: ValidationReport, show_all: bool) -> list[str]:
+    """The checks this run did not evaluate, with the reason of each (``show_all``), else
+    their count and how to list them. Deselected rules and those listed as not checked in a
+    repository are left out (the user chose them, or they are listed already)."""
+    skipped = [
+        c
+        for c in report.checks
+        if c.status == "skipped" and c.reason != DESELECTED and not c.reason.startswith("in-repo")
+    ]
+    if not skipped:
+        return []
+    if not show_all:
+        return [
+            f"{_plural(len(skipped), 'check')} skipped, each for a reason "
+            "(`--show-all` lists them; JSON: `checks[].reason`).",
+            "",
+        ]
+    return [
+        f"Skipped ({len(skipped)}):",
+        *(f"  {c.code} {c.name}: {c.reason}" for c in skipped),
+        "",
+    ]
+
+
 def render_text(report: ValidationReport, show_all: bool = False) -> str:
     """Behaviour findings (EK4xx/EK5xx) first, then the others grouped by file; generic
     hygiene warnings folded into one line per family with a count unless ``show_all``;
-    checks skipped because the environment lives in a repository; one summary line.
+    checks skipped because the environment lives in a repository; the other skipped checks
+    counted (listed with their reasons when ``show_all``); one summary line.
     Plain text: what ``--output`` writes and a pipe receives."""
     lines = _text_lines(report, show_all)
     return "\n".join("".join(text for text, _ in line) for line in lines) + "\n"
