@@ -507,11 +507,11 @@ def _skipped_lines(report: ValidationReport, show_all: bool) -> list[str]:
     if not skipped:
         return []
     if not show_all:
-        return [
+        line = (
             f"{_plural(len(skipped), 'check')} skipped, each for a reason "
-            "(`--show-all` lists them; JSON: `checks[].reason`).",
-            "",
-        ]
+            "(`--show-all` lists them; JSON: `checks[].reason`)."
+        )
+        return [line, ""]
     return [
         f"Skipped ({len(skipped)}):",
         *(f"  {c.code} {c.name}: {c.reason}" for c in skipped),

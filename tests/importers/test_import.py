@@ -34,17 +34,31 @@ EXACT_ANSWER = {
 }
 
 
+#: id -> the reward-design defect of the fixture itself that validate reports (an error).
+FIXTURE_DEFECTS = {
+    # its parser takes the last number of the reply, so "The answer is not 16." is paid as
+    # 16: the question-blind `denied` policy (bohrin's false-negation probe) earns 1.0
+    "vf_single": "EK524",
+}
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)
 def test_envkit_validate_has_zero_findings(imported_envs, source):
     from envkit.validation import validate
 
     env = imported_envs[source]
     report = validate(env.path, python=env.python)
-    expected = {"EK523"} if dict(zip(SOURCES, IDS, strict=True))[source] in EXACT_ANSWER else set()
+    name = dict(zip(SOURCES, IDS, strict=True))[source]
+    expected = {"EK523"} if name in EXACT_ANSWER else set()
+    if name in FIXTURE_DEFECTS:
+        found = [f for f in report.findings if f.code == FIXTURE_DEFECTS[name]]
+        assert found and "`denied`" in found[0].message, report.findings
+        expected.add(FIXTURE_DEFECTS[name])
     assert [f"{f.code} {f.message}" for f in report.findings if f.code not in expected] == []
     assert {f.code for f in report.findings} == expected
-    assert all(f.severity.value == "info" for f in report.findings)
-    assert report.passed
+    if name not in FIXTURE_DEFECTS:
+        assert all(f.severity.value == "info" for f in report.findings)
+        assert report.passed
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=IDS)

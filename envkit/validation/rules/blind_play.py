@@ -30,6 +30,13 @@ MAX_REPEAT = 20  # steps of a sequence policy that repeats (stall, repeat-last)
 MAX_TOOLS = 6  # tools the sequence policies call
 MAX_READ_BACK = 4  # texts of tool errors sent back as answers
 
+#: Why EK524 and EK525 are not judged without the oracle's wins: the top of the range is no
+#: yardstick for an environment that pays partial credit by design.
+NO_YARDSTICK = (
+    "no oracle reached the top of the range to measure against (declare `envkit.oracle`; "
+    "a `--url` run needs the environment's directory too)"
+)
+
 #: Rules that name a route to reward a question-blind policy may also take: when one of them
 #: reported, EK524 and EK525 do not report the content-free payout again.
 NAMED_ROUTES = ("EK505", "EK509", "EK510", "EK513", "EK514", "EK515", "EK522")
@@ -55,8 +62,7 @@ BLIND_POLICY_PAID = register(
     "(`envkit.blind_floor: [warning, error]` changes both). A corrupted oracle answer (off by "
     "one, truncated, reordered, denied, listed among wrong answers, another value in the "
     "same form) earning the oracle's return less `floor_margin` on every seed is an error. "
-    "Without an "
-    "oracle the yardstick is the top of the reward range and a policy's best step reward. "
+    "Judged only when the declared oracle reaches the top of the range (the yardstick). "
     "When no action of any policy was accepted, the check is skipped with that reason.",
     why="A trainer is an optimiser: a route to reward that skips the task is the route it "
     "finds. A grader that pays 0.35 for any non-empty reply, or accepts the right word "
@@ -379,6 +385,9 @@ def _read_back(probes: Probes, plan: Plan, s: EnvSession) -> list[Planned]:
 def blind_policies(probes: Probes) -> None:
     """EK524: play every fitting question-blind policy on each seed and judge its return."""
     engine, settings = probes.engine, probes.engine.settings
+    if not probes.wins:
+        engine.skip(BLIND_POLICY_PAID, NO_YARDSTICK)
+        return
     todo = plans(probes)
     if not todo:
         engine.skip(BLIND_POLICY_PAID, "no action was accepted by the server to build on")

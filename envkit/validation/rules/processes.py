@@ -16,13 +16,7 @@ from envkit.errors import ServerStartError
 from envkit.server import _spawn
 from envkit.validation.engine import Episode
 from envkit.validation.probing import Probes, fmt
-from envkit.validation.rules.determinism import (
-    RESET_NONDETERMINISTIC,
-    REWARD_NONDETERMINISTIC,
-    SEED_IGNORED,
-    compare,
-    volatile_paths,
-)
+from envkit.validation.rules import determinism
 from envkit.wire import EnvErrorFrame, EnvSession, WireError
 
 #: What a second server process changes of the first one's surroundings: nothing an episode
@@ -76,7 +70,12 @@ def surroundings(probes: Probes) -> None:
         or server is None
         or cand is None
         or any(
-            engine.has(r) for r in (SEED_IGNORED, RESET_NONDETERMINISTIC, REWARD_NONDETERMINISTIC)
+            engine.has(r)
+            for r in (
+                determinism.SEED_IGNORED,
+                determinism.RESET_NONDETERMINISTIC,
+                determinism.REWARD_NONDETERMINISTIC,
+            )
         )
         or not probes.time_left("second server process")
         or engine.remaining_s() < 10
@@ -84,7 +83,7 @@ def surroundings(probes: Probes) -> None:
         return
     seed = first.seed
     here = probes.play(seed, list(first.actions), "replay")
-    volatile = volatile_paths(first, here)
+    volatile = determinism.volatile_paths(first, here)
     engine.progress("replaying one episode on a second server process (other hash seed, TZ)")
     given = server._spawn_args.get("env")
     given = dict(given) if isinstance(given, Mapping) else {}
@@ -113,12 +112,16 @@ def surroundings(probes: Probes) -> None:
     finally:
         if twin is not None:
             twin.stop(grace_s=1.0)
-    engine.ran(RESET_NONDETERMINISTIC, REWARD_NONDETERMINISTIC)
-    diffs = compare(here, ep, volatile)
+    engine.ran(determinism.RESET_NONDETERMINISTIC, determinism.REWARD_NONDETERMINISTIC)
+    diffs = determinism.compare(here, ep, volatile)
     if not diffs:
         return
     d = diffs[0]
-    rule = REWARD_NONDETERMINISTIC if d.where.startswith("reward") else RESET_NONDETERMINISTIC
+    rule = (
+        determinism.REWARD_NONDETERMINISTIC
+        if d.where.startswith("reward")
+        else determinism.RESET_NONDETERMINISTIC
+    )
     if engine.has(rule):
         return
     where = "after `reset`" if d.where in ("reset", "state after reset") else f"at {d.where}"

@@ -101,9 +101,10 @@ class Rollout:
 
 
 def is_weak(policy: str) -> bool:
-    """Whether ``policy`` (an :attr:`Episode.policy`) is one of envkit's weak policies (the
-    question-blind ones, ``blind:*``, included)."""
-    return policy in WEAK_POLICIES or policy.startswith(("degenerate:", "blind:"))
+    """Whether ``policy`` (an :attr:`Episode.policy`) is one of envkit's weak policies. The
+    question-blind ones (``blind:*``) are not: they stand in for a reward hacker, not for an
+    untrained model, and EK524 judges what they earn."""
+    return policy in WEAK_POLICIES or policy.startswith("degenerate:")
 
 
 def rollouts(episodes: Iterable[Episode], hi: float = math.inf) -> list[Rollout]:
@@ -272,7 +273,6 @@ def _policies(found: Sequence[Rollout]) -> str:
         "fuzz": "fuzzed",
         "explore": "exploring",
         "probe:wrong-value": "the oracle's form with a wrong value",
-        **{r.policy: "question-blind" for r in found if r.policy.startswith("blind:")},
         OFF_BY_ONE: "the oracle's numbers off by one",
         HALF_RIGHT: "the oracle's program half right",
     }
