@@ -47,28 +47,32 @@ from envkit.validation.rules import (
 )
 from envkit.wire import normalise_url
 
+#: The codes of the reward-design probes EK513-EK523: each reads the episodes the others
+#: played (an error step found in a stalling episode is EK515's), so they play together.
+DESIGN_PROBES = tuple(f"EK{n}" for n in range(513, 524))
+
 #: The reward-design probes (EK513-EK525) in the order they play: the name a crash of it is
 #: reported under, the probe, and the codes it plays for (``--select``/``--ignore`` leave a
 #: probe none of whose codes is wanted unplayed). They play last (:func:`_play`): they read
 #: every episode played.
 REWARD_PROBES: tuple[tuple[str, probing.Probe, tuple[str, ...]], ...] = (
-    ("stalling probe", return_farming.stalling, ("EK513",)),
-    ("format probe", verifier.format_over_correctness, ("EK514", "EK523")),
-    ("brittle verifier probe", verifier.brittle_verifier, ("EK516",)),
-    ("errors probe", verifier.errors_pay, ("EK515",)),
-    ("observation size probe", load.observation_grows, ("EK518",)),
-    ("memory probe", load.memory_grows, ("EK519",)),
-    ("reset options probe", reset_options.reset_options_ignored, ("EK520",)),
-    ("feedback leak probe", feedback_leaks.feedback_leaks, ("EK522",)),
-    # the exploit search and the training-signal probe start from their episodes
-    ("question-blind policies", blind_play.blind_policies, ("EK523", "EK524", "EK525")),
+    ("stalling probe", return_farming.stalling, DESIGN_PROBES),
+    ("format probe", verifier.format_over_correctness, DESIGN_PROBES),
+    ("brittle verifier probe", verifier.brittle_verifier, DESIGN_PROBES),
+    ("errors probe", verifier.errors_pay, DESIGN_PROBES),
+    ("observation size probe", load.observation_grows, DESIGN_PROBES),
+    ("memory probe", load.memory_grows, DESIGN_PROBES),
+    ("reset options probe", reset_options.reset_options_ignored, DESIGN_PROBES),
+    ("feedback leak probe", feedback_leaks.feedback_leaks, DESIGN_PROBES),
+    # the exploit search starts from their episodes
+    ("question-blind policies", blind_play.blind_policies, ("EK524", "EK525")),
     # after them too: it replays the episode whose rewards say most on a second process
     ("second process probe", processes.surroundings, ("EK411", "EK412")),
-    ("code hacks probe", grader_hacks.code_hacks, ("EK521",)),
-    ("training signal probe", training_signal.training_signal, ("EK523",)),
+    ("code hacks probe", grader_hacks.code_hacks, DESIGN_PROBES),
+    ("training signal probe", training_signal.training_signal, DESIGN_PROBES),
     # last but one: it spends its own budget (--search-budget), not the probes'
     ("exploit search", exploit_search.exploit_search, ("EK525",)),
-    ("oversized action probe", load.oversized_action, ("EK517",)),  # last: it may hang
+    ("oversized action probe", load.oversized_action, ("EK517", *DESIGN_PROBES)),  # may hang
 )
 
 DEFAULT_OPTIONS = RunOptions()  # a run_runtime call without options: the defaults
