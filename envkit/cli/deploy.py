@@ -141,7 +141,14 @@ def k8s_cmd(
       envkit deploy k8s envs/my-env -i REF --sessions 64 --hpa 4:12 --out deploy/
       envkit deploy k8s -i REF --replicas 2 --ingress env.example.com --apply
     """
-    from envkit.scale.k8s import DeployOptions, build_manifests, check_name, k8s_name, parse_hpa
+    from envkit.scale.k8s import (
+        DeployOptions,
+        build_manifests,
+        check_name,
+        k8s_name,
+        local_only,
+        parse_hpa,
+    )
 
     if not image:
         raise UsageError(
@@ -149,6 +156,14 @@ def k8s_cmd(
             "build it.",
             hint="Build and push it (`envkit build --tag REF` then `docker push REF`), then "
             "pass --image REF.",
+        )
+    if local_only(image):
+        _output.warn(
+            f"--image {image} names no registry: a cluster pulls it from Docker Hub, where "
+            "your local image is not.",
+            hint="Push it to a registry your cluster reaches (e.g. ghcr.io/me/my-env:0.1.0); "
+            f"for a local cluster, load it (`kind load docker-image {image}`) and tag it "
+            "other than `latest`, so `imagePullPolicy: IfNotPresent` uses the loaded image.",
         )
     envdir = EnvDir(path)
     manifest = envdir.require_manifest()

@@ -139,6 +139,16 @@ def pod_facts(env: EnvDir) -> PodFacts:
     )
 
 
+def local_only(image: str) -> bool:
+    """Whether ``image`` names no registry, so a cluster cannot pull it from one: its first
+    path part is not a host (no ``.`` or ``:``, not ``localhost``), as Docker's reference
+    grammar reads it (``my-env:0.1.0``, ``me/my-env``; ``ghcr.io/me/my-env`` is not)."""
+    first, slash, _rest = image.partition("/")
+    if not slash:
+        return True
+    return not ("." in first or ":" in first or first == "localhost")
+
+
 def k8s_name(raw: str) -> str:
     """A DNS-1035 label from an environment name: ``guess_env`` -> ``guess-env`` (lower
     case, runs of other characters to one ``-``, starts with a letter, at most 63).

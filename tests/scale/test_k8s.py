@@ -275,3 +275,22 @@ def test_a_real_api_server_accepts_the_manifests(cli, rendered, tmp_path: Path) 
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "image, local",
+    [
+        ("guess-env:0.1.0", True),
+        ("me/guess-env", True),
+        ("ghcr.io/me/guess-env:0.1.0", False),
+        ("localhost/guess-env:1", False),
+        ("127.0.0.1:5000/guess-env", False),
+    ],
+)
+def test_a_local_only_image_reference_is_told(cli, rendered, image: str, local: bool) -> None:
+    result = cli("deploy", "k8s", rendered["guess"], "--image", image, "--replicas", "2")
+    assert result.exit_code == 0, result.output
+    said = f"--image {image} names no registry" in result.stderr
+    assert said is local, result.stderr
+    if local:
+        assert f"kind load docker-image {image}" in result.stderr
