@@ -60,7 +60,10 @@ def test_openenv_init_hygiene_is_folded_and_show_all_expands(openenv_init_env: P
 
     full = render(report, "text", show_all=True)
     assert "folded" not in full and "Expected a `.gitignore`" in full
-    assert _codes_in(full) == {f.code for f in report.findings}
+    # every finding shown (the skipped checks follow, listed with their reasons)
+    findings_part = full.split("\nSkipped (", 1)[0]
+    assert "\nSkipped (" in full
+    assert _codes_in(findings_part) == {f.code for f in report.findings}
 
     result = cli("validate", openenv_init_env, "--static", "--show-all")
     assert result.exit_code == 0 and "Expected a `.gitignore`" in result.stdout
