@@ -25,7 +25,6 @@ from envkit.cli._options import (
     StartupTimeoutOpt,
     UrlOpt,
 )
-from envkit.envdir.constants import DEFAULT_SEARCH_BUDGET_S
 from envkit.errors import ExitCode, UsageError
 from envkit.findings import RULES
 
@@ -124,15 +123,16 @@ def validate_cmd(
     ] = 5,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the action generator.")] = 0,
     search_budget: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--search-budget",
             min=0.0,
             metavar="SECONDS",
+            show_default=False,
             help="Seconds of the reward-guided exploit search (EK525); 0 turns it off. It "
-            "stops sooner when it finds nothing.",
+            "stops sooner when it finds nothing. \\[default: 30]",
         ),
-    ] = DEFAULT_SEARCH_BUDGET_S,
+    ] = None,
     explain_code: Annotated[
         str | None,
         typer.Option(

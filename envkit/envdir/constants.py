@@ -79,10 +79,6 @@ DEFAULT_BLIND_FLOOR: Final = (0.05, 0.5)
 """``envkit.blind_floor``'s default: a question-blind policy earning more than 5 % of the
 oracle's return is a warning, more than half of it an error (EK524)."""
 
-DEFAULT_SEARCH_BUDGET_S: Final = 30.0
-"""Seconds ``envkit validate``'s reward-guided exploit search (EK525) may spend per environment
-(``--search-budget``); it stops sooner when several generations find nothing better."""
-
 VALIDATE_MAX_STEPS: Final = 50
 """Steps after which ``envkit validate`` ends a fuzzed episode that declared no
 ``max_steps``: long enough to see a real episode end, short enough for a 2-core CI run."""

@@ -32,7 +32,12 @@ from envkit.envdir.project import Timeouts, no_answer
 from envkit.errors import WireError
 from envkit.findings import Finding, Rule
 from envkit.server import ServerProcess, start_server
-from envkit.validation.options import DEFAULT_BUDGET_S, Budget, RunOptions
+from envkit.validation.options import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_SEARCH_BUDGET_S,
+    Budget,
+    RunOptions,
+)
 from envkit.wire import (
     MAX_OBSERVATION_BYTES,
     EnvErrorFrame,
@@ -123,7 +128,9 @@ class Settings:
             probe_path=spec.probe_path,
             oracle_tolerance=spec.oracle_tolerance,
             blind_floor=spec.blind_floor,
-            search_budget_s=opts.search_budget_s,
+            search_budget_s=(
+                DEFAULT_SEARCH_BUDGET_S if opts.search_budget_s is None else opts.search_budget_s
+            ),
         )
 
     @property

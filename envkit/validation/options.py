@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from envkit.envdir.constants import DEFAULT_SEARCH_BUDGET_S
 from envkit.envdir.manifest import EnvSpec
 from envkit.envdir.project import Timeouts, resolve_timeouts
 
 DEFAULT_BUDGET_S = 600.0  # whole run when --timeout is not given
+DEFAULT_SEARCH_BUDGET_S = 30.0  # the exploit search (EK525) when --search-budget is not given
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,9 @@ class RunOptions:
         train_path: play the training-path lane (EK7xx) when the environment has a TRL
             adapter (``--no-train-path``: False).
         search_budget_s: seconds of the reward-guided exploit search (EK525;
-            ``--search-budget``, >= 0; 0 turns it off).
+            ``--search-budget``, >= 0; 0 turns it off; ``None``:
+            :data:`DEFAULT_SEARCH_BUDGET_S`). It stops sooner when several generations find
+            nothing better.
     """
 
     python: str | None = None
@@ -49,7 +51,7 @@ class RunOptions:
     reply_timeout_s: float | None = None
     progress: Callable[[str], None] | None = None
     train_path: bool = True
-    search_budget_s: float = DEFAULT_SEARCH_BUDGET_S
+    search_budget_s: float | None = None
 
     def timeouts(self, spec: EnvSpec) -> Timeouts:
         """The run's three time limits for an environment of ``spec``, resolved once by
