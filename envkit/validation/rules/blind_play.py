@@ -1,8 +1,8 @@
 """EK524 blind-policy-paid: the question-blind policies of :mod:`envkit.blind.library`, played
 through every action shape the environment offers, and judged against the oracle's return.
 
-How a policy is played: on each seed, the answer action is the oracle's winning action (or,
-without an oracle, the first action the server accepted), with every answer slot blanked;
+How a policy is played: on each seed the oracle won, the answer action is the oracle's winning
+action with every answer slot blanked;
 the policy's value goes in one slot at a time. Tool calls are played with arguments drawn
 from each tool's input schema (:mod:`envkit.validation.offered`). Every action goes to a
 fresh episode of the seed, from ``reset``: the policy never sees what the oracle's earlier
@@ -11,6 +11,7 @@ steps revealed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import shlex
@@ -105,17 +106,12 @@ class Played:
             ``blind:NAME``), added to :attr:`ServerPlayer.episodes` for the probes after
             this one (the training-signal probe counts it as a weak policy's).
         ret: the sum of its finite step rewards.
-        best: its best finite step reward (``None``: none).
-        accepted: steps the server answered with an observation (not an error frame) that
-            reports no tool error.
         texts: the strings of the observations it received.
     """
 
     actions: list[dict[str, Any]]
     episode: Episode
     ret: float = 0.0
-    best: float | None = None
-    accepted: int = 0
     texts: list[str] = field(default_factory=list)
 
 
@@ -168,12 +164,9 @@ def play_actions(
                 raise
             continue
         out.episode.record(res, action)
-        if not (shapes.is_tool_call(action) and shapes.tool_error(res.observation)):
-            out.accepted += 1
         r = res.reward
         if is_number(r) and math.isfinite(float(r)):
             out.ret += float(r)
-            out.best = float(r) if out.best is None else max(out.best, float(r))
         _texts(res.observation, out.texts)
         if res.done:
             break
@@ -202,17 +195,15 @@ def blanked(action: dict[str, Any], found: list[slots.Slot]) -> dict[str, Any]:
 
 @dataclass
 class Plan:
-    """One seed's answer action and yardstick.
+    """One seed the oracle won, with its answer action and yardstick.
 
     Attributes:
         seed: the reset seed.
-        answer: the action an answer goes in (the oracle's winning action, or the first
-            accepted action), every slot blanked.
-        found: its answer slots.
+        answer: the oracle's winning action with every answer slot blanked.
+        found: its answer slots (their values are the oracle's: the corruptions read them).
         observation: the reset observation of the seed (what a policy reads).
-        yardstick: the oracle's return on the seed, else the top of the range.
-        oracle: whether ``answer`` came from the oracle (its values feed the corruptions).
-        steps: steps a value is sent for (the oracle's episode length; 1 without it).
+        yardstick: the oracle's return on the seed.
+        steps: steps a value is sent for (the oracle's winning episode length).
     """
 
     seed: int | None
@@ -220,7 +211,6 @@ class Plan:
     found: list[slots.Slot]
     observation: dict[str, Any]
     yardstick: float
-    oracle: bool
     steps: int
 
 
@@ -229,46 +219,16 @@ def _oracle_return(engine: ServerPlayer, seed: int | None) -> float | None:
     return episode_return(ep) if ep is not None else None
 
 
-def _accepted_action(engine: ServerPlayer) -> tuple[int | None, dict[str, Any], Episode] | None:
-    for ep in engine.episodes:
-        if ep.actions:
-            return ep.seed, ep.actions[0], ep
-    return None
-
-
 def plans(probes: Probes) -> list[Plan]:
-    """The seeds to play, each with its answer action and yardstick."""
-    engine, settings = probes.engine, probes.engine.settings
-    schema = probes.play_schema
+    """The seeds the oracle won (:attr:`Probes.wins`), each with its answer action and
+    yardstick; ``[]`` without wins (EK524 and EK525 are then skipped)."""
     out: list[Plan] = []
-    if probes.wins:
-        for seed, win in probes.wins.items():
-            found = slots.find(win.actions[-1], schema)
-            ret = _oracle_return(engine, seed)
-            ret = max(ret, episode_return(win)) if ret is not None else episode_return(win)
-            out.append(
-                Plan(
-                    seed,
-                    blanked(win.actions[-1], found),
-                    found,
-                    win.reset_obs,
-                    ret,
-                    True,
-                    max(1, len(win.actions)),
-                )
-            )
-        return out
-    first = _accepted_action(engine)
-    if first is None:
-        return []
-    _seed, action, ep = first
-    found = slots.find(action, schema)
-    for seed in settings.seeds:
-        reset_obs = next(
-            (e.reset_obs for e in engine.episodes if e.seed == seed and e.reset_obs),
-            ep.reset_obs,
-        )
-        out.append(Plan(seed, blanked(action, found), found, reset_obs, settings.hi, False, 1))
+    for seed, win in probes.wins.items():
+        found = slots.find(win.actions[-1], probes.play_schema)
+        ret = _oracle_return(probes.engine, seed)
+        ret = max(ret, episode_return(win)) if ret is not None else episode_return(win)
+        answer = blanked(win.actions[-1], found)
+        out.append(Plan(seed, answer, found, win.reset_obs, ret, max(1, len(win.actions))))
     return out
 
 
@@ -278,7 +238,7 @@ def plans(probes: Probes) -> list[Plan]:
 Planned = tuple[str, str, str, object, list[dict[str, Any]]]
 
 
-def value_episodes(plan: Plan, win_action: dict[str, Any] | None) -> list[Planned]:
+def value_episodes(plan: Plan) -> list[Planned]:
     """The episodes of every value policy that fits a slot of ``plan``'s answer action."""
     out: list[Planned] = []
     for slot in plan.found[:MAX_SLOTS]:
@@ -287,11 +247,7 @@ def value_episodes(plan: Plan, win_action: dict[str, Any] | None) -> list[Planne
             slot.kind,
             slot.node.get("maxLength") if isinstance(slot.node.get("maxLength"), int) else None,
         )
-        oracle_ctx = (
-            library.Context(**{**ctx.__dict__, "oracle": slot.value})
-            if plan.oracle and win_action is not None
-            else ctx
-        )
+        oracle_ctx = dataclasses.replace(ctx, oracle=slot.value)
         for p in library.POLICIES.values():
             raws = library.values_for(p, oracle_ctx if p.needs_oracle else ctx)
             for i, raw in enumerate(raws):
@@ -393,12 +349,11 @@ def blind_policies(probes: Probes) -> None:
         engine.skip(BLIND_POLICY_PAID, "no action was accepted by the server to build on")
         return
     outcomes: dict[tuple[str, str], dict[int | None, Outcome]] = {}
-    sent = accepted = 0
+    sent, accepted = 0, False
     warn_at = settings.blind_floor[0]
     for n, plan in enumerate(todo):
         if not probes.time_left("question-blind policies"):
             break
-        win_action = probes.wins[plan.seed].actions[-1] if plan.seed in probes.wins else None
         # a variant is judged by the least it earns over the seeds: after the first seed,
         # only the variants that earned there are played again
         paid = {
@@ -409,7 +364,7 @@ def blind_policies(probes: Probes) -> None:
         seen: dict[str, Played] = {}
         s = engine.open()
         try:
-            episodes = value_episodes(plan, win_action)
+            episodes = value_episodes(plan)
             episodes += [
                 (n, f"#{i}", "", None, acts)
                 for i, (n, acts) in enumerate(sequence_episodes(probes, plan))
@@ -429,17 +384,17 @@ def blind_policies(probes: Probes) -> None:
                         break
                     played = play_actions(engine, s, plan.seed, acts, name)
                     seen[key] = played
-                    if played.accepted:
-                        engine.episodes.append(played.episode)
                     sent += len(acts)
-                    accepted += played.accepted
-                share = _share(played, plan, settings.lo, settings.hi)
+                    if played.episode.sent_valid():
+                        engine.episodes.append(played.episode)
+                        accepted = True
+                share = share_of(played.ret, plan, settings.lo)
                 outcomes.setdefault((name, variant), {})[plan.seed] = Outcome(
                     name, plan.seed, played, share, value, where
                 )
         finally:
             s.close()
-    if accepted == 0:
+    if not accepted:
         engine.skip(
             BLIND_POLICY_PAID,
             f"none of the {sent} actions the question-blind policies sent was accepted "
@@ -450,14 +405,10 @@ def blind_policies(probes: Probes) -> None:
     _judge(probes, todo, outcomes)
 
 
-def _share(played: Played, plan: Plan, lo: float, hi: float) -> float:
-    """The episode's payout as a share of ``plan``'s yardstick (0 at the low end)."""
-    if plan.oracle:
-        span = plan.yardstick - lo * 1
-        return (played.ret - lo) / span if span > EPS else 0.0
-    if played.best is None:
-        return 0.0
-    return (played.best - lo) / (hi - lo) if hi - lo > EPS else 0.0
+def share_of(ret: float, plan: Plan, lo: float) -> float:
+    """An episode's return as a share of ``plan``'s yardstick, 0 at the low end ``lo``."""
+    span = plan.yardstick - lo
+    return (ret - lo) / span if span > EPS else 0.0
 
 
 def _judge(
@@ -498,12 +449,11 @@ def _judge(
     severity = offenders[0][0]
     parts = [_describe(o, share) for _sev, share, o in offenders[:4]]
     more = f" ({len(offenders) - 4} more in the JSON report)" if len(offenders) > 4 else ""
-    yardstick = "the oracle's return" if todo[0].oracle else f"the maximum {settings.hi:g}"
     top = offenders[0][2]
     engine.findings.append(
         BLIND_POLICY_PAID.finding(
             f"A policy that never solves the task must earn at most {warn_at:.0%} of "
-            f"{yardstick} on every seed (a wrong answer: clearly less than the right one); "
+            "the oracle's return on every seed (a wrong answer: clearly less than the right one); "
             + "; ".join(parts)
             + more
             + ". Most likely the grader pays for something other than the task (presence, "
@@ -544,10 +494,12 @@ def _describe(o: Outcome, share: float) -> str:
 def replay_command(engine: ServerPlayer, seed: int | None, actions: list[dict[str, Any]]) -> str:
     """The command that plays ``actions`` from ``reset(seed)`` and prints each reward:
     ``envkit eval`` with the ``actions:`` policy."""
-    target = str(engine.env_root) if engine.env_root is not None else f"--url {engine.url}"
+    target = (
+        shlex.quote(str(engine.env_root)) if engine.env_root is not None else f"--url {engine.url}"
+    )
     payload = json.dumps(actions, ensure_ascii=False, separators=(",", ":"))
     return (
-        f"envkit eval {shlex.quote(target) if engine.env_root is not None else target} "
+        f"envkit eval {target} "
         f"--policy {shlex.quote('actions:' + payload)} --seed {seed if seed is not None else 0} "
         "--episodes 1"
     )
