@@ -20,14 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir.reset_options import source_takes_seed
-from envkit.errors import ServerStartError
 from envkit.findings import Rule, Severity, register
 from envkit.probe_plan import PlanError, read_plan
-from envkit.server import _spawn
-from envkit.validation import fuzz
+from envkit.validation import fuzz, twin
 from envkit.validation.engine import ActionPool, Episode, Policy, ServerPlayer
 from envkit.validation.rules.episodes import visible_json
-from envkit.wire import EnvErrorFrame, EnvSession, WireError
+from envkit.wire import EnvErrorFrame
 
 #: State fields that are not the episode's content (EK415/EK416 check them).
 STATE_BOOKKEEPING = ("episode_id", "step_count")
@@ -669,26 +667,9 @@ def _process_control(
     if server is None or cand is None or engine.remaining_s() < 5:
         return
     engine.progress("replaying one episode on a second server process")
-    twin = None
-    try:
-        twin = _spawn(cand, **{**server._spawn_args, "port": 0})
-        twin.wait_healthy(timeout_s=max(0.1, min(engine.settings.startup_s, engine.remaining_s())))
-        s = EnvSession(twin.url, timeout_s=engine.settings.reply_s)
-        try:
-            ep = Episode(first.seed, s.reset(seed=first.seed).observation, policy="replay")
-            ep.states["reset"] = s.state()
-            for action in first.actions:
-                if ep.record(s.step(action), action):
-                    break
-            ep.states["end"] = s.state()
-        finally:
-            s.close()
-    except (ServerStartError, WireError, EnvErrorFrame) as exc:
-        engine.progress(f"second server process: skipped ({exc})")
+    ep = twin.replay_on_second_process(engine, first, with_state=True)
+    if ep is None:
         return
-    finally:
-        if twin is not None:
-            twin.stop(grace_s=1.0)
     diffs = compare(first, ep, volatile)
     if not diffs:
         return

@@ -12,12 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from envkit.errors import ServerStartError
-from envkit.server import _spawn
+from envkit.validation import twin
 from envkit.validation.engine import Episode
 from envkit.validation.probing import Probes, fmt
 from envkit.validation.rules import determinism
-from envkit.wire import EnvErrorFrame, EnvSession, WireError
 
 #: What a second server process changes of the first one's surroundings: nothing an episode
 #: may depend on. The hash seed salts ``hash(str)`` (a dict or set ordered by string hashes,
@@ -88,30 +86,9 @@ def surroundings(probes: Probes) -> None:
     given = server._spawn_args.get("env")
     given = dict(given) if isinstance(given, Mapping) else {}
     env = {**given, **other_surroundings({**os.environ, **given})}
-    twin = None
-    try:
-        twin = _spawn(cand, **{**server._spawn_args, "port": 0, "env": env})
-        twin.wait_healthy(timeout_s=max(0.1, min(engine.settings.startup_s, engine.remaining_s())))
-        s = EnvSession(twin.url, timeout_s=engine.settings.reply_s)
-        try:
-            ep = Episode(seed, s.reset(seed=seed).observation, policy="replay")
-            for action in first.actions:
-                try:
-                    res = s.step(action)
-                except EnvErrorFrame as exc:
-                    if exc.code == "CAPACITY_REACHED":
-                        raise
-                    continue  # as the replay on the first process leaves it out
-                if ep.record(res, action):
-                    break
-        finally:
-            s.close()
-    except (ServerStartError, WireError, EnvErrorFrame) as exc:
-        engine.progress(f"second server process: skipped ({exc})")
+    ep = twin.replay_on_second_process(engine, first, env=env, skip_errors=True)
+    if ep is None:
         return
-    finally:
-        if twin is not None:
-            twin.stop(grace_s=1.0)
     engine.ran(determinism.RESET_NONDETERMINISTIC, determinism.REWARD_NONDETERMINISTIC)
     diffs = determinism.compare(here, ep, volatile)
     if not diffs:
