@@ -58,7 +58,9 @@ def test_the_tools_template_pays_no_question_blind_policy(blind_env) -> None:
 
 
 @pytest.mark.slow
-def test_the_search_finds_a_minimal_exploit_and_its_replay_reproduces_it(blind_env) -> None:
+def test_the_search_finds_a_minimal_exploit_and_its_replay_reproduces_it(
+    blind_env, tmp_path: Path
+) -> None:
     root = blind_env("tag_and_digits")
     report = _play(root, "EK524", "EK525")
     found = [f for f in report.findings if f.code == "EK525"]
@@ -76,6 +78,7 @@ def test_the_search_finds_a_minimal_exploit_and_its_replay_reproduces_it(blind_e
         text=True,
         timeout=600,
         env={**os.environ, "NO_COLOR": "1"},
+        cwd=tmp_path,  # eval writes its trajectories under ./evals
         check=False,
     )
     assert out.returncode == 0, out.stderr[-2000:]
