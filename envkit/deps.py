@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit import programs
-from envkit.envdir.project import uv_binary
+from envkit.envdir.uv import uv_binary
 from envkit.envdir.toml import TomlError, parse_toml
 from envkit.fsutil import probe, read_text_bounded
 
@@ -115,7 +115,7 @@ def check_lock(
     """Whether ``root/uv.lock`` still satisfies ``root/pyproject.toml``.
 
     Runs ``uv lock --check --offline`` (the binary the ``uv`` package ships, see
-    :func:`envkit.envdir.project.uv_binary`) with a ``timeout_s`` seconds bound; ``--offline`` keeps
+    :func:`envkit.envdir.uv.uv_binary`) with a ``timeout_s`` seconds bound; ``--offline`` keeps
     it from reaching an index: uv answers from the lock and its cache. When uv is missing,
     times out, or needs the network to decide (a new requirement not in its cache), the
     names of ``[project] dependencies`` and ``optional-dependencies`` are compared with the

@@ -23,8 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir.constants import MANIFEST_NAME, PROBE_PLAN_PATH
-from envkit.envdir.manifest import read_manifest
-from envkit.envdir.project import resolve_python
 from envkit.errors import (
     PlanError,  # also importable from here, its old home
     PolicyError,
@@ -236,6 +234,11 @@ def make_probe_plan(
         raise PlanError(f"`seed` must be an integer in 0..{MAX_SEED}; got {seed!r}.")
     if not 1 <= len(episode_id) <= 128:
         raise PlanError("`episode_id` must have 1-128 characters.")
+    # Imported here: the manifest model and the server cost ~100 ms of imports that writing
+    # or reading a plan document (`envkit init`, every validate) never needs.
+    from envkit.envdir.manifest import read_manifest
+    from envkit.envdir.project import resolve_python
+
     manifest = read_manifest(root)
     spec = manifest.spec
     if not spec.oracle:

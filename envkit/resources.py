@@ -8,7 +8,6 @@ next to ``envkit/``.
 from __future__ import annotations
 
 import json
-from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -42,6 +41,9 @@ def install_origin() -> str:
         installed package's folder (``.../site-packages/envkit``). Paths are absolute. Never
         raises: unreadable metadata counts as none.
     """
+    # Imported here: importlib.metadata costs ~15 ms that every command importing this module
+    # (init, the templates) would pay for `--version` alone.
+    from importlib import metadata
 
     root = _PKG.parent
     try:

@@ -30,7 +30,7 @@ from envkit.envdir.constants import (
     PROBE_PLAN_PATH,
     is_debris,
 )
-from envkit.envdir.project import uv_binary
+from envkit.envdir.uv import uv_binary
 from envkit.envdir.template_record import TEMPLATE_RECORD_TAG, source_fingerprint
 from envkit.envdir.toml import TomlError, parse_toml
 from envkit.errors import DestinationError, EnvkitError, TemplateError, UsageError

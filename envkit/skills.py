@@ -32,9 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
 from envkit.envdir.constants import DEBRIS_DIRS, is_debris
 from envkit.errors import DestinationError, InternalError, UsageError
 from envkit.fsutil import write_atomic
@@ -140,6 +137,11 @@ def parse_skill_md(text: str) -> tuple[dict[str, Any], str, int]:
         FrontMatterError: no ``---`` fenced front matter at the top, or it is not a YAML
             mapping (parsed with ruamel.yaml's safe loader).
     """
+    # Imported here: installing skills (every `envkit init`) reads no front matter and must
+    # not pay ruamel.yaml's ~20 ms import.
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
         raise FrontMatterError("SKILL.md must start with `---` and YAML front matter", 1)

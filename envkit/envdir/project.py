@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,26 +208,3 @@ def resolve_timeouts(
         startup = min(startup, timeout_s)
         reply = min(reply, max(timeout_s, 0.5))
     return Timeouts(budget_s=timeout_s, startup_s=startup, reply_s=reply)
-
-
-_UV_LOCK = threading.Lock()
-
-
-@functools.lru_cache(maxsize=1)
-def _find_uv() -> str | None:
-    try:
-        from uv import find_uv_bin
-
-        return str(find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
-
-
-def uv_binary() -> str | None:
-    """Path of the ``uv`` binary: the one shipped by the ``uv`` package, else PATH.
-
-    Thread-safe: ``uv.find_uv_bin`` initialises ``sysconfig``, which races when first called
-    from several threads at once (seen in the template tests).
-    """
-    with _UV_LOCK:
-        return _find_uv()

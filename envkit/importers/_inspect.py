@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envkit.envdir.project import uv_binary
+from envkit.envdir.uv import uv_binary
 from envkit.errors import UsageError
 
 INSPECT_TIMEOUT_S = 900.0

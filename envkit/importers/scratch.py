@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from envkit.envdir.project import uv_binary
+from envkit.envdir.uv import uv_binary
 from envkit.errors import UsageError
 from envkit.importers import import_environment, parse_source
 
