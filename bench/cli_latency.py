@@ -35,7 +35,7 @@ OPENENV_VERSION = "0.10.0"
 
 def _openenv_cli() -> str:
     """The `openenv` executable of a dedicated venv with openenv==0.10.0 (made on first use)."""
-    from envkit.envdir.project import uv_binary
+    from envkit.envdir.uv import uv_binary
 
     venv = Path.home() / ".cache" / "envkit-bench" / f"openenv-{OPENENV_VERSION}"
     exe = venv / "bin" / "openenv"

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from envkit import programs
-from envkit.envdir.uv import uv_binary
 from envkit.envdir.toml import TomlError, parse_toml
+from envkit.envdir.uv import uv_binary
 from envkit.fsutil import probe, read_text_bounded
 
 LOCK_NAME = "uv.lock"

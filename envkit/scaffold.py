@@ -30,9 +30,9 @@ from envkit.envdir.constants import (
     PROBE_PLAN_PATH,
     is_debris,
 )
-from envkit.envdir.uv import uv_binary
 from envkit.envdir.template_record import TEMPLATE_RECORD_TAG, source_fingerprint
 from envkit.envdir.toml import TomlError, parse_toml
+from envkit.envdir.uv import uv_binary
 from envkit.errors import DestinationError, EnvkitError, TemplateError, UsageError
 from envkit.fsutil import cache_dir
 from envkit.names import EnvNames, normalise_name

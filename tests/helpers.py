@@ -42,7 +42,7 @@ def cache_root() -> Path:
 
 
 def _uv() -> str:
-    from envkit.envdir.project import uv_binary
+    from envkit.envdir.uv import uv_binary
 
     uv = uv_binary()
     if not uv:

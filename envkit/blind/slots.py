@@ -126,19 +126,27 @@ def coerce(value: object, slot: Slot) -> object | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, str):
-        try:
-            value = float(value.strip())
+        text = value.strip()
+        try:  # an int first: a long digit string has no float (it overflows to inf)
+            value = int(text)
         except ValueError:
-            return None
-    if not isinstance(value, int | float) or not math.isfinite(value):
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+    if isinstance(value, int):  # any size: JSON's integers are unbounded, float() is not
+        return value
+    if not isinstance(value, float) or not math.isfinite(value):
         return None
     if slot.kind == "integer":
-        return int(value) if float(value).is_integer() else None
+        return int(value) if value.is_integer() else None
     return value
 
 
 def _number_text(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
 
 
 def fits(value: object, slot: Slot) -> bool:

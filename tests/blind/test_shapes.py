@@ -198,6 +198,11 @@ def test_a_plain_action_with_an_enum_field() -> None:
         ("inf", "number", None),
         (True, "number", None),
         (None, "number", None),
+        # integers beyond a float's range: a long digit string or a big int is still a number
+        (10**400, "integer", 10**400),
+        ("9" * 400, "integer", int("9" * 400)),
+        (10**400, "string", "1" + "0" * 400),
+        ("1e400", "number", None),
     ],
 )
 def test_coerce(value: object, kind: str, expected: object) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from envkit.envdir.project import uv_binary
+from envkit.envdir.uv import uv_binary
 from envkit.scaffold import init_project
 from envkit.server import free_port, port_in_use
 from tests.helpers import descendants, process_alive

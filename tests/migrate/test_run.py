@@ -149,7 +149,7 @@ def test_probe_plan_from_the_oracle_then_both_validators(legacy_copy, openenv010
     """With the environment installed, migrate records the oracle's episode as OpenEnv's probe
     plan and declares `execution` (schema 2); OpenEnv's static level and envkit's full
     validate (runtime stage included) then pass."""
-    from envkit.envdir.project import uv_binary
+    from envkit.envdir.uv import uv_binary
     from envkit.validation import validate
 
     root = legacy_copy("echo")

@@ -38,7 +38,7 @@ class BuiltEnv:
 
 
 def _uv() -> str:
-    from envkit.envdir.project import uv_binary
+    from envkit.envdir.uv import uv_binary
 
     uv = uv_binary()
     assert uv, "uv is required (declared dependency of rl-envkit)"

@@ -17,7 +17,7 @@ import pytest
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_openenv_core_030_server_over_the_wire(tmp_path):
-    from envkit.envdir.project import uv_binary
+    from envkit.envdir.uv import uv_binary
     from envkit.probe_plan import play_probe_plan, read_plan
     from envkit.scaffold import init_project
     from envkit.server import start_server

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shlex
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from envkit.validation import validate
+from envkit.validation.rules.exploit_search import _mutate_value
 
 ENVS = Path(__file__).parent / "envs" / "blind"
 
@@ -90,3 +92,13 @@ def test_no_fixed_reply_pays_the_fixed_quiz(blind_env) -> None:
     report = _play(blind_env("tag_required_exact"), "EK524", "EK525")
     assert not [f for f in report.findings if f.code in ("EK524", "EK525")]
     assert {c.code: c.status for c in report.checks}["EK525"] == "passed"
+
+
+def test_the_search_mutates_an_integer_beyond_a_floats_range() -> None:
+    """An arithmetic task's answer slot holds ints with hundreds of digits after a few
+    doublings; scaling one must not overflow (it crashed the search as EK430)."""
+    rng = random.Random(0)
+    value: object = 10**400
+    for _ in range(300):
+        value = _mutate_value(value, ["7", "x"], rng)
+        assert isinstance(value, int | float)

@@ -38,6 +38,22 @@ def test_guard_turns_a_crash_into_a_finding_and_goes_on():
     assert f.code == "EK430" and f.data["check"] == "broken check"
     assert "KeyError" in f.message and "`broken check` check" in f.message
     assert engine.checks == ["broken check", "next check"]
+    assert "Traceback" not in f.message  # only with ENVKIT_DEBUG=1
+
+
+def test_a_crash_shows_its_traceback_with_envkit_debug(monkeypatch: pytest.MonkeyPatch):
+    """The finding's fix promises the traceback under ENVKIT_DEBUG=1: the message carries it
+    (findings' ``data`` is not in the text or JSON report)."""
+    monkeypatch.setenv("ENVKIT_DEBUG", "1")
+    engine = ServerPlayer(Settings.resolve(None, RunOptions(episodes=1, seed=0)))
+
+    def broken():
+        raise KeyError("observation")
+
+    engine.guard("broken check", broken)
+    liveness.crashes(engine)
+    (f,) = engine.findings
+    assert "Traceback (most recent call last)" in f.message and "in broken" in f.message
 
 
 def test_guard_lets_a_stop_through():

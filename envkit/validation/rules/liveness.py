@@ -313,7 +313,7 @@ def crashes(engine: ServerPlayer) -> None:
             CHECK_CRASHED,
             f"envkit's `{check}` check must run to its end; it crashed with {error}. "
             "The rules it decides were not evaluated; the other checks ran. This is a "
-            "bug in envkit, not in the environment.",
+            "bug in envkit, not in the environment." + (f"\n{tb.rstrip()}" if tb else ""),
             check=check,
             error=error,
             traceback=tb,
