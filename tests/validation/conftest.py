@@ -49,6 +49,9 @@ def openenv_init_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env={**os.environ, "NO_COLOR": "1"},
     )
     root = parent / "my_env"
+    # `openenv init` locks when uv can reach an index, and not otherwise: the tests see
+    # the files it always writes
+    (root / "uv.lock").unlink(missing_ok=True)
     for cache in root.rglob("__pycache__"):
         shutil.rmtree(cache, ignore_errors=True)
     return root

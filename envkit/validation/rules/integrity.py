@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,7 @@ from envkit.validation.engine import EPS, ActionPool, Episode, ServerPlayer, is_
 from envkit.validation.probing import CODE_FIELD
 from envkit.validation.reveal import text_parts
 from envkit.validation.rules import episodes
-from envkit.wire import EnvErrorFrame, EnvSession
+from envkit.wire import EnvErrorFrame, EnvSession, StepResult
 
 #: RFC 008 (huggingface/OpenEnv#1041) check id of each rule here that has one.
 
@@ -576,22 +577,19 @@ def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> N
                 continue
             tries += 1
             action = {**base, fname: filled}
-            # a fresh session each try: some environments serve the NEXT task when one
-            # session is reset again (reasoning_gym_env, docs/realworld.md)
-            t = engine.open()
-            try:
-                engine.reset(t, seed)
-                res = engine.call("`step`", t.step, action)
-            except EnvErrorFrame as exc:
-                if exc.code in ("EXECUTION_ERROR", "VALIDATION_ERROR"):
-                    continue
-                raise
-            finally:
-                t.close()
-            if not is_number(res.reward) or float(res.reward) < settings.hi - EPS:
+            res = _submit(engine, seed, action)
+            if res is None or not is_number(res.reward) or float(res.reward) < settings.hi - EPS:
                 continue
             if copy_task(c, oracle, fname):
                 continue  # the task asks to copy what it shows (echo)
+            if (
+                c.shown
+                and not ANSWER_NAME.search(c.where)
+                and not _wins_elsewhere(
+                    engine, c, base, fname, lambda v, f=fschema: _fits(f, aschema, v)
+                )
+            ):
+                continue  # one of the task's items is the answer, not always the same one
             if c.shown and ANSWER_NAME.search(c.where):
                 likely = f"the observation shows the answer in `{c.where}`"
             elif c.shown:
@@ -621,6 +619,41 @@ def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> N
             )
             return
     _answer_named(engine, seed, [(c.where, c.when, c.value) for c in hidden])
+
+
+def _wins_elsewhere(
+    engine: ServerPlayer,
+    c: LeakCandidate,
+    base: dict[str, Any],
+    fname: str,
+    fits: Callable[[object], object],
+) -> bool:
+    """Whether what the task shows at ``c.where`` wins on another seed too (``fits`` makes the
+    field's value): a leak sits in one place; where the answer is one of the task's items (a
+    median, an argmax) the winning item moves with the seed, and choosing it is the task."""
+    seeds = engine.settings.seeds
+    other = next((s for s in seeds if s != seeds[0]), (seeds[0] or 0) + 1)
+    ep = engine.play_alone(other, lambda _o, _i: dict(base), name="leak-confirm", with_state=True)
+    same = [x for x in leak_candidates(ep)[0] if (x.where, x.when) == (c.where, c.when)]
+    filled = fits(same[0].value) if same else None
+    res = _submit(engine, other, {**base, fname: filled}) if filled is not None else None
+    return res is not None and is_number(res.reward) and res.reward >= engine.settings.hi - EPS
+
+
+def _submit(engine: ServerPlayer, seed: int | None, action: dict[str, Any]) -> StepResult | None:
+    """``action`` as the first step of a fresh session reset with ``seed`` (some environments
+    serve the NEXT task when one session is reset again: reasoning_gym_env,
+    docs/realworld.md); ``None`` when the environment refuses the action."""
+    t = engine.open()
+    try:
+        engine.reset(t, seed)
+        return engine.call("`step`", t.step, action)
+    except EnvErrorFrame as exc:
+        if exc.code in ("EXECUTION_ERROR", "VALIDATION_ERROR"):
+            return None
+        raise
+    finally:
+        t.close()
 
 
 def _answer_named(
