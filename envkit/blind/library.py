@@ -514,9 +514,11 @@ def _denied(ctx: Context) -> list[object]:
     needs_oracle=True,
 )
 def _among_wrong(ctx: Context) -> list[object]:
+    # the right answer in the middle only: a grader that reads the first or the last answer
+    # given parses by position, and a model gains nothing by hedging there
     def change(text: str) -> list[str]:
         wrong = _shift(text)
-        return [f"{wrong}, {text}, {wrong}1", f"{wrong} or {text}"] if wrong != text else []
+        return [f"{wrong}, {text}, {wrong}1"] if wrong != text else []
 
     return _corrupted(ctx, change)
 
