@@ -35,11 +35,72 @@ KINDS = ("defect", "nearmiss")
 RUNTIME = ("EK4", "EK5")  # the rules a field case is played with: every runtime rule
 _EXTERNAL = re.compile(r"BGW-1\d\d|[A-Za-z][\w.-]*:[a-z0-9][a-z0-9-]*")
 
+_WRONG_PROGRAM = (
+    "a plausible but wrong program passes the grader's tests; envkit sends hacks and "
+    "question-blind answers, never a wrong solution of the task (mutants of the oracle's "
+    "program are not built)"
+)
+
 #: case (``class-slug/case``) -> why envkit reports no finding on this defect yet.
-KNOWN_MISSES: dict[str, str] = {}
+KNOWN_MISSES: dict[str, str] = {
+    "bgw-101-trivial-implementation/defect_type_only_check": "the grader checks only that a "
+    "list comes back; envkit's stub returns None, and no hollow program returning an empty "
+    "value of the right type is sent",
+    "bgw-104-hard-coded-expected-outputs/defect_graded_on_shown_examples": "a lookup table "
+    "of the examples the prompt shows passes; no policy builds one from the observation",
+    "bgw-113-measurement-tampering/defect_timer_in_solution_process": "the exploit needs a "
+    "correct but slow solution plus a patched clock; envkit's hacks run beside a stub, "
+    "which fails the tests whatever the clock says",
+    "bgw-119-tests-too-weak/defect_parity_shortcuts": _WRONG_PROGRAM,
+    "bgw-120-tests-too-narrow/defect_topo_order": "a correct answer in another valid order "
+    "earns 0; envkit has no second correct solution to try (it plays the reference oracle)",
+    "bgw-121-specification-contradicts-tests/defect_median_rule": "the grader expects a rule "
+    "other than the prompt's; only a second solution written from the prompt shows it",
+    "bgw-122-partial-credit-rewards-wrong-approach/defect_greedy_coins": _WRONG_PROGRAM,
+    "bgw-124-reference-solution-wrong/defect_factorial_zeros": "the oracle is the wrong "
+    "reference itself; envkit trusts the declared oracle",
+    "bgw-126-failure-scored-as-success/defect_timeout_skipped": "a program that never ends "
+    "is paid; envkit sends no hanging program (it would spend the step's whole budget)",
+    "bgw-127-nondeterministic-grader/defect_verdict_cache": "the cached verdict pays a wrong "
+    "program (the parity shortcut) that envkit never sends; the oracle's program earns the "
+    "same whichever episode graded it first",
+    "bgw-131-evaluator-paths-writable/defect_workspace_tests": "the tests file is written "
+    "through a tool (`write_file`) with a path only the prompt names; the tool policies "
+    "draw their arguments from the schema, not from the observation's paths",
+    "bgw-135-proof-checker-accepts-incomplete/defect_sorry_rule": "a proof with `sorry` is "
+    "accepted; envkit knows no proof-assistant placeholders",
+    "bgw-136-execution-equivalence-one-database/defect_dept_average": _WRONG_PROGRAM
+    + " (here a wrong SQL query)",
+    "bgw-137-pseudo-tested-code/defect_mean_unchecked": _WRONG_PROGRAM,
+    "bgw-138-proxy-state-check/defect_conf_keywords": "the checker greps a config file for "
+    "keywords; the policies send no file with the task's keywords and no setting",
+    "twrench-constraint-loophole/defect_invoice_date_validity": "a fixed JSON object with "
+    "any valid date earns 1/3; envkit's draws fill the date with text that parses as no "
+    "date (the schema declares no date format)",
+    "twrench-keyword-gaming/defect_incident_cause_keywords": "a report listing every "
+    "cause phrase is paid; the phrases are in no observation the policies read before "
+    "they answer, and no policy gathers phrases from tool results into one report",
+    "twrench-metric-spoofing/defect_palindrome_recall_only": "the answer is a list field; "
+    "every-word fills one element of it (a string slot), never the list with every word "
+    "of the sentence",
+}
 
 #: near-miss case -> why envkit reports a runtime error on it anyway (a false finding).
-KNOWN_NOISE: dict[str, str] = {}
+KNOWN_NOISE: dict[str, str] = {
+    "bgw-113-measurement-tampering/nearmiss_timer_in_server": "the reward is tiered on the "
+    "wall time the server measures, so the second process pays another tier (EK411): "
+    "envkit reports a reward that a seed does not reproduce, by the task's design",
+    "bgw-114-shared-state-tampered-through-a-side-channel/nearmiss_verdict_cache_in_server_"
+    "memory": "the feedback says whether the verdict came from the server's memo, so the "
+    "same seed and actions read differently after an earlier episode (EK411); the reward "
+    "is the same",
+    "bgw-128-aggregation-defect/nearmiss_repeat_hits": "each step pays at most 0.25 while "
+    "`reward.range` says [0, 1]; envkit measures the oracle by its best step reward "
+    "against the range, which RFC 008 checks per step (EK506 says to lower `hi`)",
+    "reverse-word-anywhere/nearmiss_final_word_lenient": "the grader reads the last word, "
+    "so `not ELBRAM` is paid like `ELBRAM`: the `denied` policy reports bohrin's "
+    "false-negation weakness, which the case's author judged acceptable",
+}
 
 
 @dataclass(frozen=True)
@@ -107,12 +168,13 @@ class Played:
 
     @property
     def loud(self) -> set[str]:
-        """Codes reported at warning or above."""
-        return {c for c, sev in self.codes.items() if sev in ("error", "warning")}
+        """Codes reported at warning or above (EK430, a check of envkit's own that crashed,
+        says nothing about the environment)."""
+        return {c for c, sev in self.codes.items() if sev in ("error", "warning")} - {"EK430"}
 
     @property
     def errors(self) -> set[str]:
-        return {c for c, sev in self.codes.items() if sev == "error"}
+        return {c for c, sev in self.codes.items() if sev == "error"} - {"EK430"}
 
 
 def verdict(case: FieldCase, played: Played) -> str:
