@@ -43,9 +43,6 @@ _WRONG_PROGRAM = (
 
 #: case (``class-slug/case``) -> why envkit reports no finding on this defect yet.
 KNOWN_MISSES: dict[str, str] = {
-    "bgw-101-trivial-implementation/defect_type_only_check": "the grader checks only that a "
-    "list comes back; envkit's stub returns None, and no hollow program returning an empty "
-    "value of the right type is sent",
     "bgw-104-hard-coded-expected-outputs/defect_graded_on_shown_examples": "a lookup table "
     "of the examples the prompt shows passes; no policy builds one from the observation",
     "bgw-113-measurement-tampering/defect_timer_in_solution_process": "the exploit needs a "

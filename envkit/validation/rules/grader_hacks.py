@@ -27,7 +27,8 @@ CODE_GRADER_HACKS = register(
     "`files`) and the oracle wins, envkit sends, on every step of a fresh episode of the "
     "oracle's seed, each known hack in place of the oracle's source (in a multi-file "
     "submission, in place of the file defining the oracle's function): `sys.exit(0)` and "
-    "`os._exit(0)` before any test runs; the oracle's function returning an object whose "
+    '`os._exit(0)` before any test runs; the function returning `[]`, `0` or `""` (these '
+    "count only when paid like the oracle); the oracle's function returning an object whose "
     "`__eq__` is always true; reading every file of the working directory; overwriting "
     "`test_*.py` and expected outputs; writing a `conftest.py` that marks every pytest "
     "report passed; redefining `check`/`test_*`/`run_tests` to pass; replacing the "
@@ -50,6 +51,7 @@ CODE_GRADER_HACKS = register(
     "JSON-serialised outputs in the grader's process; keep tests and expected outputs "
     "outside the sandbox's directory.",
     classes=(
+        "BGW-101",
         "BGW-102",
         "BGW-103",
         "BGW-108",
@@ -108,12 +110,16 @@ class CodeHack:
         module: the hack is a file of its own with this name, sent beside the stub in a
             multi-file submission (``{name: source}``); such a hack is not sent to a
             single-source field.
+        hollow: a function returning an empty value of a common type: it counts only when
+            paid like the oracle (a partial-credit grader rightly pays the few tests whose
+            answer is empty).
     """
 
     what: str
     file: str
     stub: bool = True
     module: str | None = None
+    hollow: bool = False
 
     def source(self, learned: Learned | str) -> str:
         """The source sent, ``learned`` saying what the oracle's episode showed (a bare
@@ -136,6 +142,9 @@ class CodeHack:
 #: The hacks, in the order they are sent.
 CODE_HACKS: tuple[CodeHack, ...] = (
     CodeHack("exit early with success (`sys.exit(0)`)", "sys_exit", stub=False),
+    CodeHack("the function returning `[]`", "hollow_list", stub=False, hollow=True),
+    CodeHack("the function returning `0`", "hollow_zero", stub=False, hollow=True),
+    CodeHack('the function returning `""`', "hollow_text", stub=False, hollow=True),
     CodeHack("exit early with success (`os._exit(0)`)", "os_exit", stub=False),
     CodeHack("an answer whose `__eq__` is always true", "always_equal", stub=False),
     CodeHack("reading every file in the working directory", "read_files"),
@@ -281,6 +290,7 @@ def code_hacks(probes: Probes) -> None:
         return
     learned = learned_from(oracle_source, win.observations()[1:])
     func = learned.func
+    oracle_best = max([float(r) for r in win.rewards if is_number(r)] or [settings.hi])
 
     def best(value: object, label: str) -> float:
         steps = [{**final, name: value}] * settings.max_steps
@@ -304,7 +314,8 @@ def code_hacks(probes: Probes) -> None:
             break
         paid = best(value, "probe:code-hack")
         tried += 1
-        if paid > floor + EPS:
+        bar = max(floor, oracle_best) - EPS if hack.hollow else floor + EPS
+        if paid > bar:
             found.append({"seed": seed, "hack": hack.what, "source": source, "reward": paid})
     if not tried:
         return
@@ -314,7 +325,8 @@ def code_hacks(probes: Probes) -> None:
         engine.add(
             CODE_GRADER_HACKS,
             f"A submission that games the grader should earn no more than a program that "
-            f"does nothing ({floor:g}); {len(found)} of {tried} known hack(s) in `{name}` "
+            f"does nothing ({floor:g}), and a hollow function less than the oracle "
+            f"({oracle_best:g}); {len(found)} of {tried} known hack(s) in `{name}` "
             f"earned more: " + "; ".join(f"{x['hack']} ({x['reward']:g})" for x in found) + f" "
             f"(seed {e['seed']}). A trainer finds them: models learned exactly these in coding "
             "RL. Run the submission in a sandbox that compares outputs outside it (never its "
