@@ -583,13 +583,13 @@ def leak(engine: ServerPlayer, schema: dict[str, Any], actions: ActionPool) -> N
             if copy_task(c, oracle, fname):
                 continue  # the task asks to copy what it shows (echo)
             if (
-                c.shown
+                c.text is None
                 and not ANSWER_NAME.search(c.where)
                 and not _wins_elsewhere(
                     engine, c, base, fname, lambda v, f=fschema: _fits(f, aschema, v)
                 )
             ):
-                continue  # one of the task's items is the answer, not always the same one
+                continue  # a counter or one of the task's items that happened to match
             if c.shown and ANSWER_NAME.search(c.where):
                 likely = f"the observation shows the answer in `{c.where}`"
             elif c.shown:
@@ -628,9 +628,9 @@ def _wins_elsewhere(
     fname: str,
     fits: Callable[[object], object],
 ) -> bool:
-    """Whether what the task shows at ``c.where`` wins on another seed too (``fits`` makes the
-    field's value): a leak sits in one place; where the answer is one of the task's items (a
-    median, an argmax) the winning item moves with the seed, and choosing it is the task."""
+    """Whether the value at ``c.where`` wins on another seed too (``fits`` makes the field's
+    value): a leak sits in one place; a counter that equals one seed's answer, or one of the
+    task's items that is the answer (a median), does not win on the next seed."""
     seeds = engine.settings.seeds
     other = next((s for s in seeds if s != seeds[0]), (seeds[0] or 0) + 1)
     ep = engine.play_alone(other, lambda _o, _i: dict(base), name="leak-confirm", with_state=True)
