@@ -49,3 +49,17 @@ def test_done_at_a_step_is_compared() -> None:
     a.steps[0] = StepResult(a.steps[0].observation, 0.0, True)
     (d,) = compare(a, b)
     assert (d.where, d.path, d.first, d.second) == ("step 1", "done", True, False)
+
+
+def test_durations_quoted_in_text_are_not_the_episode() -> None:
+    # pytest's summary in the feedback: the same run, timed twice
+    a = _episode("", "8 passed in 0.46s", field="feedback", end_state=0.0)
+    b = _episode("", "8 passed in 0.33s", field="feedback", end_state=0.0)
+    assert compare(a, b) == []
+    # a different count beside the duration is the episode's content
+    b = _episode("", "7 passed in 0.33s", field="feedback", end_state=0.0)
+    assert [d.path for d in compare(a, b)] == ["metadata.feedback"]
+    # an integer with a unit may be seeded content ("wait 3s"), so it still counts
+    a = _episode("", "wait 3s", field="feedback", end_state=0.0)
+    b = _episode("", "wait 5s", field="feedback", end_state=0.0)
+    assert [d.path for d in compare(a, b)] == ["metadata.feedback"]

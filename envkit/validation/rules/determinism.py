@@ -5,7 +5,8 @@ determinism check), comparing the observations, the rewards and ``state`` (after
 and at the end: a secret drawn without the seed may show only there). Fields whose
 value is fresh on every reply of a single run and differs at every position between the two
 runs (timings, request ids) are *volatile*: they are left out here and in the sessions check;
-so are float fields named like timings (``execution_time``), which may repeat within a run.
+so are float fields named like timings (``execution_time``), which may repeat within a run,
+and measured durations inside text (pytest's ``1 passed in 0.46s``).
 The deterministic episodes are the reference the sessions check compares interleaved play
 with.
 """
@@ -211,6 +212,24 @@ def _is_float_timing(path: str, xa: list[str], xb: list[str]) -> bool:
     return fractional
 
 
+#: A measured duration inside text: a fractional number with a time unit (pytest's
+#: ``8 passed in 0.46s``, unittest's ``Ran 8 tests in 0.001s``, ``took 12.5 ms``). Integers
+#: are left alone: a seeded ``wait 3s`` is the episode's content.
+DURATION_IN_TEXT = re.compile(
+    r"(?<![\w.])\d+\.\d+\s?(?:s|ms|us|µs|ns|sec|secs|seconds|milliseconds)\b"
+)
+
+
+def _same_but_durations(a: Any, b: Any) -> bool:
+    """Two strings that differ only in the measured durations they quote."""
+    return (
+        isinstance(a, str)
+        and isinstance(b, str)
+        and DURATION_IN_TEXT.search(a) is not None
+        and DURATION_IN_TEXT.sub("<t>", a) == DURATION_IN_TEXT.sub("<t>", b)
+    )
+
+
 def volatile_paths(a: Episode, b: Episode) -> set[str]:
     """Paths (``obs:PATH``, ``state:PATH``) fresh on every reply of each run that also
     differ at every position between the two runs of one seed: timings, request ids. A
@@ -261,7 +280,7 @@ def _first_diff(
         if f"{prefix}:{path}" in skip:
             continue
         va, vb = fa.get(path, _MISSING), fb.get(path, _MISSING)
-        if fuzz.first_difference(va, vb) is not None:
+        if fuzz.first_difference(va, vb) is not None and not _same_but_durations(va, vb):
             return path, va, vb
     return None
 
