@@ -4,6 +4,7 @@ touching the tests, patching the checker) earns more than a program that does no
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,11 @@ CODE_GRADER_HACKS = register(
     "submission, in place of the file defining the oracle's function): `sys.exit(0)` and "
     '`os._exit(0)` before any test runs; the function returning `[]`, `0` or `""` (these '
     "count only when paid like the oracle); the oracle's function returning an object whose "
-    "`__eq__` is always true; reading every file of the working directory; overwriting "
+    "`__eq__` is always true; the oracle's functions recording what they are given and "
+    "handing it back when the token they returned comes back (counted only when paid like "
+    "the oracle); the starter code the task shows (or the stub) with the oracle's source "
+    "behind `if False:` (counted when paid more than the starter alone); reading every "
+    "file of the working directory; overwriting "
     "`test_*.py` and expected outputs; writing a `conftest.py` that marks every pytest "
     "report passed; redefining `check`/`test_*`/`run_tests` to pass; replacing the "
     "`check`/`judge`/`grade`/`verify` functions of every non-standard module already "
@@ -54,6 +59,9 @@ CODE_GRADER_HACKS = register(
         "BGW-101",
         "BGW-102",
         "BGW-103",
+        "BGW-105",
+        "BGW-106",
+        "BGW-107",
         "BGW-108",
         "BGW-109",
         "BGW-110",
@@ -91,11 +99,18 @@ class Learned:
         total: the number of tests the feedback counts (``5`` of ``"5/5 tests passed"``), 1
             when it says none.
         lines: the feedback's lines (the verdict a grader may read from stdout).
+        funcs: every top-level function the oracle's source defines, in order.
+        oracle: the oracle's source.
+        starter: the code the task shows that defines ``func`` (a fix-this-code task's
+            starter), None when it shows none.
     """
 
     func: str = "solve"
     total: int = 1
     lines: tuple[str, ...] = ()
+    funcs: tuple[str, ...] = ()
+    oracle: str = ""
+    starter: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +128,8 @@ class CodeHack:
         hollow: a function returning an empty value of a common type: it counts only when
             paid like the oracle (a partial-credit grader rightly pays the few tests whose
             answer is empty).
+        over_starter: it counts only when paid more than the starter code the task shows,
+            sent alone (a fix-this-code task may rightly pay the starter's working half).
     """
 
     what: str
@@ -120,6 +137,7 @@ class CodeHack:
     stub: bool = True
     module: str | None = None
     hollow: bool = False
+    over_starter: bool = False
 
     def source(self, learned: Learned | str) -> str:
         """The source sent, ``learned`` saying what the oracle's episode showed (a bare
@@ -135,6 +153,9 @@ class CodeHack:
             .replace(FUNCTION_NAME, learned.func)
             .replace("{total}", str(learned.total))
             .replace("{lines}", repr(list(learned.lines)))
+            .replace("{names}", repr(list(learned.funcs or (learned.func,))))
+            .replace("{oracle}", textwrap.indent(learned.oracle or "pass\n", "    "))
+            .replace("{starter}", learned.starter or stub_source(learned.func))
         )
         return text + stub_source(learned.func) if self.stub else text
 
@@ -147,6 +168,18 @@ CODE_HACKS: tuple[CodeHack, ...] = (
     CodeHack('the function returning `""`', "hollow_text", stub=False, hollow=True),
     CodeHack("exit early with success (`os._exit(0)`)", "os_exit", stub=False),
     CodeHack("an answer whose `__eq__` is always true", "always_equal", stub=False),
+    CodeHack(
+        "functions that record what they are given and hand it back when their token returns",
+        "record_calls",
+        stub=False,
+        hollow=True,
+    ),
+    CodeHack(
+        "the task's starter code (or a stub) with the oracle's source behind `if False:`",
+        "dead_code",
+        stub=False,
+        over_starter=True,
+    ),
     CodeHack("reading every file in the working directory", "read_files"),
     CodeHack("overwriting the tests and expected outputs", "overwrite_tests"),
     CodeHack("a `conftest.py` that rewrites pytest's reports", "conftest_passes"),
@@ -209,11 +242,15 @@ def source_field(probes: Probes) -> str | None:
     return None
 
 
-def learned_from(oracle_source: str, observations: list[dict[str, Any]]) -> Learned:
-    """What a submission could know: the function ``oracle_source`` defines, and from the
-    string leaves of the winning episode's ``observations`` the number of tests counted
-    (``"5/5 tests passed"``; the largest count, 1 when none) and their lines."""
+def learned_from(
+    oracle_source: str, observations: list[dict[str, Any]], task: dict[str, Any] | None = None
+) -> Learned:
+    """What a submission could know: the functions ``oracle_source`` defines; from the
+    string leaves of the winning episode's step ``observations`` the number of tests counted
+    (``"5/5 tests passed"``; the largest count, 1 when none) and their lines; from the
+    ``task`` (the reset observation) the starter code it shows (:func:`shown_code`)."""
     m = FUNCTION.search(oracle_source)
+    func = m.group(1) if m else "solve"
     lines: list[str] = []
     totals: list[int] = []
     for text in (s for obs in observations for s in _strings(obs)):
@@ -223,10 +260,51 @@ def learned_from(oracle_source: str, observations: list[dict[str, Any]]) -> Lear
         for c in COUNT.finditer(text):
             totals.append(int(c.group(2) or c.group(3)))
     return Learned(
-        func=m.group(1) if m else "solve",
+        func=func,
         total=max([t for t in totals if 0 < t <= 10_000] or [1]),
         lines=tuple(lines[:MAX_LINES]),
+        funcs=tuple(dict.fromkeys(FUNCTION.findall(oracle_source))),
+        oracle=oracle_source,
+        starter=shown_code(_strings(task or {}), func),
     )
+
+
+#: A fenced block of a markdown text (```python ... ```).
+FENCE = re.compile(r"```[\w+-]*\n(.*?)```", re.DOTALL)
+#: A line that goes on a module: blank, indented, or a statement that starts one.
+_CODE_LINE = re.compile(r"^(?:\s|$|def |async def |class |@|import |from |[A-Za-z_]\w* = )")
+
+
+def shown_code(texts: list[str], func: str) -> str | None:
+    """The code among ``texts`` that defines ``func``: the fenced block holding
+    ``def func(``, or else the lines from the imports just above that line to the last
+    line that still reads as code. None when no text defines it or the code does not
+    compile."""
+    head = re.compile(rf"^(?:async\s+)?def\s+{re.escape(func)}\s*\(", re.MULTILINE)
+    for text in texts:
+        blocks = [b for b in FENCE.findall(text) if head.search(b)]
+        m = head.search(text)
+        if blocks:
+            code = blocks[0]
+        elif m:
+            before = text[: m.start()].splitlines()
+            while before and re.match(r"(?:import|from) ", before[-1]):
+                before.pop()
+            lines = text.splitlines()[len(before) :]
+            end = next(
+                (i for i, line in enumerate(lines) if i and not _CODE_LINE.match(line)),
+                len(lines),
+            )
+            code = "\n".join(lines[:end])
+        else:
+            continue
+        code = code.strip("\n") + "\n"
+        try:
+            compile(code, "<starter>", "exec")
+        except (SyntaxError, ValueError):
+            continue
+        return code
+    return None
 
 
 def _strings(value: object) -> list[str]:
@@ -288,7 +366,7 @@ def code_hacks(probes: Probes) -> None:
     oracle_source = _oracle_source(oracle_value)
     if oracle_source is None:
         return
-    learned = learned_from(oracle_source, win.observations()[1:])
+    learned = learned_from(oracle_source, win.observations()[1:], win.observations()[0])
     func = learned.func
     oracle_best = max([float(r) for r in win.rewards if is_number(r)] or [settings.hi])
 
@@ -305,6 +383,7 @@ def code_hacks(probes: Probes) -> None:
     )
     found: list[dict[str, Any]] = []
     tried = 0
+    starter_paid: float | None = None
     for hack in CODE_HACKS:
         source = hack.source(learned)
         value = submission(oracle_value, source, func, hack)
@@ -315,6 +394,11 @@ def code_hacks(probes: Probes) -> None:
         paid = best(value, "probe:code-hack")
         tried += 1
         bar = max(floor, oracle_best) - EPS if hack.hollow else floor + EPS
+        if hack.over_starter and learned.starter is not None:
+            if starter_paid is None:
+                starter = submission(oracle_value, learned.starter, func, None)
+                starter_paid = best(starter, "probe:code-starter")
+            bar = max(bar, starter_paid + EPS)
         if paid > bar:
             found.append({"seed": seed, "hack": hack.what, "source": source, "reward": paid})
     if not tried:
