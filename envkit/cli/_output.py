@@ -9,9 +9,11 @@ non-ASCII escaped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,8 +26,9 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 # stdout: data (JSON reports, tables a user may pipe); stderr: everything for humans.
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# emoji off: `:name:` in a path, URL or template reference is text, not an emoji code.
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def debug_enabled() -> bool:
@@ -36,6 +39,15 @@ def debug_enabled() -> bool:
 def esc(text: object) -> str:
     """Escape user-provided text for rich markup."""
     return escape(str(text))
+
+
+def status(message: str) -> AbstractContextManager[object]:
+    """A spinner with ``message`` (rich markup) on stderr while a block runs, on a terminal
+    only: a pipe or a CI log gets nothing (rich would not animate it there), and the
+    command does not pay for importing the spinner."""
+    if not err.is_terminal:
+        return contextlib.nullcontext()
+    return err.status(message)
 
 
 def info(message: str) -> None:

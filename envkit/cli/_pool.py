@@ -157,7 +157,7 @@ def _watch_in_foreground(pool: RunningPool) -> None:
         _output.info(f"The pool {_output.esc(pool.name)} was stopped elsewhere.")
         pool.stop()
     except KeyboardInterrupt:
-        with _output.err.status(f"Removing the pool {_output.esc(pool.name)}…"):
+        with _output.status(f"Removing the pool {_output.esc(pool.name)}…"):
             removed = pool.stop()
         _output.info(f"Stopped and removed {len(removed)} container(s) and network(s).")
         raise typer.Exit(int(ExitCode.OK)) from None

@@ -44,7 +44,7 @@ def fork_cmd(
       envkit fork openenv/echo-env my-org/echo-env --hardware t4-small
     """
     quiet_hub_client()
-    with _output.err.status(f"Duplicating {_output.esc(source)}…"):
+    with _output.status(f"Duplicating {_output.esc(source)}…"):
         result = fork(source, destination, private=private, hardware=hardware, token=token)
     if fmt is Format.JSON:
         _output.Output(fmt).data(result.to_dict())

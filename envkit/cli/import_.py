@@ -73,7 +73,7 @@ def import_cmd(
       envkit import --list reasoning-gym
     """
     if list_:
-        with _output.err.status(f"Reading the tasks of {_output.esc(source)}…"):
+        with _output.status(f"Reading the tasks of {_output.esc(source)}…"):
             targets = list_targets(source)
         for target, about in targets.items():
             typer.echo(f"{target}\t{about}" if about else target)  # tab-separated: no rich
@@ -85,7 +85,7 @@ def import_cmd(
             hint=f"e.g. `envkit import {source} my-env`.",
         )
     options = parse_key_values(set_, "--set")
-    with _output.err.status(f"Importing {_output.esc(source)} as {_output.esc(name)}…"):
+    with _output.status(f"Importing {_output.esc(source)} as {_output.esc(name)}…"):
         result = import_environment(
             source,
             name,

@@ -113,9 +113,7 @@ def init_cmd(
         options["gym_id"] = gym_id
     if interactive:
         options = _ask_options(template, options)
-    with _output.err.status(
-        f"Creating {_output.esc(name)} from the {_output.esc(template)} template…"
-    ):
+    with _output.status(f"Creating {_output.esc(name)} from the {_output.esc(template)} template…"):
         result = init_project(
             name,
             template=template,

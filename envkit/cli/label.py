@@ -302,7 +302,7 @@ def push_cmd(
 
     folder, store = _load(eval_dir)
     quiet_hub_client()
-    with _output.err.status("Uploading…"):
+    with _output.status("Uploading…"):
         r = push_dataset(
             folder,
             store,

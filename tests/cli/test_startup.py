@@ -197,3 +197,33 @@ def test_listed_summaries_are_the_commands_own():
         assert listed_summary(command) == summary, name
         assert not command.hidden and not command.deprecated, name
         assert not getattr(command, "rich_help_panel", None), name
+
+
+#: What `envkit init` has no use for: the validator, the wire client, the manifest model and
+#: its YAML reader, the spinner (stderr is no terminal here) and rich's emoji table.
+INIT_NEVER = (
+    "envkit.validation",
+    "envkit.wire",
+    "envkit.envdir.manifest",
+    "ruamel.yaml",
+    "rich.status",
+    "rich._emoji_codes",
+)
+
+
+def test_init_imports_only_what_it_renders_with(tmp_path) -> None:
+    code = (
+        "import json, sys\n"
+        "from envkit.cli import app\n"
+        "try:\n"
+        f"    app(['init', 'my-env', '--no-lock', '--output-dir', {str(tmp_path)!r}], "
+        "prog_name='envkit')\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        f"print(json.dumps([m for m in {INIT_NEVER!r} if m in sys.modules]), file=sys.stderr)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert (tmp_path / "my-env" / "openenv.yaml").is_file()
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
