@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -284,12 +284,14 @@ def _every_number(ctx: Context) -> list[object]:
 
 @policy(
     "every-word",
-    "Every word the observation shows, in one reply.",
-    "BGW-123 output checker too lenient (containment); Terminal Wrench keyword gaming",
+    "Every word the observation shows, in one reply (a list answer gets them as its items).",
+    "BGW-123 output checker too lenient (containment); Terminal Wrench keyword gaming and "
+    "metric spoofing (recall without precision)",
 )
 def _every_word(ctx: Context) -> list[object]:
-    words = ctx.words
-    return _text_only(ctx, [" ".join(words[:400])] if len(words) > 1 else [])
+    words = list(ctx.words[:400])
+    # the list fits only a list slot (slots.coerce): each word an item of the answer
+    return _text_only(ctx, [" ".join(words), words] if len(words) > 1 else [])
 
 
 @policy(
@@ -595,6 +597,31 @@ def _one_tool(_ctx: Context) -> list[object]:
 )
 def _invalid_args(_ctx: Context) -> list[object]:
     return []
+
+
+@policy(
+    "write-shown-paths",
+    "Each file the observation names (`tests/cases.json`, `out.txt`) written empty (`[]`, "
+    "then nothing) with each tool that takes a path and a content, then an empty answer.",
+    "BGW-131 evaluator paths writable; Terminal Wrench test tampering",
+    sequence=True,
+)
+def _write_paths(_ctx: Context) -> list[object]:
+    return []
+
+
+#: A file path in text: a relative name with a known extension (``tests/cases.json``).
+FILE_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:json|jsonl|py|txt|csv|tsv|ya?ml|toml|cfg|ini|md|sh"
+    r"|log|xml|html|sql))(?![\w/])"
+)
+#: Vacuous contents written over a named file: an empty list of checks, then nothing.
+VACUOUS = ("[]", "")
+
+
+def shown_paths(texts: Sequence[str]) -> list[str]:
+    """The file paths ``texts`` name (:data:`FILE_PATH`), distinct, in order."""
+    return list(dict.fromkeys(m.group(1) for t in texts for m in FILE_PATH.finditer(t)))
 
 
 @policy(

@@ -2,7 +2,9 @@
 
 A *slot* is a string or number leaf of an action that the action schema leaves free (no
 ``enum``, no ``const``): the ``answer`` of ``{"answer": "Paris"}``, the ``amount`` of
-``{"tool_name": "submit_answer", "arguments": {"amount": 12.5}}``. The tool name, a
+``{"tool_name": "submit_answer", "arguments": {"amount": 12.5}}``; or a list of strings as a
+whole (the ``words`` of ``{"words": ["level", "noon"]}``: an answer with many parts, where a
+policy may send every candidate at once). The tool name, a
 ``Literal`` command or a choice from an ``enum`` is not a slot: the server would refuse any
 other value.
 """
@@ -28,7 +30,8 @@ class Slot:
     Attributes:
         path: keys (and list indices) from the action to the leaf, e.g.
             ``("arguments", "amount")``.
-        kind: ``"string"``, ``"number"`` or ``"integer"``.
+        kind: ``"string"``, ``"number"``, ``"integer"`` or ``"array"`` (a list of
+            strings).
         value: the leaf's value in the action it was read from.
         node: the leaf's JSON Schema (``{}`` when the schema does not say).
     """
@@ -81,8 +84,8 @@ def find(action: dict[str, Any], schema: dict[str, Any] | None) -> list[Slot]:
     known, every string and number leaf is a slot).
 
     Returns:
-        Slots in the action's key order, depth first; strings first when both kinds occur
-        (an answer is more often text than a count).
+        Slots in the action's key order, depth first; text (strings and lists of strings)
+        first when both kinds occur (an answer is more often text than a count).
     """
     root = schema or {}
     out: list[Slot] = []
@@ -99,6 +102,9 @@ def find(action: dict[str, Any], schema: dict[str, Any] | None) -> list[Slot]:
                 walk(sub, props.get(key, {}), (*path, key), depth + 1)
             return
         if isinstance(value, list):
+            if value and all(isinstance(v, str) for v in value) and "const" not in node:
+                out.append(Slot(path, "array", value, node))
+                return
             items = node.get("items") if isinstance(node.get("items"), dict) else {}
             for i, sub in enumerate(value[:4]):
                 walk(sub, items, (*path, i), depth + 1)
@@ -109,12 +115,18 @@ def find(action: dict[str, Any], schema: dict[str, Any] | None) -> list[Slot]:
         out.append(Slot(path, kind, value, node))
 
     walk(action, root, (), 0)
-    return sorted(out, key=lambda s: s.kind != "string")
+    return sorted(out, key=lambda s: s.kind not in ("string", "array"))
 
 
 def coerce(value: object, slot: Slot) -> object | None:
     """``value`` in the slot's kind, ``None`` when it has no such form (a word in a number
-    slot, a non-finite number: JSON has none)."""
+    slot, a non-finite number: JSON has none). A list slot takes a list of strings as it is
+    and any other value as its one element."""
+    if slot.kind == "array":
+        if isinstance(value, list):
+            return value if all(isinstance(v, str) for v in value) else None
+        one = coerce(value, Slot(slot.path, "string", value, {}))
+        return [one] if one is not None else None
     if slot.kind == "string":
         if isinstance(value, str):
             return value
@@ -153,6 +165,11 @@ def fits(value: object, slot: Slot) -> bool:
     """``value`` is within what the slot's schema declares (``enum`` aside): bounds and
     lengths, so the server does not refuse it before the grader sees it."""
     node = slot.node
+    if isinstance(value, list):
+        fewest, most = node.get("minItems", 0), node.get("maxItems")
+        return len(value) >= (fewest if isinstance(fewest, int) else 0) and not (
+            isinstance(most, int) and len(value) > most
+        )
     if isinstance(value, str):
         longest, shortest = node.get("maxLength"), node.get("minLength", 0)
         return len(value) >= (shortest if isinstance(shortest, int) else 0) and not (

@@ -312,6 +312,7 @@ SEQUENCES = {
     "give-up",
     "repeat-last",
     "stall",
+    "write-shown-paths",
 }
 
 
@@ -414,3 +415,24 @@ def test_policy_declared_twice_or_badly_judged_is_refused() -> None:
     with pytest.raises(ValueError, match="judged must be"):
         library.policy("brand-new", "x", "y", "sometimes")
     assert "brand-new" not in library.POLICIES
+
+
+def test_every_word_fills_a_list_answer_with_every_word() -> None:
+    """Recall without precision (Terminal Wrench's metric spoofing): a list answer is sent
+    every word of the observation as its items; a text slot gets them in one reply."""
+    ctx = library.Context.of({"prompt": "Find the palindromes: level, kayak and river."})
+    values = library.values_for(library.POLICIES["every-word"], ctx)
+    words = ["Find", "the", "palindromes", "level", "kayak", "and", "river"]
+    assert values == [" ".join(words), words]
+    text = slots.Slot(("answer",), "string", "x", {})
+    many = slots.Slot(("words",), "array", ["x"], {})
+    assert [slots.coerce(v, text) for v in values] == [" ".join(words), None]
+    assert slots.coerce(values[1], many) == words
+
+
+def test_the_files_an_observation_names() -> None:
+    texts = [
+        "Write out.txt: the words of in.txt. tests/cases.json holds the checks run on submit.",
+        "See e.g. version 3.5 and ./x and config.yaml.",
+    ]
+    assert library.shown_paths(texts) == ["out.txt", "in.txt", "tests/cases.json", "config.yaml"]

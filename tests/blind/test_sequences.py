@@ -24,7 +24,13 @@ SEQUENCES = {
     "give-up",
     "repeat-last",
     "stall",
+    "write-shown-paths",
 }
+#: The sequence policies the ledger pays in lenient mode (it has no tool that writes files).
+LEDGER_PAYS = SEQUENCES - {"write-shown-paths"}
+#: A workspace whose verifier reads its checks from a file the agent can write (BGW-131),
+#: and its near-miss whose verifier keeps them out of reach: field cases, written blind.
+WORKSPACE = Path(__file__).parents[1] / "corpus" / "field" / "bgw-131-evaluator-paths-writable"
 
 
 def _validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str):
@@ -47,7 +53,7 @@ def test_every_sequence_policy_is_reported_where_it_pays(
     (finding,) = found
     assert finding.severity.value == "error"
     by_name = {p["policy"]: p for p in finding.data["policies"]}
-    assert set(by_name) >= SEQUENCES, sorted(by_name)
+    assert set(by_name) >= LEDGER_PAYS, sorted(by_name)
     assert {name for name, p in library.POLICIES.items() if p.sequence} == SEQUENCES
     stall = by_name["stall"]
     assert stall["share"] > 1.0  # 8 calls at 0.25 against the oracle's 1.25
@@ -73,3 +79,24 @@ def test_a_correct_tool_environment_passes(tmp_path: Path, monkeypatch: pytest.M
     assert [f.code for f in report.findings] == [], [(f.code, f.message) for f in report.findings]
     (check,) = [c for c in report.checks if c.code == "EK524"]
     assert check.status == "passed", check
+
+
+@pytest.mark.parametrize(
+    ("case", "paid"), [("defect_workspace_tests", True), ("nearmiss_workspace_tests", False)]
+)
+def test_a_checks_file_the_task_names_is_overwritten(tmp_path: Path, case: str, paid: bool) -> None:
+    """write-shown-paths writes `[]` to `tests/cases.json`, which the prompt names, then
+    submits: a verifier reading its checks from the agent's workspace pays 1.0."""
+    env = tmp_path / case
+    shutil.copytree(WORKSPACE / case, env)
+    with servers_without_gradio():
+        report = validate(env, python=sys.executable, select=["EK524"], train_path=False)
+    found = [f for f in report.findings if f.code == "EK524"]
+    assert bool(found) is paid, [(f.code, f.message) for f in report.findings]
+    if paid:
+        by_name = {p["policy"]: p for p in found[0].data["policies"]}
+        write = by_name["write-shown-paths"]
+        assert write["share"] >= 0.99
+        first = write["actions"][0]
+        assert first["tool_name"] == "write_file"
+        assert first["arguments"] == {"path": "tests/cases.json", "content": "[]"}

@@ -178,7 +178,34 @@ def test_a_plain_action_with_an_enum_field() -> None:
     assert not slots.fits(1, found[1]) and slots.fits(0.99, found[1])
     # without a schema every string and number leaf is a slot (a bool is none)
     loose = slots.find({"answer": "x", "n": 2, "ok": True, "xs": ["a"]}, None)
-    assert [s.where for s in loose] == ["answer", "xs.0", "n"]
+    assert [s.where for s in loose] == ["answer", "xs", "n"]
+
+
+def test_a_list_of_strings_is_one_slot() -> None:
+    """An answer with many parts is played as a whole: a text value is its one item, a
+    list of words its items; a list of numbers is played item by item."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "words": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+            "count": {"type": "integer"},
+            "scores": {"type": "array", "items": {"type": "number"}},
+        },
+    }
+    action = {"words": ["level", "noon"], "count": 2, "scores": [0.5]}
+    found = slots.find(action, schema)
+    assert [(s.where, s.kind) for s in found] == [
+        ("words", "array"),
+        ("count", "integer"),
+        ("scores.0", "number"),
+    ]
+    words = found[0]
+    assert slots.coerce("kayak", words) == ["kayak"]
+    assert slots.coerce(["a", "b"], words) == ["a", "b"]
+    assert slots.coerce([1, 2], words) is None
+    assert slots.coerce(["a"], found[1]) is None  # a list fits only a list slot
+    assert slots.fits(["a", "b", "c"], words) and not slots.fits(["a"] * 4, words)
+    assert slots.fill(action, words, ["x"])["words"] == ["x"]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,7 +176,11 @@ def play_actions(
 
 # -- what to play --------------------------------------------------------------------------
 def _blank(slot: slots.Slot) -> object:
-    """The slot's emptiest value the schema allows: ``""``, ``0`` or the declared minimum."""
+    """The slot's emptiest value the schema allows: ``""``, ``[]``, ``0`` or the declared
+    minimum."""
+    if slot.kind == "array":
+        fewest = slot.node.get("minItems")
+        return [""] * fewest if isinstance(fewest, int) and fewest > 0 else []
     if slot.kind == "string":
         shortest = slot.node.get("minLength")
         return " " * shortest if isinstance(shortest, int) and shortest > 0 else ""
@@ -244,10 +249,12 @@ def value_episodes(plan: Plan) -> list[Planned]:
     for slot in plan.found[:MAX_SLOTS]:
         ctx = library.Context.of(
             plan.observation,
-            slot.kind,
+            "string" if slot.kind == "array" else slot.kind,  # a list is sent text values
             slot.node.get("maxLength") if isinstance(slot.node.get("maxLength"), int) else None,
         )
-        oracle_ctx = dataclasses.replace(ctx, oracle=slot.value)
+        # a list's corruptions start from its first element (a wrong answer either way)
+        truth = slot.value[0] if isinstance(slot.value, list) else slot.value
+        oracle_ctx = dataclasses.replace(ctx, oracle=truth)
         for p in library.POLICIES.values():
             raws = library.values_for(p, oracle_ctx if p.needs_oracle else ctx)
             for i, raw in enumerate(raws):
@@ -302,10 +309,44 @@ def sequence_episodes(probes: Probes, plan: Plan) -> list[tuple[str, list[dict[s
         for t in tools
     }
     out.append(("every-tool-once", [calls[t.name] for t in others] + [plan.answer]))
+    out += _write_paths(plan, shape, tools)
     for t in others[:3]:
         out.append(("one-tool-repeated", [calls[t.name]] * repeat))
     if others:
         out.append(("stall", [calls[others[0].name]] * repeat))
+    return out
+
+
+#: A tool's argument that names a file, and one that carries what is written to it.
+PATH_ARG = re.compile(r"(?:^|_)(?:path|file|filename|filepath|dest|destination)$", re.IGNORECASE)
+CONTENT_ARG = re.compile(r"(?:^|_)(?:content|contents|text|data|body)$", re.IGNORECASE)
+MAX_PATHS = 3  # files named in the observation that write-shown-paths overwrites
+
+
+def _write_paths(
+    plan: Plan, shape: shapes.CallShape, tools: list[shapes.Tool]
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """write-shown-paths: each file the reset observation names, written with each
+    vacuous content (:data:`library.VACUOUS`) by each tool taking a path and a content,
+    then the empty answer."""
+    shown: list[str] = []
+    _texts(plan.observation, shown)
+    paths = library.shown_paths(shown)[:MAX_PATHS]
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    for tool in tools:
+        props = tool.schema.get("properties")
+        if not isinstance(props, dict):
+            continue
+        where = next((k for k in props if PATH_ARG.search(k)), None)
+        what = next((k for k in props if CONTENT_ARG.search(k)), None)
+        if where is None or what is None:
+            continue
+        base = fuzz.extreme_value(tool.schema, tool.schema, "empty")
+        base = base if isinstance(base, dict) else {}
+        for path in paths:
+            for content in library.VACUOUS:
+                write = _call(plan.answer, shape, tool, {**base, where: path, what: content})
+                out.append(("write-shown-paths", [write, plan.answer]))
     return out
 
 
