@@ -338,7 +338,10 @@ class ServerPlayer:
         url: base URL of the server being played.
         env_root: the environment's directory (``None``: a ``--url`` run without one); not
             the server's working directory, which is the parent folder when envkit starts
-            the package form.
+            the package form. The checks that run the environment's code (its server, its
+            oracle, its probe plan) read it here.
+        python: the interpreter that runs the environment's code (resolved once by the
+            runtime stage; ``None``: a ``--url`` run without a directory).
         latencies: seconds of every step answered.
         rewards: every step reward answered, with its action.
         checks: names of the checks run through :meth:`guard`, in order.
@@ -376,6 +379,7 @@ class ServerPlayer:
         self.url = ""
         self.server: ServerProcess | None = None
         self.env_root: Path | None = None
+        self.python: str | None = None
         self.latencies: list[float] = []
         self.rewards: list[SeenReward] = []
         self.checks: list[str] = []
@@ -433,19 +437,22 @@ class ServerPlayer:
         return any(f.code == rule.code for f in self.findings)
 
     # -- the server -------------------------------------------------------------------------
-    def start_server(self, root: Path, app: str, python: str) -> None:
-        """Start the environment's server and wait for ``GET /health``.
+    def start_server(self, app: str) -> None:
+        """Start the environment's server (``app`` from :attr:`env_root`, in
+        :attr:`python`) and wait for ``GET /health``.
 
         Raises:
             ServerStartError: it exited or did not answer within ``settings.startup_s``.
+            ValueError: :attr:`env_root` or :attr:`python` is not set.
         """
+        if self.env_root is None or self.python is None:
+            raise ValueError("start_server needs env_root and python")
+        # never wait past the run's deadline (the static stage already spent some of it)
+        wait_s = max(0.1, min(self.settings.startup_s, self.remaining_s()))
         t = time.perf_counter()
         try:
-            self.server = start_server(root, app, python=python)
-            # never wait past the run's deadline (the static stage already spent some of it)
-            self.server.wait_healthy(
-                timeout_s=max(0.1, min(self.settings.startup_s, self.remaining_s()))
-            )
+            self.server = start_server(self.env_root, app, python=self.python)
+            self.server.wait_healthy(timeout_s=wait_s)
         finally:
             self.timings["startup"] = round(time.perf_counter() - t, 3)
         self.url = self.server.url

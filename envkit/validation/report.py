@@ -51,6 +51,8 @@ OUT_OF_TIME = "the time ran out before it played (raise --timeout)"
 #: The runtime stage stopped early on a finding of its own (an observation over the size
 #: limit, a hang, a crash) before this rule played.
 STAGE_STOPPED = "the runtime stage stopped before it played: see {code}"
+#: Why a report has no schema digest (``{why}``: why the runtime stage did not play).
+NO_RUNTIME_STAGE = "the runtime stage did not run: {why}"
 #: The manifest is unreadable, so whether an oracle is declared is unknown.
 ORACLE_UNKNOWN = "openenv.yaml is invalid: the oracle is unknown"
 #: Docker lane: the container never answered ``GET /health``, so nothing was played.

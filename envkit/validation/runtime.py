@@ -199,7 +199,7 @@ def run_runtime(
     python = runs.python(target.python) if runs is not None else None
     settings = Settings.resolve(target.spec, opts)
     engine = ServerPlayer(settings, opts.progress, budget)
-    engine.env_root = target.root
+    engine.env_root, engine.python = target.root, python
     engine.wanted = target.wanted
     if runs is not None and not target.url:  # envkit serves it: with which Python?
         borrowed = runs.interpreter_note(target.python)
@@ -220,15 +220,19 @@ def run_runtime(
     try:
         if target.url:
             engine.url = normalise_url(target.url)
-            capacity = _play(engine, root, python, oracle_host)
-        elif runs is not None and root is not None and python is not None:
-            app = target.app or runs.app
-            if liveness.start(engine, root, app, python):
-                capacity = _play(engine, root, python, oracle_host)
-                if target.while_up is not None and engine.url:
-                    t_lane = time.perf_counter()
-                    target.while_up(engine.url)
-                    lane_s = time.perf_counter() - t_lane
+            up = True
+        else:  # envkit serves it
+            up = (
+                runs is not None
+                and python is not None
+                and liveness.start(engine, target.app or runs.app)
+            )
+        if up:
+            capacity = _play(engine, oracle_host)
+            if target.while_up is not None and not target.url and engine.url:
+                t_lane = time.perf_counter()
+                target.while_up(engine.url)
+                lane_s = time.perf_counter() - t_lane
     except Stop as stop:
         stopped = stop
         if isinstance(stop, OutOfTime):
@@ -256,9 +260,7 @@ def run_runtime(
     )
 
 
-def _play(
-    engine: ServerPlayer, root: Path | None, python: str | None, oracle_host: PolicyProcess | None
-) -> int | None:
+def _play(engine: ServerPlayer, oracle_host: PolicyProcess | None) -> int | None:
     """The order of play, every check guarded (:meth:`ServerPlayer.guard`); returns the server's
     capacity (``None``: not probed). ``oracle_host``: the oracle's process, started early."""
     api = engine.guard("endpoints", endpoints.check, engine, quiet=True)
@@ -292,8 +294,8 @@ def _play(
         engine.on_episode_end = after_done  # every finished episode is stepped again
         engine.guard("fuzzed episodes", episodes.fuzz_episodes, engine, play, actions)
         reference = engine.guard("determinism", determinism.check, engine, actions)
-        engine.guard("probe plan", determinism.replay_plan, engine, root, quiet=True)
-        oracle_best = engine.guard("oracle", reward.oracle, engine, root, python, oracle_host)
+        engine.guard("probe plan", determinism.replay_plan, engine, quiet=True)
+        oracle_best = engine.guard("oracle", reward.oracle, engine, oracle_host)
         engine.guard("oracle replay", determinism.oracle_replay, engine, quiet=True)
         means = engine.guard(
             "degenerate policies", reward.degenerate, engine, play, actions, oracle_best
@@ -313,8 +315,8 @@ def _play(
         lambda: reward.verdicts(
             engine,
             oracle_played=engine.settings.oracle is not None
-            and root is not None
-            and python is not None,
+            and engine.env_root is not None
+            and engine.python is not None,
         ),
         quiet=True,
     )

@@ -40,7 +40,8 @@ def duel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerPlaye
     before = descendants(os.getpid())
     engine = _engine()
     try:
-        engine.start_server(SEED_DUEL, "server.app:app", sys.executable)
+        engine.env_root, engine.python = SEED_DUEL, sys.executable
+        engine.start_server("server.app:app")
         yield engine, mode_file
     finally:
         os.environ.pop("SEED_MODE_FILE", None)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit.envdir import EnvDir
+from envkit.envdir.digest import digests_of
 from envkit.findings import Stage, codes_of
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
@@ -19,7 +20,6 @@ from envkit.validation.lanes.stages import (
     lane_name,
     read_schemas,
     read_schemas_while_up,
-    report_digests,
     report_label,
     runtime_plan,
     runtime_stage,
@@ -115,6 +115,7 @@ def run_source(
     t0 = time.perf_counter()
     budget = Budget.start(opts.timeout_s)
     root = checked_root(path, url, opts.episodes)
+    label = report_label(root, url)
     envdir = EnvDir(root) if root is not None else None  # the run's one reader of the files
     selection = build_selection(envdir, select=opts.select, ignore=opts.ignore)
     ev = Evaluated()
@@ -158,10 +159,11 @@ def run_source(
         lane_notes = play_lane(LanePlan(envdir, url, plan.app, skip), opts, budget, ev)
     note.notes += lane_notes
     ev.timings["total"] = time.perf_counter() - t0
-    report = R.assemble_report(report_label(root, url), lane_name(url), root, ev, selection, note)
+    report = R.assemble_report(label, lane_name(url), root, ev, selection, note)
     if url is not None and not plan.not_run:
         seen["schemas"] = read_schemas(url)  # the server is the user's: still up
-    report.digests = report_digests(envdir, seen.get("schemas"), plan.not_run)
+    why = R.NO_RUNTIME_STAGE.format(why=plan.not_run) if plan.not_run else None
+    report.digests = digests_of(envdir, seen.get("schemas"), why)
     return report
 
 

@@ -192,9 +192,7 @@ def read_schemas_while_up(target: RuntimeTarget, seen: dict[str, Any]) -> None:
 def report_digests(envdir: EnvDir | None, schemas: dict[str, Any] | None, not_run: str) -> Digests:
     """The report's :class:`envkit.envdir.digest.Digests`; ``not_run``: why the runtime
     stage did not play (``""``: it did)."""
-
-    why = f"the runtime stage did not run: {not_run}" if not_run else None
-    return digests_of(envdir, schemas, why)
+    return digests_of(envdir, schemas, R.NO_RUNTIME_STAGE.format(why=not_run) if not_run else None)
 
 
 def train_path_skip(

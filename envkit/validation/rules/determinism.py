@@ -17,7 +17,6 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from envkit.envdir.reset_options import source_takes_seed
@@ -720,11 +719,11 @@ def _process_control(
 CONTROL_PLAN = (0, 0, 1)
 
 
-def replay_plan(engine: ServerPlayer, root: Path | None) -> None:
-    """EK431: replay the declared probe plan twice on fresh sessions (``root`` is the
-    environment directory; nothing to do without it, without ``validation.execution`` or
+def replay_plan(engine: ServerPlayer) -> None:
+    """EK431: replay the declared probe plan twice on fresh sessions (read from
+    ``engine.env_root``; nothing to do without it, without ``validation.execution`` or
     when the plan cannot be read, which the static stage reports)."""
-    path = engine.settings.probe_path
+    root, path = engine.env_root, engine.settings.probe_path
     if root is None or path is None:
         return
     try:

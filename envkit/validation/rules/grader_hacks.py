@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit import programs
+from envkit.envdir.pysource import parse_python
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, is_number
@@ -300,7 +301,7 @@ def shown_code(texts: list[str], func: str) -> str | None:
             continue
         code = code.strip("\n") + "\n"
         try:
-            compile(code, "<starter>", "exec")
+            parse_python(code, "<starter>")
         except (SyntaxError, ValueError):
             continue
         return code

@@ -147,14 +147,18 @@ CHECK_CRASHED = register(
 )
 
 
-def start(engine: ServerPlayer, root: Path, app: str, python: str) -> bool:
-    """Start the environment's server (EK401), trying every way its files describe
+def start(engine: ServerPlayer, app: str) -> bool:
+    """Start the environment's server (EK401) from ``engine.env_root`` in
+    ``engine.python``, trying every way its files describe
     (:func:`envkit.envdir.launch.launch_candidates`). ``False`` when none
     started (reported: the root-cause line first, then the command, then the log tail)."""
+    root, python = engine.env_root, engine.python
+    if root is None or python is None:
+        raise ValueError("the engine has no environment directory or interpreter to start")
     engine.progress(f"starting `{app}` with {python}")
     engine.ran(SERVER_START_FAILED)
     try:
-        engine.start_server(root, app, python)
+        engine.start_server(app)
     except ServerStartError as exc:
         details = (exc.details or "").strip()
         cause = getattr(exc, "root_cause", None)

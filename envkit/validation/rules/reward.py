@@ -268,19 +268,12 @@ def start_oracle(settings: Settings, root: Path, python: str) -> PolicyProcess:
     )
 
 
-def oracle(
-    engine: ServerPlayer,
-    root: Path | None,
-    python: str | None,
-    host: PolicyProcess | None = None,
-) -> float | None:
-    """EK506, EK507: play the declared oracle (in the environment's interpreter) once per
-    seed.
+def oracle(engine: ServerPlayer, host: PolicyProcess | None = None) -> float | None:
+    """EK506, EK507: play the declared oracle once per seed, imported from
+    ``engine.env_root`` in ``engine.python`` (without them, a URL-only run, the check is
+    skipped).
 
     Args:
-        root: the environment directory the oracle is imported from (``None``: URL only,
-            the check is skipped).
-        python: the environment's interpreter (resolved once by the caller).
         host: the oracle's process when the caller started it early
             (:func:`start_oracle`, so its import overlaps the server's start-up); it is
             closed here. ``None``: started here.
@@ -304,6 +297,7 @@ def oracle(
             ),
         )
         return None
+    root, python = engine.env_root, engine.python
     if root is None or python is None:
         engine.unran(ORACLE_BELOW_MAX, NO_ORACLE)
         engine.progress("oracle: skipped (no environment directory to run it from)")
