@@ -61,9 +61,6 @@ KNOWN_MISSES: dict[str, str] = {
     "bgw-127-nondeterministic-grader/defect_verdict_cache": "the cached verdict pays a wrong "
     "program (the parity shortcut) that envkit never sends; the oracle's program earns the "
     "same whichever episode graded it first",
-    "bgw-131-evaluator-paths-writable/defect_workspace_tests": "the tests file is written "
-    "through a tool (`write_file`) with a path only the prompt names; the tool policies "
-    "draw their arguments from the schema, not from the observation's paths",
     "bgw-135-proof-checker-accepts-incomplete/defect_sorry_rule": "a proof with `sorry` is "
     "accepted; envkit knows no proof-assistant placeholders",
     "bgw-136-execution-equivalence-one-database/defect_dept_average": _WRONG_PROGRAM
@@ -77,16 +74,10 @@ KNOWN_MISSES: dict[str, str] = {
     "twrench-keyword-gaming/defect_incident_cause_keywords": "a report listing every "
     "cause phrase is paid; the phrases are in no observation the policies read before "
     "they answer, and no policy gathers phrases from tool results into one report",
-    "twrench-metric-spoofing/defect_palindrome_recall_only": "the answer is a list field; "
-    "every-word fills one element of it (a string slot), never the list with every word "
-    "of the sentence",
 }
 
 #: near-miss case -> why envkit reports a runtime error on it anyway (a false finding).
 KNOWN_NOISE: dict[str, str] = {
-    "bgw-113-measurement-tampering/nearmiss_timer_in_server": "the reward is tiered on the "
-    "wall time the server measures, so the second process pays another tier (EK411): "
-    "envkit reports a reward that a seed does not reproduce, by the task's design",
     "bgw-114-shared-state-tampered-through-a-side-channel/nearmiss_verdict_cache_in_server_"
     "memory": "the feedback says whether the verdict came from the server's memo, so the "
     "same seed and actions read differently after an earlier episode (EK411); the reward "

@@ -18,7 +18,11 @@ from pathlib import Path
 import pytest
 
 from envkit.validation import validate
+from envkit.validation.engine import Episode, ServerPlayer, Settings
+from envkit.validation.options import RunOptions
+from envkit.validation.rules import blind_play
 from envkit.validation.rules.exploit_search import _mutate_value
+from envkit.wire import StepResult
 
 ENVS = Path(__file__).parent / "envs" / "blind"
 
@@ -102,3 +106,24 @@ def test_the_search_mutates_an_integer_beyond_a_floats_range() -> None:
     for _ in range(300):
         value = _mutate_value(value, ["7", "x"], rng)
         assert isinstance(value, int | float)
+
+
+def test_a_wrong_answer_paid_differently_on_one_seed_is_ek412() -> None:
+    """A grader drawing its tests without the seed: the corrupted oracle's program, sent
+    twice on seed 0, passed the first draw and failed the second."""
+
+    def played(reward: float) -> blind_play.Played:
+        ep = Episode(0, {"prompt": "is_prime"})
+        action = {"code": "def is_prime(n): return n % 2 == 1"}
+        ep.record(StepResult({"feedback": ""}, reward, True), action)
+        return blind_play.Played([action], ep, reward)
+
+    engine = ServerPlayer(Settings.resolve(None, RunOptions(episodes=1, seed=0)))
+    plan = blind_play.Plan(0, {"code": ""}, [], {}, 1.0, 1)
+    blind_play._rewards_drift(engine, plan, [("off-by-one", played(0.0), played(0.0))])
+    assert engine.findings == []  # scored the same both times: no finding
+    blind_play._rewards_drift(engine, plan, [("off-by-one", played(1.0), played(0.0))])
+    (f,) = engine.findings
+    assert f.code == "EK412" and "`off-by-one`" in f.message and "earned 1 and then 0" in f.message
+    blind_play._rewards_drift(engine, plan, [("truncated", played(0.0), played(1.0))])
+    assert len(engine.findings) == 1  # reported once

@@ -25,6 +25,7 @@ from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.probing import Probes, episode_return
+from envkit.validation.rules.determinism import REWARD_NONDETERMINISTIC
 from envkit.wire import EnvErrorFrame, EnvSession
 
 MAX_SLOTS = 2  # answer slots of one action a policy's values go into
@@ -403,6 +404,7 @@ def blind_policies(probes: Probes) -> None:
             if (first := by_seed.get(todo[0].seed)) is not None and first.share > warn_at + EPS
         }
         seen: dict[str, Played] = {}
+        replayed: list[tuple[str, Played, Played]] = []  # (policy, first, again)
         s = engine.open()
         try:
             episodes = value_episodes(plan)
@@ -429,12 +431,18 @@ def blind_policies(probes: Probes) -> None:
                     if played.episode.sent_valid():
                         engine.episodes.append(played.episode)
                         accepted = True
+                        if n == 0 and library.POLICIES[name].judged == "accepted":
+                            # a wrong answer is where a sampled test set shows: replayed
+                            again = play_actions(engine, s, plan.seed, acts, name)
+                            sent += len(acts)
+                            replayed.append((name, played, again))
                 share = share_of(played.ret, plan, settings.lo)
                 outcomes.setdefault((name, variant), {})[plan.seed] = Outcome(
                     name, plan.seed, played, share, value, where
                 )
         finally:
             s.close()
+        _rewards_drift(engine, plan, replayed)
     if not accepted:
         engine.skip(
             BLIND_POLICY_PAID,
@@ -444,6 +452,33 @@ def blind_policies(probes: Probes) -> None:
         return
     engine.ran(BLIND_POLICY_PAID)
     _judge(probes, todo, outcomes)
+
+
+def _rewards_drift(
+    engine: ServerPlayer, plan: Plan, replayed: list[tuple[str, Played, Played]]
+) -> None:
+    """EK412 from a wrong answer played twice on one seed (the corrupted-oracle policies'
+    episodes on the first seed): the right answer passes any sample of tests, a wrong one
+    only some, so a grader that draws its tests without the seed pays it differently."""
+    if any(f.code == REWARD_NONDETERMINISTIC.code for f in engine.findings):
+        return  # the determinism check said it already
+    for name, first, again in replayed:
+        a, b = first.episode.rewards, again.episode.rewards
+        if len(a) == len(b) and fuzz.first_difference(a, b) is None:
+            continue
+        engine.add(
+            REWARD_NONDETERMINISTIC,
+            f"The same seed and actions must earn the same rewards; the `{name}` policy's "
+            f"wrong answer, sent twice after `reset(seed={plan.seed})`, earned "
+            f"{first.ret:g} and then {again.ret:g}. The right answer passes whatever the "
+            "grader draws; a wrong one shows that its tests or judge are drawn without the "
+            "episode's seed, so GRPO's groups score the same completion differently.",
+            seed=plan.seed,
+            policy=name,
+            actions=first.actions,
+            rewards=[a, b],
+        )
+        return
 
 
 def share_of(ret: float, plan: Plan, lo: float) -> float:

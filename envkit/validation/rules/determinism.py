@@ -66,7 +66,9 @@ REWARD_NONDETERMINISTIC = register(
     "oracle's first episode is replayed too on one session until a reward differs (a bonus "
     "paid on a win, for speed or a streak, or a sampling judge's vote is where rewards "
     "drift): 16 times when it is 3 steps or shorter, 5 times when it is 10 steps or longer "
-    "(48 steps in all between). RFC "
+    "(48 steps in all between). The wrong answers of EK524's corrupted-oracle policies "
+    "are sent twice on the first seed the oracle won (a grader that samples its tests "
+    "without the seed pays a wrong program differently, the right one never). RFC "
     "008: `semantic.verifier_determinism` (observations and `state` are EK411's "
     "`runtime.episode_determinism`).",
     why="A reward that changes for the same trajectory is noise in the learning signal and "
