@@ -65,7 +65,6 @@ KNOWN_MISSES: dict[str, str] = {
     "accepted; envkit knows no proof-assistant placeholders",
     "bgw-136-execution-equivalence-one-database/defect_dept_average": _WRONG_PROGRAM
     + " (here a wrong SQL query)",
-    "bgw-137-pseudo-tested-code/defect_mean_unchecked": _WRONG_PROGRAM,
     "bgw-138-proxy-state-check/defect_conf_keywords": "the checker greps a config file for "
     "keywords; the policies send no file with the task's keywords and no setting",
     "twrench-constraint-loophole/defect_invoice_date_validity": "a fixed JSON object with "

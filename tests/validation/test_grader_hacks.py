@@ -4,6 +4,7 @@ played clean. Each defect mode giving exactly its finding is a row of test_rules
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import time
@@ -64,7 +65,7 @@ def test_clean_probe_code_resists_every_hack(monkeypatch) -> None:
     monkeypatch.delenv("PROBE_MODE", raising=False)
     out = run_runtime(
         RuntimeTarget(url=None, envdir=EnvDir(CODE), python=sys.executable),
-        RunOptions(episodes=3),
+        RunOptions(episodes=3, timeout_s=1200),  # the probes get 60 s on a loaded machine
     )
     assert out.findings == [], [(f.code, f.message) for f in out.findings]
     assert grader_hacks.CODE_GRADER_HACKS.code in out.checks_run
@@ -171,3 +172,26 @@ def test_dead_code_behaves_as_the_starter_and_reads_as_the_oracle(tmp_path: Path
     assert namespace["find"](None, "x") == "starter"
     without = _hack("dead_code").source(grader_hacks.Learned("find", oracle=oracle))
     assert without.startswith(grader_hacks.stub_source("find"))
+
+
+def test_one_function_answers_nothing_outside_the_module() -> None:
+    """A function the task names that no test checks (pseudo-tested): the oracle's other
+    functions still get it, a caller outside the module (the grader's tests) gets None."""
+    oracle = (
+        "def mean(xs):\n    return sum(xs) / len(xs)\n\n\n"
+        "def variance(xs):\n    m = mean(xs)\n    return sum((x - m) ** 2 for x in xs) / len(xs)\n"
+    )
+    learned = grader_hacks.learned_from(
+        oracle, [], {"prompt": "Write mean(xs) and variance(xs) for a list of floats."}
+    )
+    assert learned.asked == ("mean", "variance")
+    hack = _hack("stub_one")
+    namespace: dict = {}
+    exec(compile(hack.source(dataclasses.replace(learned, func="mean")), "s.py", "exec"), namespace)
+    assert namespace["mean"]([1.0, 3.0]) is None
+    assert namespace["variance"]([1.0, 3.0]) == 1.0
+    # tests run in the submission's own namespace are callers outside its functions too
+    exec("checked = mean([2.0, 4.0])", namespace)
+    assert namespace["checked"] is None
+    only = grader_hacks.learned_from(oracle, [], {"prompt": "Write variance(xs)."})
+    assert only.asked == ("variance",)  # one named: the hollow hacks cover it
