@@ -25,7 +25,7 @@ from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, Episode, ServerPlayer, is_number
 from envkit.validation.probing import Probes, episode_return
-from envkit.validation.rules.determinism import REWARD_NONDETERMINISTIC
+from envkit.validation.rules import determinism
 from envkit.wire import EnvErrorFrame, EnvSession
 
 MAX_SLOTS = 2  # answer slots of one action a policy's values go into
@@ -460,14 +460,14 @@ def _rewards_drift(
     """EK412 from a wrong answer played twice on one seed (the corrupted-oracle policies'
     episodes on the first seed): the right answer passes any sample of tests, a wrong one
     only some, so a grader that draws its tests without the seed pays it differently."""
-    if any(f.code == REWARD_NONDETERMINISTIC.code for f in engine.findings):
+    if any(f.code == determinism.REWARD_NONDETERMINISTIC.code for f in engine.findings):
         return  # the determinism check said it already
     for name, first, again in replayed:
         a, b = first.episode.rewards, again.episode.rewards
         if len(a) == len(b) and fuzz.first_difference(a, b) is None:
             continue
         engine.add(
-            REWARD_NONDETERMINISTIC,
+            determinism.REWARD_NONDETERMINISTIC,
             f"The same seed and actions must earn the same rewards; the `{name}` policy's "
             f"wrong answer, sent twice after `reset(seed={plan.seed})`, earned "
             f"{first.ret:g} and then {again.ret:g}. The right answer passes whatever the "
