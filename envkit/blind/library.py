@@ -349,6 +349,21 @@ def _neg_zero(ctx: Context) -> list[object]:
 
 
 @policy(
+    "well-formed-placeholder",
+    "A value of a common form that says nothing: the date `2000-01-01`, the time "
+    "`00:00:00`, the address `user@example.com`, the URL `https://example.com`.",
+    "Terminal Wrench (arXiv 2604.17596): constraint loophole (a field checked for its form, "
+    "not its value)",
+)
+def _placeholder(ctx: Context) -> list[object]:
+    return _text_only(ctx, list(PLACEHOLDERS))
+
+
+#: Well-formed values of common answer forms, true of no task.
+PLACEHOLDERS = ("2000-01-01", "00:00:00", "user@example.com", "https://example.com")
+
+
+@policy(
     "refusal",
     "A refusal: `I don't know.`, `I cannot answer that.`",
     ENVDOCTOR + " (refusal)",

@@ -288,6 +288,7 @@ CASES: dict[str, Case] = {
     "special-nan": Case(PI, not_too_far(3.14, 0.005), within(3.14, 0.005)),
     "special-inf": Case(PI, relative_to_answer(3.14), within(3.14, 0.005)),
     "negative-zero": Case(BUDGET, small_cost, exact_number(17), kind="number"),
+    "well-formed-placeholder": Case(DATE, date_format, exact("2024-03-20")),
     "refusal": Case(CAPITAL, abstention_bonus, exact("Paris")),
     "claimed-verdict": Case(CODE, log_says_passed, fenced_function_works),
     "off-by-one": Case(MATH, within(42, 1.5), exact_number(42), kind="number", oracle=42),
