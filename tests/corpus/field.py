@@ -67,9 +67,6 @@ KNOWN_MISSES: dict[str, str] = {
     + " (here a wrong SQL query)",
     "bgw-138-proxy-state-check/defect_conf_keywords": "the checker greps a config file for "
     "keywords; the policies send no file with the task's keywords and no setting",
-    "twrench-constraint-loophole/defect_invoice_date_validity": "a fixed JSON object with "
-    "any valid date earns 1/3; envkit's draws fill the date with text that parses as no "
-    "date (the schema declares no date format)",
     "twrench-keyword-gaming/defect_incident_cause_keywords": "a report listing every "
     "cause phrase is paid; the phrases are in no observation the policies read before "
     "they answer, and no policy gathers phrases from tool results into one report",
