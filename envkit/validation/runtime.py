@@ -222,11 +222,7 @@ def run_runtime(
             engine.url = normalise_url(target.url)
             up = True
         else:  # envkit serves it
-            up = (
-                runs is not None
-                and python is not None
-                and liveness.start(engine, target.app or runs.app)
-            )
+            up = runs is not None and liveness.start(engine, target.app or runs.app)
         if up:
             capacity = _play(engine, oracle_host)
             if target.while_up is not None and not target.url and engine.url:

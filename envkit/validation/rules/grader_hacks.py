@@ -270,10 +270,10 @@ def learned_from(
     string leaves of the winning episode's step ``observations`` the number of tests counted
     (``"5/5 tests passed"``; the largest count, 1 when none) and their lines; from the
     ``task`` (the reset observation) the starter code it shows (:func:`shown_code`)."""
-    m = FUNCTION.search(oracle_source)
-    func = m.group(1) if m else "solve"
     funcs = tuple(dict.fromkeys(FUNCTION.findall(oracle_source)))
-    told = "\n".join(_strings(task or {}))
+    func = funcs[0] if funcs else "solve"
+    shown = _strings(task or {})
+    told = "\n".join(shown)
     lines: list[str] = []
     totals: list[int] = []
     for text in (s for obs in observations for s in _strings(obs)):
@@ -288,7 +288,7 @@ def learned_from(
         lines=tuple(lines[:MAX_LINES]),
         funcs=funcs,
         oracle=oracle_source,
-        starter=shown_code(_strings(task or {}), func),
+        starter=shown_code(shown, func),
         asked=tuple(f for f in funcs if re.search(rf"\b{re.escape(f)}\b", told)),
     )
 
