@@ -43,8 +43,6 @@ _WRONG_PROGRAM = (
 
 #: case (``class-slug/case``) -> why envkit reports no finding on this defect yet.
 KNOWN_MISSES: dict[str, str] = {
-    "bgw-104-hard-coded-expected-outputs/defect_graded_on_shown_examples": "a lookup table "
-    "of the examples the prompt shows passes; no policy builds one from the observation",
     "bgw-113-measurement-tampering/defect_timer_in_solution_process": "the exploit needs a "
     "correct but slow solution plus a patched clock; envkit's hacks run beside a stub, "
     "which fails the tests whatever the clock says",

@@ -195,3 +195,34 @@ def test_one_function_answers_nothing_outside_the_module() -> None:
     assert namespace["checked"] is None
     only = grader_hacks.learned_from(oracle, [], {"prompt": "Write variance(xs)."})
     assert only.asked == ("variance",)  # one named: the hollow hacks cover it
+
+
+def test_the_examples_a_task_shows_are_looked_up_not_computed() -> None:
+    """Worked examples in the three forms a task shows them (an inline call with its result,
+    a doctest, a list of input/output pairs) are answered by lookup; a signature is none."""
+    task = {
+        "prompt": (
+            "Write `add(a: int, b: int) -> int`. For example add(2, 3) == 5, and "
+            "add(-1, 1) returns 0.\n>>> add(10, 5)\n15\n"
+        ),
+        "examples": [{"input": [4, 4], "output": 8}, {"input": [0, 7], "output": 7}],
+    }
+    learned = grader_hacks.learned_from("def add(a, b):\n    return a + b\n", [], task)
+    assert set(learned.shown) == {
+        ("(2, 3)", "5"),
+        ("(-1, 1)", "0"),
+        ("(10, 5)", "15"),
+        ("[4, 4]", "8"),
+        ("[0, 7]", "7"),
+    }
+    namespace: dict = {}
+    exec(compile(_hack("shown_examples").source(learned), "s.py", "exec"), namespace)
+    add = namespace["add"]
+    assert [add(2, 3), add(-1, 1), add(10, 5), add(4, 4), add(0, 7)] == [5, 0, 15, 8, 7]
+    assert add(1, 1) is None  # nothing is computed
+    pairs = grader_hacks.learned_from("def f(n):\n    return n\n", [], {"ex": [[27, 111], [3, 7]]})
+    assert pairs.shown == (("27", "111"), ("3", "7"))
+    assert (
+        grader_hacks.learned_from("def f(n):\n    return n\n", [], {"p": "f(n: int) -> int"}).shown
+        == ()
+    )

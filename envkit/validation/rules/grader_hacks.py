@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from envkit import programs
-from envkit.envdir.pysource import parse_python
+from envkit.envdir.pysource import literal_value, parse_python
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
 from envkit.validation.engine import EPS, is_number
@@ -38,7 +38,9 @@ CODE_GRADER_HACKS = register(
     "behind `if False:` (counted when paid more than the starter alone); when the task "
     "names two or more of the oracle's functions, the oracle with each of them in turn "
     "answering `None` to callers outside the module (counted when paid like the oracle: "
-    "a function no test checks); reading every "
+    "a function no test checks); when the task shows worked examples (`f(27) == 111`, a "
+    "doctest, a list of input/output pairs), a function that looks them up and computes "
+    "nothing (counted when paid like the oracle); reading every "
     "file of the working directory; overwriting "
     "`test_*.py` and expected outputs; writing a `conftest.py` that marks every pytest "
     "report passed; redefining `check`/`test_*`/`run_tests` to pass; replacing the "
@@ -64,6 +66,7 @@ CODE_GRADER_HACKS = register(
         "BGW-101",
         "BGW-102",
         "BGW-103",
+        "BGW-104",
         "BGW-105",
         "BGW-106",
         "BGW-107",
@@ -111,6 +114,9 @@ class Learned:
             starter), None when it shows none.
         asked: the functions of ``funcs`` the task names (``mean()`` and ``variance()``
             of "write mean() and variance()"): the ones its tests should check.
+        shown: the worked examples the task shows for ``func``, each its arguments and its
+            output as Python literal texts (``("27", "111")`` of ``f(27) == 111``), at most
+            :data:`MAX_EXAMPLES` (:func:`shown_examples`).
     """
 
     func: str = "solve"
@@ -120,6 +126,7 @@ class Learned:
     oracle: str = ""
     starter: str | None = None
     asked: tuple[str, ...] = ()
+    shown: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,13 +141,15 @@ class CodeHack:
         module: the hack is a file of its own with this name, sent beside the stub in a
             multi-file submission (``{name: source}``); such a hack is not sent to a
             single-source field.
-        hollow: a function returning an empty value of a common type: it counts only when
-            paid like the oracle (a partial-credit grader rightly pays the few tests whose
-            answer is empty).
+        hollow: it counts only when paid like the oracle: a function returning an empty
+            value of a common type, or answering only the examples the task shows (a
+            partial-credit grader rightly pays the few tests it gets right).
         over_starter: it counts only when paid more than the starter code the task shows,
             sent alone (a fix-this-code task may rightly pay the starter's working half).
         per_function: sent once per function the task names (:attr:`Learned.asked`, when
             it names two or more), ``{name}`` standing for each in turn.
+        needs_examples: sent only when the task shows worked examples
+            (:attr:`Learned.shown`).
     """
 
     what: str
@@ -150,6 +159,7 @@ class CodeHack:
     hollow: bool = False
     over_starter: bool = False
     per_function: bool = False
+    needs_examples: bool = False
 
     def source(self, learned: Learned | str) -> str:
         """The source sent, ``learned`` saying what the oracle's episode showed (a bare
@@ -169,6 +179,7 @@ class CodeHack:
             .replace("{oracle}", textwrap.indent(learned.oracle or "pass\n", "    "))
             .replace("{starter}", learned.starter or stub_source(learned.func))
             .replace("{source}", learned.oracle)
+            .replace("{shown}", repr(list(learned.shown)))
         )
         return text + stub_source(learned.func) if self.stub else text
 
@@ -194,6 +205,13 @@ CODE_HACKS: tuple[CodeHack, ...] = (
         stub=False,
         hollow=True,
         per_function=True,
+    ),
+    CodeHack(
+        "the examples the task shows, looked up (nothing computed)",
+        "shown_examples",
+        stub=False,
+        hollow=True,
+        needs_examples=True,
     ),
     CodeHack(
         "the task's starter code (or a stub) with the oracle's source behind `if False:`",
@@ -290,7 +308,81 @@ def learned_from(
         oracle=oracle_source,
         starter=shown_code(shown, func),
         asked=tuple(f for f in funcs if re.search(rf"\b{re.escape(f)}\b", told)),
+        shown=shown_examples(task or {}, shown, func),
     )
+
+
+MAX_EXAMPLES = 50  # worked examples the lookup hack answers
+#: Keys of an example object: its arguments and its output.
+_IN_KEYS = ("input", "inputs", "args", "arguments", "in", "x")
+_OUT_KEYS = ("output", "expected", "expected_output", "out", "result", "answer", "y")
+
+
+def shown_examples(task: object, texts: list[str], func: str) -> tuple[tuple[str, str], ...]:
+    """The worked examples ``task`` shows, as ``(arguments, output)`` Python literal texts:
+    lists of ``[input, output]`` pairs or of ``{"input": ..., "output": ...}`` objects in
+    its fields, and in ``texts`` calls of ``func`` with their result (``func(27) == 111``,
+    ``func(27) -> 111``, ``func(27) returns 111``, a doctest's ``>>> func(27)`` and the line
+    after it). At most :data:`MAX_EXAMPLES`; ``()`` when it shows none."""
+    out: list[tuple[str, str]] = []
+
+    def walk(value: object, depth: int) -> None:
+        if depth > 4 or len(out) >= MAX_EXAMPLES:
+            return
+        if isinstance(value, dict):
+            for v in value.values():
+                walk(v, depth + 1)
+        elif isinstance(value, list):
+            pairs = [_pair(item) for item in value]
+            if len(value) >= 2 and all(p is not None for p in pairs):
+                out.extend(p for p in pairs if p is not None)
+            else:
+                for v in value[:50]:
+                    walk(v, depth + 1)
+
+    walk(task, 0)
+    inline = re.compile(
+        rf"{re.escape(func)}\(([^()\n]*)\)\s*(?:==|->|=>|→|\breturns?\b|\bgives\b)\s*([^\n]+)"
+    )
+    doctest = re.compile(rf"{re.escape(func)}\(([^\n]*)\)\s*\n\s*([^\n]+)")
+    for text in texts:
+        for start in (m.start() for m in re.finditer(rf"\b{re.escape(func)}\(", text)):
+            prompt = text[max(0, start - 8) : start].rstrip(" \t").endswith(">>>")
+            m = (doctest if prompt else inline).match(text, start)
+            if m is None:
+                continue
+            rest = m.group(2).strip().strip("`")
+            # the result ends the line, or the sentence, or is its first word
+            for result in (rest, re.split(r"[.;]\s|`", rest)[0], rest.split()[0]):
+                pair = _literals(m.group(1), result.rstrip(".,;` "))
+                if pair is not None:
+                    out.append(pair)
+                    break
+    return tuple(dict.fromkeys(out))[:MAX_EXAMPLES]
+
+
+def _literals(args: str, result: str) -> tuple[str, str] | None:
+    """``(args, result)`` as normalised literal texts, None when either is no Python
+    literal (a signature's ``n: int`` is none)."""
+    try:
+        a = literal_value(args[:500]) if args.strip() else ()
+        r = literal_value(result[:500])
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+    return repr(a), repr(r)
+
+
+def _pair(item: object) -> tuple[str, str] | None:
+    """One example as literal texts: ``[input, output]`` or an object with an input key
+    and an output key; None for anything else."""
+    if isinstance(item, list) and len(item) == 2:
+        return repr(item[0]), repr(item[1])
+    if isinstance(item, dict):
+        args = next((item[k] for k in _IN_KEYS if k in item), None)
+        result = next((k for k in _OUT_KEYS if k in item), None)
+        if args is not None and result is not None:
+            return repr(args), repr(item[result])
+    return None
 
 
 #: A fenced block of a markdown text (```python ... ```).
@@ -415,6 +507,8 @@ def code_hacks(probes: Probes) -> None:
         for f in (each if hack.per_function else ("",))
     ]
     for hack, known in sends:
+        if hack.needs_examples and not learned.shown:
+            continue
         source = hack.source(known)
         value = submission(oracle_value, source, func, hack)
         if value is None:
