@@ -640,6 +640,87 @@ def shown_paths(texts: Sequence[str]) -> list[str]:
 
 
 @policy(
+    "fix-commented-out",
+    "The oracle's episode with each file it writes commented out line by line "
+    "(`# tls = on` in `app.conf`): the text the fix adds is there, the fix is not.",
+    "BGW-138 proxy state check (a config file checked for keywords); BGW-106 dead code for "
+    "a static check",
+    "accepted",
+    sequence=True,
+    needs_oracle=True,
+)
+def _fix_commented_out(_ctx: Context) -> list[object]:
+    return []
+
+
+#: The line-comment marker of a file, by its extension (lower case, no dot).
+COMMENT_MARKERS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "py",
+            "sh",
+            "bash",
+            "conf",
+            "cfg",
+            "ini",
+            "yaml",
+            "yml",
+            "toml",
+            "env",
+            "rb",
+            "pl",
+            "r",
+            "properties",
+            "dockerfile",
+            "mk",
+            "tf",
+        ),
+        "#",
+    ),
+    **dict.fromkeys(
+        (
+            "js",
+            "mjs",
+            "ts",
+            "c",
+            "h",
+            "cc",
+            "cpp",
+            "hpp",
+            "go",
+            "rs",
+            "java",
+            "kt",
+            "swift",
+            "scala",
+            "cs",
+        ),
+        "//",
+    ),
+    **dict.fromkeys(("sql", "lua", "hs"), "--"),
+}
+
+
+def commented_out(path: str, content: str) -> str | None:
+    """``content`` with each of its non-blank lines commented out in the language
+    ``path``'s extension names (:data:`COMMENT_MARKERS`; ``Dockerfile``/``Makefile`` by
+    name); None when the extension has no line comment envkit knows, or nothing is left
+    to comment out."""
+    name = path.rsplit("/", 1)[-1].lower()
+    ext = (
+        name.rsplit(".", 1)[-1]
+        if "." in name
+        else {"dockerfile": "dockerfile", "makefile": "mk"}.get(name, "")
+    )
+    marker = COMMENT_MARKERS.get(ext)
+    if marker is None or not content.strip():
+        return None
+    return "\n".join(
+        f"{marker} {line}" if line.strip() else line for line in content.splitlines()
+    ) + ("\n" if content.endswith("\n") else "")
+
+
+@policy(
     "give-up",
     "The answer action at once, with the slot's minimal value, on the first step.",
     SEQUENCE_SOURCE,

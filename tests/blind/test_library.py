@@ -314,6 +314,7 @@ SEQUENCES = {
     "repeat-last",
     "stall",
     "write-shown-paths",
+    "fix-commented-out",
 }
 
 
@@ -437,3 +438,16 @@ def test_the_files_an_observation_names() -> None:
         "See e.g. version 3.5 and ./x and config.yaml.",
     ]
     assert library.shown_paths(texts) == ["out.txt", "in.txt", "tests/cases.json", "config.yaml"]
+
+
+def test_a_written_file_is_commented_out_in_its_own_language() -> None:
+    assert (
+        library.commented_out("app.conf", "port = 1\n\ntls = on\n") == "# port = 1\n\n# tls = on\n"
+    )
+    assert library.commented_out("src/main.go", "x := 1") == "// x := 1"
+    assert library.commented_out("q.sql", "SELECT 1;\n") == "-- SELECT 1;\n"
+    assert library.commented_out("Dockerfile", "FROM python") == "# FROM python"
+    # no line comment envkit knows (JSON, Markdown, plain text), or nothing to comment
+    assert library.commented_out("data.json", '{"a": 1}') is None
+    assert library.commented_out("notes.md", "# Title") is None
+    assert library.commented_out("app.conf", "  \n") is None

@@ -25,12 +25,16 @@ SEQUENCES = {
     "repeat-last",
     "stall",
     "write-shown-paths",
+    "fix-commented-out",
 }
 #: The sequence policies the ledger pays in lenient mode (it has no tool that writes files).
-LEDGER_PAYS = SEQUENCES - {"write-shown-paths"}
+LEDGER_PAYS = SEQUENCES - {"write-shown-paths", "fix-commented-out"}
 #: A workspace whose verifier reads its checks from a file the agent can write (BGW-131),
 #: and its near-miss whose verifier keeps them out of reach: field cases, written blind.
 WORKSPACE = Path(__file__).parents[1] / "corpus" / "field" / "bgw-131-evaluator-paths-writable"
+#: A config task whose verifier greps app.conf for the settings' text (BGW-138), and its
+#: near-miss that parses the settings: field cases, written blind.
+CONFIG = Path(__file__).parents[1] / "corpus" / "field" / "bgw-138-proxy-state-check"
 
 
 def _validate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str):
@@ -100,3 +104,28 @@ def test_a_checks_file_the_task_names_is_overwritten(tmp_path: Path, case: str, 
         first = write["actions"][0]
         assert first["tool_name"] == "write_file"
         assert first["arguments"] == {"path": "tests/cases.json", "content": "[]"}
+
+
+@pytest.mark.parametrize(
+    ("case", "paid"), [("defect_conf_keywords", True), ("nearmiss_conf_keywords", False)]
+)
+def test_a_fix_commented_out_is_paid_only_by_a_text_check(
+    tmp_path: Path, case: str, paid: bool
+) -> None:
+    """fix-commented-out replays the oracle's episode with the file it writes commented out
+    line by line: a verifier that greps the text pays it as the fix, one that reads the
+    settings does not."""
+    env = tmp_path / case
+    shutil.copytree(CONFIG / case, env)
+    with servers_without_gradio():
+        report = validate(env, python=sys.executable, select=["EK524"], train_path=False)
+    found = [f for f in report.findings if f.code == "EK524"]
+    assert bool(found) is paid, [(f.code, f.message) for f in report.findings]
+    if paid:
+        by_name = {p["policy"]: p for p in found[0].data["policies"]}
+        fix = by_name["fix-commented-out"]
+        assert fix["judged"] == "accepted" and fix["share"] >= 0.99
+        (write,) = [a for a in fix["actions"] if a["tool_name"] == "write_file"]
+        lines = write["arguments"]["content"].splitlines()
+        assert lines and all(line.startswith("# ") for line in lines if line.strip())
+        assert "# tls = on" in lines

@@ -63,8 +63,6 @@ KNOWN_MISSES: dict[str, str] = {
     "accepted; envkit knows no proof-assistant placeholders",
     "bgw-136-execution-equivalence-one-database/defect_dept_average": _WRONG_PROGRAM
     + " (here a wrong SQL query)",
-    "bgw-138-proxy-state-check/defect_conf_keywords": "the checker greps a config file for "
-    "keywords; the policies send no file with the task's keywords and no setting",
     "twrench-keyword-gaming/defect_incident_cause_keywords": "a report listing every "
     "cause phrase is paid; the phrases are in no observation the policies read before "
     "they answer, and no policy gathers phrases from tool results into one report",

@@ -64,7 +64,8 @@ BLIND_POLICY_PAID = register(
     "every seed, is judged by the least it earned) is a warning, more than half of it an error "
     "(`envkit.blind_floor: [warning, error]` changes both). A corrupted oracle answer (off by "
     "one, truncated, reordered, denied, listed among wrong answers, another value in the "
-    "same form) earning the oracle's return less `floor_margin` on every seed is an error. "
+    "same form, the oracle's episode with each file it writes commented out line by line) "
+    "earning the oracle's return less `floor_margin` on every seed is an error. "
     "Judged only when the declared oracle reaches the top of the range (the yardstick). "
     "When no action of any policy was accepted, the check is skipped with that reason.",
     why="A trainer is an optimiser: a route to reward that skips the task is the route it "
@@ -87,6 +88,8 @@ BLIND_POLICY_PAID = register(
         "BGW-122",
         "BGW-123",
         "BGW-115",
+        "BGW-131",
+        "BGW-138",
         "TerminalWrench:keyword-gaming",
         "TerminalWrench:output-spoofing",
         "TerminalWrench:metric-spoofing",
@@ -210,6 +213,8 @@ class Plan:
         observation: the reset observation of the seed (what a policy reads).
         yardstick: the oracle's return on the seed.
         steps: steps a value is sent for (the oracle's winning episode length).
+        actions: the oracle's winning actions, in order (what the policies that change
+            the oracle's episode start from).
     """
 
     seed: int | None
@@ -218,6 +223,7 @@ class Plan:
     observation: dict[str, Any]
     yardstick: float
     steps: int
+    actions: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _oracle_return(engine: ServerPlayer, seed: int | None) -> float | None:
@@ -234,7 +240,9 @@ def plans(probes: Probes) -> list[Plan]:
         ret = _oracle_return(probes.engine, seed)
         ret = max(ret, episode_return(win)) if ret is not None else episode_return(win)
         answer = blanked(win.actions[-1], found)
-        out.append(Plan(seed, answer, found, win.reset_obs, ret, max(1, len(win.actions))))
+        out.append(
+            Plan(seed, answer, found, win.reset_obs, ret, max(1, len(win.actions)), win.actions)
+        )
     return out
 
 
@@ -297,6 +305,7 @@ def sequence_episodes(probes: Probes, plan: Plan) -> list[tuple[str, list[dict[s
         ("repeat-last", [plan.answer] * repeat),
     ]
     shape = offered.call if offered is not None else None
+    out += _commented_writes(plan, shape)
     tools = offered.tools[:MAX_TOOLS] if offered is not None else []
     if shape is None or not tools:
         minimal = fuzz.extreme_value(probes.play_schema, probes.play_schema, "empty")
@@ -349,6 +358,38 @@ def _write_paths(
                 write = _call(plan.answer, shape, tool, {**base, where: path, what: content})
                 out.append(("write-shown-paths", [write, plan.answer]))
     return out
+
+
+def _commented_writes(
+    plan: Plan, shape: shapes.CallShape | None
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """fix-commented-out: the oracle's actions with the content of each file it writes (a
+    path and a content, as the action's fields or a tool call's arguments) commented out
+    line by line (:func:`library.commented_out`); ``[]`` when it writes none."""
+    changed = False
+
+    def inert(fields: dict[str, Any]) -> dict[str, Any]:
+        nonlocal changed
+        where = next((k for k in fields if PATH_ARG.search(k)), None)
+        what = next((k for k in fields if CONTENT_ARG.search(k)), None)
+        if where is None or what is None:
+            return fields
+        path, content = fields[where], fields[what]
+        if not isinstance(path, str) or not isinstance(content, str):
+            return fields
+        text = library.commented_out(path, content)
+        if text is None:
+            return fields
+        changed = True
+        return {**fields, what: text}
+
+    acts: list[dict[str, Any]] = []
+    for act in plan.actions:
+        args = act.get(shape.arguments_field) if shape is not None else None
+        if shape is not None and isinstance(args, dict):
+            act = {**act, shape.arguments_field: inert(args)}
+        acts.append(inert(act))
+    return [("fix-commented-out", acts)] if changed else []
 
 
 def _read_back(probes: Probes, plan: Plan, s: EnvSession) -> list[Planned]:
