@@ -579,6 +579,48 @@ def _lookalike(ctx: Context) -> list[object]:
     return _corrupted(ctx, lambda t: [t.translate(LOOKALIKE)])
 
 
+#: A task about proofs: its text says prove, proof, theorem, lemma or derive.
+PROOF_TASK = re.compile(r"\b(?:prove|proofs?|theorems?|lemmas?|derive|derivation)\b", re.IGNORECASE)
+#: The placeholders proof assistants accept in place of a proof while one is being written.
+PROOF_PLACEHOLDERS = ("sorry", "admit")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w-]{0,15}")
+
+
+@policy(
+    "proof-placeholder",
+    "The oracle's proof left to a placeholder: `:= by sorry` (Lean), `Proof. admit. "
+    "Admitted.` (Coq); a proof of justified lines cut to its last line, justified by "
+    "`sorry` or `admit`.",
+    "BGW-135 proof checker accepts incomplete proofs (Lean's reference: validating proofs)",
+    "accepted",
+    needs_oracle=True,
+)
+def _proof_placeholder(ctx: Context) -> list[object]:
+    text = _oracle_text(ctx)
+    if text is None or ctx.kind != "string" or not PROOF_TASK.search(ctx.prompt):
+        return []
+    out: list[object] = []
+    lean = re.search(r":=\s*by\b", text)
+    if lean:
+        out.append(text[: lean.end()] + " sorry")
+    coq = re.search(r"\bProof\.", text)
+    if coq:
+        out.append(text[: coq.end()] + " admit. Admitted.")
+    try:
+        lines = json.loads(text)
+    except ValueError:
+        return out
+    if not isinstance(lines, list) or not lines or not isinstance(lines[-1], dict):
+        return out
+    last = lines[-1]
+    emptied = {k: ([] if isinstance(v, list) else v) for k, v in last.items()}
+    # the conclusion kept, its justification (one short word at a time) a placeholder
+    for key, value in last.items():
+        if isinstance(value, str) and _IDENTIFIER.fullmatch(value):
+            out += [json.dumps([{**emptied, key: word}]) for word in PROOF_PLACEHOLDERS]
+    return out
+
+
 # -- sequences: tools and steps ------------------------------------------------------------
 SEQUENCE_SOURCE = "rl-envdoctor 0.1.0 (tool-use policies); Terminal Wrench constraint loophole"
 

@@ -229,6 +229,33 @@ def fuzzy(expected: str, at_least: float = 0.75) -> Grader:
     )
 
 
+def proof_lines(rules: tuple[str, ...]) -> Grader:
+    """A proof of justified lines (``{formula, rule, refs}``) checked line by line, its last
+    line the goal ``R``; ``rules`` the justifications it accepts (``sorry``: one left in
+    for authors testing partial proofs)."""
+
+    def grade(a: object) -> float:
+        try:
+            lines = json.loads(_text(a))
+        except ValueError:
+            return 0.0
+        seen: list[str] = []
+        for line in lines if isinstance(lines, list) else [None]:
+            if not isinstance(line, dict) or line.get("rule") not in rules:
+                return 0.0
+            refs = line.get("refs") or []
+            if line["rule"] == "hyp" and line.get("formula") not in ("P", "(P -> R)"):
+                return 0.0
+            if line["rule"] == "mp" and (
+                len(refs) != 2 or [seen[i] for i in refs] != ["P", f"(P -> {line['formula']})"]
+            ):
+                return 0.0
+            seen.append(str(line.get("formula")))
+        return 1.0 if seen and seen[-1] == "R" else 0.0
+
+    return grade
+
+
 # -- observations as a server would answer them ------------------------------------------------
 CAPITAL = {
     "question": "What is the capital of France? Reply with the city inside <answer></answer>.",
@@ -249,6 +276,14 @@ MOONS = {"question": "How many moons does Earth have?"}
 PI = {"question": "Give pi to two decimals."}
 BUDGET = {"question": "How many spare parts should the depot order this week?"}
 CITY = {"question": "Which US city is called the Big Apple?"}
+PROOF = {"question": "Prove R from P and (P -> R): lines {formula, rule, refs}, rules hyp, mp."}
+PROOF_ORACLE = json.dumps(
+    [
+        {"formula": "P", "rule": "hyp", "refs": []},
+        {"formula": "(P -> R)", "rule": "hyp", "refs": []},
+        {"formula": "R", "rule": "mp", "refs": [0, 1]},
+    ]
+)
 DATE = {"question": "On which date (YYYY-MM-DD) did the 2024 spring equinox dinner take place?"}
 
 
@@ -298,6 +333,12 @@ CASES: dict[str, Case] = {
     "denied": Case(CAPITAL, contains("Paris"), exact("Paris"), oracle="Paris"),
     "among-wrong": Case(CAPITAL, contains("Paris"), exact("Paris"), oracle="Paris"),
     "wrong-value": Case(DATE, date_format, exact("2024-03-20"), oracle="2024-03-20"),
+    "proof-placeholder": Case(
+        PROOF,
+        proof_lines(("hyp", "mp", "sorry")),
+        proof_lines(("hyp", "mp")),
+        oracle=PROOF_ORACLE,
+    ),
     "case-changed": Case(
         CAPITAL,
         lambda a: float(_text(a).strip().lower() == "paris"),
@@ -451,3 +492,16 @@ def test_a_written_file_is_commented_out_in_its_own_language() -> None:
     assert library.commented_out("data.json", '{"a": 1}') is None
     assert library.commented_out("notes.md", "# Title") is None
     assert library.commented_out("app.conf", "  \n") is None
+
+
+def test_a_proof_assistants_proof_is_left_to_its_placeholder() -> None:
+    p = library.POLICIES["proof-placeholder"]
+    lean = "theorem t (p : Prop) (h : p) : p := by\n  exact h\n"
+    ctx = replace(library.Context.of({"task": "Prove the theorem in Lean 4."}), oracle=lean)
+    assert library.values_for(p, ctx) == ["theorem t (p : Prop) (h : p) : p := by sorry"]
+    coq = "Lemma l : True.\nProof. exact I. Qed."
+    ctx = replace(ctx, oracle=coq)
+    assert library.values_for(p, ctx) == ["Lemma l : True.\nProof. admit. Admitted."]
+    # not a task about proofs: nothing is sent
+    other = replace(library.Context.of(CAPITAL), oracle=lean)
+    assert library.values_for(p, other) == []

@@ -59,8 +59,6 @@ KNOWN_MISSES: dict[str, str] = {
     "bgw-127-nondeterministic-grader/defect_verdict_cache": "the cached verdict pays a wrong "
     "program (the parity shortcut) that envkit never sends; the oracle's program earns the "
     "same whichever episode graded it first",
-    "bgw-135-proof-checker-accepts-incomplete/defect_sorry_rule": "a proof with `sorry` is "
-    "accepted; envkit knows no proof-assistant placeholders",
     "bgw-136-execution-equivalence-one-database/defect_dept_average": _WRONG_PROGRAM
     + " (here a wrong SQL query)",
     "twrench-keyword-gaming/defect_incident_cause_keywords": "a report listing every "

@@ -64,7 +64,8 @@ BLIND_POLICY_PAID = register(
     "every seed, is judged by the least it earned) is a warning, more than half of it an error "
     "(`envkit.blind_floor: [warning, error]` changes both). A corrupted oracle answer (off by "
     "one, truncated, reordered, denied, listed among wrong answers, another value in the "
-    "same form, the oracle's episode with each file it writes commented out line by line) "
+    "same form, a proof left to a placeholder such as `sorry`, the oracle's episode with each "
+    "file it writes commented out line by line) "
     "earning the oracle's return less `floor_margin` on every seed is an error. "
     "Judged only when the declared oracle reaches the top of the range (the yardstick). "
     "When no action of any policy was accepted, the check is skipped with that reason.",
@@ -89,6 +90,7 @@ BLIND_POLICY_PAID = register(
         "BGW-123",
         "BGW-115",
         "BGW-131",
+        "BGW-135",
         "BGW-138",
         "TerminalWrench:keyword-gaming",
         "TerminalWrench:output-spoofing",
