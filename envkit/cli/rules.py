@@ -179,7 +179,7 @@ _POLICY_SECTIONS = (
     ),
     (
         "Sequences: tools and steps (judged: floor)",
-        lambda p: p.sequence,
+        lambda p: p.sequence and p.judged == "floor",
         (
             "Policies that act through tool calls and the step limit rather than an answer's "
             "content, judged like the content-free replies."

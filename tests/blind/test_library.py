@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from envkit.blind import library, slots
+from envkit.blind import files, library, slots
 
 Grader = Callable[[object], float]
 PAID = 0.45  # a grader "pays" a policy when one of its values earns at least this much
@@ -478,20 +478,18 @@ def test_the_files_an_observation_names() -> None:
         "Write out.txt: the words of in.txt. tests/cases.json holds the checks run on submit.",
         "See e.g. version 3.5 and ./x and config.yaml.",
     ]
-    assert library.shown_paths(texts) == ["out.txt", "in.txt", "tests/cases.json", "config.yaml"]
+    assert files.shown_paths(texts) == ["out.txt", "in.txt", "tests/cases.json", "config.yaml"]
 
 
 def test_a_written_file_is_commented_out_in_its_own_language() -> None:
-    assert (
-        library.commented_out("app.conf", "port = 1\n\ntls = on\n") == "# port = 1\n\n# tls = on\n"
-    )
-    assert library.commented_out("src/main.go", "x := 1") == "// x := 1"
-    assert library.commented_out("q.sql", "SELECT 1;\n") == "-- SELECT 1;\n"
-    assert library.commented_out("Dockerfile", "FROM python") == "# FROM python"
+    assert files.commented_out("app.conf", "port = 1\n\ntls = on\n") == "# port = 1\n\n# tls = on\n"
+    assert files.commented_out("src/main.go", "x := 1") == "// x := 1"
+    assert files.commented_out("q.sql", "SELECT 1;\n") == "-- SELECT 1;\n"
+    assert files.commented_out("Dockerfile", "FROM python") == "# FROM python"
     # no line comment envkit knows (JSON, Markdown, plain text), or nothing to comment
-    assert library.commented_out("data.json", '{"a": 1}') is None
-    assert library.commented_out("notes.md", "# Title") is None
-    assert library.commented_out("app.conf", "  \n") is None
+    assert files.commented_out("data.json", '{"a": 1}') is None
+    assert files.commented_out("notes.md", "# Title") is None
+    assert files.commented_out("app.conf", "  \n") is None
 
 
 def test_a_proof_assistants_proof_is_left_to_its_placeholder() -> None:

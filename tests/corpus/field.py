@@ -46,7 +46,6 @@ KNOWN_MISSES: dict[str, str] = {
     "bgw-113-measurement-tampering/defect_timer_in_solution_process": "the exploit needs a "
     "correct but slow solution plus a patched clock; envkit's hacks run beside a stub, "
     "which fails the tests whatever the clock says",
-    "bgw-119-tests-too-weak/defect_parity_shortcuts": _WRONG_PROGRAM,
     "bgw-120-tests-too-narrow/defect_topo_order": "a correct answer in another valid order "
     "earns 0; envkit has no second correct solution to try (it plays the reference oracle)",
     "bgw-121-specification-contradicts-tests/defect_median_rule": "the grader expects a rule "

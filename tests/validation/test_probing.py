@@ -27,6 +27,7 @@ from envkit.validation.rules import (
     return_farming,
     training_signal,
     verifier,
+    weak_tests,
 )
 from envkit.validation.runtime import REWARD_PROBES, RuntimeTarget, run_runtime
 from tests.helpers import descendants
@@ -43,15 +44,16 @@ PROBE_MODULES = (
     grader_hacks,
     feedback_leaks,
     training_signal,
+    weak_tests,
 )
-# every probe's rule but EK521 (probe_quiz has no code field)
+# every probe's rule but EK521 and EK526 (probe_quiz has no code field)
 PROBE_CODES = {
     rule.code
     for m in PROBE_MODULES
     if m is not processes  # plays determinism's EK411 and EK412 (the other rules: checks)
     for rule in vars(m).values()
     if isinstance(rule, Rule)
-} - {grader_hacks.CODE_GRADER_HACKS.code}
+} - {grader_hacks.CODE_GRADER_HACKS.code, weak_tests.TESTS_TOO_WEAK.code}
 
 
 def test_wrong_value_keeps_the_form_and_changes_the_value() -> None:
@@ -63,7 +65,7 @@ def test_wrong_value_keeps_the_form_and_changes_the_value() -> None:
 def test_every_probe_plays_once_from_its_rule_module() -> None:
     """The order of play lists each probe once, and each comes from a probe rule module."""
     probes = [probe for _name, probe, _codes in REWARD_PROBES]
-    assert len(set(probes)) == len(probes) == 14
+    assert len(set(probes)) == len(probes) == 15
     assert {p.__module__ for p in probes} == {m.__name__ for m in PROBE_MODULES}
 
 

@@ -49,6 +49,7 @@ from envkit.validation.rules import (
     training,
     training_signal,
     verifier,
+    weak_tests,
 )
 
 ALL_LANES = ("source", "docker", "url")
@@ -127,6 +128,9 @@ MODULES: tuple[RuleModule, ...] = (
     RuleModule(load, "5", "an oversized action; observations and server memory that keep growing"),
     RuleModule(reset_options, "5", "declared `reset` options that change nothing"),
     RuleModule(grader_hacks, "5", "known code-grader hacks that earn more than doing nothing"),
+    RuleModule(
+        weak_tests, "5", "mutants of the oracle's program that the tests pay like the oracle"
+    ),
     RuleModule(feedback_leaks, "5", "feedback after a wrong answer that gives the answer away"),
     RuleModule(
         blind_play,

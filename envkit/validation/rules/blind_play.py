@@ -19,7 +19,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from envkit.blind import library, shapes, slots
+from envkit.blind import files, library, shapes, slots
 from envkit.errors import WireError
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
@@ -339,11 +339,11 @@ def _write_paths(
     plan: Plan, shape: shapes.CallShape, tools: list[shapes.Tool]
 ) -> list[tuple[str, list[dict[str, Any]]]]:
     """write-shown-paths: each file the reset observation names, written with each
-    vacuous content (:data:`library.VACUOUS`) by each tool taking a path and a content,
+    vacuous content (:data:`files.VACUOUS`) by each tool taking a path and a content,
     then the empty answer."""
     shown: list[str] = []
     _texts(plan.observation, shown)
-    paths = library.shown_paths(shown)[:MAX_PATHS]
+    paths = files.shown_paths(shown)[:MAX_PATHS]
     out: list[tuple[str, list[dict[str, Any]]]] = []
     for tool in tools:
         props = tool.schema.get("properties")
@@ -356,7 +356,7 @@ def _write_paths(
         base = fuzz.extreme_value(tool.schema, tool.schema, "empty")
         base = base if isinstance(base, dict) else {}
         for path in paths:
-            for content in library.VACUOUS:
+            for content in files.VACUOUS:
                 write = _call(plan.answer, shape, tool, {**base, where: path, what: content})
                 out.append(("write-shown-paths", [write, plan.answer]))
     return out
@@ -367,7 +367,7 @@ def _commented_writes(
 ) -> list[tuple[str, list[dict[str, Any]]]]:
     """fix-commented-out: the oracle's actions with the content of each file it writes (a
     path and a content, as the action's fields or a tool call's arguments) commented out
-    line by line (:func:`library.commented_out`); ``[]`` when it writes none."""
+    line by line (:func:`files.commented_out`); ``[]`` when it writes none."""
     changed = False
 
     def inert(fields: dict[str, Any]) -> dict[str, Any]:
@@ -379,7 +379,7 @@ def _commented_writes(
         path, content = fields[where], fields[what]
         if not isinstance(path, str) or not isinstance(content, str):
             return fields
-        text = library.commented_out(path, content)
+        text = files.commented_out(path, content)
         if text is None:
             return fields
         changed = True

@@ -456,7 +456,7 @@ def submission(oracle_value: object, source: str, func: str, hack: CodeHack | No
     return {**files, main: source}
 
 
-def _oracle_source(value: object) -> str | None:
+def oracle_source(value: object) -> str | None:
     """The oracle's source: the field's string, or the files of a ``{name: source}`` dict."""
     if isinstance(value, str):
         return value
@@ -479,10 +479,10 @@ def code_hacks(probes: Probes) -> None:
     seed, win = next(iter(probes.wins.items()))
     final = win.actions[-1]
     oracle_value = final.get(name)
-    oracle_source = _oracle_source(oracle_value)
-    if oracle_source is None:
+    source = oracle_source(oracle_value)
+    if source is None:
         return
-    learned = learned_from(oracle_source, win.observations()[1:], win.observations()[0])
+    learned = learned_from(source, win.observations()[1:], win.observations()[0])
     func = learned.func
     oracle_best = max([float(r) for r in win.rewards if is_number(r)] or [settings.hi])
 
