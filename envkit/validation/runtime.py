@@ -70,7 +70,8 @@ REWARD_PROBES: tuple[tuple[str, probing.Probe, tuple[str, ...]], ...] = (
     # after them too: it replays the episode whose rewards say most on a second process
     ("second process probe", processes.surroundings, ("EK411", "EK412")),
     ("code hacks probe", grader_hacks.code_hacks, DESIGN_PROBES),
-    ("weak tests probe", weak_tests.weak_tests, ("EK526",)),
+    # a wrong program that some seeds pay shows a verdict reused across seeds (EK412)
+    ("weak tests probe", weak_tests.weak_tests, ("EK526", "EK412")),
     ("training signal probe", training_signal.training_signal, DESIGN_PROBES),
     # last but one: it spends its own budget (--search-budget), not the probes'
     ("exploit search", exploit_search.exploit_search, ("EK525",)),

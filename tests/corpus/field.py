@@ -36,30 +36,25 @@ RUNTIME = ("EK4", "EK5")  # the rules a field case is played with: every runtime
 _EXTERNAL = re.compile(r"BGW-1\d\d|[A-Za-z][\w.-]*:[a-z0-9][a-z0-9-]*")
 
 _WRONG_PROGRAM = (
-    "a plausible but wrong program passes the grader's tests; envkit sends hacks and "
-    "question-blind answers, never a wrong solution of the task (mutants of the oracle's "
-    "program are not built)"
+    "a plausible but wrong program passes the grader's tests; envkit's wrong programs are "
+    "one-change mutants of the oracle's Python source (EK526), reported only when paid like "
+    "the oracle"
 )
 
 #: case (``class-slug/case``) -> why envkit reports no finding on this defect yet.
 KNOWN_MISSES: dict[str, str] = {
-    "bgw-113-measurement-tampering/defect_timer_in_solution_process": "the exploit needs a "
-    "correct but slow solution plus a patched clock; envkit's hacks run beside a stub, "
-    "which fails the tests whatever the clock says",
     "bgw-120-tests-too-narrow/defect_topo_order": "a correct answer in another valid order "
     "earns 0; envkit has no second correct solution to try (it plays the reference oracle)",
     "bgw-121-specification-contradicts-tests/defect_median_rule": "the grader expects a rule "
     "other than the prompt's; only a second solution written from the prompt shows it",
-    "bgw-122-partial-credit-rewards-wrong-approach/defect_greedy_coins": _WRONG_PROGRAM,
+    "bgw-122-partial-credit-rewards-wrong-approach/defect_greedy_coins": _WRONG_PROGRAM
+    + " (greedy is another algorithm, and it earns partial credit, not the oracle's)",
     "bgw-124-reference-solution-wrong/defect_factorial_zeros": "the oracle is the wrong "
     "reference itself; envkit trusts the declared oracle",
     "bgw-126-failure-scored-as-success/defect_timeout_skipped": "a program that never ends "
     "is paid; envkit sends no hanging program (it would spend the step's whole budget)",
-    "bgw-127-nondeterministic-grader/defect_verdict_cache": "the cached verdict pays a wrong "
-    "program (the parity shortcut) that envkit never sends; the oracle's program earns the "
-    "same whichever episode graded it first",
     "bgw-136-execution-equivalence-one-database/defect_dept_average": _WRONG_PROGRAM
-    + " (here a wrong SQL query)",
+    + " (here a wrong SQL query, which envkit does not mutate)",
     "twrench-keyword-gaming/defect_incident_cause_keywords": "a report listing every "
     "cause phrase is paid; the phrases are in no observation the policies read before "
     "they answer, and no policy gathers phrases from tool results into one report",

@@ -55,6 +55,7 @@ def test_source_field_and_hacks() -> None:
 def test_hack_files_ship_with_envkit() -> None:
     """Every file in the hacks' folder is sent (or is the stub): none is left behind."""
     used = {h.file for h in grader_hacks.CODE_HACKS} | {"stub"}
+    used |= {h.against for h in grader_hacks.CODE_HACKS if h.against}
     assert {p.stem for p in grader_hacks.HACKS_DIR.glob("*.txt")} == used
 
 
@@ -226,3 +227,26 @@ def test_the_examples_a_task_shows_are_looked_up_not_computed() -> None:
         grader_hacks.learned_from("def f(n):\n    return n\n", [], {"p": "f(n: int) -> int"}).shown
         == ()
     )
+
+
+def test_the_patched_clock_reads_zero_and_the_oracle_is_slowed_once(tmp_path: Path) -> None:
+    """The slowed oracle sleeps 1 s on its first call in all the processes that run it (a
+    marker file), then answers as the oracle; with the patched clock, every clock reads 0."""
+    learned = grader_hacks.Learned("double", oracle="def double(x):\n    return 2 * x\n")
+    hack = _hack("patched_clock")
+    assert hack.against == "slow_oracle"
+    (tmp_path / "solution.py").write_text(hack.source(learned))
+    program = (
+        "import time\nfrom solution import double\n"
+        "w = time.sleep\nt = time.perf_counter()\nfirst, second = double(2), double(3)\n"
+        "print(first, second, time.perf_counter() - t, time.time(), time.monotonic_ns())"
+    )
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["4", "6", "0.0", "0.0", "0"]
+    assert time.monotonic() - t0 >= 1.0  # slowed for real: the clock only says otherwise
+    baseline = grader_hacks.baseline_source("slow_oracle", learned)
+    assert "lambda: 0.0" not in baseline and "def double(*args, **kwargs)" in baseline
+    assert baseline != grader_hacks.baseline_source("slow_oracle", learned)  # a fresh marker

@@ -23,9 +23,10 @@ def test_a_dropped_rule_is_kept_with_the_input_it_changes() -> None:
 
 
 def test_an_equivalent_mutant_is_not_kept() -> None:
-    """`[: len(xs) + 1]` cuts nothing `[: len(xs)]` keeps: no input tells them apart."""
-    source = "def head(xs):\n    return sorted(xs)[: len(xs) + 0]\n"
-    assert weak_tests.make_mutants(sys.executable, source, "head", []) == []
+    """`[: len(xs) + 1]` cuts nothing `[: len(xs)]` keeps: no input tells them apart (and a
+    number reversed raises, so that mutant is not kept either)."""
+    source = "def total(xs):\n    return sum(xs[: len(xs) + 0])\n"
+    assert weak_tests.make_mutants(sys.executable, source, "total", []) == []
 
 
 def test_a_mutant_that_hangs_or_raises_is_not_kept() -> None:
@@ -47,3 +48,25 @@ def test_the_task_numbers_are_tried_and_a_broken_source_gives_none() -> None:
     assert any(m["args"] == "(123456,)" for m in mutants), mutants
     assert weak_tests.make_mutants(sys.executable, "def big(:\n", "big", []) == []
     assert weak_tests.make_mutants(sys.executable, source, "absent", []) == []
+
+
+def test_a_removed_guard_and_a_reversed_result_are_mutants_too() -> None:
+    """A special case of the specification (a guard) removed, and a list returned reversed:
+    the mistakes a length-only or positive-only test set lets through."""
+    source = (
+        "def dedupe(xs):\n    if not xs:\n        return []\n    seen, out = set(), []\n"
+        "    for x in xs:\n        if x not in seen:\n            seen.add(x)\n"
+        "            out.append(x)\n    return out\n"
+    )
+    changes = {m["change"] for m in weak_tests.make_mutants(sys.executable, source, "dedupe", [])}
+    assert "line 7: `seen.add(x)` removed" in changes
+    assert "line 9: `return out` returns it reversed" in changes
+    assert "line 6: `x not in seen` became `x in seen`" in changes
+    digits = "def digits(n):\n    n = abs(n)\n    return len(str(n))\n"
+    (removed,) = [
+        m
+        for m in weak_tests.make_mutants(sys.executable, digits, "digits", [])
+        if "removed" in m["change"]
+    ]
+    assert removed["change"] == "line 2: `n = abs(n)` removed"
+    assert removed["args"].startswith("(-")  # only a negative number tells them apart

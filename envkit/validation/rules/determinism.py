@@ -68,7 +68,10 @@ REWARD_NONDETERMINISTIC = register(
     "drift): 16 times when it is 3 steps or shorter, 5 times when it is 10 steps or longer "
     "(48 steps in all between). The wrong answers of EK524's corrupted-oracle policies "
     "are sent twice on the first seed the oracle won (a grader that samples its tests "
-    "without the seed pays a wrong program differently, the right one never). RFC "
+    "without the seed pays a wrong program differently, the right one never), and a "
+    "mutant of the oracle's program that EK526 saw paid is sent twice on a second seed, as "
+    "it is and with a comment line added (a grader that reuses a verdict, keyed by the "
+    "source, pays them differently). RFC "
     "008: `semantic.verifier_determinism` (observations and `state` are EK411's "
     "`runtime.episode_determinism`).",
     why="A reward that changes for the same trajectory is noise in the learning signal and "

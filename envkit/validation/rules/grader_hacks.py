@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import textwrap
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,10 @@ CODE_GRADER_HACKS = register(
     "answering `None` to callers outside the module (counted when paid like the oracle: "
     "a function no test checks); when the task shows worked examples (`f(27) == 111`, a "
     "doctest, a list of input/output pairs), a function that looks them up and computes "
-    "nothing (counted when paid like the oracle); reading every "
+    "nothing (counted when paid like the oracle); the oracle slowed by 1 s once with every "
+    "clock of the standard library patched to read 0 (counted when paid more than the "
+    "slowed oracle alone: a grader that times the call in the submission's process); "
+    "reading every "
     "file of the working directory; overwriting "
     "`test_*.py` and expected outputs; writing a `conftest.py` that marks every pytest "
     "report passed; redefining `check`/`test_*`/`run_tests` to pass; replacing the "
@@ -60,8 +64,8 @@ CODE_GRADER_HACKS = register(
     example="A grader that runs `python -c 'exec(src); assert f(1) == 2'` and pays 1.0 on "
     "exit status 0: `import sys; sys.exit(0)` scores 1.0.",
     fix="Run the submission in a sandbox, send it only the inputs, and compare its "
-    "JSON-serialised outputs in the grader's process; keep tests and expected outputs "
-    "outside the sandbox's directory.",
+    "JSON-serialised outputs (and time it) in the grader's process; keep tests and expected "
+    "outputs outside the sandbox's directory.",
     classes=(
         "BGW-101",
         "BGW-102",
@@ -75,6 +79,7 @@ CODE_GRADER_HACKS = register(
         "BGW-110",
         "BGW-111",
         "BGW-112",
+        "BGW-113",
         "BGW-137",
         "TerminalWrench:binary-hijacking",
         "TerminalWrench:output-spoofing",
@@ -150,6 +155,8 @@ class CodeHack:
             it names two or more), ``{name}`` standing for each in turn.
         needs_examples: sent only when the task shows worked examples
             (:attr:`Learned.shown`).
+        against: it counts only when paid more than this other submission
+            (``HACKS_DIR/{against}.txt``), sent first: the same program without the hack.
     """
 
     what: str
@@ -160,6 +167,7 @@ class CodeHack:
     over_starter: bool = False
     per_function: bool = False
     needs_examples: bool = False
+    against: str | None = None
 
     def source(self, learned: Learned | str) -> str:
         """The source sent, ``learned`` saying what the oracle's episode showed (a bare
@@ -170,18 +178,30 @@ class CodeHack:
         """
         if isinstance(learned, str):
             learned = Learned(func=learned)
-        text = (
-            _read(self.file)
-            .replace(FUNCTION_NAME, learned.func)
-            .replace("{total}", str(learned.total))
-            .replace("{lines}", repr(list(learned.lines)))
-            .replace("{names}", repr(list(learned.funcs or (learned.func,))))
-            .replace("{oracle}", textwrap.indent(learned.oracle or "pass\n", "    "))
-            .replace("{starter}", learned.starter or stub_source(learned.func))
-            .replace("{source}", learned.oracle)
-            .replace("{shown}", repr(list(learned.shown)))
-        )
-        return text + stub_source(learned.func) if self.stub else text
+        return _fill(_read(self.file), learned) + (stub_source(learned.func) if self.stub else "")
+
+
+def _fill(text: str, learned: Learned) -> str:
+    """``text`` with its placeholders filled from ``learned`` (a fresh ``{token}`` each
+    time: a marker file one send leaves is never another's)."""
+    return (
+        text.replace("{slowed}", _read("slow_oracle"))
+        .replace("{token}", uuid.uuid4().hex)
+        .replace(FUNCTION_NAME, learned.func)
+        .replace("{total}", str(learned.total))
+        .replace("{lines}", repr(list(learned.lines)))
+        .replace("{names}", repr(list(learned.funcs or (learned.func,))))
+        .replace("{oracle}", textwrap.indent(learned.oracle or "pass\n", "    "))
+        .replace("{starter}", learned.starter or stub_source(learned.func))
+        .replace("{source}", learned.oracle)
+        .replace("{shown}", repr(list(learned.shown)))
+    )
+
+
+def baseline_source(file: str, learned: Learned) -> str:
+    """The submission a hack is judged against (:attr:`CodeHack.against`), filled from
+    ``learned``."""
+    return _fill(_read(file), learned)
 
 
 #: The hacks, in the order they are sent.
@@ -218,6 +238,13 @@ CODE_HACKS: tuple[CodeHack, ...] = (
         "dead_code",
         stub=False,
         over_starter=True,
+    ),
+    CodeHack(
+        "every clock of the standard library patched to read 0 (the oracle slowed by 1 s "
+        "once), paid more than the slowed oracle alone",
+        "patched_clock",
+        stub=False,
+        against="slow_oracle",
     ),
     CodeHack("reading every file in the working directory", "read_files"),
     CodeHack("overwriting the tests and expected outputs", "overwrite_tests"),
@@ -500,6 +527,7 @@ def code_hacks(probes: Probes) -> None:
     found: list[dict[str, Any]] = []
     tried = 0
     starter_paid: float | None = None
+    baselines: dict[str, float] = {}
     each = learned.asked if len(learned.asked) > 1 else ()  # one named: the hollow hacks'
     sends = [
         (hack, dataclasses.replace(learned, func=f) if hack.per_function else learned)
@@ -523,6 +551,11 @@ def code_hacks(probes: Probes) -> None:
                 starter = submission(oracle_value, learned.starter, func, None)
                 starter_paid = best(starter, "probe:code-starter")
             bar = max(bar, starter_paid + EPS)
+        if hack.against is not None:
+            if hack.against not in baselines:
+                plain = submission(oracle_value, baseline_source(hack.against, known), func, None)
+                baselines[hack.against] = best(plain, "probe:code-baseline")
+            bar = baselines[hack.against] + EPS
         if paid > bar:
             what = f"{hack.what}: `{known.func}`" if hack.per_function else hack.what
             found.append({"seed": seed, "hack": what, "source": source, "reward": paid})
@@ -539,7 +572,7 @@ def code_hacks(probes: Probes) -> None:
             f"earned more: " + "; ".join(f"{x['hack']} ({x['reward']:g})" for x in found) + f" "
             f"(seed {e['seed']}). A trainer finds them: models learned exactly these in coding "
             "RL. Run the submission in a sandbox that compares outputs outside it (never its "
-            "exit status or its own `==`) and keeps the tests out of its reach.",
+            "exit status, its own `==` or its own clock) and keeps the tests out of its reach.",
             field=name,
             hacks=found,
             stub_reward=floor,

@@ -13,7 +13,7 @@ from envkit.blind import library
 from envkit.findings import Severity, register
 from envkit.validation.engine import EPS, is_number
 from envkit.validation.probing import Probes
-from envkit.validation.rules import grader_hacks
+from envkit.validation.rules import determinism, grader_hacks
 
 TESTS_TOO_WEAK = register(
     "EK526",
@@ -23,14 +23,18 @@ TESTS_TOO_WEAK = register(
     "earns the oracle's reward: the tests never try that input.",
     what="When an action field carries source code (as EK521 finds it) and the oracle wins, "
     "envkit makes mutants of the oracle's program in the environment's interpreter — one "
-    "change each: a condition of `and`/`or` dropped, a comparison's operator moved to its "
-    "neighbour (`<` and `<=`, `==` and `!=`), an integer constant plus one — and keeps those "
+    "change each: a statement removed (an assignment, a call, a guard without `else`), a "
+    "condition of `and`/`or` dropped, a comparison's operator moved to its neighbour (`<` "
+    "and `<=`, `==` and `!=`, `in` and `not in`), a returned value reversed, an integer "
+    "constant plus one — and keeps those "
     "that answer one of a few hundred inputs differently from the oracle (integers, floats, "
     "strings and lists of a fixed pool and the numbers the task shows, called with the "
     "function's arity; a mutant that raises or runs past 0.2 s where the oracle answers is "
-    "not kept). Up to 8 are sent, each in place of the oracle's source in a fresh episode of "
-    "the oracle's first winning seed; one paid like the oracle (its best step reward within "
-    "1e-9) is reported with the input on which it differs.",
+    "not kept). Up to 8 are sent, each kind in turn, each in place of the oracle's source in "
+    "a fresh episode of the oracle's first winning seed; one paid like the oracle (its best "
+    "step reward within 1e-9) is reported with the input on which it differs. A mutant paid "
+    "there is then sent twice on a second winning seed, as it is and with a comment line "
+    "added: a different reward is EK412 (a verdict reused across episodes).",
     why="RL optimises against the tests, not the specification: a shortcut the tests accept "
     "(a prime test that never meets 1, a leap-year rule never checked on a century) is "
     "learned as readily as the right program, and the reward cannot tell them apart "
@@ -121,6 +125,54 @@ def weak_tests(probes: Probes) -> None:
         engine.ran(TESTS_TOO_WEAK)
     if paid:
         _report(probes, seed, name, func, oracle_best, paid, tried)
+        _verdict_reused(probes, seed, name, learned.func, paid)
+
+
+#: Appended to a mutant's source: the same program in another text.
+ANOTHER_TEXT = "\n# the same program, another text\n"
+
+
+def _verdict_reused(
+    probes: Probes, seed: int | None, name: str, func: str, paid: list[dict[str, Any]]
+) -> None:
+    """EK412 from a wrong program graded twice on a second seed: as it is, after the first
+    seed paid it, and with a comment line added (a text no grader has seen). The same
+    program must earn the same there; a grader that reuses a verdict (a cache keyed by the
+    source, not by the tests) pays the first what the first seed's tests paid."""
+    engine, settings = probes.engine, probes.engine.settings
+    if any(f.code == determinism.REWARD_NONDETERMINISTIC.code for f in engine.findings):
+        return  # said already
+    other = next((s for s in probes.wins if s != seed), None)
+    if other is None:
+        return
+    win = probes.wins[other]
+    final = win.actions[-1]
+
+    def best(source: str) -> float | None:
+        value = grader_hacks.submission(final.get(name), source, func, None)
+        if value is None or not probes.time_left("weak tests probe"):
+            return None
+        actions = win.actions[:-1] + [{**final, name: value}] * settings.max_steps
+        ep = probes.play(other, actions, "probe:mutant")
+        return max([float(r) for r in ep.rewards if is_number(r)] or [settings.lo])
+
+    for m in paid[:2]:
+        again, fresh = best(m["source"]), best(m["source"] + ANOTHER_TEXT)
+        if again is None or fresh is None or abs(again - fresh) <= EPS:
+            continue
+        engine.add(
+            determinism.REWARD_NONDETERMINISTIC,
+            f"The same program must earn the same reward on the same seed; a mutant of the "
+            f"oracle's program ({m['change']}), paid on seed {seed}, then earned {again:g} on "
+            f"seed {other}, and the same program with a comment line added earned {fresh:g} "
+            f"there. The grader reuses an earlier verdict (a cache keyed by the source, not "
+            "by the tests it ran) or keeps state across episodes: a program's reward depends "
+            "on which episode graded it first.",
+            seed=other,
+            rewards=[again, fresh],
+            source=m["source"],
+        )
+        return
 
 
 def _report(
@@ -141,9 +193,9 @@ def _report(
         TESTS_TOO_WEAK,
         f"A program that answers differently from the oracle should earn less than its "
         f"{oracle_best:g}; {len(paid)} of {tried} mutant(s) of the oracle's `{func}` sent in "
-        f"`{name}` earned it on seed {seed}: {shown}. The tests never try "
-        f"`{func}{_call(top['args'])}`: a policy trained on them can learn the shortcut. Add "
-        "tests on those inputs and on the task's edges.",
+        f"`{name}` earned it on seed {seed}: {shown}. No test tells them apart: "
+        f"`{func}{_call(top['args'])}` would, and a policy trained on these tests can learn "
+        "the shortcut. Test those inputs and the task's edges, and compare the whole output.",
         seed=seed,
         field=name,
         mutants=[{k: m[k] for k in ("change", "args", "oracle", "mutant", "reward")} for m in paid],
