@@ -23,7 +23,7 @@ from envkit.envdir.digest import Digests, env_digest, schema_digest
 from envkit.envdir.launch import LaunchCandidate
 from envkit.envdir.project import resolve_python
 from envkit.errors import EnvkitError, WireError
-from envkit.wire import normalise_url
+from envkit.wire import normalise_url, tls
 
 DEFAULT_IMPORT_TIMEOUT_S = 60.0
 """Seconds the app gets to import when the manifest declares no ``startup_timeout_s``."""
@@ -115,7 +115,7 @@ def schemas_from_url(url: str, *, timeout_s: float = 10.0) -> dict[str, Any] | N
     a server that does not answer is the runtime findings' business)."""
 
     try:
-        with httpx.Client(timeout=timeout_s, trust_env=False) as client:
+        with httpx.Client(timeout=timeout_s, trust_env=False, verify=tls()) as client:
             resp = client.get(normalise_url(url) + "/schema")
         body = resp.json() if resp.status_code == 200 else None
     except (httpx.HTTPError, ValueError):

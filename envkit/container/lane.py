@@ -57,7 +57,7 @@ from envkit.validation.lanes.training import LanePlan, play_lane
 from envkit.validation.options import Budget, RunOptions
 from envkit.validation.report import Evaluated, ValidationReport
 from envkit.validation.rules import container as RC
-from envkit.wire import get_health
+from envkit.wire import get_health, tls
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -150,7 +150,7 @@ class _Attempt:
             url = ""
         deadline = start + self.timeout_s
         next_look = start + SOCKET_CHECK_S
-        with httpx.Client(timeout=2.0, trust_env=False) as http:
+        with httpx.Client(timeout=2.0, trust_env=False, verify=tls()) as http:
             while True:
                 self.container.reload()
                 state = self.container.attrs.get("State", {})

@@ -52,7 +52,7 @@ from envkit.evaluation.summary import (
     write_files,
 )
 from envkit.server import ServerProcess, start_server
-from envkit.wire import normalise_url
+from envkit.wire import normalise_url, tls
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -412,7 +412,7 @@ def _fetch_json(url: str, timeout_s: float) -> dict[str, Any]:
     import httpx
 
     try:
-        r = httpx.get(url, timeout=timeout_s, trust_env=False)
+        r = httpx.get(url, timeout=timeout_s, trust_env=False, verify=tls())
         r.raise_for_status()
         data = r.json()
     except (httpx.HTTPError, ValueError) as exc:

@@ -45,6 +45,7 @@ from envkit.wire import (
     StepResult,
     WireTimeout,
     probe_frame,
+    tls,
 )
 
 DEFAULT_MAX_STEPS = VALIDATE_MAX_STEPS  # episode bound when max_steps is not declared
@@ -506,7 +507,7 @@ class ServerPlayer:
         """``GET url+path``: ``(status, JSON body or None, text)``; ``status`` is ``None``
         when no answer came (``text`` says why)."""
         if self._http is None:
-            self._http = httpx.Client(timeout=self.settings.reply_s, trust_env=False)
+            self._http = httpx.Client(timeout=self.settings.reply_s, trust_env=False, verify=tls())
         return self._request(self._http, "GET", path, 200)
 
     def post(self, path: str, payload: object) -> tuple[int | None, str]:
@@ -518,11 +519,13 @@ class ServerPlayer:
     def post_client(self) -> httpx.Client:
         """The ``httpx.Client`` every POST of the stage goes through: ``Connection: close``,
         so each request has a fresh connection (uvicorn drops keep-alive after a 500), but
-        one client, because building one costs ~36 ms (its TLS context) and a run POSTs
-        dozens of times. Closed by :meth:`close`."""
+        one client, because each costs a connection pool and a run POSTs dozens of times. Closed by :meth:`close`."""
         if self._post_http is None:
             self._post_http = httpx.Client(
-                timeout=self.settings.reply_s, trust_env=False, headers={"Connection": "close"}
+                timeout=self.settings.reply_s,
+                trust_env=False,
+                headers={"Connection": "close"},
+                verify=tls(),
             )
         return self._post_http
 
