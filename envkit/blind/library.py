@@ -514,13 +514,17 @@ def _suffix(ctx: Context) -> list[object]:
 
 @policy(
     "denied",
-    "The oracle's answer denied: `The answer is not X.`",
+    "The oracle's answer denied, inside the reply: `not X, no`, `The answer is not X, I am "
+    "sure.`",
     ENVDOCTOR + " (answer denied); bohrin 0.3.0 false-negation probe",
     "accepted",
     needs_oracle=True,
 )
 def _denied(ctx: Context) -> list[object]:
-    return _corrupted(ctx, lambda t: [f"not {t}", f"The answer is not {t}."])
+    # the answer neither first nor last: a grader that reads the reply's last (or first)
+    # word reads an answer by its position, and a denial there earns a model nothing it
+    # would not earn by answering (as among-wrong)
+    return _corrupted(ctx, lambda t: [f"not {t}, no", f"The answer is not {t}, I am sure."])
 
 
 @policy(

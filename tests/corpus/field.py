@@ -69,9 +69,6 @@ KNOWN_NOISE: dict[str, str] = {
     "bgw-128-aggregation-defect/nearmiss_repeat_hits": "each step pays at most 0.25 while "
     "`reward.range` says [0, 1]; envkit measures the oracle by its best step reward "
     "against the range, which RFC 008 checks per step (EK506 says to lower `hi`)",
-    "reverse-word-anywhere/nearmiss_final_word_lenient": "the grader reads the last word, "
-    "so `not ELBRAM` is paid like `ELBRAM`: the `denied` policy reports bohrin's "
-    "false-negation weakness, which the case's author judged acceptable",
 }
 
 
