@@ -514,8 +514,7 @@ def _suffix(ctx: Context) -> list[object]:
 
 @policy(
     "denied",
-    "The oracle's answer denied, inside the reply: `not X, no`, `The answer is not X, I am "
-    "sure.`",
+    "The oracle's answer denied, inside the reply: `not X, no`, `The answer is not X, I am sure.`",
     ENVDOCTOR + " (answer denied); bohrin 0.3.0 false-negation probe",
     "accepted",
     needs_oracle=True,
