@@ -53,6 +53,8 @@ class Context:
         oracle: the oracle's value in this slot (``None``: no oracle, or a content-free
             policy).
         max_length: the slot's ``maxLength`` (``None``: not declared).
+        others: the oracle's answers in this slot on the other seeds it won (the task's
+            answer space as an agent meets it across episodes; never this seed's episode).
     """
 
     texts: tuple[str, ...] = ()
@@ -62,6 +64,7 @@ class Context:
     kind: str = "string"
     oracle: object = None
     max_length: int | None = None
+    others: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -361,6 +364,17 @@ def _placeholder(ctx: Context) -> list[object]:
 
 #: Well-formed values of common answer forms, true of no task.
 PLACEHOLDERS = ("2000-01-01", "00:00:00", "user@example.com", "https://example.com")
+
+
+@policy(
+    "other-seeds-answers",
+    "Every answer the oracle gave on the other seeds, at once (`disk full, out of memory, "
+    "connection timeout`): the task's answer space, not this question's answer.",
+    "Terminal Wrench keyword gaming (every cause phrase in one report); rl-envdoctor's "
+    "every-label policy over the labels seen",
+)
+def _other_seeds(ctx: Context) -> list[object]:
+    return _text_only(ctx, [", ".join(ctx.others)] if len(ctx.others) >= 2 else [])
 
 
 @policy(

@@ -284,6 +284,7 @@ PROOF_ORACLE = json.dumps(
         {"formula": "R", "rule": "mp", "refs": [0, 1]},
     ]
 )
+INCIDENT = {"question": "One service is failing: read its logs and report the cause."}
 DATE = {"question": "On which date (YYYY-MM-DD) did the 2024 spring equinox dinner take place?"}
 
 
@@ -298,6 +299,7 @@ class Case:
     kind: str = "string"
     oracle: object = None
     paid_on: dict | None = None
+    others: tuple[str, ...] = ()
 
 
 CASES: dict[str, Case] = {
@@ -325,6 +327,12 @@ CASES: dict[str, Case] = {
     "negative-zero": Case(BUDGET, small_cost, exact_number(17), kind="number"),
     "well-formed-placeholder": Case(DATE, date_format, exact("2024-03-20")),
     "refusal": Case(CAPITAL, abstention_bonus, exact("Paris")),
+    "other-seeds-answers": Case(
+        INCIDENT,
+        contains("disk full"),
+        exact("disk full"),
+        others=("out of memory", "disk full", "connection timeout"),
+    ),
     "claimed-verdict": Case(CODE, log_says_passed, fenced_function_works),
     "off-by-one": Case(MATH, within(42, 1.5), exact_number(42), kind="number", oracle=42),
     "truncated": Case(CAPITAL, prefix_of_reference("Paris"), exact("Paris"), oracle="Paris"),
@@ -364,7 +372,7 @@ def sent(name: str, observation: dict) -> list[object]:
     slot of the case's kind (:func:`envkit.blind.slots.coerce`)."""
     case = CASES[name]
     p = library.POLICIES[name]
-    ctx = library.Context.of(observation, case.kind)
+    ctx = replace(library.Context.of(observation, case.kind), others=case.others)
     if p.needs_oracle:
         ctx = replace(ctx, oracle=case.oracle)
     slot = slots.Slot(("answer",), case.kind, "", {})

@@ -59,7 +59,8 @@ BLIND_POLICY_PAID = register(
     "arguments with the errors read back, giving up, stalling to the step limit), each in a "
     "fresh episode from `reset`. A content-free policy (empty, whitespace, a format "
     "skeleton, the prompt copied back, every option or number or word the observation "
-    "shows, special values, a claimed verdict, ...) earning more than 5 % of the oracle's "
+    "shows, every answer the oracle gave on the other seeds, special values, a claimed "
+    "verdict, ...) earning more than 5 % of the oracle's "
     "return on every seed (each reply of a policy, the same or in the same position on "
     "every seed, is judged by the least it earned) is a warning, more than half of it an error "
     "(`envkit.blind_floor: [warning, error]` changes both). A corrupted oracle answer (off by "
@@ -217,6 +218,8 @@ class Plan:
         steps: steps a value is sent for (the oracle's winning episode length).
         actions: the oracle's winning actions, in order (what the policies that change
             the oracle's episode start from).
+        others: per answer slot (its dotted path), the oracle's answers there on the other
+            seeds it won, declared or not (:func:`_answers_by_seed`).
     """
 
     seed: int | None
@@ -226,6 +229,7 @@ class Plan:
     yardstick: float
     steps: int
     actions: list[dict[str, Any]] = field(default_factory=list)
+    others: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _oracle_return(engine: ServerPlayer, seed: int | None) -> float | None:
@@ -237,14 +241,56 @@ def plans(probes: Probes) -> list[Plan]:
     """The seeds the oracle won (:attr:`Probes.wins`), each with its answer action and
     yardstick; ``[]`` without wins (EK524 and EK525 are then skipped)."""
     out: list[Plan] = []
+    answers = _answers_by_seed(probes)
     for seed, win in probes.wins.items():
         found = slots.find(win.actions[-1], probes.play_schema)
         ret = _oracle_return(probes.engine, seed)
         ret = max(ret, episode_return(win)) if ret is not None else episode_return(win)
         answer = blanked(win.actions[-1], found)
+        others = {
+            slot.where: tuple(
+                dict.fromkeys(
+                    a[slot.where] for s, a in answers.items() if s != seed and slot.where in a
+                )
+            )[:MAX_OTHERS]
+            for slot in found
+        }
         out.append(
-            Plan(seed, answer, found, win.reset_obs, ret, max(1, len(win.actions)), win.actions)
+            Plan(
+                seed,
+                answer,
+                found,
+                win.reset_obs,
+                ret,
+                max(1, len(win.actions)),
+                win.actions,
+                others,
+            )
         )
+    return out
+
+
+MAX_OTHERS = 12  # answers of other seeds other-seeds-answers sends at once
+MAX_OTHER_CHARS = 200  # an answer longer than this (a program, an essay) is not sent
+
+
+def _answers_by_seed(probes: Probes) -> dict[int | None, dict[str, str]]:
+    """The oracle's text answers on every seed it won, declared or not (its first winning
+    step's action): seed -> slot path -> value, for values of 1 to
+    :data:`MAX_OTHER_CHARS` characters."""
+    hi = probes.engine.settings.hi
+    out: dict[int | None, dict[str, str]] = {}
+    for ep in probes.engine.episodes:
+        if ep.policy not in ("oracle", "oracle:undeclared") or ep.seed in out:
+            continue
+        at = next((i for i, r in enumerate(ep.rewards) if is_number(r) and r >= hi - EPS), None)
+        if at is None or at >= len(ep.actions):
+            continue
+        out[ep.seed] = {
+            slot.where: slot.value
+            for slot in slots.find(ep.actions[at], probes.play_schema)
+            if isinstance(slot.value, str) and 0 < len(slot.value) <= MAX_OTHER_CHARS
+        }
     return out
 
 
@@ -264,6 +310,7 @@ def value_episodes(plan: Plan) -> list[Planned]:
             slot.node.get("maxLength") if isinstance(slot.node.get("maxLength"), int) else None,
         )
         # a list's corruptions start from its first element (a wrong answer either way)
+        ctx = dataclasses.replace(ctx, others=plan.others.get(slot.where, ()))
         truth = slot.value[0] if isinstance(slot.value, list) else slot.value
         oracle_ctx = dataclasses.replace(ctx, oracle=truth)
         for p in library.POLICIES.values():
