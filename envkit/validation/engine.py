@@ -556,17 +556,19 @@ class ServerPlayer:
         return r.status_code, body, r.text[:limit]
 
     # -- sessions ---------------------------------------------------------------------------
-    def connect(self) -> EnvSession:
-        """A new WS session, not probed (the capacity check probes it itself).
+    def connect(self, *, reply_s: float | None = None) -> EnvSession:
+        """A new WS session, not probed (the capacity check probes it itself); ``reply_s``:
+        seconds each answer may take (default ``Settings.reply_s``).
 
         Raises:
             WireError: cannot connect.
         """
         self.check_budget()
-        return EnvSession(self.url, timeout_s=self.settings.reply_s)
+        return EnvSession(self.url, timeout_s=reply_s or self.settings.reply_s)
 
-    def open(self, *, retry_s: float = 3.0) -> EnvSession:
-        """A new WS session known to be accepted (a ``state`` probe answered).
+    def open(self, *, retry_s: float = 3.0, reply_s: float | None = None) -> EnvSession:
+        """A new WS session known to be accepted (a ``state`` probe answered); ``reply_s`` as
+        :meth:`connect`.
 
         Retries for ``retry_s`` seconds while the server answers CAPACITY_REACHED (a session
         just closed may still hold its slot for a moment).
@@ -578,7 +580,7 @@ class ServerPlayer:
         end = time.monotonic() + retry_s
         while True:
             try:
-                s = self.connect()
+                s = self.connect(reply_s=reply_s)
             except WireError as exc:
                 self._wire_failure(exc, "Opening a WebSocket session")
                 raise

@@ -92,10 +92,18 @@ class Probes:
         self.skipped.append(what)
         return False
 
-    def play(self, seed: int | None, actions: list[dict[str, Any]], name: str) -> Episode:
+    def play(
+        self,
+        seed: int | None,
+        actions: list[dict[str, Any]],
+        name: str,
+        *,
+        reply_s: float | None = None,
+    ) -> Episode:
         """Reset with ``seed`` on a new session and send ``actions`` in order until ``done``;
-        a step answered with an error frame (validation, execution) is left out."""
-        s = self.engine.open()
+        a step answered with an error frame (validation, execution) is left out. ``reply_s``:
+        seconds each answer may take (default: the run's)."""
+        s = self.engine.open(reply_s=reply_s)
         try:
             first = self.engine.reset(s, seed)
             ep = Episode(seed, first.observation, policy=name)

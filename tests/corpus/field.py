@@ -51,8 +51,6 @@ KNOWN_MISSES: dict[str, str] = {
     + " (greedy is another algorithm, and it earns partial credit, not the oracle's)",
     "bgw-124-reference-solution-wrong/defect_factorial_zeros": "the oracle is the wrong "
     "reference itself; envkit trusts the declared oracle",
-    "bgw-126-failure-scored-as-success/defect_timeout_skipped": "a program that never ends "
-    "is paid; envkit sends no hanging program (it would spend the step's whole budget)",
     "bgw-136-execution-equivalence-one-database/defect_dept_average": _WRONG_PROGRAM
     + " (here a wrong SQL query, which envkit does not mutate)",
     "twrench-keyword-gaming/defect_incident_cause_keywords": "a report listing every "

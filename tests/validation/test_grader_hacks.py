@@ -250,3 +250,20 @@ def test_the_patched_clock_reads_zero_and_the_oracle_is_slowed_once(tmp_path: Pa
     baseline = grader_hacks.baseline_source("slow_oracle", learned)
     assert "lambda: 0.0" not in baseline and "def double(*args, **kwargs)" in baseline
     assert baseline != grader_hacks.baseline_source("slow_oracle", learned)  # a fresh marker
+
+
+def test_the_hanging_program_outlasts_each_time_limit_only_at_first(tmp_path: Path) -> None:
+    """Every run in the first `hang_s` seconds after the first began runs past a limit;
+    later runs end at once, so a grader without a limit waits about `hang_s`, not forever."""
+    hack = _hack("time_out")
+    assert hack.hangs
+    source = hack.source(grader_hacks.Learned("solve", hang_s=1.5))
+    (tmp_path / "solution.py").write_text(source)
+    t0 = time.monotonic()
+    for _ in range(2):
+        with pytest.raises(subprocess.TimeoutExpired):
+            subprocess.run([sys.executable, "solution.py"], cwd=tmp_path, timeout=0.4)
+    time.sleep(max(0.0, 1.6 - (time.monotonic() - t0)))
+    t1 = time.monotonic()
+    subprocess.run([sys.executable, "solution.py"], cwd=tmp_path, timeout=10, check=True)
+    assert time.monotonic() - t1 < 1.0  # past the hang: it ends at once
