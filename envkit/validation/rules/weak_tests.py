@@ -109,23 +109,63 @@ def weak_tests(probes: Probes) -> None:
     values: list[object] = [int(n) if float(n).is_integer() else n for n in numbers]
     mutants = make_mutants(engine.python, oracle_source, func, values)
     oracle_best = max([float(r) for r in win.rewards if is_number(r)] or [settings.hi])
-    tried, paid = 0, []
+    tried, paid, sent = 0, [], []
     for m in mutants:
         value = grader_hacks.submission(oracle_value, m["source"], learned.func, None)
         if value is None or not probes.time_left("weak tests probe"):
             break
-        ep = probes.play(
-            seed, win.actions[:-1] + [{**final, name: value}] * settings.max_steps, "probe:mutant"
-        )
+        actions = win.actions[:-1] + [{**final, name: value}] * settings.max_steps
+        best = _best(probes, seed, actions)
         tried += 1
-        best = max([float(r) for r in ep.rewards if is_number(r)] or [settings.lo])
+        sent.append((m, actions, best))
         if best >= oracle_best - EPS:
             paid.append({**m, "reward": best})
     if not mutants or tried:
         engine.ran(TESTS_TOO_WEAK)
     if paid:
         _report(probes, seed, name, func, oracle_best, paid, tried)
+    _graded_again(probes, seed, sent[:REPLAYED])
+    if paid:
         _verdict_reused(probes, seed, name, learned.func, paid)
+
+
+REPLAYED = 4  # mutants sent a second time on the same seed (EK412)
+
+
+def _best(probes: Probes, seed: int | None, actions: list[dict[str, Any]]) -> float:
+    """The best step reward of ``actions`` played from ``reset(seed)`` (the low end when
+    none was paid)."""
+    ep = probes.play(seed, actions, "probe:mutant")
+    return max([float(r) for r in ep.rewards if is_number(r)] or [probes.engine.settings.lo])
+
+
+def _graded_again(
+    probes: Probes, seed: int | None, sent: list[tuple[dict[str, str], list[dict[str, Any]], float]]
+) -> None:
+    """EK412 from a wrong program sent again on the same seed: the right program passes any
+    sample of the tests, a wrong one only some, so a grader that draws its tests without the
+    seed pays it differently from one grading to the next."""
+    engine = probes.engine
+    for m, actions, first in sent:
+        if any(f.code == determinism.REWARD_NONDETERMINISTIC.code for f in engine.findings):
+            return  # said already
+        if not probes.time_left("weak tests probe"):
+            return
+        again = _best(probes, seed, actions)
+        if abs(again - first) <= EPS:
+            continue
+        engine.add(
+            determinism.REWARD_NONDETERMINISTIC,
+            f"The same program must earn the same reward on the same seed; a mutant of the "
+            f"oracle's program ({m['change']}), sent twice after `reset(seed={seed})`, earned "
+            f"{first:g} and then {again:g}. The right program passes whatever the grader "
+            "draws; a wrong one shows that its tests are drawn without the episode's seed, so "
+            "GRPO's groups score the same completion differently.",
+            seed=seed,
+            rewards=[first, again],
+            source=m["source"],
+        )
+        return
 
 
 #: Appended to a mutant's source: the same program in another text.
@@ -166,8 +206,8 @@ def _verdict_reused(
             f"oracle's program ({m['change']}), paid on seed {seed}, then earned {again:g} on "
             f"seed {other}, and the same program with a comment line added earned {fresh:g} "
             f"there. The grader reuses an earlier verdict (a cache keyed by the source, not "
-            "by the tests it ran) or keeps state across episodes: a program's reward depends "
-            "on which episode graded it first.",
+            "by the tests it ran), keeps state across episodes, or draws its tests without the "
+            "seed: a program's reward depends on which episode graded it, or when.",
             seed=other,
             rewards=[again, fresh],
             source=m["source"],
