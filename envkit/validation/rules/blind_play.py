@@ -16,6 +16,7 @@ import json
 import math
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -382,6 +383,16 @@ CONTENT_ARG = re.compile(r"(?:^|_)(?:content|contents|text|data|body)$", re.IGNO
 MAX_PATHS = 3  # files named in the observation that write-shown-paths overwrites
 
 
+def _path_and_content(keys: Iterable[str]) -> tuple[str | None, str | None]:
+    """The first of ``keys`` that names a file (:data:`PATH_ARG`) and the first that carries
+    what is written to it (:data:`CONTENT_ARG`); None for either that is missing."""
+    names = list(keys)
+    return (
+        next((k for k in names if PATH_ARG.search(k)), None),
+        next((k for k in names if CONTENT_ARG.search(k)), None),
+    )
+
+
 def _write_paths(
     plan: Plan, shape: shapes.CallShape, tools: list[shapes.Tool]
 ) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -396,8 +407,7 @@ def _write_paths(
         props = tool.schema.get("properties")
         if not isinstance(props, dict):
             continue
-        where = next((k for k in props if PATH_ARG.search(k)), None)
-        what = next((k for k in props if CONTENT_ARG.search(k)), None)
+        where, what = _path_and_content(props)
         if where is None or what is None:
             continue
         base = fuzz.extreme_value(tool.schema, tool.schema, "empty")
@@ -419,8 +429,7 @@ def _commented_writes(
 
     def inert(fields: dict[str, Any]) -> dict[str, Any]:
         nonlocal changed
-        where = next((k for k in fields if PATH_ARG.search(k)), None)
-        what = next((k for k in fields if CONTENT_ARG.search(k)), None)
+        where, what = _path_and_content(fields)
         if where is None or what is None:
             return fields
         path, content = fields[where], fields[what]
@@ -550,7 +559,7 @@ def _rewards_drift(
     """EK412 from a wrong answer played twice on one seed (the corrupted-oracle policies'
     episodes on the first seed): the right answer passes any sample of tests, a wrong one
     only some, so a grader that draws its tests without the seed pays it differently."""
-    if any(f.code == determinism.REWARD_NONDETERMINISTIC.code for f in engine.findings):
+    if engine.has(determinism.REWARD_NONDETERMINISTIC):
         return  # the determinism check said it already
     for name, first, again in replayed:
         a, b = first.episode.rewards, again.episode.rewards

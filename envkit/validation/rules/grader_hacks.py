@@ -15,7 +15,7 @@ from envkit import programs
 from envkit.envdir.pysource import literal_value, parse_python
 from envkit.findings import Severity, register
 from envkit.validation import fuzz
-from envkit.validation.engine import EPS, is_number
+from envkit.validation.engine import EPS, Episode, is_number
 from envkit.validation.probing import Probes, field_schema
 
 CODE_GRADER_HACKS = register(
@@ -194,9 +194,10 @@ class CodeHack:
 def _fill(text: str, learned: Learned) -> str:
     """``text`` with its placeholders filled from ``learned`` (a fresh ``{token}`` each
     time: a marker file one send leaves is never another's)."""
+    if "{slowed}" in text:
+        text = text.replace("{slowed}", _read("slow_oracle"))
     return (
-        text.replace("{slowed}", _read("slow_oracle"))
-        .replace("{token}", uuid.uuid4().hex)
+        text.replace("{token}", uuid.uuid4().hex)
         .replace(FUNCTION_NAME, learned.func)
         .replace("{total}", str(learned.total))
         .replace("{lines}", repr(list(learned.lines)))
@@ -333,8 +334,8 @@ def learned_from(
     ``task`` (the reset observation) the starter code it shows (:func:`shown_code`)."""
     funcs = tuple(dict.fromkeys(FUNCTION.findall(oracle_source)))
     func = funcs[0] if funcs else "solve"
-    shown = _strings(task or {})
-    told = "\n".join(shown)
+    texts = _strings(task or {})
+    told = "\n".join(texts)
     lines: list[str] = []
     totals: list[int] = []
     for text in (s for obs in observations for s in _strings(obs)):
@@ -349,9 +350,9 @@ def learned_from(
         lines=tuple(lines[:MAX_LINES]),
         funcs=funcs,
         oracle=oracle_source,
-        starter=shown_code(shown, func),
+        starter=shown_code(texts, func),
         asked=tuple(f for f in funcs if re.search(rf"\b{re.escape(f)}\b", told)),
-        shown=shown_examples(task or {}, shown, func),
+        shown=shown_examples(task or {}, texts, func),
     )
 
 
@@ -499,6 +500,12 @@ def submission(oracle_value: object, source: str, func: str, hack: CodeHack | No
     return {**files, main: source}
 
 
+def in_place(win: Episode, name: str, value: object, max_steps: int) -> list[dict[str, Any]]:
+    """The oracle's winning actions with ``value`` in field ``name`` of its last one, that
+    action sent on every step left (``max_steps`` of them)."""
+    return win.actions[:-1] + [{**win.actions[-1], name: value}] * max_steps
+
+
 def oracle_source(value: object) -> str | None:
     """The oracle's source: the field's string, or the files of a ``{name: source}`` dict."""
     if isinstance(value, str):
@@ -520,8 +527,7 @@ def code_hacks(probes: Probes) -> None:
     if not probes.wins:
         return
     seed, win = next(iter(probes.wins.items()))
-    final = win.actions[-1]
-    oracle_value = final.get(name)
+    oracle_value = win.actions[-1].get(name)
     source = oracle_source(oracle_value)
     if source is None:
         return
@@ -531,8 +537,8 @@ def code_hacks(probes: Probes) -> None:
     oracle_best = max([float(r) for r in win.rewards if is_number(r)] or [settings.hi])
 
     def best(value: object, label: str, reply_s: float | None = None) -> float:
-        steps = [{**final, name: value}] * settings.max_steps
-        ep = probes.play(seed, win.actions[:-1] + steps, label, reply_s=reply_s)
+        actions = in_place(win, name, value, settings.max_steps)
+        ep = probes.play(seed, actions, label, reply_s=reply_s)
         return max([float(r) for r in ep.rewards if is_number(r)] or [settings.lo])
 
     if not probes.time_left("code hacks probe"):

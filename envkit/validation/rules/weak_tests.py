@@ -98,8 +98,7 @@ def weak_tests(probes: Probes) -> None:
     if not probes.wins or engine.python is None:
         return
     seed, win = next(iter(probes.wins.items()))
-    final = win.actions[-1]
-    oracle_value = final.get(name)
+    oracle_value = win.actions[-1].get(name)
     oracle_source = grader_hacks.oracle_source(oracle_value)
     if oracle_source is None or not probes.time_left("weak tests probe"):
         return
@@ -114,7 +113,7 @@ def weak_tests(probes: Probes) -> None:
         value = grader_hacks.submission(oracle_value, m["source"], learned.func, None)
         if value is None or not probes.time_left("weak tests probe"):
             break
-        actions = win.actions[:-1] + [{**final, name: value}] * settings.max_steps
+        actions = grader_hacks.in_place(win, name, value, settings.max_steps)
         best = _best(probes, seed, actions)
         tried += 1
         sent.append((m, actions, best))
@@ -147,7 +146,7 @@ def _graded_again(
     seed pays it differently from one grading to the next."""
     engine = probes.engine
     for m, actions, first in sent:
-        if any(f.code == determinism.REWARD_NONDETERMINISTIC.code for f in engine.findings):
+        if engine.has(determinism.REWARD_NONDETERMINISTIC):
             return  # said already
         if not probes.time_left("weak tests probe"):
             return
@@ -180,21 +179,18 @@ def _verdict_reused(
     program must earn the same there; a grader that reuses a verdict (a cache keyed by the
     source, not by the tests) pays the first what the first seed's tests paid."""
     engine, settings = probes.engine, probes.engine.settings
-    if any(f.code == determinism.REWARD_NONDETERMINISTIC.code for f in engine.findings):
+    if engine.has(determinism.REWARD_NONDETERMINISTIC):
         return  # said already
     other = next((s for s in probes.wins if s != seed), None)
     if other is None:
         return
     win = probes.wins[other]
-    final = win.actions[-1]
 
     def best(source: str) -> float | None:
-        value = grader_hacks.submission(final.get(name), source, func, None)
+        value = grader_hacks.submission(win.actions[-1].get(name), source, func, None)
         if value is None or not probes.time_left("weak tests probe"):
             return None
-        actions = win.actions[:-1] + [{**final, name: value}] * settings.max_steps
-        ep = probes.play(other, actions, "probe:mutant")
-        return max([float(r) for r in ep.rewards if is_number(r)] or [settings.lo])
+        return _best(probes, other, grader_hacks.in_place(win, name, value, settings.max_steps))
 
     for m in paid[:2]:
         again, fresh = best(m["source"]), best(m["source"] + ANOTHER_TEXT)
