@@ -1,5 +1,5 @@
-"""Fixtures for the Docker area: a real engine, one cold build of the echo template per
-session, and cleanup of everything labelled with this session's ``envkit.test`` value."""
+"""Fixtures for the Docker area: a real engine, one build of the echo template per session,
+and cleanup of everything labelled with this session's ``envkit.test`` value."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ TEST_LABEL = "envkit.test"
 
 @dataclass
 class Built:
-    """The echo environment (a private copy) and its cold build."""
+    """The echo environment (a private copy) and its build."""
 
     path: Path
     tag: str
@@ -31,7 +31,10 @@ def run_id() -> str:
 @pytest.fixture(scope="session")
 def dclient(docker_engine: None, run_id: str) -> Iterator:
     """docker SDK client; at the end removes every container and image carrying this
-    session's label (tests must not leave anything behind, even when they fail)."""
+    session's label (tests must not leave anything behind, even when they fail). An image
+    goes without its untagged parent layers: the dependency layers (a `uv pip install` of
+    openenv, tens of seconds) stay in the engine's build cache for the next run, as a user's
+    rebuild keeps them."""
     import docker
 
     client = docker.from_env(timeout=120)
@@ -43,7 +46,7 @@ def dclient(docker_engine: None, run_id: str) -> Iterator:
             c.remove(force=True)
         for img in client.images.list(filters=selector):
             try:
-                client.images.remove(img.id, force=True)
+                client.images.remove(img.id, force=True, noprune=True)
             except docker.errors.APIError:
                 pass
         client.close()
@@ -62,7 +65,8 @@ def built_echo(
     run_id: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Built:
-    """One cold build of the echo template (through the library), shared by the session."""
+    """One build of the echo template (through the library), shared by the session; cold on
+    a fresh engine, its dependency layers cached after the first run (:func:`dclient`)."""
     from envkit.container import build_image
 
     path = tmp_path_factory.mktemp("docker-env") / "echo-env"

@@ -18,7 +18,7 @@ def _json(result) -> dict:
     return json.loads(result.stdout)
 
 
-def test_cold_build_result_and_labels(built_echo, dclient, run_id):
+def test_build_result_and_labels(built_echo, dclient, run_id):
     result = built_echo.result
     assert result.image_id.startswith("sha256:")
     assert result.tags == [built_echo.tag]
