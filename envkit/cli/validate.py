@@ -100,7 +100,8 @@ def validate_cmd(
         typer.Option(
             "--select",
             help="Only these rule codes or prefixes (EK5, EK503, ALL); comma-separated "
-            "or repeated. Replaces `select` of \\[tool.envkit.validate].",
+            "or repeated; a runtime check that feeds none of them is not played. Replaces "
+            "`select` of \\[tool.envkit.validate].",
         ),
     ] = None,
     ignore: Annotated[

@@ -139,7 +139,8 @@ class RuntimeOutcome:
             defaults, the caller applies overrides).
         checks_run: codes of the runtime rules evaluated (passed or failed).
         timings: seconds, e.g. ``{"startup": 4.1, "runtime": 9.8}``.
-        capacity: sessions the server accepted at once (``None``: not probed).
+        capacity: sessions the server accepted at once (``None``: not probed, or EK420
+            not wanted).
         launch: how envkit started the server (``None``: ``--url``, or it did not start),
             e.g. ``package form from the parent folder: uvicorn NAME.server.app:app in
             /x/envs``.
@@ -282,10 +283,15 @@ def _play(engine: ServerPlayer, oracle_host: PolicyProcess | None) -> int | None
 
     if engine.guard("round trip", protocol.round_trip, engine, actions, served.production) is False:
         return None  # `reset` fails: reported (EK418 or EK405)
+    # A check that only feeds its own codes is left unplayed when --select/--ignore want
+    # none of them (engine.wants); the others also feed later checks and always play.
     if actions and api.action is not None:
-        engine.guard("step before reset", protocol.step_before_reset, engine, actions)
-        engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
-    engine.guard("malformed frames", protocol.malformed_frames, engine)
+        if engine.wants(protocol.STEP_BEFORE_RESET.code):
+            engine.guard("step before reset", protocol.step_before_reset, engine, actions)
+        if engine.wants(protocol.INVALID_ACTION_ACCEPTED.code):
+            engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
+    if engine.wants(protocol.MALFORMED_FRAME_CRASH.code):
+        engine.guard("malformed frames", protocol.malformed_frames, engine)
     space = explore.ActionSpace.from_pool(play, actions) if play is not None else None
     after_done = integrity.AfterDone(engine, actions, space)
     oracle_best = None
@@ -302,11 +308,17 @@ def _play(engine: ServerPlayer, oracle_host: PolicyProcess | None) -> int | None
         engine.guard("exploring episodes", episodes.explore_episodes, engine, space)
         engine.guard("solution leakage", integrity.leak, engine, play, actions, quiet=True)
         engine.on_episode_end = None
-        engine.guard(
-            "fresh instance", integrity.fresh_http, engine, play, actions, means, quiet=True
-        )
-        engine.guard("concurrent sessions", sessions.interleaved, engine, actions, reference)
-    capacity = engine.guard("capacity", sessions.capacity, engine)
+        if engine.wants(integrity.FRESH_INSTANCE_PAYS.code):
+            engine.guard(
+                "fresh instance", integrity.fresh_http, engine, play, actions, means, quiet=True
+            )
+        if engine.wants(sessions.SESSIONS_INTERFERE.code, protocol.STEP_COUNT_WRONG.code):
+            engine.guard("concurrent sessions", sessions.interleaved, engine, actions, reference)
+    capacity = (
+        engine.guard("capacity", sessions.capacity, engine)
+        if engine.wants(sessions.CAPACITY_NOT_ENFORCED.code)
+        else None
+    )
 
     engine.guard("after done verdict", after_done.verdict, quiet=True)
     engine.guard(

@@ -33,6 +33,8 @@ from envkit.validation.runtime import REWARD_PROBES, RuntimeTarget, run_runtime
 from tests.helpers import descendants
 
 QUIZ = Path(__file__).parent / "envs" / "probe_quiz"
+#: The base checks' codes whose checks feed nothing else (played only when wanted).
+OWN_ONLY = {"EK407", "EK408", "EK409", "EK510", "EK419", "EK420"}
 PROBE_MODULES = (
     blind_play,
     processes,
@@ -104,5 +106,21 @@ def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> 
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the probes left processes behind"
     assert [f.code for f in out.findings] == ["EK523"], [(f.code, f.message) for f in out.findings]
-    assert set(out.checks_run) >= PROBE_CODES
+    assert set(out.checks_run) >= PROBE_CODES | OWN_ONLY
     assert out.timings["probes"] > 0
+
+
+@pytest.mark.slow
+def test_select_leaves_checks_that_feed_none_of_its_codes_unplayed() -> None:
+    """With one reward code wanted, the base checks that only feed their own codes (EK407,
+    EK408, EK409, EK510, EK419, EK420) are not played, nor the capacity probe; the checks the
+    wanted rule reads (the oracle, the degenerate policies) still are, and it is evaluated."""
+    out = run_runtime(
+        RuntimeTarget(
+            url=None, envdir=EnvDir(QUIZ), python=sys.executable, wanted=lambda c: c == "EK505"
+        ),
+        RunOptions(episodes=3),
+    )
+    assert "EK505" in out.checks_run, out.checks_run
+    assert not OWN_ONLY & set(out.checks_run), out.checks_run
+    assert out.capacity is None
