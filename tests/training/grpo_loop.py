@@ -183,6 +183,47 @@ def warm_start(
     return {"steps": step, "seconds": time.monotonic() - start, "loss": loss}
 
 
+def cached_warm_start(
+    model: Any, tok: Any, texts: list[tuple[str, str]], max_steps: int, max_s: float, cache: str
+) -> dict:
+    """:func:`warm_start`, its weights kept in ``cache`` (a directory; ``""``: none) under a
+    key made of everything they depend on: this script's text (the model, the tokenizer's
+    training, the loop), the transcripts, the tokenizer's vocabulary, the step count and the
+    torch and transformers versions. A warm start cut short by ``max_s`` is not kept. The
+    returned dict says ``"cached": true`` when the weights were loaded."""
+    import hashlib
+
+    import torch
+    import transformers
+
+    if not cache:
+        return warm_start(model, tok, texts, max_steps, max_s)
+    key = hashlib.sha256(
+        json.dumps(
+            [
+                Path(__file__).read_text(),
+                texts,
+                sorted(tok.get_vocab().items()),
+                max_steps,
+                torch.__version__,
+                transformers.__version__,
+            ]
+        ).encode()
+    ).hexdigest()[:32]
+    path = Path(cache) / f"{key}.pt"
+    if path.is_file():
+        saved = torch.load(path, weights_only=True)
+        model.load_state_dict(saved["state"])
+        return {**json.loads(saved["warm"]), "cached": True}
+    warm = warm_start(model, tok, texts, max_steps, max_s)
+    if warm["steps"] == max_steps:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        torch.save({"state": model.state_dict(), "warm": json.dumps(warm)}, tmp)
+        os.replace(tmp, path)  # whole or absent: a run stopped mid-write leaves no cache
+    return {**warm, "cached": False}
+
+
 def tiny_model(tok: Any) -> Any:
     """A randomly initialised Qwen2 of ~176 k parameters sized to the tokenizer."""
     from transformers import Qwen2Config, Qwen2ForCausalLM
@@ -251,6 +292,8 @@ def main() -> None:
     # different model, and the test's outcome must not depend on the load (pytest's timeout
     # bounds the run)
     ap.add_argument("--warm-max-s", type=float, default=float("inf"))
+    # where warm-started weights are kept across runs (cached_warm_start); "": not kept
+    ap.add_argument("--warm-cache", default="")
     args = ap.parse_args()
 
     relay = Relay(args.server)
@@ -284,7 +327,9 @@ def main() -> None:
     ]
 
     model = tiny_model(tok)
-    warm = warm_start(model, tok, rendered, args.warm_steps, args.warm_max_s)
+    warm = cached_warm_start(
+        model, tok, rendered, args.warm_steps, args.warm_max_s, args.warm_cache
+    )
 
     dataset = Dataset.from_list(
         [{"prompt": [{"role": "user", "content": PROMPT}], "seed": s} for s in range(8)]
