@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
@@ -117,19 +118,22 @@ def _big_action(probes: Probes) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4)
 def long_text(size: int, seed: int = 517) -> str:
     """``size`` characters of lowercase words (3-9 letters) drawn from ``seed``: a long
     completion is varied text, and a grader whose cost grows with distinct content (seen
     n-grams kept in a list, a regex over new tokens) is slow only on varied text, not on one
-    word repeated."""
+    word repeated. The letters are drawn in one call (a draw per letter was a quarter of a
+    validate run's own CPU time), and the text is kept: the same arguments give the same
+    text."""
     rng = random.Random(seed)
-    letters = string.ascii_lowercase
+    letters = "".join(rng.choices(string.ascii_lowercase, k=size))
     words: list[str] = []
-    length = 0
-    while length < size:
-        word = "".join(rng.choice(letters) for _ in range(rng.randint(3, 9)))
-        words.append(word)
-        length += len(word) + 1
+    start = 0
+    while start < size:
+        end = start + rng.randint(3, 9)
+        words.append(letters[start:end])
+        start = end + 1  # the letter a space replaces
     return " ".join(words)[:size]
 
 
