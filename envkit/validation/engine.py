@@ -725,20 +725,28 @@ class ServerPlayer:
 
     # -- guarding checks --------------------------------------------------------------------
     def guard(
-        self, name: str, check: Callable[..., T], *args: object, quiet: bool = False
+        self,
+        name: str,
+        check: Callable[..., T],
+        *args: object,
+        quiet: bool = False,
+        codes: tuple[str, ...] = (),
     ) -> T | None:
         """Run one check; whatever it does not handle ends the check, not the stage.
 
         ``name`` is shown as a progress line (unless ``quiet``) and names the check in
-        findings.
+        findings. ``codes``: the rule codes the check plays for, when it feeds no other
+        check; none of them wanted (:meth:`wants`): it is not played.
 
         A server at capacity skips the check; a session that fails is recorded in
         :attr:`lost_sessions`; an exception inside envkit's check is recorded in
         :attr:`crashes` (the stage goes on). :class:`Stop` propagates.
 
         Returns:
-            The check's result, ``None`` when it did not finish.
+            The check's result, ``None`` when it did not finish or was not played.
         """
+        if codes and not self.wants(*codes):
+            return None
         if not quiet:
             self.progress(name)
         self.checks.append(name)

@@ -159,8 +159,7 @@ def run(
             return
         engine.progress("reward-design probes")
         for name, check, codes in probes_in_order:
-            if engine.wants(*codes):
-                engine.guard(name, check, probes, quiet=True)
+            engine.guard(name, check, probes, quiet=True, codes=codes)
         if probes.skipped:
             engine.out_of_time += dict.fromkeys(probes.skipped)  # in order, once each
             engine.notes.append(

@@ -283,15 +283,30 @@ def _play(engine: ServerPlayer, oracle_host: PolicyProcess | None) -> int | None
 
     if engine.guard("round trip", protocol.round_trip, engine, actions, served.production) is False:
         return None  # `reset` fails: reported (EK418 or EK405)
-    # A check that only feeds its own codes is left unplayed when --select/--ignore want
-    # none of them (engine.wants); the others also feed later checks and always play.
+    # A check that only feeds its own codes names them (`codes`): left unplayed when
+    # --select/--ignore want none of them; the others feed later checks and always play.
     if actions and api.action is not None:
-        if engine.wants(protocol.STEP_BEFORE_RESET.code):
-            engine.guard("step before reset", protocol.step_before_reset, engine, actions)
-        if engine.wants(protocol.INVALID_ACTION_ACCEPTED.code):
-            engine.guard("invalid actions", protocol.invalid_actions, engine, api.action, actions)
-    if engine.wants(protocol.MALFORMED_FRAME_CRASH.code):
-        engine.guard("malformed frames", protocol.malformed_frames, engine)
+        engine.guard(
+            "step before reset",
+            protocol.step_before_reset,
+            engine,
+            actions,
+            codes=(protocol.STEP_BEFORE_RESET.code,),
+        )
+        engine.guard(
+            "invalid actions",
+            protocol.invalid_actions,
+            engine,
+            api.action,
+            actions,
+            codes=(protocol.INVALID_ACTION_ACCEPTED.code,),
+        )
+    engine.guard(
+        "malformed frames",
+        protocol.malformed_frames,
+        engine,
+        codes=(protocol.MALFORMED_FRAME_CRASH.code,),
+    )
     space = explore.ActionSpace.from_pool(play, actions) if play is not None else None
     after_done = integrity.AfterDone(engine, actions, space)
     oracle_best = None
@@ -308,16 +323,26 @@ def _play(engine: ServerPlayer, oracle_host: PolicyProcess | None) -> int | None
         engine.guard("exploring episodes", episodes.explore_episodes, engine, space)
         engine.guard("solution leakage", integrity.leak, engine, play, actions, quiet=True)
         engine.on_episode_end = None
-        if engine.wants(integrity.FRESH_INSTANCE_PAYS.code):
-            engine.guard(
-                "fresh instance", integrity.fresh_http, engine, play, actions, means, quiet=True
-            )
-        if engine.wants(sessions.SESSIONS_INTERFERE.code, protocol.STEP_COUNT_WRONG.code):
-            engine.guard("concurrent sessions", sessions.interleaved, engine, actions, reference)
-    capacity = (
-        engine.guard("capacity", sessions.capacity, engine)
-        if engine.wants(sessions.CAPACITY_NOT_ENFORCED.code)
-        else None
+        engine.guard(
+            "fresh instance",
+            integrity.fresh_http,
+            engine,
+            play,
+            actions,
+            means,
+            quiet=True,
+            codes=(integrity.FRESH_INSTANCE_PAYS.code,),
+        )
+        engine.guard(
+            "concurrent sessions",
+            sessions.interleaved,
+            engine,
+            actions,
+            reference,
+            codes=(sessions.SESSIONS_INTERFERE.code, protocol.STEP_COUNT_WRONG.code),
+        )
+    capacity = engine.guard(
+        "capacity", sessions.capacity, engine, codes=(sessions.CAPACITY_NOT_ENFORCED.code,)
     )
 
     engine.guard("after done verdict", after_done.verdict, quiet=True)

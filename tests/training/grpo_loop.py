@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import random
@@ -191,8 +192,6 @@ def cached_warm_start(
     training, the loop), the transcripts, the tokenizer's vocabulary, the step count and the
     torch and transformers versions. A warm start cut short by ``max_s`` is not kept. The
     returned dict says ``"cached": true`` when the weights were loaded."""
-    import hashlib
-
     import torch
     import transformers
 

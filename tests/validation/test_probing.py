@@ -113,7 +113,7 @@ def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> 
 @pytest.mark.slow
 def test_select_leaves_checks_that_feed_none_of_its_codes_unplayed() -> None:
     """With one reward code wanted, the base checks that only feed their own codes (EK407,
-    EK408, EK409, EK510, EK419, EK420) are not played, nor the capacity probe; the checks the
+    EK408, EK409, EK510, EK419, the capacity probe's EK420) are not played; the checks the
     wanted rule reads (the oracle, the degenerate policies) still are, and it is evaluated."""
     out = run_runtime(
         RuntimeTarget(
