@@ -117,6 +117,19 @@ def test_programs_are_modules_not_strings() -> None:
     assert measures().program_strings == []
 
 
+def test_the_suite_collects_without_xdist() -> None:
+    """README gives ``scripts/test -p no:xdist`` for a serial run: the suite's ``xdist_group``
+    marks must then still be known to ``--strict-markers`` (pytest-xdist registers the mark
+    only when it is loaded)."""
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:xdist", "--collect-only", "-q",
+         "tests/importers/test_import.py"],
+        cwd=PKG.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "tests collected" in run.stdout
+
+
 if __name__ == "__main__":
     m = measures()
     print(f"functions {m.functions}, bare Any {len(m.bare_any)}")
@@ -125,17 +138,3 @@ if __name__ == "__main__":
     print(f"  = {len(m.inner_imports) / m.imports:.1%}")
     print(f"modules over {MAX_MODULE_LINES} lines: {m.oversized}")
     print(f"program strings: {m.program_strings}")
-
-
-def test_the_suite_collects_without_xdist() -> None:
-    """README gives ``scripts/test -p no:xdist`` for a serial run: the suite's ``xdist_group``
-    marks must then still be known to ``--strict-markers`` (pytest-xdist registers the mark
-    only when it is loaded)."""
-    root = Path(__file__).resolve().parent.parent
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:xdist", "--collect-only", "-q",
-         "tests/importers/test_import.py"],
-        cwd=root, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    assert "tests collected" in run.stdout
