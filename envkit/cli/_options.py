@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -38,7 +38,7 @@ UrlOpt = Annotated[
 ]
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     """Every output format of every command; ``--format`` is parsed into it once."""
 
     TEXT = "text"
