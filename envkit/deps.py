@@ -19,14 +19,16 @@ Both only read files and run subprocesses with timeouts; neither imports the env
 
 from __future__ import annotations
 
-import importlib.util
+import hashlib
 import json
 import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -198,8 +200,9 @@ def _is_root_package(pkg: Mapping[str, Any], name: str | None) -> bool:
 #: deptry's rules kept: DEP001 (imported, not installed, not declared), DEP003 (installed only
 #: as someone else's dependency or by hand), DEP004 (declared only for development).
 _KEPT = ("DEP001", "DEP003", "DEP004")
-#: Top-level modules deptry needs besides itself (its declared requirements, 0.25).
-_DEPTRY_MODULES = ("deptry", "click", "packaging", "requirements", "tomli")
+#: deptry and the distributions it requires (0.25); tomli only below Python 3.15.
+_DEPTRY_DISTS = ("deptry", "click", "packaging", "requirements-parser", "tomli")
+_OPTIONAL_DISTS = ("tomli",)
 
 
 @dataclass(frozen=True)
@@ -243,13 +246,19 @@ IGNORE_FILES = (".gitignore", ".ignore")
 _SKIPPED_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox"}
 
 
+def _walk(root: Path) -> Iterator[tuple[str, list[str]]]:
+    """``(dirpath, filenames)`` of every directory under ``root`` deptry would visit."""
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED_DIRS)
+        yield dirpath, sorted(filenames)
+
+
 def unsafe_ignore_file(root: Path) -> str:
     """Why deptry must not walk ``root``, or ``""``: an ignore file (``.gitignore``,
     ``.ignore``) anywhere under it that :func:`envkit.fsutil.probe` refuses (a link to
     ``/dev/zero``, a FIFO, a file over the text limit). deptry reads those whole, unbounded:
     a ``.gitignore`` linked to ``/dev/zero`` made it use 10 GB."""
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d not in _SKIPPED_DIRS]
+    for dirpath, filenames in _walk(root):
         for name in IGNORE_FILES:
             if name in filenames:
                 problem = probe(Path(dirpath, name), root=root)
@@ -258,6 +267,76 @@ def unsafe_ignore_file(root: Path) -> str:
                     reason = getattr(problem, "reason", None) or str(problem)
                     return f"`{rel}` is {reason}: deptry would read it whole"
     return ""
+
+
+#: Scans of this process by what decides them (:func:`_scan_key`), newest last.
+_SCANS: OrderedDict[tuple[object, ...], ImportScan] = OrderedDict()
+_SCANS_KEPT = 64
+#: Trees whose files deptry reads add up to more than this (bytes) are not remembered.
+_KEY_BYTES_LIMIT = 8 * 1024 * 1024
+
+
+def _site_fingerprint(python: str) -> tuple[object, ...] | None:
+    """The modification times (ns) of the site-packages folders of ``python``'s venv: an
+    install or removal adds or removes a ``*.dist-info`` folder there, which changes them.
+    ``None`` (nothing remembered) for an interpreter outside a venv, or a venv that also
+    sees the system's packages."""
+    if not Path(python).is_absolute():
+        return None
+    venv = Path(python).parent.parent
+    try:
+        cfg = (venv / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+        if re.search(r"include-system-site-packages\s*=\s*true", cfg, re.IGNORECASE):
+            return None
+        sites = sorted(
+            [*venv.glob("lib/python*/site-packages"), *venv.glob("lib64/python*/site-packages")]
+        )
+        return (str(venv.resolve()), cfg, *((str(d), d.stat().st_mtime_ns) for d in sites))
+    except OSError:
+        return None
+
+
+def _read_by_deptry(name: str, *, top: bool) -> bool:
+    """Whether deptry reads a file named ``name``: code (``.py``, notebooks), ignore files,
+    and at the top its configuration and the requirements files it falls back to."""
+    if name.endswith((".py", ".ipynb")) or name in (*IGNORE_FILES, "pyproject.toml"):
+        return True
+    return top and (name == "setup.cfg" or name.startswith("requirements"))
+
+
+def _scan_key(
+    root: Path, python: str, scope: set[str], requires: list[str], first_party: list[str]
+) -> tuple[object, ...] | None:
+    """What decides a scan of ``root``: the interpreter's packages
+    (:func:`_site_fingerprint`), the names at the top of ``root`` (deptry counts a folder
+    or module there as first-party), the bytes of every file deptry reads (its Python
+    files, ``pyproject.toml``, the ignore files) and the arguments. ``None`` when it cannot
+    be told cheaply (no venv, a file that cannot be read, more than
+    :data:`_KEY_BYTES_LIMIT` bytes)."""
+    site = _site_fingerprint(python)
+    if site is None:
+        return None
+    h = hashlib.sha256()
+    total = 0
+    try:
+        h.update("\0".join(sorted(os.listdir(root))).encode("utf-8", "surrogateescape"))
+        for dirpath, filenames in _walk(root):
+            for name in filenames:
+                if not _read_by_deptry(name, top=dirpath == str(root)):
+                    continue
+                path = Path(dirpath, name)
+                if path.is_symlink() or not path.is_file():
+                    return None
+                data = path.read_bytes()
+                total += len(data)
+                if total > _KEY_BYTES_LIMIT:
+                    return None
+                rel = path.relative_to(root).as_posix()
+                h.update(f"\0{rel}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+                h.update(data)
+    except OSError:
+        return None
+    return (site, h.hexdigest(), tuple(sorted(scope)), tuple(requires), tuple(first_party))
 
 
 def find_undeclared(
@@ -285,17 +364,43 @@ def find_undeclared(
         timeout_s: bound on the subprocess, in seconds.
 
     Returns:
-        An :class:`ImportScan`; never raises (``skipped`` says why it could not run).
+        An :class:`ImportScan`; never raises (``skipped`` says why it could not run). A
+        scan that ran is remembered for this process under what decides it
+        (:func:`_scan_key`): the same files, arguments and installed packages give it
+        again without a subprocess (a library caller or a test suite validating one tree
+        many times).
     """
     unsafe = unsafe_ignore_file(root)
     if unsafe:
         return ImportScan(skipped=unsafe)
     scope = {f.replace(os.sep, "/") for f in files}
+    requires, first_party = list(requires), list(first_party)
+    key = _scan_key(root, python, scope, requires, first_party)
+    if key is not None and key in _SCANS:
+        _SCANS.move_to_end(key)
+        return ImportScan(list(_SCANS[key].undeclared))
+    scan = _run_deptry(root, python, scope, requires, first_party, timeout_s)
+    if key is not None and not scan.skipped:
+        _SCANS[key] = ImportScan(list(scan.undeclared))
+        while len(_SCANS) > _SCANS_KEPT:
+            _SCANS.popitem(last=False)
+    return scan
+
+
+def _run_deptry(
+    root: Path,
+    python: str,
+    scope: set[str],
+    requires: list[str],
+    first_party: list[str],
+    timeout_s: float,
+) -> ImportScan:
+    """deptry and the closure walk under ``python`` (:mod:`envkit.programs.deptry_scan`)."""
     with tempfile.TemporaryDirectory(prefix="envkit-deptry-") as tmp:
         shim = str(Path(tmp, "shim"))
         missing = _link_deptry(Path(shim))
         if missing:
-            return ImportScan(skipped=f"deptry is not installed ({missing} not importable)")
+            return ImportScan(skipped=f"deptry is not installed ({missing} is missing)")
         out = str(Path(tmp, "deptry.json"))
         args = {
             "deptry": _deptry_args(out, first_party),
@@ -370,19 +475,25 @@ def _keep(
 
 
 def _link_deptry(shim: Path) -> str | None:
-    """Fill ``shim`` with links to deptry's and its requirements' top-level packages as
-    installed for envkit, and to :mod:`envkit.programs.absent_dists` (as
-    ``_envkit_absent_dists``, a name no environment uses); the name of one that is not
-    importable, else ``None``."""
+    """Fill ``shim`` with links to the top-level files and folders of deptry and its
+    requirements as installed for envkit (every one their ``RECORD`` lists: a compiled
+    package such as tomli also ships a helper module beside its folder), and to
+    :mod:`envkit.programs.absent_dists` (as ``_envkit_absent_dists``, a name no environment
+    uses); the name of a required distribution that is not installed, else ``None``."""
     shim.mkdir()
-    for name in _DEPTRY_MODULES:
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.origin is None:
-            if name in ("deptry", "click", "packaging", "requirements"):
-                return name
-            continue  # tomli: only Python < 3.11 needs it
-        origin = Path(spec.origin)
-        target = origin.parent if origin.name == "__init__.py" else origin
-        os.symlink(target, shim / target.name)
+    for name in _DEPTRY_DISTS:
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            if name in _OPTIONAL_DISTS:
+                continue
+            return name
+        tops = {f.parts[0] for f in dist.files or () if f.parts}
+        for top in sorted(tops):
+            if top in ("..", "__pycache__") or top.endswith((".dist-info", ".data")):
+                continue
+            target = Path(str(dist.locate_file(top)))
+            if target.exists() and not (shim / top).exists():
+                os.symlink(target, shim / top)
     os.symlink(programs.path("absent_dists"), shim / "_envkit_absent_dists.py")
     return None

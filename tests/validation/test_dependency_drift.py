@@ -254,3 +254,51 @@ def test_absent_requirements_names_only_what_is_not_installed() -> None:
     requires = ["pytest>=8", "envkit-surely-absent-dist", 'other-absent; python_version < "3"']
     assert absent_requirements(sys.executable, requires) == ["envkit-surely-absent-dist"]
     assert absent_requirements("/nonexistent/python", requires) == []
+
+
+def _dist(site: Path, name: str, *, requires: str = "", module: str = "") -> None:
+    """Install ``name`` 1.0 into ``site`` by hand: its metadata and, if given, ``module``."""
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    meta = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"
+    (info / "METADATA").write_text(meta + (f"Requires-Dist: {requires}\n" if requires else ""))
+    (info / "top_level.txt").write_text(f"{module}\n" if module else "")
+    if module:
+        (site / f"{module}.py").write_text("")
+
+
+def test_a_remembered_scan_follows_the_files_and_the_installed_packages(tmp_path: Path) -> None:
+    """find_undeclared remembers a scan for the process: editing an import, or installing
+    the distribution that provides it, gives a fresh answer, never the remembered one."""
+    from envkit.deps import find_undeclared
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    (site,) = venv.glob("lib/python*/site-packages")
+    _dist(site, "base-dist")
+    root = tmp_path / "env"
+    (root / "server").mkdir(parents=True)
+    app = root / "server" / "app.py"
+    app.write_text("import extra_mod\n")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "env"\nversion = "0"\ndependencies = ["base-dist"]\n'
+    )
+
+    def scan() -> list[str]:
+        found = find_undeclared(
+            root, python, ["server/app.py"], requires=["base-dist"], first_party=["server"]
+        )
+        assert not found.skipped, found.skipped
+        return [u.module for u in found.undeclared]
+
+    assert scan() == ["extra_mod"]
+    assert scan() == ["extra_mod"]  # remembered: the same answer
+    app.write_text("import other_mod\n")
+    assert scan() == ["other_mod"]  # the file changed
+    # base-dist 1.0 now requires extra-dist, which provides other_mod: nothing undeclared
+    (site / "base_dist-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: base-dist\nVersion: 1.0\nRequires-Dist: extra-dist\n"
+    )
+    _dist(site, "extra-dist", module="other_mod")
+    assert scan() == []
