@@ -20,6 +20,15 @@ REAL_HOME = Path.home()
 VENV_BUILD_TIMEOUT_S = 900
 _COMPLETE = ".envkit-test-complete"
 
+
+def shipped_templates() -> tuple[str, ...]:
+    """Every template envkit ships (its catalog: ``templates/<name>/template.toml``), the
+    default first: a test parametrized over it covers a new template without naming it."""
+    from envkit.catalog import list_templates
+
+    return tuple(t.name for t in list_templates())
+
+
 #: A ``gradio`` that raises ModuleNotFoundError, put first on ``PYTHONPATH`` of the processes
 #: the tests start (its ``__init__.py`` says why).
 WITHOUT_GRADIO = Path(__file__).parent / "_without_gradio"

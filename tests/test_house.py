@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 import envkit
+from tests.helpers import shipped_templates
 
 PKG = Path(envkit.__file__).parent
 
@@ -128,6 +129,32 @@ def test_the_suite_collects_without_xdist() -> None:
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert "tests collected" in run.stdout
+
+
+#: Test files allowed to name every shipped template by hand, and why.
+HAND_LISTS = {
+    "tests/migrate/conftest.py": "the legacy fixtures: one rendering per template of its time",
+    "tests/scale/test_k8s.py": "a floor on the catalog's list, which its tests take",
+}
+
+
+def test_template_tests_take_the_shipped_list() -> None:
+    """A test over the template family takes its list from the catalog
+    (tests/helpers.shipped_templates), so a new template cannot skip it: no literal list,
+    tuple or set in a test file names every shipped template, beyond :data:`HAND_LISTS`."""
+    shipped = set(shipped_templates())
+    tests = PKG.parent / "tests"
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        rel = path.relative_to(PKG.parent).as_posix()
+        if rel in HAND_LISTS or "/fixtures/" in rel or "/corpus/" in rel:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.List | ast.Tuple | ast.Set):
+                names = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+                if shipped <= names:
+                    found.append(f"{rel}:{node.lineno}")
+    assert found == [], found
 
 
 if __name__ == "__main__":

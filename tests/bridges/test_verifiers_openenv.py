@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cached_venv
+from tests.helpers import cached_venv, shipped_templates
 from tests.templates.conftest import BuiltEnv
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("templates"), pytest.mark.timeout(3600)]
@@ -39,7 +39,7 @@ _GYM = pytest.param(
         reason="a 500-step episode through verifiers' harness (~12 min): ENVKIT_SLOW_BRIDGES=1",
     ),
 )
-ALL = ("echo", "guess", "rlvr", "tools", _GYM, "code")
+ALL = tuple(_GYM if name == "gymnasium" else name for name in shipped_templates())
 SEED = 0
 
 

@@ -56,7 +56,9 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_wheel_carries_templates_skills_and_the_command(dist):
     names = set(zipfile.ZipFile(dist["wheel"]).namelist())
     templates = {n for n in names if n.startswith("envkit/_data/templates/")}
-    for template in ("echo", "guess", "rlvr", "tools", "gymnasium", "code"):
+    shipped = sorted(p.parent.name for p in (ROOT / "templates").glob("*/template.toml"))
+    assert len(shipped) >= 6, shipped  # the checkout's templates, each one in the wheel
+    for template in shipped:
         assert f"envkit/_data/templates/{template}/template.toml" in templates, template
     assert "envkit/_data/templates/_partials/trl_snippet.jinja" in templates
     assert "envkit/_data/templates/_common/server/app.py.jinja" in templates

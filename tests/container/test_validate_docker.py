@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import shipped_templates
+
 pytestmark = [
     pytest.mark.docker,
     pytest.mark.usefixtures("docker_engine"),
@@ -296,7 +298,7 @@ def test_cli_docker_flags_conflict(tmp_path, built_echo):
     assert "--static does not apply to --docker" in r.stderr
 
 
-@pytest.mark.parametrize("template", ["echo", "guess", "code", "rlvr", "gymnasium", "tools"])
+@pytest.mark.parametrize("template", shipped_templates())
 def test_every_template_image_passes_the_lane(template, dclient, labels, run_id, tmp_path):
     """Each template's image works read-only as an arbitrary uid and passes the container
     lane with 0 findings. The template is generated as the other Docker tests of it generate

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from envkit.catalog import DEFAULT_TEMPLATE, list_templates
+from envkit.catalog import DEFAULT_TEMPLATE
 from envkit.resources import templates_dir
-from tests.helpers import cached_venv, locked_env_venv
+from tests.helpers import cached_venv, locked_env_venv, shipped_templates
 
-#: Every template envkit ships (its catalog: templates/<name>/template.toml), the default first:
-#: a new template is in every test below without being named here.
-SHIPPED: tuple[str, ...] = tuple(t.name for t in list_templates())
+#: Every template envkit ships, the default first: a new template is in every test below
+#: without being named here.
+SHIPPED: tuple[str, ...] = shipped_templates()
 #: The family the session builds and serves: every shipped template but the default (echo),
 #: which tests/cli and tests/validation play on their own fixtures.
 TEMPLATES: tuple[str, ...] = tuple(name for name in SHIPPED if name != DEFAULT_TEMPLATE)
