@@ -25,6 +25,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -272,6 +273,7 @@ def unsafe_ignore_file(root: Path) -> str:
 #: Scans of this process by what decides them (:func:`_scan_key`), newest last.
 _SCANS: OrderedDict[tuple[object, ...], ImportScan] = OrderedDict()
 _SCANS_KEPT = 64
+_SCANS_LOCK = threading.Lock()  # a library caller may validate on several threads at once
 #: Trees whose files deptry reads add up to more than this (bytes) are not remembered.
 _KEY_BYTES_LIMIT = 8 * 1024 * 1024
 
@@ -376,14 +378,18 @@ def find_undeclared(
     scope = {f.replace(os.sep, "/") for f in files}
     requires, first_party = list(requires), list(first_party)
     key = _scan_key(root, python, scope, requires, first_party)
-    if key is not None and key in _SCANS:
-        _SCANS.move_to_end(key)
-        return ImportScan(list(_SCANS[key].undeclared))
+    if key is not None:
+        with _SCANS_LOCK:
+            kept = _SCANS.get(key)
+            if kept is not None:
+                _SCANS.move_to_end(key)
+                return ImportScan(list(kept.undeclared))
     scan = _run_deptry(root, python, scope, requires, first_party, timeout_s)
     if key is not None and not scan.skipped:
-        _SCANS[key] = ImportScan(list(scan.undeclared))
-        while len(_SCANS) > _SCANS_KEPT:
-            _SCANS.popitem(last=False)
+        with _SCANS_LOCK:
+            _SCANS[key] = ImportScan(list(scan.undeclared))
+            while len(_SCANS) > _SCANS_KEPT:
+                _SCANS.popitem(last=False)
     return scan
 
 
