@@ -27,7 +27,7 @@ import subprocess
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -247,19 +247,26 @@ IGNORE_FILES = (".gitignore", ".ignore")
 _SKIPPED_DIRS = {".git", ".venv", "venv", "__pycache__", "node_modules", ".tox", ".nox"}
 
 
-def _walk(root: Path) -> Iterator[tuple[str, list[str]]]:
-    """``(dirpath, filenames)`` of every directory under ``root`` deptry would visit."""
+#: ``(dirpath, filenames)`` of every directory deptry visits (:func:`_walk`).
+_Tree = list[tuple[str, list[str]]]
+
+
+def _walk(root: Path) -> _Tree:
+    """The folders under ``root`` deptry would visit, each with its file names (sorted)."""
+    tree = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIPPED_DIRS)
-        yield dirpath, sorted(filenames)
+        tree.append((dirpath, sorted(filenames)))
+    return tree
 
 
-def unsafe_ignore_file(root: Path) -> str:
+def unsafe_ignore_file(root: Path, tree: _Tree | None = None) -> str:
     """Why deptry must not walk ``root``, or ``""``: an ignore file (``.gitignore``,
     ``.ignore``) anywhere under it that :func:`envkit.fsutil.probe` refuses (a link to
     ``/dev/zero``, a FIFO, a file over the text limit). deptry reads those whole, unbounded:
-    a ``.gitignore`` linked to ``/dev/zero`` made it use 10 GB."""
-    for dirpath, filenames in _walk(root):
+    a ``.gitignore`` linked to ``/dev/zero`` made it use 10 GB. ``tree``: ``root`` as
+    :func:`_walk` lists it, when the caller has walked it already."""
+    for dirpath, filenames in _walk(root) if tree is None else tree:
         for name in IGNORE_FILES:
             if name in filenames:
                 problem = probe(Path(dirpath, name), root=root)
@@ -307,7 +314,12 @@ def _read_by_deptry(name: str, *, top: bool) -> bool:
 
 
 def _scan_key(
-    root: Path, python: str, scope: set[str], requires: list[str], first_party: list[str]
+    root: Path,
+    tree: _Tree,
+    python: str,
+    scope: set[str],
+    requires: list[str],
+    first_party: list[str],
 ) -> tuple[object, ...] | None:
     """What decides a scan of ``root``: the interpreter's packages
     (:func:`_site_fingerprint`), the names at the top of ``root`` (deptry counts a folder
@@ -322,17 +334,17 @@ def _scan_key(
     total = 0
     try:
         h.update("\0".join(sorted(os.listdir(root))).encode("utf-8", "surrogateescape"))
-        for dirpath, filenames in _walk(root):
+        for dirpath, filenames in tree:
             for name in filenames:
                 if not _read_by_deptry(name, top=dirpath == str(root)):
                     continue
                 path = Path(dirpath, name)
                 if path.is_symlink() or not path.is_file():
                     return None
-                data = path.read_bytes()
-                total += len(data)
+                total += path.stat().st_size
                 if total > _KEY_BYTES_LIMIT:
-                    return None
+                    return None  # before reading it: a huge file is not read whole
+                data = path.read_bytes()
                 rel = path.relative_to(root).as_posix()
                 h.update(f"\0{rel}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
                 h.update(data)
@@ -372,12 +384,13 @@ def find_undeclared(
         again without a subprocess (a library caller or a test suite validating one tree
         many times).
     """
-    unsafe = unsafe_ignore_file(root)
+    tree = _walk(root)
+    unsafe = unsafe_ignore_file(root, tree)
     if unsafe:
         return ImportScan(skipped=unsafe)
     scope = {f.replace(os.sep, "/") for f in files}
     requires, first_party = list(requires), list(first_party)
-    key = _scan_key(root, python, scope, requires, first_party)
+    key = _scan_key(root, tree, python, scope, requires, first_party)
     if key is not None:
         with _SCANS_LOCK:
             kept = _SCANS.get(key)
