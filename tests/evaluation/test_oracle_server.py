@@ -11,9 +11,10 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import httpx
-import openai
 import pytest
 
 from envkit.errors import ExitCode
@@ -27,7 +28,19 @@ from envkit.evaluation.oracle_server import (
 from envkit.evaluation.parsing import parse_action
 from envkit.evaluation.prompts import observation_message
 
+if TYPE_CHECKING:
+    import openai
+
 ECHO_ACTION_SCHEMA = {"properties": {"message": {"type": "string"}}, "required": ["message"]}
+
+
+@pytest.fixture(scope="module")
+def openai_sdk() -> ModuleType:
+    """The `openai` package, imported by the tests that use it: importing it costs ~0.7 s of
+    CPU, which every pytest worker would pay to collect this module, fast tier included."""
+    import openai
+
+    return openai
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +58,8 @@ def oracle_server(echo_env: Path) -> Iterator[OracleHTTPServer]:
         thread.join(timeout=10)
 
 
-def _client(server: OracleHTTPServer) -> openai.OpenAI:
-    return openai.OpenAI(base_url=server.base_url, api_key="any-key", max_retries=0)
+def _client(sdk: ModuleType, server: OracleHTTPServer) -> openai.OpenAI:
+    return sdk.OpenAI(base_url=server.base_url, api_key="any-key", max_retries=0)
 
 
 def test_observation_is_read_from_the_last_user_message() -> None:
@@ -65,11 +78,13 @@ def test_observation_is_read_from_the_last_user_message() -> None:
         observation_from([{"role": "system", "content": "hi"}])
 
 
-def test_completion_is_the_oracles_action(oracle_server: OracleHTTPServer) -> None:
+def test_completion_is_the_oracles_action(
+    oracle_server: OracleHTTPServer, openai_sdk: ModuleType
+) -> None:
     assert oracle_server.server_address[0] == "127.0.0.1"
     assert oracle_server.base_url == f"http://127.0.0.1:{oracle_server.port}/v1"
     observation = {"target": "the quick brown fox", "feedback": "", "attempts_left": 5}
-    with _client(oracle_server) as client:
+    with _client(openai_sdk, oracle_server) as client:
         reply = client.chat.completions.create(
             model="oracle",
             messages=[
@@ -83,18 +98,20 @@ def test_completion_is_the_oracles_action(oracle_server: OracleHTTPServer) -> No
     assert text.startswith("```json\n") and reply.usage.completion_tokens >= 1
 
 
-def test_errors_come_in_openais_format(oracle_server: OracleHTTPServer) -> None:
+def test_errors_come_in_openais_format(
+    oracle_server: OracleHTTPServer, openai_sdk: ModuleType
+) -> None:
     shown = observation_message({"target": "x"}, reward=None, step=0)
-    with _client(oracle_server) as client:
-        with pytest.raises(openai.NotFoundError, match="serves `oracle`"):
+    with _client(openai_sdk, oracle_server) as client:
+        with pytest.raises(openai_sdk.NotFoundError, match="serves `oracle`"):
             client.chat.completions.create(
                 model="gpt-4o", messages=[{"role": "user", "content": shown}]
             )
-        with pytest.raises(openai.BadRequestError, match="no observation"):
+        with pytest.raises(openai_sdk.BadRequestError, match="no observation"):
             client.chat.completions.create(
                 model="oracle", messages=[{"role": "user", "content": "Guess a number."}]
             )
-        with pytest.raises(openai.BadRequestError, match="Streaming"):
+        with pytest.raises(openai_sdk.BadRequestError, match="Streaming"):
             client.chat.completions.create(
                 model="oracle", messages=[{"role": "user", "content": shown}], stream=True
             )
@@ -103,7 +120,7 @@ def test_errors_come_in_openais_format(oracle_server: OracleHTTPServer) -> None:
 
 
 def test_oracle_that_raises_is_a_500(
-    echo_env: Path, copy_env, monkeypatch: pytest.MonkeyPatch
+    echo_env: Path, copy_env, monkeypatch: pytest.MonkeyPatch, openai_sdk: ModuleType
 ) -> None:
     env = copy_env(echo_env)
     (env / "server" / "oracle.py").write_text(
@@ -113,7 +130,10 @@ def test_oracle_that_raises_is_a_500(
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        with _client(server) as client, pytest.raises(openai.InternalServerError, match="broke"):
+        with (
+            _client(openai_sdk, server) as client,
+            pytest.raises(openai_sdk.InternalServerError, match="broke"),
+        ):
             client.chat.completions.create(
                 model="oracle",
                 messages=[
@@ -195,13 +215,13 @@ def test_serve_oracle_user_errors_are_one_line(echo_env: Path, copy_env, cli) ->
 
 
 def test_reply_is_json_the_generated_inference_parser_accepts(
-    oracle_server: OracleHTTPServer,
+    oracle_server: OracleHTTPServer, openai_sdk: ModuleType
 ) -> None:
     """The generated inference.py's user message ends with the observation as a json block;
     the oracle model answers it (the inference.py parser is tested end to end in
     tests/templates/test_inference_contract.py)."""
     user = 'Target phrase: hi there\nFeedback: \nObservation:\n```json\n{"target": "hi there"}\n```'
-    with _client(oracle_server) as client:
+    with _client(openai_sdk, oracle_server) as client:
         reply = client.chat.completions.create(
             model="oracle", messages=[{"role": "user", "content": user}], max_tokens=64
         )
