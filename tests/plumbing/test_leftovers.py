@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from envkit.server import LOG_TAIL_BYTES, free_port, port_in_use, start_server
-from tests.helpers import process_alive
+from tests.helpers import descendants, pids_with_cmdline, process_alive
 
 HOSTILE = Path(__file__).parent.parent / "evaluation" / "envs" / "hostile"
 
@@ -114,6 +114,33 @@ def test_validate_leaves_nothing(cli, setsid_env):
     )
     assert result.exit_code in (0, 1), result.stderr
     _assert_gone(*setsid_env(wait_s=1))
+
+
+def test_a_killed_envkit_leaves_nothing_behind(setsid_env):
+    """SIGKILL gives envkit no chance to stop its server: its reaper stops the server and
+    the grandchild that left the server's process group, and frees the port."""
+    server_port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "envkit", "run", str(HOSTILE), "--python", sys.executable]
+        + ["--port", str(server_port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        pid, port = setsid_env()
+        server = pids_with_cmdline("--fd") & descendants(proc.pid)
+        assert server, "envkit run started no uvicorn server"
+        proc.kill()
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10  # the reaper's SIGTERM, its grace, then SIGKILL
+    while any(process_alive(p) for p in server | {pid}) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    _assert_gone(pid, port)
+    assert not any(process_alive(p) for p in server), "the server outlived a killed envkit"
+    assert not port_in_use("127.0.0.1", server_port)
 
 
 def test_run_leaves_nothing_after_ctrl_c(setsid_env):
