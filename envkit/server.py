@@ -18,7 +18,7 @@ scans ``/proc`` for that marker and SIGKILLs what is left; :attr:`ServerProcess.
 what had to be killed. (A process that rewrites its environment and re-execs escapes the
 marker; on systems without ``/proc`` only the process group is swept.) Nor does one outlive
 envkit: each also carries ``ENVKIT_OWNER=<token of this envkit process>``, and a small
-reaper process (:mod:`envkit.programs.reaper`, started with the first one) stops every
+reaper process (:mod:`envkit.reaper`, started with the first one) stops every
 process holding that token once envkit is gone, even by SIGKILL.
 
 Nothing is written to disk: the server's stdout and stderr go to a pipe
@@ -42,7 +42,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -51,12 +50,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from envkit import programs
 from envkit.envdir.launch import LaunchCandidate, RootCause, launch_candidates, root_cause
 from envkit.envdir.project import check_runtime, resolve_python
 from envkit.errors import ServerStartError, UsageError
 from envkit.fsutil import cache_dir
-from envkit.programs.reaper import OWNER_VAR
+from envkit.reaper import OWNER_VAR, owner_token
 
 RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
 LOG_TAIL_BYTES = 1024 * 1024  # the most of a server's output kept (in memory), bytes
@@ -135,42 +133,6 @@ def marked_env(run_id: str, extra: Mapping[str, str] | None = None) -> dict[str,
     env[RUN_ID_VAR] = run_id
     env[OWNER_VAR] = owner_token()
     return env
-
-
-_owner_lock = threading.Lock()
-_owner: tuple[int, str, subprocess.Popen[bytes] | None] | None = None  # (pid, token, reaper)
-
-
-def owner_token() -> str:
-    """This process's ``ENVKIT_OWNER`` value (random, 32 hex digits); the first call starts
-    its reaper (:mod:`envkit.programs.reaper`, ~20 ms), which stops every live process
-    carrying the token once this process has exited, however it ended. Where ``/proc`` is
-    missing, or the reaper cannot start, the token is still given and nothing watches it."""
-    global _owner
-    with _owner_lock:
-        if _owner is None or _owner[0] != os.getpid():  # a forked child needs its own
-            token = uuid.uuid4().hex
-            _owner = (os.getpid(), token, _start_reaper(token))
-        return _owner[1]
-
-
-def _start_reaper(token: str) -> subprocess.Popen[bytes] | None:
-    """The reaper of ``token``: its stdin is a pipe only this process writes (inheritable by
-    no child), so it reads end of file when this process is gone."""
-    if not os.path.isdir("/proc"):
-        return None
-    env = {k: v for k, v in os.environ.items() if k not in (RUN_ID_VAR, OWNER_VAR)}
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-I", str(programs.path("reaper")), token],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,  # signals for envkit's terminal do not reach it
-        )
-    except OSError:
-        return None
 
 
 def marked_pids(run_id: str) -> dict[int, str]:

@@ -12,6 +12,7 @@ import typer
 from envkit.cli import _output
 from envkit.cli.build import BuildProgress
 from envkit.errors import ExitCode
+from envkit.reaper import owner_labels
 from envkit.scale.pool import (
     PoolRequest,
     run_pool,
@@ -47,7 +48,8 @@ def run_pool_cmd(req: _DockerRun) -> None:
         env=dict(req.env),
         build=req.build,
         tag=req.tag,
-        labels=dict(req.labels),
+        # a detached pool outlives this process; a foreground one goes with it
+        labels={**req.labels, **({} if req.detach else owner_labels())},
         timeout_s=req.timeout,
     )
     progress = BuildProgress(quiet=False, live=_output.is_tty())

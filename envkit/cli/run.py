@@ -41,6 +41,7 @@ from envkit.envdir.project import (
     resolve_timeouts,
 )
 from envkit.errors import ContainerError, ExitCode, ServerStartError, UsageError
+from envkit.reaper import owner_labels
 from envkit.server import start_server
 
 if TYPE_CHECKING:
@@ -385,7 +386,8 @@ def _run_docker(req: _DockerRun) -> None:
             env=req.env,
             build=req.build,
             name=req.name,
-            labels=req.labels,
+            # a detached container outlives this process; a foreground one goes with it
+            labels={**req.labels, **({} if req.detach else owner_labels())},
             timeout_s=req.timeout,
             on_event=progress,
             hardened=req.hardened,

@@ -40,6 +40,7 @@ from envkit.container.run import ROOT_LABEL, stop_and_remove
 from envkit.envdir import EnvDir
 from envkit.errors import UsageError, UserError
 from envkit.findings import Finding, Stage, codes_of
+from envkit.reaper import owner_labels
 from envkit.validation import report as R
 from envkit.validation.config import build_selection
 from envkit.validation.lanes.stages import (
@@ -138,7 +139,11 @@ class _Attempt:
             f"{secrets.token_hex(3)}"
         )
         self.container = self.client.containers.create(
-            self.image, name=name, detach=True, labels=self.labels, **self.kwargs
+            self.image,
+            name=name,
+            detach=True,
+            labels={**self.labels, **owner_labels()},  # removed if envkit is killed
+            **self.kwargs,
         )
         start = time.monotonic()
         self.container.start()

@@ -1,21 +1,31 @@
 """Stop what an envkit process started when that process dies without stopping it (run as
-``python -I FILE TOKEN`` by :func:`envkit.server.owner_env`, in its own session).
+``python -I FILE TOKEN`` by :mod:`envkit.reaper`, in its own session).
 
 Standard library only. It reads its stdin, a pipe whose other end only the envkit process
 holds, until end of file: envkit exited, normally or not (SIGKILL, the OOM killer, a closed
-terminal's SIGHUP). Then every live process whose environment holds
-``ENVKIT_OWNER=TOKEN`` (read from ``/proc/<pid>/environ``; children inherit it, even after
-``setsid()``) gets SIGTERM and, after up to :data:`GRACE_S` seconds, SIGKILL. After a normal
-exit envkit has already stopped them, and there is nothing to do.
+terminal's SIGHUP). Then every live process whose environment holds ``ENVKIT_OWNER=TOKEN``
+(read from ``/proc/<pid>/environ``; children inherit it, even after ``setsid()``) gets
+SIGTERM and, after up to :data:`GRACE_S` seconds, SIGKILL; and, when envkit wrote
+:data:`CONTAINERS_LINE` (it labelled a container), every container labelled
+``envkit.owner=TOKEN`` is removed through Docker's API on its local socket (``DOCKER_HOST``
+``unix://``, or ``/var/run/docker.sock``). After a normal exit envkit has stopped them all
+itself, and there is nothing to do.
 """
 
+import http.client
+import json
 import os
 import signal
+import socket
 import sys
 import time
+import urllib.parse
 
 OWNER_VAR = "ENVKIT_OWNER"
+OWNER_LABEL = "envkit.owner"
+CONTAINERS_LINE = b"containers\n"
 GRACE_S = 3.0  # seconds between SIGTERM and SIGKILL
+DOCKER_TIMEOUT_S = 30.0
 
 
 def owned(needle: bytes) -> list[int]:
@@ -38,11 +48,11 @@ def owned(needle: bytes) -> list[int]:
     return found
 
 
-def sweep(token: str) -> None:
+def stop_processes(token: str) -> None:
     """SIGTERM every process marked with ``token``, then SIGKILL what is left after the
     grace period."""
     needle = f"{OWNER_VAR}={token}".encode()
-    for sig, wait_s in ((signal.SIGTERM, GRACE_S), (signal.SIGKILL, GRACE_S)):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         pids = owned(needle)
         if not pids:
             return
@@ -51,18 +61,60 @@ def sweep(token: str) -> None:
                 os.kill(pid, sig)
             except OSError:
                 pass
-        deadline = time.monotonic() + wait_s
+        deadline = time.monotonic() + GRACE_S
         while owned(needle) and time.monotonic() < deadline:
             time.sleep(0.05)
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket (Docker's local API)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("localhost", timeout=DOCKER_TIMEOUT_S)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(DOCKER_TIMEOUT_S)
+        sock.connect(self.socket_path)
+        self.sock = sock
+
+
+def docker_socket() -> str:
+    """The local Docker socket's path ('' when DOCKER_HOST is not a Unix socket)."""
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    return host[len("unix://") :] if host.startswith("unix://") else ""
+
+
+def remove_containers(token: str) -> None:
+    """Remove (force) every container labelled ``envkit.owner=TOKEN``."""
+    path = docker_socket()
+    if not path:
+        return
+    filters = urllib.parse.quote(json.dumps({"label": [f"{OWNER_LABEL}={token}"]}))
+    conn = UnixHTTPConnection(path)
+    try:
+        conn.request("GET", f"/containers/json?all=1&filters={filters}")
+        listed = json.loads(conn.getresponse().read() or b"[]")
+        for container in listed if isinstance(listed, list) else []:
+            conn.request("DELETE", f"/containers/{container['Id']}?force=1&v=1")
+            conn.getresponse().read()
+    except (OSError, ValueError, KeyError, TypeError, http.client.HTTPException):
+        pass  # no engine, or it went away: nothing more can be done from here
+    finally:
+        conn.close()
 
 
 def main(argv: list[str]) -> None:
     token = argv[0]
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for envkit
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    while sys.stdin.buffer.read(65536):  # envkit never writes: only end of file matters
-        pass
-    sweep(token)
+    containers = False
+    while chunk := sys.stdin.buffer.readline():
+        containers = containers or chunk == CONTAINERS_LINE
+    stop_processes(token)
+    if containers:
+        remove_containers(token)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ def test_detach_prints_url_and_exact_stop_command(detached, dclient):
     c = dclient.containers.get(name)
     assert c.status == "running"
     assert c.labels["envkit.managed"] == "true"
+    assert "envkit.owner" not in c.labels  # meant to outlive envkit: no reaper removes it
     binding = c.attrs["NetworkSettings"]["Ports"]["8000/tcp"][0]
     assert binding["HostIp"] == "127.0.0.1" and url.endswith(":" + binding["HostPort"])
     env = c.attrs["Config"]["Env"]
@@ -230,6 +231,38 @@ def test_foreground_run_ctrl_c_stops_and_removes(built_echo, dclient, run_id):
     assert proc.returncode == 0, "".join(seen) + rest
     assert "Stopped and removed" in rest
     assert containers_with(dclient, run_id, **{"envkit.case": "fg"}) == []
+
+
+def test_a_killed_foreground_run_leaves_no_container(built_echo, dclient, run_id):
+    """SIGKILL gives `envkit run --docker` no chance to remove its container: its reaper
+    does."""
+    cmd = [sys.executable, "-m", "envkit", "run", "--docker", str(built_echo.path)]
+    cmd += ["--tag", built_echo.tag, "--label", f"envkit.test={run_id}"]
+    cmd += ["--label", "envkit.case=killed"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
+    )
+    seen: list[str] = []
+    try:
+        deadline = time.monotonic() + 120
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if "is serving at http://127.0.0.1:" in line or time.monotonic() > deadline:
+                break
+        [container] = containers_with(dclient, run_id, **{"envkit.case": "killed"})
+        assert "envkit.owner" in container.labels, "".join(seen)
+        proc.kill()
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    deadline = time.monotonic() + 30
+    while containers_with(dclient, run_id, **{"envkit.case": "killed"}):
+        assert time.monotonic() < deadline, "the container outlived a killed envkit run"
+        time.sleep(0.2)
 
 
 def test_docker_only_options_need_docker(cli, built_echo):
