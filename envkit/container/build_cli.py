@@ -23,6 +23,7 @@ from envkit.container.build_job import (
 )
 from envkit.container.build_result import BuildEvent, BuildStep
 from envkit.errors import UserError
+from envkit.reaper import OWNER_VAR, owner_token
 
 _BK_STEP = re.compile(r"^#(\d+) \[(?:[\w.-]+ )?(\d+)/(\d+)\] (.*)$")
 _BK_VERTEX = re.compile(r"^#(\d+) (.*)$")
@@ -195,7 +196,8 @@ def build_with_cli(cli: str, job: BuildJob) -> tuple[str, list[BuildStep]]:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            env=dict(os.environ, DOCKER_BUILDKIT="1"),
+            # marked: the reaper stops the build if envkit is killed mid-build
+            env={**os.environ, "DOCKER_BUILDKIT": "1", OWNER_VAR: owner_token()},
             text=True,
             errors="replace",
             bufsize=1,
