@@ -6,8 +6,8 @@ reaper does: a small process (:mod:`envkit.programs.reaper`) started with the fi
 this envkit process owns, whose stdin is a pipe only this process holds. At end of file (this
 process is gone) it stops every live process whose environment holds
 ``ENVKIT_OWNER=<token>`` (SIGTERM, then SIGKILL 3 s later) and, when this process created
-any, removes every container labelled ``envkit.owner=<token>`` (Docker's API on its local
-socket). Linux only (it reads ``/proc``); elsewhere the token is given and nothing watches it.
+any, removes every container and network labelled ``envkit.owner=<token>`` (Docker's API on
+its local socket). Linux only (it reads ``/proc``); elsewhere the token is given and nothing watches it.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ def owner_token() -> str:
 
 
 def owner_labels() -> dict[str, str]:
-    """``{"envkit.owner": token}``, for a container this process owns (never for one meant
-    to outlive it, such as a detached one): the reaper removes it when this process is gone."""
+    """``{"envkit.owner": token}``, for a container or network this process owns (never for
+    one meant to outlive it, such as a detached one): the reaper removes it when this
+    process is gone."""
     owner = _current()
     with _lock:
         if not owner.told_containers and owner.reaper is not None and owner.reaper.stdin:

@@ -6,9 +6,9 @@ holds, until end of file: envkit exited, normally or not (SIGKILL, the OOM kille
 terminal's SIGHUP). Then every live process whose environment holds ``ENVKIT_OWNER=TOKEN``
 (read from ``/proc/<pid>/environ``; children inherit it, even after ``setsid()``) gets
 SIGTERM and, after up to :data:`GRACE_S` seconds, SIGKILL; and, when envkit wrote
-:data:`CONTAINERS_LINE` (it labelled a container), every container labelled
-``envkit.owner=TOKEN`` is removed through Docker's API on its local socket (``DOCKER_HOST``
-``unix://``, or ``/var/run/docker.sock``). After a normal exit envkit has stopped them all
+:data:`CONTAINERS_LINE` (it labelled a container), every container, then every network,
+labelled ``envkit.owner=TOKEN`` is removed through Docker's API on its local socket
+(``DOCKER_HOST`` ``unix://``, or ``/var/run/docker.sock``). After a normal exit envkit has stopped them all
 itself, and there is nothing to do.
 """
 
@@ -87,18 +87,23 @@ def docker_socket() -> str:
 
 
 def remove_containers(token: str) -> None:
-    """Remove (force) every container labelled ``envkit.owner=TOKEN``."""
+    """Remove (force) every container labelled ``envkit.owner=TOKEN``, then every such
+    network (a pool's, once its containers are gone)."""
     path = docker_socket()
     if not path:
         return
     filters = urllib.parse.quote(json.dumps({"label": [f"{OWNER_LABEL}={token}"]}))
     conn = UnixHTTPConnection(path)
     try:
-        conn.request("GET", f"/containers/json?all=1&filters={filters}")
-        listed = json.loads(conn.getresponse().read() or b"[]")
-        for container in listed if isinstance(listed, list) else []:
-            conn.request("DELETE", f"/containers/{container['Id']}?force=1&v=1")
-            conn.getresponse().read()
+        for listing, removal in (
+            (f"/containers/json?all=1&filters={filters}", "/containers/{}?force=1&v=1"),
+            (f"/networks?filters={filters}", "/networks/{}"),
+        ):
+            conn.request("GET", listing)
+            listed = json.loads(conn.getresponse().read() or b"[]")
+            for item in listed if isinstance(listed, list) else []:
+                conn.request("DELETE", removal.format(item["Id"]))
+                conn.getresponse().read()
     except (OSError, ValueError, KeyError, TypeError, http.client.HTTPException):
         pass  # no engine, or it went away: nothing more can be done from here
     finally:
