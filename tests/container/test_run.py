@@ -195,31 +195,28 @@ def test_never_healthy_times_out_exit_1(cli, copy_env, built_echo, dclient, run_
     assert containers_with(dclient, run_id, **{"envkit.case": "sleepy"}) == []
 
 
-def test_foreground_run_ctrl_c_stops_and_removes(built_echo, dclient, run_id):
-    cmd = [
-        sys.executable,
-        "-m",
-        "envkit",
-        "run",
-        "--docker",
-        str(built_echo.path),
-        "--tag",
-        built_echo.tag,
-        "--label",
-        f"envkit.test={run_id}",
-        "--label",
-        "envkit.case=fg",
-    ]
+def _foreground(built_echo, run_id: str, case: str, until: str) -> tuple[subprocess.Popen, list]:
+    """`envkit run --docker` of the session's echo image in a child process, labelled
+    ``envkit.case=case``, its stderr read until a line holds ``until`` (or 120 s passed):
+    ``(process, the lines read)``."""
+    cmd = [sys.executable, "-m", "envkit", "run", "--docker", str(built_echo.path)]
+    cmd += ["--tag", built_echo.tag, "--label", f"envkit.test={run_id}"]
+    cmd += ["--label", f"envkit.case={case}"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     seen: list[str] = []
+    deadline = time.monotonic() + 120
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        seen.append(line)
+        if until in line or time.monotonic() > deadline:
+            break
+    return proc, seen
+
+
+def test_foreground_run_ctrl_c_stops_and_removes(built_echo, dclient, run_id):
+    proc, seen = _foreground(built_echo, run_id, "fg", "Application startup complete")
     try:
-        deadline = time.monotonic() + 120
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            seen.append(line)
-            if "Application startup complete" in line or time.monotonic() > deadline:
-                break
         assert any("is serving at http://127.0.0.1:" in ln for ln in seen), "".join(seen)
         assert len(containers_with(dclient, run_id, **{"envkit.case": "fg"})) == 1
         proc.send_signal(signal.SIGINT)
@@ -236,21 +233,8 @@ def test_foreground_run_ctrl_c_stops_and_removes(built_echo, dclient, run_id):
 def test_a_killed_foreground_run_leaves_no_container(built_echo, dclient, run_id):
     """SIGKILL gives `envkit run --docker` no chance to remove its container: its reaper
     does."""
-    cmd = [sys.executable, "-m", "envkit", "run", "--docker", str(built_echo.path)]
-    cmd += ["--tag", built_echo.tag, "--label", f"envkit.test={run_id}"]
-    cmd += ["--label", "envkit.case=killed"]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env
-    )
-    seen: list[str] = []
+    proc, seen = _foreground(built_echo, run_id, "killed", "is serving at http://127.0.0.1:")
     try:
-        deadline = time.monotonic() + 120
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            seen.append(line)
-            if "is serving at http://127.0.0.1:" in line or time.monotonic() > deadline:
-                break
         [container] = containers_with(dclient, run_id, **{"envkit.case": "killed"})
         assert "envkit.owner" in container.labels, "".join(seen)
         proc.kill()
