@@ -7,7 +7,8 @@ this envkit process owns, whose stdin is a pipe only this process holds. At end 
 process is gone) it stops every live process whose environment holds
 ``ENVKIT_OWNER=<token>`` (SIGTERM, then SIGKILL 3 s later) and, when this process created
 any, removes every container and network labelled ``envkit.owner=<token>`` (Docker's API on
-its local socket). Linux only (it reads ``/proc``); elsewhere the token is given and nothing watches it.
+its local socket). Linux only (it reads ``/proc``); elsewhere the token is given and nothing
+watches it.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _current() -> _Owner:
 
 def owner_token() -> str:
     """This process's ``ENVKIT_OWNER`` value (32 hex digits), for a child's environment; the
-    first call starts the reaper (~20 ms)."""
+    first call starts the reaper (one process start, ~10-20 ms)."""
     return _current().token
 
 
