@@ -54,6 +54,7 @@ from envkit.envdir.launch import LaunchCandidate, RootCause, launch_candidates, 
 from envkit.envdir.project import check_runtime, resolve_python
 from envkit.errors import ServerStartError, UsageError
 from envkit.fsutil import cache_dir
+from envkit.programs.reaper import marked
 from envkit.reaper import OWNER_VAR, owner_token
 
 RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
@@ -141,32 +142,15 @@ def marked_pids(run_id: str) -> dict[int, str]:
     Reads ``/proc/<pid>/environ`` (readable for the user's own processes); empty where
     ``/proc`` does not exist. Zombies are skipped (they hold no resources but a PID).
     """
-    needle = f"{RUN_ID_VAR}={run_id}".encode()
     found: dict[int, str] = {}
-    proc = Path("/proc")
-    if not proc.is_dir():
+    if not os.path.isdir("/proc"):
         return found
-    me = os.getpid()
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
+    for pid in marked(f"{RUN_ID_VAR}={run_id}".encode()):
         try:
-            environ = (entry / "environ").read_bytes()
-            if needle not in environ.split(b"\0"):
-                continue
-            stat = (entry / "stat").read_text()
-            if stat.rsplit(")", 1)[1].split()[0] == "Z":
-                continue
-            cmd = (
-                (entry / "cmdline")
-                .read_bytes()
-                .replace(b"\0", b" ")
-                .decode("utf-8", "replace")
-                .strip()
-            )
-        except OSError:  # gone meanwhile, or not ours
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:  # gone meanwhile
             continue
-        found[int(entry.name)] = cmd[:200]
+        found[pid] = cmd.replace(b"\0", b" ").decode("utf-8", "replace").strip()[:200]
     return found
 
 

@@ -190,9 +190,9 @@ def docker_available() -> tuple[bool, str]:
 
 def descendants(pid: int) -> set[int]:
     """PIDs of every live descendant of ``pid`` (from /proc). This process's reaper
-    (:func:`envkit.server.owner_token`), a descendant for as long as the process lives, is
+    (:func:`envkit.reaper.owner_token`), a descendant for as long as the process lives, is
     started first, so that it is in a "before" and never counts as left behind."""
-    from envkit.server import owner_token
+    from envkit.reaper import owner_token
 
     owner_token()
     children: dict[int, list[int]] = {}

@@ -28,8 +28,9 @@ GRACE_S = 3.0  # seconds between SIGTERM and SIGKILL
 DOCKER_TIMEOUT_S = 30.0
 
 
-def owned(needle: bytes) -> list[int]:
-    """Live processes (zombies excluded) whose environment holds ``needle``."""
+def marked(needle: bytes) -> list[int]:
+    """Live processes but this one (zombies excluded) whose environment holds ``needle``
+    (``b"NAME=value"``); their ``/proc/<pid>/environ`` is readable for the user's own."""
     found = []
     me = os.getpid()
     for name in os.listdir("/proc"):
@@ -53,7 +54,7 @@ def stop_processes(token: str) -> None:
     grace period."""
     needle = f"{OWNER_VAR}={token}".encode()
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        pids = owned(needle)
+        pids = marked(needle)
         if not pids:
             return
         for pid in pids:
@@ -62,7 +63,7 @@ def stop_processes(token: str) -> None:
             except OSError:
                 pass
         deadline = time.monotonic() + GRACE_S
-        while owned(needle) and time.monotonic() < deadline:
+        while marked(needle) and time.monotonic() < deadline:
             time.sleep(0.05)
 
 
