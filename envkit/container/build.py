@@ -230,7 +230,9 @@ def _remove_if_dangling(client: DockerClient, image_id: str) -> None:
     image would otherwise pile up as ``<none>``."""
     try:
         image = client.images.get(image_id)
-        if not image.tags and not client.containers.list(all=True, filters={"ancestor": image_id}):
+        if not image.tags and not client.containers.list(
+            all=True, filters={"ancestor": image_id}, ignore_removed=True
+        ):
             client.images.remove(image_id, noprune=False)
     except DockerException:
         pass

@@ -669,7 +669,9 @@ def stop_containers(
                 targets.append(c)
         else:
             filters = [f"{MANAGED_LABEL}=true"] + [f"{k}={v}" for k, v in (labels or {}).items()]
-            targets = client.containers.list(all=True, filters={"label": filters})
+            targets = client.containers.list(
+                all=True, filters={"label": filters}, ignore_removed=True
+            )
         out = []
         for c in targets:
             image = (c.attrs.get("Config") or {}).get("Image", "")

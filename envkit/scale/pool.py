@@ -253,7 +253,9 @@ def _env_bases(envdir: EnvDir) -> list[str]:
 def _refuse_taken(client: DockerClient, name: str, replicas: int) -> None:
     """Refuse a pool name that labels anything, or whose container/network names are taken."""
     selector = {"label": [f"{POOL_LABEL}={name}"]}
-    if client.containers.list(all=True, filters=selector) or client.networks.list(filters=selector):
+    if client.containers.list(
+        all=True, filters=selector, ignore_removed=True
+    ) or client.networks.list(filters=selector):
         raise UsageError(
             f"A pool named {name} already exists.",
             hint=f"Stop it with `envkit stop {name}` or choose another --name.",
@@ -464,7 +466,7 @@ def pool_exists(name: str, client: DockerClient | None = None) -> bool:
     try:
         selector = {"label": [f"{MANAGED_LABEL}=true", f"{POOL_LABEL}={name}"]}
         return bool(
-            client.containers.list(all=True, filters=selector)
+            client.containers.list(all=True, filters=selector, ignore_removed=True)
             or client.networks.list(filters=selector)
         )
     finally:
@@ -491,7 +493,7 @@ def stop_pool(
     client = client or docker_client()
     try:
         selector = {"label": [f"{MANAGED_LABEL}=true", f"{POOL_LABEL}={name}"]}
-        containers = client.containers.list(all=True, filters=selector)
+        containers = client.containers.list(all=True, filters=selector, ignore_removed=True)
         removed = [c.name for c in containers]
         lb = [c for c in containers if (c.labels or {}).get(ROLE_LABEL) == "lb"]
         for c in lb:
@@ -571,7 +573,7 @@ def watch_once(client: DockerClient, name: str) -> tuple[bool, list[WatchEvent]]
         stopped): nothing is started then.
     """
     selector = {"label": [f"{MANAGED_LABEL}=true", f"{POOL_LABEL}={name}"]}
-    containers = client.containers.list(all=True, filters=selector)
+    containers = client.containers.list(all=True, filters=selector, ignore_removed=True)
     if not any((c.labels or {}).get(ROLE_LABEL) == "lb" for c in containers):
         return False, [WatchEvent("gone")]
     events = []

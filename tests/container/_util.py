@@ -8,14 +8,14 @@ TEST_LABEL = "envkit.test"
 def containers_with(dclient, run_id: str, **extra: str) -> list:
     """Every container (running or not) carrying this session's label (and ``extra``)."""
     sel = [f"{TEST_LABEL}={run_id}"] + [f"{k}={v}" for k, v in extra.items()]
-    return dclient.containers.list(all=True, filters={"label": sel})
+    return dclient.containers.list(all=True, filters={"label": sel}, ignore_removed=True)
 
 
 def containers_mentioning(dclient, marker: str) -> list:
     """Every container (any state) whose command line contains ``marker`` (catches
     intermediate build containers, which carry no label)."""
     out = []
-    for c in dclient.containers.list(all=True):
+    for c in dclient.containers.list(all=True, ignore_removed=True):
         cfg = c.attrs.get("Config") or {}
         text = " ".join(str(x) for x in (cfg.get("Cmd") or []) + (cfg.get("Entrypoint") or []))
         if marker in text:

@@ -42,7 +42,7 @@ def dclient(docker_engine: None, run_id: str) -> Iterator:
         yield client
     finally:
         selector = {"label": [f"{TEST_LABEL}={run_id}"]}
-        for c in client.containers.list(all=True, filters=selector):
+        for c in client.containers.list(all=True, filters=selector, ignore_removed=True):
             c.remove(force=True)
         for img in client.images.list(filters=selector):
             try:

@@ -94,7 +94,7 @@ def pool(docker_engine, dclient, run_id, tmp_path_factory):
     finally:
         watcher = Pool(path, name, result).watcher_pid if result.returncode == 0 else None
         selector = {"label": [f"envkit.pool={name}"]}
-        for c in dclient.containers.list(all=True, filters=selector):
+        for c in dclient.containers.list(all=True, filters=selector, ignore_removed=True):
             c.remove(force=True)
         for net in dclient.networks.list(filters=selector):
             net.remove()
@@ -127,7 +127,7 @@ def test_banner_prints_url_capacity_and_stop_command(pool):
 @pytest.mark.docker
 def test_everything_labelled_and_published_on_loopback_only(pool, dclient):
     sel = {"label": [f"envkit.pool={pool.name}", "envkit.managed=true"]}
-    containers = dclient.containers.list(all=True, filters=sel)
+    containers = dclient.containers.list(all=True, filters=sel, ignore_removed=True)
     roles = sorted(c.labels["envkit.role"] for c in containers)
     assert roles == ["lb", "replica", "replica", "replica"]
     assert len(dclient.networks.list(filters=sel)) == 1
@@ -236,7 +236,9 @@ def _servers(dclient, sel: dict) -> list[dict[str, str]]:
     """The pool's replica rows from its balancer's stats port (found through docker)."""
     import httpx
 
-    lb = dclient.containers.list(filters={"label": [*sel["label"], "envkit.role=lb"]})
+    lb = dclient.containers.list(
+        filters={"label": [*sel["label"], "envkit.role=lb"]}, ignore_removed=True
+    )
     binding = (lb[0].attrs["NetworkSettings"]["Ports"] or {}).get("8404/tcp") if lb else None
     if not binding:
         return []
@@ -276,12 +278,12 @@ def test_foreground_pool_is_removed_on_sigterm(pool, dclient, run_id):
         assert proc.returncode == 0, err
         assert "1 replica x 2 sessions (MAX_CONCURRENT_ENVS) = 2 concurrent" in err
         assert "Stopped and removed" in err
-        assert dclient.containers.list(all=True, filters=sel) == []
+        assert dclient.containers.list(all=True, filters=sel, ignore_removed=True) == []
         assert dclient.networks.list(filters=sel) == []
     finally:
         if proc.poll() is None:
             proc.kill()
-        for c in dclient.containers.list(all=True, filters=sel):
+        for c in dclient.containers.list(all=True, filters=sel, ignore_removed=True):
             c.remove(force=True)
         for net in dclient.networks.list(filters=sel):
             net.remove()
@@ -293,7 +295,7 @@ def test_stop_removes_the_whole_pool_and_its_watcher(pool, dclient):
     assert r.returncode == 0, r.stderr
     assert f"{pool.name}-lb" in r.stdout and f"{pool.name}-net" in r.stdout
     sel = {"label": [f"envkit.pool={pool.name}"]}
-    assert dclient.containers.list(all=True, filters=sel) == []
+    assert dclient.containers.list(all=True, filters=sel, ignore_removed=True) == []
     assert dclient.networks.list(filters=sel) == []
     deadline = time.monotonic() + 10
     while _alive(pool.watcher_pid) and time.monotonic() < deadline:

@@ -108,7 +108,7 @@ def _leftovers(dclient, base_id: str, images_before: set[str], env: Path) -> dic
     containers = [
         c
         for c in dclient.containers.list(
-            all=True, filters={"label": ["envkit.managed=true", "envkit.lane"]}
+            all=True, filters={"label": ["envkit.managed=true", "envkit.lane"]}, ignore_removed=True
         )
         if (c.labels.get(ROOT_LABEL) or "").startswith(ours)
     ]
@@ -138,10 +138,10 @@ def _lane_containers(dclient, root: Path) -> list:
     filters = {"label": [f"envkit.root={root}", "envkit.lane"]}
     for _ in range(5):  # docker-py inspects each listed container: one may go in between
         try:
-            return dclient.containers.list(all=True, filters=filters)
+            return dclient.containers.list(all=True, filters=filters, ignore_removed=True)
         except NotFound:
             time.sleep(0.2)
-    return dclient.containers.list(all=True, filters=filters)
+    return dclient.containers.list(all=True, filters=filters, ignore_removed=True)
 
 
 @pytest.fixture(scope="module")
