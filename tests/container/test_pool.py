@@ -226,10 +226,20 @@ def test_a_killed_replica_is_restarted_and_sessions_keep_succeeding(pool, dclien
         for r in pool.servers()
         if not r["status"].startswith("MAINT")
     ]
-    assert len(pool.up()) == REPLICAS, (
-        f"{victim} running since {container.attrs['State']['StartedAt']} but the balancer "
-        f"shows {rows}; its log ends: {container.logs(tail=15).decode(errors='replace')}"
-    )
+    if len(pool.up()) != REPLICAS:  # say which address each slot and each replica holds
+        replicas = {
+            c.name: (c.status, c.attrs["NetworkSettings"]["Networks"], c.attrs["RestartCount"])
+            for c in dclient.containers.list(
+                all=True, filters={"label": f"envkit.pool={pool.name}"}, ignore_removed=True
+            )
+        }
+        lb_log = dclient.containers.get(f"{pool.name}-lb").logs(tail=30)
+        pytest.fail(
+            f"{victim} running since {container.attrs['State']['StartedAt']} but the balancer "
+            f"shows {rows}; its log ends: {container.logs(tail=15).decode(errors='replace')}\n"
+            f"replicas (status, networks, restarts): {replicas}\n"
+            f"the balancer's log ends: {lb_log.decode(errors='replace')}"
+        )
 
 
 def _servers(dclient, sel: dict) -> list[dict[str, str]]:
