@@ -8,9 +8,11 @@ does not import it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import docker
 from docker.errors import DockerException
+from docker.models.containers import Container
 
 from envkit.errors import DockerUnavailableError
 
@@ -48,6 +50,19 @@ def docker_client(timeout_s: float = 60.0) -> docker.DockerClient:
             hint="Start it (e.g. `sudo systemctl start docker` or `dockerd`) or set DOCKER_HOST.",
         ) from None
     return client
+
+
+def listed_containers(
+    client: docker.DockerClient, filters: Mapping[str, object]
+) -> list[Container]:
+    """Every container (running or not) matching ``filters`` (the engine's ``/containers/json``
+    filters, e.g. ``{"label": ["envkit.managed=true"]}``).
+
+    docker's SDK lists ids, then inspects each one; a container removed in between (by
+    ``--rm``, a pool's watcher, the reaper) is skipped rather than raising
+    ``docker.errors.NotFound``.
+    """
+    return client.containers.list(all=True, filters=dict(filters), ignore_removed=True)
 
 
 def _short_cause(exc: BaseException) -> str:

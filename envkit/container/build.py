@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from docker.errors import DockerException
 
-from envkit.container._engine import docker_client
+from envkit.container._engine import docker_client, listed_containers
 from envkit.container.build_cli import build_with_cli, find_buildkit_cli
 from envkit.container.build_context import (
     LARGE_CONTEXT_BYTES,
@@ -230,9 +230,7 @@ def _remove_if_dangling(client: DockerClient, image_id: str) -> None:
     image would otherwise pile up as ``<none>``."""
     try:
         image = client.images.get(image_id)
-        if not image.tags and not client.containers.list(
-            all=True, filters={"ancestor": image_id}, ignore_removed=True
-        ):
+        if not image.tags and not listed_containers(client, {"ancestor": image_id}):
             client.images.remove(image_id, noprune=False)
     except DockerException:
         pass

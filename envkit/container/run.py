@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
-from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, MANIFEST_SHA_LABEL, docker_client
+from envkit.container._engine import (
+    ENV_LABEL,
+    MANAGED_LABEL,
+    MANIFEST_SHA_LABEL,
+    docker_client,
+    listed_containers,
+)
 from envkit.container.build import build_image
 from envkit.container.build_context import default_tag
 from envkit.container.build_result import BuildEvent, BuildResult
@@ -669,9 +675,7 @@ def stop_containers(
                 targets.append(c)
         else:
             filters = [f"{MANAGED_LABEL}=true"] + [f"{k}={v}" for k, v in (labels or {}).items()]
-            targets = client.containers.list(
-                all=True, filters={"label": filters}, ignore_removed=True
-            )
+            targets = listed_containers(client, {"label": filters})
         out = []
         for c in targets:
             image = (c.attrs.get("Config") or {}).get("Image", "")

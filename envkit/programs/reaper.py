@@ -8,8 +8,8 @@ terminal's SIGHUP). Then every live process whose environment holds ``ENVKIT_OWN
 SIGTERM and, after up to :data:`GRACE_S` seconds, SIGKILL; and, when envkit wrote
 :data:`CONTAINERS_LINE` (it labelled a container), every container, then every network,
 labelled ``envkit.owner=TOKEN`` is removed through Docker's API on its local socket
-(``DOCKER_HOST`` ``unix://``, or ``/var/run/docker.sock``). After a normal exit envkit has stopped them all
-itself, and there is nothing to do.
+(``DOCKER_HOST`` ``unix://``, or ``/var/run/docker.sock``). After a normal exit envkit has
+stopped them all itself, and there is nothing to do.
 """
 
 import http.client

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import httpx
 from docker.errors import APIError, DockerException, NotFound
 
-from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client
+from envkit.container._engine import ENV_LABEL, MANAGED_LABEL, docker_client, listed_containers
 from envkit.container.build_context import default_tag
 from envkit.container.build_result import BuildEvent
 from envkit.container.haproxy import (
@@ -253,9 +253,7 @@ def _env_bases(envdir: EnvDir) -> list[str]:
 def _refuse_taken(client: DockerClient, name: str, replicas: int) -> None:
     """Refuse a pool name that labels anything, or whose container/network names are taken."""
     selector = {"label": [f"{POOL_LABEL}={name}"]}
-    if client.containers.list(
-        all=True, filters=selector, ignore_removed=True
-    ) or client.networks.list(filters=selector):
+    if listed_containers(client, selector) or client.networks.list(filters=selector):
         raise UsageError(
             f"A pool named {name} already exists.",
             hint=f"Stop it with `envkit stop {name}` or choose another --name.",
@@ -465,10 +463,7 @@ def pool_exists(name: str, client: DockerClient | None = None) -> bool:
     client = client or docker_client()
     try:
         selector = {"label": [f"{MANAGED_LABEL}=true", f"{POOL_LABEL}={name}"]}
-        return bool(
-            client.containers.list(all=True, filters=selector, ignore_removed=True)
-            or client.networks.list(filters=selector)
-        )
+        return bool(listed_containers(client, selector) or client.networks.list(filters=selector))
     finally:
         if own:
             client.close()
@@ -493,7 +488,7 @@ def stop_pool(
     client = client or docker_client()
     try:
         selector = {"label": [f"{MANAGED_LABEL}=true", f"{POOL_LABEL}={name}"]}
-        containers = client.containers.list(all=True, filters=selector, ignore_removed=True)
+        containers = listed_containers(client, selector)
         removed = [c.name for c in containers]
         lb = [c for c in containers if (c.labels or {}).get(ROLE_LABEL) == "lb"]
         for c in lb:
@@ -573,7 +568,7 @@ def watch_once(client: DockerClient, name: str) -> tuple[bool, list[WatchEvent]]
         stopped): nothing is started then.
     """
     selector = {"label": [f"{MANAGED_LABEL}=true", f"{POOL_LABEL}={name}"]}
-    containers = client.containers.list(all=True, filters=selector, ignore_removed=True)
+    containers = listed_containers(client, selector)
     if not any((c.labels or {}).get(ROLE_LABEL) == "lb" for c in containers):
         return False, [WatchEvent("gone")]
     events = []
