@@ -37,12 +37,14 @@ def dclient(docker_engine: None, run_id: str) -> Iterator:
     rebuild keeps them."""
     import docker
 
+    from envkit.container._engine import listed_containers
+
     client = docker.from_env(timeout=120)
     try:
         yield client
     finally:
         selector = {"label": [f"{TEST_LABEL}={run_id}"]}
-        for c in client.containers.list(all=True, filters=selector, ignore_removed=True):
+        for c in listed_containers(client, selector):
             c.remove(force=True)
         for img in client.images.list(filters=selector):
             try:

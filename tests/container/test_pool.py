@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from envkit.container._engine import listed_containers
 from envkit.container.haproxy import parse_stats, render_config, slots_for
 
 REPLICAS = 3
@@ -94,7 +95,7 @@ def pool(docker_engine, dclient, run_id, tmp_path_factory):
     finally:
         watcher = Pool(path, name, result).watcher_pid if result.returncode == 0 else None
         selector = {"label": [f"envkit.pool={name}"]}
-        for c in dclient.containers.list(all=True, filters=selector, ignore_removed=True):
+        for c in listed_containers(dclient, selector):
             c.remove(force=True)
         for net in dclient.networks.list(filters=selector):
             net.remove()
@@ -127,7 +128,7 @@ def test_banner_prints_url_capacity_and_stop_command(pool):
 @pytest.mark.docker
 def test_everything_labelled_and_published_on_loopback_only(pool, dclient):
     sel = {"label": [f"envkit.pool={pool.name}", "envkit.managed=true"]}
-    containers = dclient.containers.list(all=True, filters=sel, ignore_removed=True)
+    containers = listed_containers(dclient, sel)
     roles = sorted(c.labels["envkit.role"] for c in containers)
     assert roles == ["lb", "replica", "replica", "replica"]
     assert len(dclient.networks.list(filters=sel)) == 1
@@ -229,9 +230,7 @@ def test_a_killed_replica_is_restarted_and_sessions_keep_succeeding(pool, dclien
     if len(pool.up()) != REPLICAS:  # say which address each slot and each replica holds
         replicas = {
             c.name: (c.status, c.attrs["NetworkSettings"]["Networks"], c.attrs["RestartCount"])
-            for c in dclient.containers.list(
-                all=True, filters={"label": f"envkit.pool={pool.name}"}, ignore_removed=True
-            )
+            for c in listed_containers(dclient, {"label": f"envkit.pool={pool.name}"})
         }
         lb_log = dclient.containers.get(f"{pool.name}-lb").logs(tail=30)
         pytest.fail(
@@ -288,12 +287,12 @@ def test_foreground_pool_is_removed_on_sigterm(pool, dclient, run_id):
         assert proc.returncode == 0, err
         assert "1 replica x 2 sessions (MAX_CONCURRENT_ENVS) = 2 concurrent" in err
         assert "Stopped and removed" in err
-        assert dclient.containers.list(all=True, filters=sel, ignore_removed=True) == []
+        assert listed_containers(dclient, sel) == []
         assert dclient.networks.list(filters=sel) == []
     finally:
         if proc.poll() is None:
             proc.kill()
-        for c in dclient.containers.list(all=True, filters=sel, ignore_removed=True):
+        for c in listed_containers(dclient, sel):
             c.remove(force=True)
         for net in dclient.networks.list(filters=sel):
             net.remove()
@@ -305,7 +304,7 @@ def test_stop_removes_the_whole_pool_and_its_watcher(pool, dclient):
     assert r.returncode == 0, r.stderr
     assert f"{pool.name}-lb" in r.stdout and f"{pool.name}-net" in r.stdout
     sel = {"label": [f"envkit.pool={pool.name}"]}
-    assert dclient.containers.list(all=True, filters=sel, ignore_removed=True) == []
+    assert listed_containers(dclient, sel) == []
     assert dclient.networks.list(filters=sel) == []
     deadline = time.monotonic() + 10
     while _alive(pool.watcher_pid) and time.monotonic() < deadline:

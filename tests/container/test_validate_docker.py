@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from envkit.container._engine import listed_containers
 from tests.helpers import shipped_templates
 
 pytestmark = [
@@ -107,9 +108,7 @@ def _leftovers(dclient, base_id: str, images_before: set[str], env: Path) -> dic
     ours = _session_root(env)
     containers = [
         c
-        for c in dclient.containers.list(
-            all=True, filters={"label": ["envkit.managed=true", "envkit.lane"]}, ignore_removed=True
-        )
+        for c in listed_containers(dclient, {"label": ["envkit.managed=true", "envkit.lane"]})
         if (c.labels.get(ROOT_LABEL) or "").startswith(ours)
     ]
     containers += containers_mentioning(dclient, "about to fail")
@@ -138,10 +137,10 @@ def _lane_containers(dclient, root: Path) -> list:
     filters = {"label": [f"envkit.root={root}", "envkit.lane"]}
     for _ in range(5):  # docker-py inspects each listed container: one may go in between
         try:
-            return dclient.containers.list(all=True, filters=filters, ignore_removed=True)
+            return listed_containers(dclient, filters)
         except NotFound:
             time.sleep(0.2)
-    return dclient.containers.list(all=True, filters=filters, ignore_removed=True)
+    return listed_containers(dclient, filters)
 
 
 @pytest.fixture(scope="module")
