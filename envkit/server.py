@@ -23,7 +23,11 @@ process holding that token once envkit is gone, even by SIGKILL.
 
 Nothing is written to disk: the server's stdout and stderr go to a pipe
 read by a thread that keeps only the last :data:`LOG_TAIL_BYTES` bytes in memory, enough for
-error messages, however much the server prints.
+error messages, however much the server prints. Nor is anything left in the machine's
+temporary directory: each server gets a private one (``TMPDIR``, :attr:`ServerProcess.tmpdir`),
+removed when it is stopped, as a Space's ``/tmp`` goes with its container. What the
+environment (or a program it runs) writes through :mod:`tempfile` goes there; a path written
+out (``/tmp/x``) does not.
 
 Any OpenEnv layout starts by itself: :func:`start_server` starts the
 manifest's app from the environment folder first; when that process exits before answering
@@ -39,9 +43,11 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
@@ -296,6 +302,8 @@ class ServerProcess:
         fallbacks: the ways still to try, in order, should the running one exit before
             answering ``GET /health``.
         attempts: the ways tried that exited before answering, in order.
+        tmpdir: the server's private temporary directory (its ``TMPDIR``), removed by
+            :meth:`stop`; '' when none was made.
     """
 
     root: Path
@@ -310,6 +318,7 @@ class ServerProcess:
     candidate: LaunchCandidate | None = None
     fallbacks: list[LaunchCandidate] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
+    tmpdir: str = ""
     _spawn_args: dict[str, object] = field(default_factory=dict, repr=False)
     _stopped: bool = field(default=False, repr=False)
 
@@ -421,6 +430,7 @@ class ServerProcess:
         cand = self.fallbacks.pop(0)
         fresh = _spawn(cand, **self._spawn_args)  # type: ignore[arg-type]
         self.popen, self.log, self.run_id = fresh.popen, fresh.log, fresh.run_id
+        self.tmpdir = fresh.tmpdir
         self.root, self.app, self.candidate = fresh.root, fresh.app, cand
         self.strays, self._stopped = [], False
 
@@ -458,7 +468,7 @@ class ServerProcess:
 
         SIGTERM to the group, wait up to ``grace_s`` seconds, SIGKILL the group, then
         SIGKILL every process still carrying the server's ``ENVKIT_RUN_ID`` marker (recorded
-        in :attr:`strays`).
+        in :attr:`strays`), then remove its temporary directory (:attr:`tmpdir`).
 
         Returns:
             The exit code of the server process.
@@ -478,6 +488,8 @@ class ServerProcess:
         if self.run_id and not self._stopped:
             self.strays = kill_marked(self.run_id)
         self._stopped = True
+        if self.tmpdir:
+            shutil.rmtree(self.tmpdir, ignore_errors=True)
         if self.log is not None:
             self.log.close()
         return self.popen.returncode
@@ -581,8 +593,8 @@ def _spawn(
     on_output: Callable[[bytes], None] | None = None,
 ) -> ServerProcess:
     """Start one candidate in its own process group, marked with a fresh run id (``port`` 0:
-    one the kernel picks). An ``app`` candidate serves a socket bound here
-    (:func:`listen_socket`, ``uvicorn --fd``).
+    one the kernel picks), with a private ``TMPDIR`` unless ``env`` gives one. An ``app``
+    candidate serves a socket bound here (:func:`listen_socket`, ``uvicorn --fd``).
 
     Raises:
         UsageError: the port is taken, or ``host`` cannot be bound.
@@ -621,6 +633,10 @@ def _spawn(
     child_env.update(cand.run_env(host, port))
     child_env.setdefault("PYTHONUNBUFFERED", "1")
     child_env.update(bytecode_env(child_env))
+    tmpdir = ""
+    if not (env and "TMPDIR" in env):
+        tmpdir = tempfile.mkdtemp(prefix="envkit-server-")
+        child_env["TMPDIR"] = tmpdir
     if env:
         child_env.update(env)
     child_env[RUN_ID_VAR] = run_id
@@ -637,6 +653,8 @@ def _spawn(
             pass_fds=(listener.fileno(),) if listener is not None else (),
         )
     except OSError as exc:
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
         raise ServerStartError(
             f"Cannot start {python}: {exc}.", hint="Pass a working interpreter with --python."
         ) from None
@@ -653,6 +671,7 @@ def _spawn(
         popen=popen,
         run_id=run_id,
         log=log,
+        tmpdir=tmpdir,
     )
 
 

@@ -100,6 +100,23 @@ def test_server_stop_kills_a_setsid_grandchild_and_reports_it(setsid_env):
     assert any(s.startswith(f"pid {pid}:") for s in server.strays), server.strays
 
 
+def test_what_the_server_writes_to_its_temporary_directory_goes_with_it(
+    monkeypatch, tmp_path, private_tmp
+):
+    monkeypatch.setenv("HOSTILE_MODE", "tmpfile")
+    monkeypatch.setenv("HOSTILE_STATE_DIR", str(tmp_path))
+    server = start_server(HOSTILE, "server.app:app", python=sys.executable)
+    try:
+        server.wait_healthy(timeout_s=180)
+        made = Path((tmp_path / "tmpfile").read_text())
+        assert made.parent == Path(server.tmpdir) and made.is_file()
+        assert Path(server.tmpdir).parent == private_tmp  # under the caller's TMPDIR
+    finally:
+        server.stop(grace_s=1)
+    assert not made.exists() and not Path(server.tmpdir).exists()
+    assert list(private_tmp.iterdir()) == []
+
+
 def test_eval_leaves_nothing_and_notes_what_it_killed(setsid_env):
     from envkit.evaluation import evaluate
 

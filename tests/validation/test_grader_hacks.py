@@ -5,6 +5,7 @@ played clean. Each defect mode giving exactly its finding is a row of test_rules
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
 import sys
 import time
@@ -241,12 +242,19 @@ def test_the_patched_clock_reads_zero_and_the_oracle_is_slowed_once(tmp_path: Pa
         "w = time.sleep\nt = time.perf_counter()\nfirst, second = double(2), double(3)\n"
         "print(first, second, time.perf_counter() - t, time.time(), time.monotonic_ns())"
     )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the marker goes to the program's TMPDIR
     t0 = time.monotonic()
     out = subprocess.run(
-        [sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, check=True
+        [sys.executable, "-c", program],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     assert out.stdout.split() == ["4", "6", "0.0", "0.0", "0"]
     assert time.monotonic() - t0 >= 1.0  # slowed for real: the clock only says otherwise
+    assert len(list(tmp_path.glob("envkit-slowed-*"))) == 1
     baseline = grader_hacks.baseline_source("slow_oracle", learned)
     assert "lambda: 0.0" not in baseline and "def double(*args, **kwargs)" in baseline
     assert baseline != grader_hacks.baseline_source("slow_oracle", learned)  # a fresh marker
@@ -259,11 +267,13 @@ def test_the_hanging_program_outlasts_each_time_limit_only_at_first(tmp_path: Pa
     assert hack.hangs
     source = hack.source(grader_hacks.Learned("solve", hang_s=1.5))
     (tmp_path / "solution.py").write_text(source)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the marker goes to the program's TMPDIR
     t0 = time.monotonic()
     for _ in range(2):
         with pytest.raises(subprocess.TimeoutExpired):
-            subprocess.run([sys.executable, "solution.py"], cwd=tmp_path, timeout=0.4)
+            subprocess.run([sys.executable, "solution.py"], cwd=tmp_path, timeout=0.4, env=env)
+    assert len(list(tmp_path.glob("envkit-hang-*"))) == 1
     time.sleep(max(0.0, 1.6 - (time.monotonic() - t0)))
     t1 = time.monotonic()
-    subprocess.run([sys.executable, "solution.py"], cwd=tmp_path, timeout=10, check=True)
+    subprocess.run([sys.executable, "solution.py"], cwd=tmp_path, timeout=10, check=True, env=env)
     assert time.monotonic() - t1 < 1.0  # past the hang: it ends at once

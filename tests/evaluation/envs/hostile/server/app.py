@@ -5,11 +5,14 @@
 - ``setsid``: starts a child that starts a grandchild which calls ``setsid()`` (leaves the
   process group) and listens on a TCP port; the grandchild writes ``<pid> <port>`` to
   ``$HOSTILE_STATE_DIR/grandchild``.
+- ``tmpfile``: writes a file through ``tempfile`` at start and the path of that file to
+  ``$HOSTILE_STATE_DIR/tmpfile``.
 """
 
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -54,6 +57,10 @@ def _flood() -> None:
 
 if MODE == "flood":
     threading.Thread(target=_flood, daemon=True).start()
+if MODE == "tmpfile":
+    _fd, _made = tempfile.mkstemp(prefix="hostile-")
+    os.close(_fd)
+    Path(os.environ["HOSTILE_STATE_DIR"], "tmpfile").write_text(_made)
 if MODE == "setsid":
     subprocess.Popen([sys.executable, "-c", _CHILD, _GRANDCHILD,
                       os.environ["HOSTILE_STATE_DIR"]])
