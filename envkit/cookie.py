@@ -7,10 +7,10 @@ command. envkit only:
 
 - passes the environment's name forms as the template's variables, where its
   ``cookiecutter.json`` declares them (:data:`NAME_VARIABLES`), and ``--set KEY=VALUE``;
-- keeps cookiecutter out of the user's home: clones and replay files go to a temporary
-  directory that is removed afterwards (``~/.cookiecutters`` and ``~/.cookiecutter_replay``
-  are neither read nor written, and neither is ``~/.cookiecutterrc``: a run does not depend
-  on the machine);
+- keeps cookiecutter out of the user's home and ``/tmp``: clones, replay files and the
+  rendered copies of the hooks go to a temporary directory that is removed afterwards
+  (``~/.cookiecutters`` and ``~/.cookiecutter_replay`` are neither read nor written, and
+  neither is ``~/.cookiecutterrc``: a run does not depend on the machine);
 - never prompts and never waits for git credentials (``GIT_TERMINAL_PROMPT=0``);
 - turns cookiecutter's and git's failures into one-line :class:`~envkit.errors.TemplateError`
   messages, and refuses output that is not an OpenEnv environment (no manifest).
@@ -195,6 +195,22 @@ def _git_env() -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@contextlib.contextmanager
+def _temporary_files_in(path: Path) -> Iterator[None]:
+    """Point :mod:`tempfile`'s default directory at ``path`` (made here) while cookiecutter
+    runs: it renders each hook to ``NamedTemporaryFile(delete=False)`` and never removes it
+    (``cookiecutter.hooks.run_script_with_context``, 2.x), so every run with hooks would
+    leave the rendered scripts, ``--set`` values included, in ``/tmp``. ``tempfile.tempdir``
+    is the process's: another thread making a temporary file meanwhile makes it here too."""
+    path.mkdir()
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(path)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved
 
 
 def name_context(names: EnvNames) -> dict[str, str]:
@@ -383,14 +399,15 @@ def _generate(
     out.mkdir()
     config = {"cookiecutters_dir": str(work / "clones"), "replay_dir": str(work / "replay")}
     try:
-        cookiecutter(
-            str(repo_dir),
-            no_input=True,
-            extra_context=context,
-            output_dir=str(out),
-            default_config=config,
-            accept_hooks=accept_hooks,
-        )
+        with _temporary_files_in(work / "tmp"):
+            cookiecutter(
+                str(repo_dir),
+                no_input=True,
+                extra_context=context,
+                output_dir=str(out),
+                default_config=config,
+                accept_hooks=accept_hooks,
+            )
     except FailedHookException as exc:
         raise TemplateError(
             f"Template {template}: a hook failed ({_one_line(exc)}); nothing was written.",

@@ -6,6 +6,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -138,7 +139,10 @@ def test_cookiecutter_errors_are_one_line(cli, tmp_path, breakage, message):
     assert not out.exists() or list(out.iterdir()) == []
 
 
-def test_hooks_run_by_default_and_a_failing_hook_is_one_line(cli, tmp_path):
+def test_hooks_run_by_default_and_a_failing_hook_is_one_line(cli, tmp_path, monkeypatch):
+    temp = tmp_path / "temp"  # the process's temporary directory: nothing is left in it
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
     tpl = _template(tmp_path)
     hooks = tpl / "hooks"
     hooks.mkdir()
@@ -159,6 +163,7 @@ def test_hooks_run_by_default_and_a_failing_hook_is_one_line(cli, tmp_path):
     assert not (tmp_path / "c").exists()
     ok = cli("init", "c", "--template", tpl, "-o", tmp_path, "--no-lock", "--no-hooks")
     assert ok.exit_code == 0, ok.output
+    assert list(temp.iterdir()) == []  # nor the rendered hooks cookiecutter leaves behind
 
 
 def test_git_url_is_cloned_into_a_temp_dir_and_the_commit_recorded(tmp_path):
