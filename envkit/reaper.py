@@ -5,23 +5,25 @@ cannot (SIGKILL, the OOM killer, a closed terminal's SIGHUP, a CI job's time lim
 reaper does: a small process (:mod:`envkit.programs.reaper`) started with the first thing
 this envkit process owns, whose stdin is a pipe only this process holds. At end of file (this
 process is gone) it stops every live process whose environment holds
-``ENVKIT_OWNER=<token>`` (SIGTERM, then SIGKILL 3 s later) and, when this process created
+``ENVKIT_OWNER=<token>`` (SIGTERM, then SIGKILL 3 s later), when this process created
 any, removes every container and network labelled ``envkit.owner=<token>`` (Docker's API on
-its local socket). Linux only (it reads ``/proc``); elsewhere the token is given and nothing
-watches it.
+its local socket), and removes the temporary directories made by :func:`owned_tmpdir`. Linux
+only (it reads ``/proc``); elsewhere the token is given and nothing watches it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 
 from envkit import programs
-from envkit.programs.reaper import CONTAINERS_LINE, OWNER_LABEL, OWNER_VAR
+from envkit.programs.reaper import CONTAINERS_LINE, OWNER_LABEL, OWNER_VAR, TMPDIR_LINE
 
-__all__ = ["OWNER_LABEL", "OWNER_VAR", "owner_labels", "owner_token"]
+__all__ = ["OWNER_LABEL", "OWNER_VAR", "owned_tmpdir", "owner_labels", "owner_token"]
 
 
 class _Owner:
@@ -58,14 +60,35 @@ def owner_labels() -> dict[str, str]:
     process is gone."""
     owner = _current()
     with _lock:
-        if not owner.told_containers and owner.reaper is not None and owner.reaper.stdin:
-            try:
-                owner.reaper.stdin.write(CONTAINERS_LINE)
-                owner.reaper.stdin.flush()
-                owner.told_containers = True
-            except OSError:  # the reaper is gone: the label is still given
-                pass
+        if not owner.told_containers:
+            owner.told_containers = _tell(owner, CONTAINERS_LINE)
     return {OWNER_LABEL: owner.token}
+
+
+def owned_tmpdir(prefix: str) -> str:
+    """A new private directory under :func:`tempfile.gettempdir` (``mkdtemp``, mode 0700)
+    that the reaper removes should this process die without removing it itself.
+
+    Raises:
+        OSError: the temporary directory is not writable.
+    """
+    path = tempfile.mkdtemp(prefix=prefix)
+    owner = _current()
+    with _lock:
+        _tell(owner, TMPDIR_LINE + json.dumps(path).encode() + b"\n")
+    return path
+
+
+def _tell(owner: _Owner, line: bytes) -> bool:
+    """Write ``line`` to the reaper; ``False`` when there is none (or it is gone)."""
+    if owner.reaper is None or owner.reaper.stdin is None:
+        return False
+    try:
+        owner.reaper.stdin.write(line)
+        owner.reaper.stdin.flush()
+    except OSError:
+        return False
+    return True
 
 
 def _start(token: str) -> subprocess.Popen[bytes] | None:

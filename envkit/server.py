@@ -24,10 +24,10 @@ process holding that token once envkit is gone, even by SIGKILL.
 Nothing is written to disk: the server's stdout and stderr go to a pipe
 read by a thread that keeps only the last :data:`LOG_TAIL_BYTES` bytes in memory, enough for
 error messages, however much the server prints. Nor is anything left in the machine's
-temporary directory: each server gets a private one (``TMPDIR``, :attr:`ServerProcess.tmpdir`),
-removed when it is stopped, as a Space's ``/tmp`` goes with its container. What the
-environment (or a program it runs) writes through :mod:`tempfile` goes there; a path written
-out (``/tmp/x``) does not.
+temporary directory: each server gets a private one (``TMPDIR``,
+:attr:`ServerProcess.tmpdir`), removed when it is stopped (or by the reaper), as a Space's
+``/tmp`` goes with its container. What the environment (or a program it runs) writes
+through :mod:`tempfile` goes there; a path written out (``/tmp/x``) does not.
 
 Any OpenEnv layout starts by itself: :func:`start_server` starts the
 manifest's app from the environment folder first; when that process exits before answering
@@ -47,7 +47,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import uuid
@@ -61,7 +60,7 @@ from envkit.envdir.project import check_runtime, resolve_python
 from envkit.errors import ServerStartError, UsageError
 from envkit.fsutil import cache_dir
 from envkit.programs.reaper import marked
-from envkit.reaper import OWNER_VAR, owner_token
+from envkit.reaper import OWNER_VAR, owned_tmpdir, owner_token
 
 RUN_ID_VAR = "ENVKIT_RUN_ID"  # marker inherited by every process started for an environment
 LOG_TAIL_BYTES = 1024 * 1024  # the most of a server's output kept (in memory), bytes
@@ -635,7 +634,7 @@ def _spawn(
     child_env.update(bytecode_env(child_env))
     tmpdir = ""
     if not (env and "TMPDIR" in env):
-        tmpdir = tempfile.mkdtemp(prefix="envkit-server-")
+        tmpdir = owned_tmpdir("envkit-server-")
         child_env["TMPDIR"] = tmpdir
     if env:
         child_env.update(env)

@@ -8,13 +8,16 @@ terminal's SIGHUP). Then every live process whose environment holds ``ENVKIT_OWN
 SIGTERM and, after up to :data:`GRACE_S` seconds, SIGKILL; and, when envkit wrote
 :data:`CONTAINERS_LINE` (it labelled a container), every container, then every network,
 labelled ``envkit.owner=TOKEN`` is removed through Docker's API on its local socket
-(``DOCKER_HOST`` ``unix://``, or ``/var/run/docker.sock``). After a normal exit envkit has
-stopped them all itself, and there is nothing to do.
+(``DOCKER_HOST`` ``unix://``, or ``/var/run/docker.sock``); then every temporary directory
+envkit named on a :data:`TMPDIR_LINE` line (a server's ``TMPDIR``) that is still there is
+removed. After a normal exit envkit has stopped and removed them all itself, and there is
+nothing to do.
 """
 
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -24,6 +27,7 @@ import urllib.parse
 OWNER_VAR = "ENVKIT_OWNER"
 OWNER_LABEL = "envkit.owner"
 CONTAINERS_LINE = b"containers\n"
+TMPDIR_LINE = b"tmpdir "  # then the directory's path as a JSON string, then a newline
 GRACE_S = 3.0  # seconds between SIGTERM and SIGKILL
 DOCKER_TIMEOUT_S = 30.0
 
@@ -116,11 +120,19 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C meant for envkit
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     containers = False
+    tmpdirs: list[str] = []
     while chunk := sys.stdin.buffer.readline():
         containers = containers or chunk == CONTAINERS_LINE
+        if chunk.startswith(TMPDIR_LINE):
+            try:
+                tmpdirs.append(str(json.loads(chunk[len(TMPDIR_LINE) :])))
+            except ValueError:  # cut short by envkit's death mid-line
+                pass
     stop_processes(token)
     if containers:
         remove_containers(token)
+    for path in tmpdirs:  # after the processes that wrote there are gone
+        shutil.rmtree(path, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -133,9 +133,10 @@ def test_validate_leaves_nothing(cli, setsid_env):
     _assert_gone(*setsid_env(wait_s=1))
 
 
-def test_a_killed_envkit_leaves_nothing_behind(setsid_env):
+def test_a_killed_envkit_leaves_nothing_behind(setsid_env, private_tmp):
     """SIGKILL gives envkit no chance to stop its server: its reaper stops the server and
-    the grandchild that left the server's process group, and frees the port."""
+    the grandchild that left the server's process group, frees the port and removes the
+    server's temporary directory."""
     server_port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "envkit", "run", str(HOSTILE), "--python", sys.executable]
@@ -147,6 +148,7 @@ def test_a_killed_envkit_leaves_nothing_behind(setsid_env):
         pid, port = setsid_env()
         server = pids_with_cmdline("--fd") & descendants(proc.pid)
         assert server, "envkit run started no uvicorn server"
+        assert len(list(private_tmp.glob("envkit-server-*"))) == 1
         proc.kill()
         proc.wait(timeout=10)
     finally:
@@ -158,6 +160,10 @@ def test_a_killed_envkit_leaves_nothing_behind(setsid_env):
     _assert_gone(pid, port)
     assert not any(process_alive(p) for p in server), "the server outlived a killed envkit"
     assert not port_in_use("127.0.0.1", server_port)
+    deadline = time.monotonic() + 5  # removed after the processes that wrote there
+    while list(private_tmp.glob("envkit-server-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert list(private_tmp.glob("envkit-server-*")) == []
 
 
 def test_run_leaves_nothing_after_ctrl_c(setsid_env):
