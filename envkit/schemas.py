@@ -23,6 +23,7 @@ from envkit.envdir.digest import Digests, env_digest, schema_digest
 from envkit.envdir.launch import LaunchCandidate
 from envkit.envdir.project import resolve_python
 from envkit.errors import EnvkitError, WireError
+from envkit.server import bytecode_env
 from envkit.wire import normalise_url, tls
 
 DEFAULT_IMPORT_TIMEOUT_S = 60.0
@@ -37,7 +38,7 @@ def _probe_once(
 ) -> tuple[dict | None, str]:
     """Run the probe for one launch candidate: ``(answers, "")`` or ``(None, why)``."""
     env = candidate.merged_env(os.environ)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave no __pycache__ in the user's tree
+    env.update(bytecode_env(env))  # no __pycache__ in the user's tree, nor a compile each time
     try:
         proc = subprocess.run(
             [python, "-c", programs.source("schema_probe"), candidate.app, "/schema"],
