@@ -36,6 +36,24 @@ def guess(locked_guess: Path, copy_env) -> Path:
     return copy_env(locked_guess)
 
 
+@pytest.fixture(scope="module")
+def relocked_junit(locked_guess: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The guess environment with `junit-xml>=1.9` declared and `uv lock` run again, made
+    once for the tests that start from a relocked dependency (each `uv lock` asks the index)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("relocked") / locked_guess.name
+    shutil.copytree(locked_guess, root)
+    _declare(root, "junit-xml>=1.9")
+    _relock(root)
+    return root
+
+
+@pytest.fixture
+def junit_locked(relocked_junit: Path, copy_env) -> Path:
+    return copy_env(relocked_junit)
+
+
 def _edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, f"fixture drift: {old!r} not in {path.name}"
@@ -133,11 +151,9 @@ def test_own_package_and_openenv_imports_are_never_findings(guess: Path) -> None
     assert _codes(guess) == []
 
 
-def test_declared_and_relocked_module_is_clean(guess: Path) -> None:
-    _edit(guess / ENV_MODULE, "import random\n", "import random\nimport junit_xml\n")
-    _declare(guess, "junit-xml>=1.9")
-    _relock(guess)
-    assert _codes(guess) == []
+def test_declared_and_relocked_module_is_clean(junit_locked: Path) -> None:
+    _edit(junit_locked / ENV_MODULE, "import random\n", "import random\nimport junit_xml\n")
+    assert _codes(junit_locked) == []
 
 
 def test_uninstalled_declared_dependency_skips_the_import_check(guess: Path) -> None:
@@ -168,23 +184,20 @@ def test_lock_check_falls_back_to_names_when_uv_cannot_decide_offline(guess: Pat
     assert "requirement names compared" in found[0].message
 
 
-def test_removed_dependency_is_flagged_by_names(guess: Path) -> None:
+def test_removed_dependency_is_flagged_by_names(junit_locked: Path) -> None:
     from envkit.deps import _compare_names, check_lock
     from envkit.envdir.toml import read_pyproject
 
-    _declare(guess, "junit-xml>=1.9")
-    _relock(guess)
-    _edit(guess / "pyproject.toml", '\n    "junit-xml>=1.9",', "")
-    data, _ = read_pyproject(guess)
-    assert check_lock(guess, data["project"]).state == "stale"  # uv's answer
-    names = _compare_names(guess, data["project"], "test")
+    _edit(junit_locked / "pyproject.toml", '\n    "junit-xml>=1.9",', "")
+    data, _ = read_pyproject(junit_locked)
+    assert check_lock(junit_locked, data["project"]).state == "stale"  # uv's answer
+    names = _compare_names(junit_locked, data["project"], "test")
     assert (names.state, names.removed) == ("stale", ("junit-xml",))
 
 
-def test_added_dependency_relocked_is_clean(guess: Path) -> None:
-    _declare(guess, "junit-xml>=1.9")
-    _relock(guess)
-    assert _codes(guess) == []
+def test_added_dependency_relocked_is_clean(junit_locked: Path) -> None:
+    assert "junit-xml" in (junit_locked / "uv.lock").read_text()
+    assert _codes(junit_locked) == []
 
 
 def test_lock_check_is_bounded_in_time(guess: Path) -> None:
