@@ -115,7 +115,9 @@ SLOW_PATHS = (
     "evaluation/test_eval_lost.py",
 )
 # xdist_group per tier: one worker runs the whole group (session fixtures built once; one
-# Docker build at a time on a 2-core machine).
+# Docker build at a time on a 2-core machine). Outside the tiers, a module whose tests use a
+# module-scoped fixture (a server, an installed environment, a lock) is a group of its own:
+# split over two workers, each would build that fixture.
 TEMPLATE_FIXTURES = frozenset({"built_envs", "served", "every_env", "with_transformers"})
 _TESTS = Path(__file__).parent
 
@@ -161,7 +163,16 @@ def _group(item: pytest.Item, names: set[str]) -> str | None:
         return "browser"
     if names & TEMPLATE_FIXTURES:
         return "templates"
+    if _uses_a_module_fixture(item):
+        return item.nodeid.split("::", 1)[0]
     return None
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)  # pytest.Function's resolved fixture closure
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
 
 
 def _tier(item: pytest.Item) -> int:
