@@ -13,6 +13,7 @@ import pytest
 
 from envkit.findings import RULES
 from envkit.validation import rules as _registered  # noqa: F401 - registers every rule
+from tests.corpus.corpus import RETRY_TIMEOUT_S
 from tests.corpus.field import (
     KNOWN_MISSES,
     KNOWN_NOISE,
@@ -64,6 +65,11 @@ def test_envkit_judges_the_field_case(
     if isinstance(played, BaseException):
         raise played
     said = verdict(case, played)
+    if said == "timed out":  # no verdict: not a miss, not a catch
+        pytest.fail(
+            f"{case.key} timed out: the time ran out in both plays (the second with "
+            f"--timeout {RETRY_TIMEOUT_S:g}); not played: {', '.join(played.out_of_time)}"
+        )
     if case.key in KNOWN_NOISE:  # strict: a near-miss that is quiet now must leave the list
         assert said == "noise", f"{case.key} is quiet now: remove it from KNOWN_NOISE"
         pytest.xfail(KNOWN_NOISE[case.key])
@@ -73,7 +79,8 @@ def test_envkit_judges_the_field_case(
     if case.kind == "defect":
         want = case.code or "a finding at warning or above"
         assert said == "found", (
-            f"{case.external} missed ({want}; got {sorted(played.codes) or 'nothing'}): "
+            f"{case.external} missed ({want}; got {sorted(played.codes) or 'nothing'}; "
+            f"{played.tries} play(s)): "
             f"{case.mechanism}"
         )
     else:
