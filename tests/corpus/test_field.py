@@ -13,10 +13,10 @@ import pytest
 
 from envkit.findings import RULES
 from envkit.validation import rules as _registered  # noqa: F401 - registers every rule
-from tests.corpus.corpus import RETRY_TIMEOUT_S
 from tests.corpus.field import (
     KNOWN_MISSES,
     KNOWN_NOISE,
+    RETRY_TIMEOUT_S,
     FieldCase,
     Played,
     field_cases,
