@@ -1,6 +1,7 @@
 """The field corpus's figures (tests/corpus/field): of the defects drawn from external failure
 classes, how many envkit reports by its own (triaged) code, by any finding, or misses; of the
-near-misses, how many stay without a runtime error.
+near-misses, how many stay without a runtime error; and how many the time cut short in both
+plays (no verdict; the second play is alone, with --timeout 3600: tests/corpus/field.py).
 
     python bench/field.py [--class SLUG ...] [--python PY] [--jobs N]
 
@@ -63,6 +64,8 @@ def main() -> int:
     print(f"defects reported by any finding:     {_pct(reported, defects)}")
     print(f"defects untriaged (no code yet):     {defects - counts['defect:triaged']}")
     print(f"near-misses quiet (no runtime error): {_pct(counts['nearmiss:quiet'], nearmisses)}")
+    cut = counts["defect:timed out"] + counts["nearmiss:timed out"]
+    print(f"cut short twice by time (no verdict): {cut}")
     mean = sum(took) / len(took)
     print(
         f"({len(took)} cases, {time.perf_counter() - t_all:.0f} s wall, {mean:.1f} s a case, "
