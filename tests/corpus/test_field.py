@@ -1,8 +1,9 @@
 """The field corpus played (tests/corpus/field.py says what it is): envkit reports each defect
 drawn from an external failure class and leaves each near-miss without a runtime error.
 
-The layout checks read files only (fast tier); the selected cases play once, several at a
-time, in one session fixture on the corpus tier's xdist worker (group ``corpus``)."""
+The layout checks read files only (fast tier); the selected cases play several at a time, in
+one session fixture on the corpus tier's xdist worker (group ``corpus``), and a case the time
+cut short plays again alone (:func:`tests.corpus.field.play_all`)."""
 
 from __future__ import annotations
 
