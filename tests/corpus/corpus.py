@@ -262,6 +262,15 @@ def verdict(case: Case, played: Played) -> str:
     return "missed"
 
 
+def timed_out_message(key: str, retry_s: float, out_of_time: tuple[str, ...]) -> str:
+    """Why a case has no verdict: the time cut both of its plays short (the second with
+    ``--timeout retry_s``), and what it left unplayed."""
+    return (
+        f"{key} timed out: the time ran out in both plays (the second with --timeout "
+        f"{retry_s:g}); not played: {', '.join(out_of_time)}"
+    )
+
+
 def play_all(
     chosen: list[Case], workdir: Path, python: str, jobs: int = JOBS
 ) -> Iterator[tuple[Case, Played | BaseException, float]]:

@@ -24,6 +24,7 @@ from tests.corpus.corpus import (
     Played,
     cases,
     play_all,
+    timed_out_message,
     verdict,
 )
 
@@ -57,10 +58,7 @@ def test_the_rule_judges_the_case(
         raise played
     said = verdict(case, played)
     if said == "timed out":  # no verdict: not a miss, not a catch
-        pytest.fail(
-            f"{case.key} timed out: the time ran out in both plays (the second with "
-            f"--timeout {RETRY_TIMEOUT_S:g}); not played: {', '.join(played.out_of_time)}"
-        )
+        pytest.fail(timed_out_message(case.key, RETRY_TIMEOUT_S, played.out_of_time))
     if case.key in REPORTED_AS:  # by a rule its own names for it (or, some runs, itself)
         codes, why = REPORTED_AS[case.key]
         assert said in ("found", "instead"), f"{case.key} is not reported as {codes} ({why})"

@@ -14,6 +14,7 @@ import pytest
 
 from envkit.findings import RULES
 from envkit.validation import rules as _registered  # noqa: F401 - registers every rule
+from tests.corpus.corpus import timed_out_message
 from tests.corpus.field import (
     KNOWN_MISSES,
     KNOWN_NOISE,
@@ -67,10 +68,7 @@ def test_envkit_judges_the_field_case(
         raise played
     said = verdict(case, played)
     if said == "timed out":  # no verdict: not a miss, not a catch
-        pytest.fail(
-            f"{case.key} timed out: the time ran out in both plays (the second with "
-            f"--timeout {RETRY_TIMEOUT_S:g}); not played: {', '.join(played.out_of_time)}"
-        )
+        pytest.fail(timed_out_message(case.key, RETRY_TIMEOUT_S, played.out_of_time))
     if case.key in KNOWN_NOISE:  # strict: a near-miss that is quiet now must leave the list
         assert said == "noise", f"{case.key} is quiet now: remove it from KNOWN_NOISE"
         pytest.xfail(KNOWN_NOISE[case.key])
