@@ -24,6 +24,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.internal.conjecture import providers
 from hypothesis.internal.conjecture import utils as cu
 from hypothesis.strategies import SearchStrategy
+from hypothesis.strategies._internal import core as strategies_core
 
 from envkit.fsutil import cache_dir
 
@@ -45,7 +46,12 @@ def sandbox() -> Iterator[FromSchema]:
       the draws depend on the working directory and on which modules are loaded: switch that
       off so a seed gives the same actions everywhere;
     * hypothesis-jsonschema 0.23 calls ``many.more()``, which hypothesis >= 6.14x removed:
-      give it a compatible shim when needed.
+      give it a compatible shim when needed;
+    * hypothesis-jsonschema defines an ``@st.composite`` inside every object draw, and each
+      definition makes hypothesis re-read and parse the function's source (a deprecation
+      check, ``is_first_param_referenced_in_function``): about 40 % of a tool-call schema's
+      draw time. The answer depends on the source alone, so it is remembered per code
+      object for the duration (the same draws, 100 of them ~1.9 s -> ~1.0 s).
     """
     with _SANDBOX_LOCK:  # hypothesis' home is process-wide: one sandbox at a time
         saved_home = getattr(configuration, "__hypothesis_home_directory", None)
@@ -56,6 +62,8 @@ def sandbox() -> Iterator[FromSchema]:
 
             saved_constants = getattr(providers, "_get_local_constants", None)
             saved_cu = hjs.cu
+            saved_referenced = strategies_core.is_first_param_referenced_in_function
+            strategies_core.is_first_param_referenced_in_function = _Referenced(saved_referenced)
             if saved_constants is not None:
                 empty = providers.Constants()
                 providers._get_local_constants = lambda: empty
@@ -68,6 +76,27 @@ def sandbox() -> Iterator[FromSchema]:
                 if saved_constants is not None:
                     providers._get_local_constants = saved_constants
                 hjs.cu = saved_cu
+                strategies_core.is_first_param_referenced_in_function = saved_referenced
+
+
+class _Referenced:
+    """hypothesis' ``is_first_param_referenced_in_function`` remembered per code object
+    (functions defined from the same source share it); a callable without one is asked
+    every time."""
+
+    def __init__(self, check: Callable[[object], bool]):
+        self._check = check
+        # keyed by the code objects of hypothesis-jsonschema's nested functions: as many as
+        # its source defines, so the dict stays small
+        self._seen: dict[object, bool] = {}
+
+    def __call__(self, f: object) -> bool:
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return self._check(f)
+        if code not in self._seen:
+            self._seen[code] = self._check(f)
+        return self._seen[code]
 
 
 @contextlib.contextmanager

@@ -71,3 +71,44 @@ def test_first_difference():
     assert fuzz.first_difference([1, 2], [1]) == ("(length)", 2, 1)
     assert fuzz.first_difference(1, 1.0) is None
     assert fuzz.first_difference(True, 1) == ("(value)", True, 1)
+
+
+# a tool call: an object inside an object, each drawn through a function defined per draw
+CALL = {
+    "type": "object",
+    "required": ["tool", "arguments"],
+    "properties": {
+        "tool": {"enum": ["a", "b"]},
+        "arguments": {
+            "type": "object",
+            "properties": {
+                "x": {"type": "integer"},
+                "y": {"type": "object", "properties": {"z": {"type": "string"}}},
+            },
+        },
+    },
+}
+
+
+def test_draws_ask_hypothesis_source_check_once_per_function_and_restore_it(monkeypatch):
+    from hypothesis.strategies._internal import core
+
+    from envkit.validation import schema_draws
+
+    calls: list[object] = []
+    own = core.is_first_param_referenced_in_function
+
+    def counting(f: object) -> bool:
+        calls.append(getattr(f, "__code__", None))
+        return own(f)
+
+    monkeypatch.setattr(core, "is_first_param_referenced_in_function", counting)
+    drawn = fuzz.generate_actions(CALL, 30, seed=1)
+    assert core.is_first_param_referenced_in_function is counting  # put back after the draws
+    assert calls and len(calls) == len(set(calls))  # each function's source parsed once
+    # without the remembered answers the source is parsed again and again, and the seed
+    # draws the same actions
+    calls.clear()
+    monkeypatch.setattr(schema_draws, "_Referenced", lambda check: check)
+    assert drawn == fuzz.generate_actions(CALL, 30, seed=1)
+    assert len(calls) > 2 * len(set(calls))
