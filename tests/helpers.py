@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import shutil
@@ -11,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,22 @@ def shipped_templates() -> tuple[str, ...]:
     from envkit.catalog import list_templates
 
     return tuple(t.name for t in list_templates())
+
+
+#: envkit's own package (its sources, as the house tests read them).
+ENVKIT_PACKAGE = Path(__file__).resolve().parents[1] / "envkit"
+
+
+@cache
+def envkit_sources() -> tuple[tuple[Path, str, ast.Module], ...]:
+    """Every module of ``envkit/`` as ``(path, text, tree)``, sorted by path, parsed once per
+    test process: several house tests walk them all (about 0.8 s a parse of the package).
+    The trees are shared: walk them, never change them."""
+    out = []
+    for path in sorted(ENVKIT_PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        out.append((path, text, ast.parse(text)))
+    return tuple(out)
 
 
 #: A ``gradio`` that raises ModuleNotFoundError, put first on ``PYTHONPATH`` of the processes

@@ -10,7 +10,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "envkit"
+from tests.helpers import ENVKIT_PACKAGE, envkit_sources
+
+PACKAGE = ENVKIT_PACKAGE
 LIMIT = 100
 
 #: "path::function" -> why it may be longer.
@@ -34,8 +36,11 @@ def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 def long_functions(root: Path = PACKAGE, limit: int = LIMIT) -> dict[str, int]:
     """``"path::name" -> body lines`` for every function whose body exceeds ``limit``."""
     out = {}
-    for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    if root == PACKAGE:
+        trees = [(path, tree) for path, _text, tree in envkit_sources()]
+    else:
+        trees = [(p, ast.parse(p.read_text(encoding="utf-8"))) for p in sorted(root.rglob("*.py"))]
+    for path, tree in trees:
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 lines = _body_lines(node)
@@ -69,8 +74,8 @@ def test_library_code_has_no_assert() -> None:
     """``python -O`` strips asserts: control flow in envkit/ raises real errors instead."""
     found = [
         f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
-        for path in sorted(PACKAGE.rglob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for path, _text, tree in envkit_sources()
+        for node in ast.walk(tree)
         if isinstance(node, ast.Assert)
     ]
     assert found == [], "replace with an explicit check:\n" + "\n".join(found)

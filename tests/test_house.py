@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-import envkit
-from tests.helpers import shipped_templates
+from tests.helpers import ENVKIT_PACKAGE, envkit_sources, shipped_templates
 
-PKG = Path(envkit.__file__).parent
+PKG = ENVKIT_PACKAGE
 
 # The targets: bare Any in at most 5 % of functions, at most 12 % of imports inside
 # functions (only where they keep `envkit --help` fast or reach an optional extra).
@@ -51,12 +50,10 @@ def _type_checking_nodes(tree: ast.Module) -> set[int]:
 def measure() -> Measures:
     """Walk every module of envkit/ once."""
     m = Measures()
-    for path in sorted(PKG.rglob("*.py")):
+    for path, text, tree in envkit_sources():
         rel = path.relative_to(PKG).as_posix()
-        text = path.read_text(encoding="utf-8")
         if text.count("\n") > MAX_MODULE_LINES:
             m.oversized[rel] = text.count("\n")
-        tree = ast.parse(text)
         typing_only = _type_checking_nodes(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in typing_only:

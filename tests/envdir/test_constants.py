@@ -16,8 +16,9 @@ from envkit.envdir.constants import (
     is_debris,
 )
 from envkit.envdir.toml import TomlError, parse_toml, read_pyproject
+from tests.helpers import ENVKIT_PACKAGE, envkit_sources
 
-PACKAGE = Path(__file__).resolve().parents[2] / "envkit"
+PACKAGE = ENVKIT_PACKAGE
 HOME = PACKAGE / "envdir" / "constants.py"
 
 
@@ -32,8 +33,10 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return out
 
 
-def _offending_literals(path: Path, base: Path = PACKAGE.parent) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+def _offending_literals(
+    path: Path, base: Path = PACKAGE.parent, tree: ast.AST | None = None
+) -> list[str]:
+    tree = tree if tree is not None else ast.parse(path.read_text(encoding="utf-8"))
     docs = _docstrings(tree)
     found = []
     for node in ast.walk(tree):
@@ -49,9 +52,9 @@ def _offending_literals(path: Path, base: Path = PACKAGE.parent) -> list[str]:
 
 def test_facts_are_declared_once() -> None:
     offending = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path, _text, tree in envkit_sources():
         if path != HOME:
-            offending += _offending_literals(path)
+            offending += _offending_literals(path, tree=tree)
     assert offending == [], "write these through envkit.envdir.constants:\n" + "\n".join(offending)
 
 

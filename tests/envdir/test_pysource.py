@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-import envkit
 from envkit.envdir.pysource import literal_value, parse_python
+from tests.helpers import ENVKIT_PACKAGE, envkit_sources
 
-PKG = Path(envkit.__file__).parent
+PKG = ENVKIT_PACKAGE
 # Programs run in another interpreter, one thread: the lock is not theirs to take.
 OUTSIDE = ("programs/", "envdir/pysource.py")
 RACY = {("ast", "parse"), ("ast", "literal_eval"), (None, "compile")}
 
 
-def _racy_calls(path: Path) -> list[str]:
+def _racy_calls(path: Path, tree: ast.AST) -> list[str]:
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         f = node.func
@@ -41,9 +41,9 @@ def _racy_calls(path: Path) -> list[str]:
 def test_no_module_builds_syntax_trees_outside_the_lock() -> None:
     racy = [
         hit
-        for path in sorted(PKG.rglob("*.py"))
+        for path, _text, tree in envkit_sources()
         if not path.relative_to(PKG).as_posix().startswith(OUTSIDE)
-        for hit in _racy_calls(path)
+        for hit in _racy_calls(path, tree)
     ]
     assert racy == [], "use envkit.envdir.pysource (parse_python / literal_value): " + str(racy)
 
