@@ -140,8 +140,9 @@ BELOW_TARGET: dict[str, str] = {
 }
 
 #: The whole run's budget of a case's second play, after its first ran out of time (the
-#: machine was busy): twice validate's default 600 s, so the reward-design probes get 60 s
-#: instead of 30 (:func:`envkit.validation.probing.probes_budget_s`).
+#: machine was busy): twice validate's default 600 s, so every stage, and the reward-design
+#: probes' third of what is left (:func:`envkit.validation.probing.probes_budget_s`), get
+#: twice the time.
 RETRY_TIMEOUT_S = 1200.0
 
 

@@ -32,10 +32,10 @@ from tests.corpus.corpus import JOBS, servers_without_gradio
 
 FIELD = Path(__file__).parent / "field"
 #: ``--timeout`` of a field case's second play (its first was cut short): six times
-#: validate's default, so the reward-design probes get 180 s instead of 30
-#: (:func:`envkit.validation.probing.probes_budget_s`). A grader that gives each submission 30
-#: s spends that much on every hanging hack: played alone, bgw-108's near-miss needed 176 s
-#: for its whole schedule, and 1200 s (60 s of probes) still cut it short.
+#: validate's default, so every stage and the reward-design probes (a third of what is left,
+#: :func:`envkit.validation.probing.probes_budget_s`) get six times the time. A grader that
+#: gives each submission 30 s spends that much on every hanging hack: played alone,
+#: bgw-108's near-miss needed 176 s of probes for its whole schedule.
 RETRY_TIMEOUT_S = 3600.0
 KINDS = ("defect", "nearmiss")
 RUNTIME = ("EK4", "EK5")  # the rules a field case is played with: every runtime rule

@@ -84,3 +84,17 @@ def test_guard_lets_a_stop_through():
 def test_reward_classes_are_decided_once(value, code):
     found = reward.classify(value, 0.0, 1.0)
     assert (found[0].code if found else None) == code
+
+
+def test_the_probes_may_take_a_third_of_what_is_left_not_a_fixed_30_s():
+    """A busy machine or a slow grader needs more than 30 s of probes; the run's budget
+    (--timeout) bounds them instead, and two thirds of what is left stay for the rest."""
+    from envkit.validation import probing
+
+    engine = ServerPlayer(Settings.resolve(None, RunOptions(episodes=1, seed=0)))
+    left = engine.remaining_s()
+    assert 590 < left <= 600  # the default run: 600 s
+    assert left / 3 - 1 < probing.probes_budget_s(engine) <= left / 3
+    assert probing.probes_budget_s(engine) > 190  # not 30 s
+    short = ServerPlayer(Settings.resolve(None, RunOptions(episodes=1, seed=0, timeout_s=6)))
+    assert probing.probes_budget_s(short) <= 2.0
