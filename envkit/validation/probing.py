@@ -149,8 +149,9 @@ def run(
     """Play every probe of ``probes_in_order`` (``(name, probe, codes)``: the name shown when
     the probe crashes, the codes it plays for) on the server the engine plays, guarded one
     by one (a probe that fails is recorded like any check's); a probe none of whose codes
-    the run wants (:meth:`ServerPlayer.wants`) is not played. Records the seconds spent in
-    ``engine.timings["probes"]``.
+    the run wants (:meth:`ServerPlayer.wants`) is not played. Progress: the probes' bound in
+    seconds, then ``reward-design probe I/N: NAME`` as each starts. Records the seconds spent
+    in ``engine.timings["probes"]``.
 
     Args:
         offered: the run's action shapes (:func:`envkit.validation.offered.discover`).
@@ -164,9 +165,14 @@ def run(
         probes = engine.guard("probe inputs", Probes.read, engine, offered, quiet=True)
         if probes is None:
             return
-        engine.progress("reward-design probes")
-        for name, check, codes in probes_in_order:
-            engine.guard(name, check, probes, quiet=True, codes=codes)
+        played = [p for p in probes_in_order if not p[2] or engine.wants(*p[2])]
+        # they may take minutes on a busy machine: the bound, then each one as it starts
+        engine.progress(
+            f"reward-design probes (at most {max(0.0, probes.deadline - time.monotonic()):.0f} s)"
+        )
+        for i, (name, check, _codes) in enumerate(played, 1):
+            engine.progress(f"reward-design probe {i}/{len(played)}: {name}")
+            engine.guard(name, check, probes, quiet=True)
         if probes.skipped:
             engine.out_of_time += dict.fromkeys(probes.skipped)  # in order, once each
             engine.notes.append(

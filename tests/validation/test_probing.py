@@ -6,6 +6,7 @@ test_rules.CASES (EK513-EK522)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -99,15 +100,24 @@ def test_clean_probe_quiz_gives_no_finding_and_every_probe_runs(monkeypatch) -> 
     finding, as in tests/validation/test_rules.py."""
     monkeypatch.delenv("PROBE_MODE", raising=False)
     before = descendants(os.getpid())
+    lines: list[str] = []
     out = run_runtime(
         RuntimeTarget(url=None, envdir=EnvDir(QUIZ), python=sys.executable),
-        RunOptions(episodes=3),
+        RunOptions(episodes=3, progress=lines.append),
     )
     time.sleep(0.2)
     assert descendants(os.getpid()) <= before, "the probes left processes behind"
     assert [f.code for f in out.findings] == ["EK523"], [(f.code, f.message) for f in out.findings]
     assert set(out.checks_run) >= PROBE_CODES | OWN_ONLY
     assert out.timings["probes"] > 0
+    # progress: the probes' bound (a third of what is left of the 600 s), then each probe
+    (head,) = [ln for ln in lines if ln.startswith("reward-design probes")]
+    assert re.fullmatch(r"reward-design probes \(at most (\d+) s\)", head), head
+    assert 100 < int(re.findall(r"\d+", head)[0]) <= 200, head
+    n = len(REWARD_PROBES)
+    assert [ln for ln in lines if ln.startswith("reward-design probe ")] == [
+        f"reward-design probe {i}/{n}: {name}" for i, (name, _p, _c) in enumerate(REWARD_PROBES, 1)
+    ]
 
 
 @pytest.mark.slow
