@@ -126,14 +126,12 @@ def probes_budget_s(engine: ServerPlayer) -> float:
     """Seconds for all the probes together: a third (:data:`PROBES_SHARE_OF_LEFT`) of what is
     left of the run's budget (``--timeout``, 600 s by default) when they start.
 
-    The probes take what they need, not a fixed share: on a quiet 2-core machine 10-20 s for
-    a template or a code grader, and nothing waits for the deadline (each probe only asks
-    :meth:`Probes.time_left` before it starts). A fixed 30 s was spent before the code hacks
-    probe on a busy machine (load 8 on 2 cores) or by a grader that gives each submission 30
-    s, which every hanging hack spends (176 s for a whole schedule, quiet): the report then
-    listed the probes it skipped, but a trainer read a verdict without them. The run's
-    budget still bounds them, and two thirds of what is left stay for what follows (the
-    server's stop, the lanes that play beside it)."""
+    The probes take what they need, not a fixed share: nothing waits for the deadline (each
+    probe only asks :meth:`Probes.time_left` before it starts). A fixed share was spent
+    before the last probes on a busy machine, or by a grader whose every hanging submission
+    runs to its own time limit, and the verdict then lacked them. The run's budget still
+    bounds them, and two thirds of what is left stay for what follows (the server's stop,
+    the lanes that play beside it)."""
     return engine.remaining_s() * PROBES_SHARE_OF_LEFT
 
 

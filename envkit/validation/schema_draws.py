@@ -51,7 +51,7 @@ def sandbox() -> Iterator[FromSchema]:
       definition makes hypothesis re-read and parse the function's source (a deprecation
       check, ``is_first_param_referenced_in_function``): about 40 % of a tool-call schema's
       draw time. The answer depends on the source alone, so it is remembered per code
-      object for the duration (the same draws, 100 of them ~1.9 s -> ~1.0 s).
+      object for the duration (the same draws).
     """
     with _SANDBOX_LOCK:  # hypothesis' home is process-wide: one sandbox at a time
         saved_home = getattr(configuration, "__hypothesis_home_directory", None)
